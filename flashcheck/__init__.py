@@ -1,0 +1,9 @@
+"""flashcheck: property-based numerical verification of flash attention kernels.
+
+Importing this package imports neither triton nor the project kernel: implementations are
+reached through :mod:`flashcheck.adapters` by name.
+"""
+
+from flashcheck.case import Case
+
+__all__ = ["Case"]

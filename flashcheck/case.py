@@ -1,0 +1,220 @@
+"""A :class:`Case` is the complete description of one attention problem.
+
+It holds structure only (shapes, dtype, mask, scale, memory layout, value distribution
+and a seed); :meth:`Case.materialize` turns it into tensors. Tensors are drawn on the CPU
+from a generator seeded by ``seed`` and then moved, so the same case gives bitwise the same
+inputs on every device and in every process. :meth:`Case.spec` prints the case as one
+line that :meth:`Case.from_spec` parses back, which is what reproduction commands carry.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import NamedTuple
+
+import torch
+
+from flashcheck import masks
+
+DTYPES = {"float16": torch.float16, "bfloat16": torch.bfloat16, "float32": torch.float32}
+
+#: How q, k and v sit in memory. ``contiguous``: (B, N, H, D) dense. ``heads-first``: stored
+#: (B, H, N, D) and viewed as (B, N, H, D), so the sequence stride exceeds the head stride.
+#: ``padded``: a view into a larger buffer padded on every dimension with NaN, so that any
+#: read outside the view poisons the result.
+LAYOUTS = ("contiguous", "heads-first", "padded")
+
+#: Value distributions. ``normal``: N(0, 1). ``small``: N(0, 1e-2), tiny logits, near-uniform
+#: attention. ``large-logits``: logits of several hundred, which overflow ``exp`` unless the
+#: row maximum is subtracted. ``offset-logits``: every logit shifted by about -2e4, which
+#: underflows a kernel that starts its running maximum at a finite sentinel. ``near-ties``:
+#: keys equal up to tiny noise, so scores nearly tie. ``constant``: every key and every value
+#: of a head equal, so attention is uniform and the output equals that value. ``outliers``:
+#: normal with a few entries a hundred times larger.
+VALUES = ("normal", "small", "large-logits", "offset-logits", "near-ties", "constant", "outliers")
+
+
+class Inputs(NamedTuple):
+    q: torch.Tensor
+    k: torch.Tensor
+    v: torch.Tensor
+
+
+@dataclasses.dataclass(frozen=True)
+class Case:
+    """One dense attention problem: q ``(batch, seqlen_q, heads, head_dim)``, k and v
+    ``(batch, seqlen_k, kv_heads, head_dim)``, with the protocol's mask arguments."""
+
+    batch: int = 1
+    seqlen_q: int = 16
+    seqlen_k: int = 16
+    heads: int = 1
+    kv_heads: int = 1
+    head_dim: int = 16
+    dtype: str = "float16"
+    causal: bool = False
+    window: tuple[int, int] = (-1, -1)
+    softmax_scale: float | None = None
+    layout: str = "contiguous"
+    values: str = "normal"
+    seed: int = 0
+
+    def __post_init__(self):
+        for name in ("batch", "seqlen_q", "seqlen_k", "heads", "kv_heads", "head_dim"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or value < (1 if name in ("heads", "kv_heads", "head_dim") else 0):
+                raise ValueError(f"{name}: expected a non-negative int (positive for heads and head_dim), got {value!r}")
+        if self.heads % self.kv_heads:
+            raise ValueError(f"heads: must be a multiple of kv_heads={self.kv_heads}, got {self.heads}")
+        if self.dtype not in DTYPES:
+            raise ValueError(f"dtype: expected one of {sorted(DTYPES)}, got {self.dtype!r}")
+        if self.layout not in LAYOUTS:
+            raise ValueError(f"layout: expected one of {LAYOUTS}, got {self.layout!r}")
+        if self.values not in VALUES:
+            raise ValueError(f"values: expected one of {VALUES}, got {self.values!r}")
+        object.__setattr__(self, "window", tuple(self.window))
+        masks.effective_window(self.causal, self.window)
+
+    # -- derived quantities -------------------------------------------------------------
+    @property
+    def torch_dtype(self) -> torch.dtype:
+        return DTYPES[self.dtype]
+
+    @property
+    def scale(self) -> float:
+        """The softmax scale in effect: ``softmax_scale`` or ``1/sqrt(head_dim)``."""
+        return self.softmax_scale if self.softmax_scale is not None else 1.0 / math.sqrt(self.head_dim)
+
+    @property
+    def band(self) -> tuple[int, int]:
+        """``(left, right)`` of the allowed band, -1 unbounded (causal folded in)."""
+        return masks.effective_window(self.causal, self.window)
+
+    @property
+    def is_masked(self) -> bool:
+        """True when some query may not attend some key."""
+        left, right = self.band
+        return (left != -1 and left < self.seqlen_k + self.seqlen_q) or (
+            right != -1 and right < self.seqlen_k + self.seqlen_q
+        )
+
+    def keys_per_row(self) -> torch.Tensor:
+        return masks.keys_per_row(self.seqlen_q, self.seqlen_k, *self.band)
+
+    @property
+    def has_empty_rows(self) -> bool:
+        """True when some query has no allowed key (its output is 0 and its lse -inf)."""
+        return self.seqlen_q > 0 and bool((self.keys_per_row() == 0).any())
+
+    def attention_kwargs(self) -> dict:
+        """The protocol keyword arguments this case passes to an implementation."""
+        return {"causal": self.causal, "window": self.window, "softmax_scale": self.softmax_scale}
+
+    def replace(self, **changes) -> "Case":
+        return dataclasses.replace(self, **changes)
+
+    # -- one-line form --------------------------------------------------------------------
+    def spec(self) -> str:
+        """One line, ``key=value`` pairs separated by spaces, that :meth:`from_spec` parses."""
+        parts = []
+        for field in dataclasses.fields(self):
+            value = getattr(self, field.name)
+            if field.name == "window":
+                value = f"{value[0]},{value[1]}"
+            elif field.name == "softmax_scale" and value is not None:
+                value = repr(float(value))
+            parts.append(f"{field.name}={value}")
+        return " ".join(parts)
+
+    @classmethod
+    def from_spec(cls, text: str) -> "Case":
+        """Parse the output of :meth:`spec`; fields left out take their defaults."""
+        kinds = {field.name: field.type for field in dataclasses.fields(cls)}
+        values = {}
+        for item in text.split():
+            key, sep, raw = item.partition("=")
+            if not sep or key not in kinds:
+                raise ValueError(f"case spec: unknown or malformed item {item!r}; known keys: {sorted(kinds)}")
+            values[key] = _parse_field(key, raw)
+        return cls(**values)
+
+    # -- tensors ----------------------------------------------------------------------------
+    def materialize(self, device="cpu") -> Inputs:
+        """Make q, k and v for this case on ``device``, bitwise reproducible from ``seed``."""
+        generator = torch.Generator().manual_seed(self.seed)
+        q_shape = (self.batch, self.seqlen_q, self.heads, self.head_dim)
+        kv_shape = (self.batch, self.seqlen_k, self.kv_heads, self.head_dim)
+        q, k, v = _draw_values(self.values, q_shape, kv_shape, self.scale, generator)
+        return Inputs(*(self._lay_out(t.to(self.torch_dtype), device, generator) for t in (q, k, v)))
+
+    def _lay_out(self, tensor: torch.Tensor, device, generator: torch.Generator) -> torch.Tensor:
+        if self.layout == "contiguous":
+            return tensor.to(device)
+        if self.layout == "heads-first":
+            return tensor.transpose(1, 2).contiguous().to(device).transpose(1, 2)
+        # padded: a view into a NaN-filled buffer; the pads differ per dimension so that a
+        # kernel mixing up strides reads NaN.
+        b, n, h, d = tensor.shape
+        buffer = torch.full((b + 1, n + 3, h + 2, d + 5), float("nan"), dtype=tensor.dtype)
+        view = buffer[1 : b + 1, 2 : n + 2, 1 : h + 1, 3 : d + 3]
+        view.copy_(tensor)
+        buffer = buffer.to(device)
+        return buffer[1 : b + 1, 2 : n + 2, 1 : h + 1, 3 : d + 3]
+
+
+def _parse_field(key: str, raw: str):
+    if key == "window":
+        left, right = raw.split(",")
+        return (int(left), int(right))
+    if key == "softmax_scale":
+        return None if raw == "None" else float(raw)
+    if key == "causal":
+        if raw not in ("True", "False"):
+            raise ValueError(f"case spec: causal must be True or False, got {raw!r}")
+        return raw == "True"
+    if key in ("dtype", "layout", "values"):
+        return raw
+    return int(raw)
+
+
+def _draw_values(kind, q_shape, kv_shape, scale, generator):
+    """Draw float32 q, k, v of the given distribution (see :data:`VALUES`)."""
+
+    def normal(shape, std=1.0):
+        return torch.randn(shape, generator=generator) * std
+
+    head_dim = q_shape[-1]
+    if kind == "normal":
+        return normal(q_shape), normal(kv_shape), normal(kv_shape)
+    if kind == "small":
+        return normal(q_shape, 0.1), normal(kv_shape, 0.1), normal(kv_shape)
+    if kind == "large-logits":
+        # |scale * q.k| has typical size scale * std**2 * sqrt(D); aim for about 200.
+        std = math.sqrt(200.0 / (abs(scale) * math.sqrt(head_dim) + 1e-30))
+        std = min(std, 200.0)
+        return normal(q_shape, std), normal(kv_shape, std), normal(kv_shape)
+    if kind == "offset-logits":
+        # Coordinate 0 of every query is +a and of every key -a, which adds -scale*a*a
+        # (about -2e4) to every logit without changing the softmax.
+        q, k = normal(q_shape), normal(kv_shape)
+        a = math.sqrt(2e4 / (abs(scale) + 1e-30))
+        a = min(a, 2e3)
+        q[..., 0] = a
+        k[..., 0] = -a
+        return q, k, normal(kv_shape)
+    if kind == "near-ties":
+        base = normal(kv_shape[:1] + (1,) + kv_shape[2:])
+        k = base + normal(kv_shape, 1e-3)
+        return normal(q_shape), k, normal(kv_shape)
+    if kind == "constant":
+        k = normal(kv_shape[:1] + (1,) + kv_shape[2:]).expand(kv_shape).clone()
+        v = normal(kv_shape[:1] + (1,) + kv_shape[2:]).expand(kv_shape).clone()
+        return normal(q_shape), k, v
+    if kind == "outliers":
+        tensors = [normal(q_shape), normal(kv_shape), normal(kv_shape)]
+        for t in tensors:
+            spikes = torch.rand(t.shape, generator=generator) < 0.01
+            t[spikes] *= 100.0
+        return tuple(tensors)
+    raise ValueError(f"values: expected one of {VALUES}, got {kind!r}")

@@ -1,0 +1,58 @@
+"""Flashcheck's own same-precision standard attention: the "plain implementation" baseline.
+
+The tolerance model cross-checks itself against the error this makes (flash-attention's
+tests accept a kernel whose error is at most a few times that of a plain implementation in
+the same precision). It is what a careful mixed-precision implementation does without
+tiling: scores from the input dtype accumulated in float32 (float32 inputs: float32 all
+the way), softmax in float32, probabilities rounded to the input dtype before the product
+with V (as flash kernels do before their second matrix product), that product accumulated
+in float32, the output rounded to the input dtype. Chunked over queries like the reference.
+Rows with no allowed key give 0.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from flashcheck import masks
+
+CHUNK_ELEMENTS = 1 << 25
+
+
+def attention(q, k, v, *, causal=False, window=(-1, -1), softmax_scale=None) -> torch.Tensor:
+    """Return the plain same-precision output ``(B, Nq, H, D)`` in q's dtype."""
+    batch, seqlen_q, heads, head_dim = q.shape
+    seqlen_k, kv_heads = k.shape[1], k.shape[2]
+    scale = softmax_scale if softmax_scale is not None else 1.0 / math.sqrt(head_dim)
+    left, right = masks.effective_window(causal, window)
+    group = heads // kv_heads
+    qf = q.float().transpose(1, 2)
+    kf = k.float().transpose(1, 2).repeat_interleave(group, dim=1)
+    vf = v.float().transpose(1, 2).repeat_interleave(group, dim=1)
+    out = torch.zeros(batch, heads, seqlen_q, head_dim, dtype=q.dtype, device=q.device)
+    chunks = masks.query_chunks(
+        seqlen_q, seqlen_k, left, right,
+        elements_per_row=batch * heads * seqlen_k, budget=CHUNK_ELEMENTS, device=q.device,
+    )
+    for rows, allowed in chunks:
+        # float32 matrix products must not silently drop to TF32 on a GPU.
+        logits = _matmul_fp32(qf[:, :, rows], kf.transpose(-1, -2)) * scale
+        logits = logits.masked_fill(~allowed, -math.inf)
+        row_max = logits.amax(dim=-1, keepdim=True)
+        row_max = row_max.masked_fill(row_max == -math.inf, 0.0)
+        weights = torch.exp(logits - row_max)
+        total = weights.sum(dim=-1, keepdim=True)
+        probs = (weights / total.masked_fill(total == 0, 1.0)).to(q.dtype).float()
+        out[:, :, rows] = _matmul_fp32(probs, vf).to(q.dtype)
+    return out.transpose(1, 2)
+
+
+def _matmul_fp32(a, b):
+    previous = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = False
+    try:
+        return a @ b
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = previous

@@ -1,0 +1,86 @@
+"""The public attention function of the project kernel."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from flashcheck.kernels import config, forward, validation
+
+FEATURES = frozenset({"causal", "window", "gqa", "lse", "out", "float16", "bfloat16", "float32"})
+
+
+def flash_attention(
+    q, k, v, *,
+    causal=False, window=(-1, -1), softmax_scale=None, attn_mask=None,
+    cu_seqlens_q=None, cu_seqlens_k=None, max_seqlen_q=None, max_seqlen_k=None,
+    out=None, lse_out=None,
+):
+    """Exact attention computed tile by tile; returns ``(out, lse)``.
+
+    Layout: q ``(B, Nq, H, D)``, k and v ``(B, Nk, Hkv, D)``, any strides, on a CUDA device
+    (or the CPU under ``TRITON_INTERPRET=1``). ``H`` must be a multiple of ``Hkv``: query
+    head ``h`` reads KV head ``h // (H // Hkv)`` (GQA; ``Hkv = 1`` is MQA). ``D`` is any
+    size from 1 to 256. dtype float16, bfloat16 or float32, the same for all three.
+
+    Returns out ``(B, Nq, H, D)`` in q's dtype and lse ``(B, H, Nq)`` float32, the natural
+    log of each row's softmax denominator: ``lse_i = log Σ_j exp(scale q_i·k_j)`` over the
+    allowed keys.
+
+    Masking is aligned bottom-right: with ``offset = Nk - Nq``, query ``i`` may attend key
+    ``j`` iff ``i + offset - left <= j <= i + offset + right`` for ``window=(left, right)``,
+    ``-1`` meaning unbounded. ``causal=True`` sets ``right = 0``; it may be combined with a
+    window whose right bound is -1 or 0. For ``Nq = 2, Nk = 4`` causal lets query 0 see keys
+    0..2 and query 1 keys 0..3; for ``Nq = 4, Nk = 2`` queries 0 and 1 see nothing. A row
+    with no allowed key returns output 0 and lse ``-inf``. Key blocks wholly outside the
+    band are skipped, not computed and masked.
+
+    ``softmax_scale`` defaults to ``1/sqrt(D)``. float32 inputs are multiplied in full
+    float32 precision, never TF32. ``out`` and ``lse_out``, when given, are written in place
+    (any strides) and returned.
+
+    Not yet supported (raise NotImplementedError): ``attn_mask``, packed variable-length
+    sequences (``cu_seqlens_*``, ``max_seqlen_*``) and gradients.
+
+    Every argument is checked before launch; bad input raises TypeError or ValueError
+    naming the argument.
+    """
+    validation.reject_unsupported(attn_mask, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k)
+    left, right = validation.check_inputs(
+        q, k, v, causal=causal, window=window, softmax_scale=softmax_scale, out=out, lse_out=lse_out
+    )
+    scale = float(softmax_scale) if softmax_scale is not None else 1.0 / math.sqrt(q.shape[-1])
+    if torch.is_grad_enabled() and any(t.requires_grad for t in (q, k, v)):
+        return _NoBackward.apply(q, k, v, scale, left, right, out, lse_out)
+    return _forward(q, k, v, scale, left, right, out, lse_out)
+
+
+flash_attention.flashcheck_features = FEATURES
+
+
+def _forward(q, k, v, scale, left, right, out, lse_out):
+    batch, seqlen_q, heads, head_dim = q.shape
+    if out is None:
+        out = torch.empty(q.shape, dtype=q.dtype, device=q.device)
+    if lse_out is None:
+        lse_out = torch.empty((batch, heads, seqlen_q), dtype=torch.float32, device=q.device)
+    forward.launch(
+        q, k, v, out, lse_out,
+        softmax_scale=scale, left=left, right=right,
+        config=config.forward_config(q.dtype, head_dim),
+        emulate_bf16=config.INTERPRETER and q.dtype == torch.bfloat16,
+    )
+    return out, lse_out
+
+
+class _NoBackward(torch.autograd.Function):
+    """Forward through the kernel; gradients are not implemented yet and say so."""
+
+    @staticmethod
+    def forward(ctx, q, k, v, scale, left, right, out, lse_out):
+        return _forward(q, k, v, scale, left, right, out, lse_out)
+
+    @staticmethod
+    def backward(ctx, grad_out, grad_lse):
+        raise NotImplementedError("flash_attention: the backward pass is not implemented yet")

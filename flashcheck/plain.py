@@ -7,7 +7,8 @@ tiling: scores from the input dtype accumulated in float32 (float32 inputs: floa
 the way), softmax in float32, probabilities rounded to the input dtype before the product
 with V (as flash kernels do before their second matrix product), that product accumulated
 in float32, the output rounded to the input dtype. Chunked over queries like the reference.
-Rows with no allowed key give 0.
+Rows with no allowed key give output 0 and lse ``-inf``; lse is
+log-sum-exp of the float32 scores.
 """
 
 from __future__ import annotations
@@ -21,8 +22,8 @@ from flashcheck import masks
 CHUNK_ELEMENTS = 1 << 25
 
 
-def attention(q, k, v, *, causal=False, window=(-1, -1), softmax_scale=None) -> torch.Tensor:
-    """Return the plain same-precision output ``(B, Nq, H, D)`` in q's dtype."""
+def attention(q, k, v, *, causal=False, window=(-1, -1), softmax_scale=None):
+    """Return ``(out, lse)``: out ``(B, Nq, H, D)`` in q's dtype, lse ``(B, H, Nq)`` float32."""
     batch, seqlen_q, heads, head_dim = q.shape
     seqlen_k, kv_heads = k.shape[1], k.shape[2]
     scale = softmax_scale if softmax_scale is not None else 1.0 / math.sqrt(head_dim)
@@ -32,6 +33,7 @@ def attention(q, k, v, *, causal=False, window=(-1, -1), softmax_scale=None) -> 
     kf = k.float().transpose(1, 2).repeat_interleave(group, dim=1)
     vf = v.float().transpose(1, 2).repeat_interleave(group, dim=1)
     out = torch.zeros(batch, heads, seqlen_q, head_dim, dtype=q.dtype, device=q.device)
+    lse = torch.full((batch, heads, seqlen_q), -math.inf, dtype=torch.float32, device=q.device)
     chunks = masks.query_chunks(
         seqlen_q, seqlen_k, left, right,
         elements_per_row=batch * heads * seqlen_k, budget=CHUNK_ELEMENTS, device=q.device,
@@ -44,9 +46,10 @@ def attention(q, k, v, *, causal=False, window=(-1, -1), softmax_scale=None) -> 
         row_max = row_max.masked_fill(row_max == -math.inf, 0.0)
         weights = torch.exp(logits - row_max)
         total = weights.sum(dim=-1, keepdim=True)
+        lse[:, :, rows] = (row_max + torch.log(total)).squeeze(-1)
         probs = (weights / total.masked_fill(total == 0, 1.0)).to(q.dtype).float()
         out[:, :, rows] = _matmul_fp32(probs, vf).to(q.dtype)
-    return out.transpose(1, 2)
+    return out.transpose(1, 2), lse
 
 
 def _matmul_fp32(a, b):

@@ -1,0 +1,66 @@
+"""What a correct implementation must return for given inputs, with its allowed error.
+
+:func:`expect` runs the float64 reference and the plain same-precision baseline on the
+inputs and derives the tolerance of each output; :meth:`Expectation.check` compares an
+implementation's ``(out, lse)`` with it and raises :class:`~flashcheck.compare.PropertyFailure`
+with the evidence.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from flashcheck import compare, plain, reference, tolerance
+
+
+@dataclass
+class Expectation:
+    ref: reference.Reference
+    out: tolerance.Bound
+    lse: tolerance.Bound
+
+    def check_out(self, got: torch.Tensor) -> compare.Metrics:
+        return compare.check_close("out", got, self.ref.out, self.out.allowed, explain=self.explain_out)
+
+    def check_lse(self, got: torch.Tensor) -> compare.Metrics:
+        return compare.check_close("lse", got, self.ref.lse, self.lse.allowed, explain=self.explain_lse)
+
+    def explain_out(self, index) -> str:
+        return _explain(self.out, index, "2·[" + _terms(self.out, index) + "]")
+
+    def explain_lse(self, index) -> str:
+        return _explain(self.lse, index, "2·[" + _terms(self.lse, index) + "]")
+
+
+def expect(q, k, v, *, causal=False, window=(-1, -1), softmax_scale=None, tf32=False) -> Expectation:
+    """Reference outputs of ``q, k, v`` and the allowed error of each."""
+    kwargs = {"causal": causal, "window": window, "softmax_scale": softmax_scale}
+    ref = reference.evaluate(q, k, v, **kwargs)
+    baseline = plain.attention(q, k, v, **kwargs)
+    bounds = {
+        name: tolerance.bound_for(name, ref, dtype=q.dtype, head_dim=q.shape[-1], plain=baseline, tf32=tf32)
+        for name in ("out", "lse")
+    }
+    return Expectation(ref, bounds["out"], bounds["lse"])
+
+
+def _terms(bound: tolerance.Bound, index) -> str:
+    parts = []
+    for name, tensor in bound.terms.items():
+        value = tensor.expand_as(bound.model)[index]
+        parts.append(f"{name} {float(value):.2e}")
+    return " + ".join(parts)
+
+
+def _explain(bound: tolerance.Bound, index, model_text: str) -> str:
+    model = float(bound.model[index])
+    if bound.baseline is None:
+        return f"model {model:.3e} = {model_text}"
+    baseline = float(bound.baseline.expand_as(bound.model)[index])
+    governs = "model" if model >= baseline else "plain baseline"
+    return (
+        f"max(model {model:.3e}, {tolerance.BASELINE_FACTOR:g} × plain same-precision error "
+        f"{baseline / tolerance.BASELINE_FACTOR:.3e}); {governs} governs; model = {model_text}"
+    )

@@ -1,0 +1,161 @@
+r"""How far a correct attention kernel may be from the float64 reference.
+
+The allowed error is derived per case and per element from the dtype, the reduction
+lengths and the data, never tuned per test, and there is no global atol.
+
+The model
+---------
+The reference is exact attention on the *rounded* inputs, so the kernel's error is only
+what its own arithmetic adds. A flash kernel (and any careful mixed-precision attention)
+forms the logits in float32 from the input dtype, exponentiates in float32, rounds the
+probabilities to the input dtype for the product with V, accumulates that product and the
+softmax denominator in float32 and rounds the output to the input dtype. With
+
+* ``u``: unit roundoff of the input dtype (2^-11 float16, 2^-8 bfloat16, 2^-24 float32;
+  2^-11 for float32 operands of TF32 products when an implementation declares ``tf32``),
+* ``u32 = 2^-24`` and ``λ = 4`` (sums of ``n`` float32 terms are bounded by
+  ``λ·√n·u32`` times the sum of magnitudes, the probabilistic bound of Higham and Mary, which
+  holds for blocked and sequential summation alike with overwhelming probability; the
+  worst case ``n·u32`` is not attained by real rounding errors),
+* ``n_i``: the number of keys row ``i`` may attend, ``D`` the head dim,
+
+the first-order error of each output is bounded by these terms:
+
+**Logits.** Each product of two 16-bit inputs is exact in float32, and the sum over ``D``
+adds at most ``λ√D·u32·Σ_d|q_d k_d|``; scaling, the base-2 conversion and the subtraction of
+the row maximum add a few ``u32·|s|``. So every logit of row ``i`` is off by at most::
+
+    δs_i = u32·[(λ√D + 1)·max_j scale·Σ_d|q_id k_jd| + 4·max_j |s_ij|]   (+ 2u·max_j ... for TF32)
+
+**Output.** A relative error ``ε_j`` in each probability changes ``o = Σ p_j v_j`` by at most
+``Σ p_j |ε_j| |v_j|``, and a logit error ``δ`` changes ``p_j`` relatively by ``δ`` in the
+numerator and the denominator alike, so by at most ``2δ`` in ``o``. With ``A_id = Σ_j p_ij
+|v_jd|``::
+
+    |Δo_id| <= 2·[(u_p + 8·u32 + 3·λ√n_i·u32 + 2·δs_i)·A_id + u·|o_id|] + tiny
+
+where ``u_p`` is the rounding of P to the input dtype (``u``; ``u32`` for float32), ``8·u32``
+covers the exp2 approximation and the rescales, ``3·λ√n·u32`` the float32 sums of ``P·V``
+and of the denominator, ``u·|o|`` the final rounding, and ``tiny`` the smallest normal
+number of the dtype (so that flush-to-zero of subnormal results is not a failure). The
+leading 2 is a safety factor for the second-order terms.
+
+**Log-sum-exp** (float32, natural log)::
+
+    |Δlse_i| <= 2·[δs_i + (λ√n_i + 8)·u32 + 3·u32·|lse_i|]
+
+Rows with no allowed key have lse ``-inf`` and output 0: there the allowed error is 0 and
+the comparison demands exactly those values.
+
+The cross-check
+---------------
+The model is checked against flashcheck's own same-precision standard attention
+(:mod:`flashcheck.plain`) on the same inputs: per row, the allowed error is never below
+``2 ×`` the plain implementation's largest error in that row (the "at most k times a plain
+implementation" rule of flash-attention's tests, k = 2). The test suite asserts that the
+model bounds the plain implementation's error on every case it draws, so the model is
+shown sound against real rounding, and the report of every failure names which of the two
+governed. Worst-case bounds of this kind typically sit 10-100x above the observed error of a
+correct kernel; what they cannot see (a one-key masking slip in a long, flat row) the
+metamorphic and bitwise properties are there to catch.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import torch
+
+from flashcheck.reference import Reference
+
+UNIT_ROUNDOFF = {torch.float16: 2.0**-11, torch.bfloat16: 2.0**-8, torch.float32: 2.0**-24}
+TF32_ROUNDOFF = 2.0**-11
+U32 = 2.0**-24
+LAMBDA = 4.0
+SAFETY = 2.0
+BASELINE_FACTOR = 2.0
+
+
+class Bound(NamedTuple):
+    """The allowed absolute error of one output, elementwise, and where it came from."""
+
+    output: str  # "out" or "lse"
+    allowed: torch.Tensor  # float64, the output's shape; 0 where the reference is -inf
+    model: torch.Tensor  # the error model's bound, same shape
+    baseline: torch.Tensor | None  # BASELINE_FACTOR x the plain implementation's row error
+    terms: dict  # name -> tensor of the model's terms, for reports
+
+
+def logit_error(ref: Reference, *, dtype: torch.dtype, head_dim: int, tf32: bool = False) -> torch.Tensor:
+    """``δs``: bound on the absolute error of every allowed logit of each row, ``(B, H, Nq)``."""
+    error = U32 * ((LAMBDA * math.sqrt(head_dim) + 1.0) * ref.max_abs_dot + 4.0 * ref.max_abs_logit)
+    if tf32 and dtype == torch.float32:
+        error = error + 2.0 * TF32_ROUNDOFF * ref.max_abs_dot
+    return error
+
+
+def bound_for(
+    output: str,
+    ref: Reference,
+    *,
+    dtype: torch.dtype,
+    head_dim: int,
+    plain=None,
+    tf32: bool = False,
+) -> Bound:
+    """The allowed error of ``output`` ("out" or "lse") for inputs of ``dtype``.
+
+    ``ref`` is :func:`flashcheck.reference.evaluate` on the same inputs; ``plain`` is the
+    ``(out, lse)`` of :func:`flashcheck.plain.attention` on them (omit it to use the model
+    alone). ``tf32`` says the implementation multiplies float32 operands as TF32.
+    """
+    if output not in ("out", "lse"):
+        raise ValueError(f"output: expected 'out' or 'lse', got {output!r}")
+    u = UNIT_ROUNDOFF[dtype]
+    u_product = TF32_ROUNDOFF if (tf32 and dtype == torch.float32) else u
+    keys = ref.keys.to(torch.float64)
+    delta_s = logit_error(ref, dtype=dtype, head_dim=head_dim, tf32=tf32)  # (B, H, Nq)
+    sums = LAMBDA * torch.sqrt(keys) * U32  # (Nq,)
+    if output == "out":
+        # Row quantities (B, H, Nq) -> (B, Nq, H, 1) to broadcast over (B, Nq, H, D).
+        delta_s = delta_s.transpose(1, 2).unsqueeze(-1)
+        sums = sums[None, :, None, None]
+        relative = u_product + 8.0 * U32 + 3.0 * sums + 2.0 * delta_s
+        terms = {
+            "probability rounding": u_product * ref.abs_pv,
+            "float32 sums": (8.0 * U32 + 3.0 * sums) * ref.abs_pv,
+            "logit error": 2.0 * delta_s * ref.abs_pv,
+            "output rounding": u * ref.out.abs(),
+        }
+        model = SAFETY * (relative * ref.abs_pv + u * ref.out.abs()) + torch.finfo(dtype).tiny
+        finite = torch.ones_like(model, dtype=torch.bool)
+        baseline = _row_error_out(plain[0], ref.out) if plain is not None else None
+    else:
+        finite = torch.isfinite(ref.lse)
+        magnitude = ref.lse.abs().masked_fill(~finite, 0.0)
+        terms = {
+            "logit error": delta_s,
+            "float32 sums": (sums + 8.0 * U32).expand_as(delta_s),
+            "lse rounding": 3.0 * U32 * magnitude,
+        }
+        model = SAFETY * (delta_s + sums + 8.0 * U32 + 3.0 * U32 * magnitude)
+        baseline = _error_lse(plain[1], ref.lse) if plain is not None else None
+    if baseline is not None:
+        baseline = BASELINE_FACTOR * baseline
+        allowed = torch.maximum(model, baseline)
+    else:
+        allowed = model
+    allowed = allowed.masked_fill(~finite, 0.0)
+    return Bound(output, allowed, model, baseline, terms)
+
+
+def _row_error_out(plain_out: torch.Tensor, ref_out: torch.Tensor) -> torch.Tensor:
+    """The plain implementation's largest error in each row, ``(B, Nq, H, 1)``."""
+    error = (plain_out.to(torch.float64) - ref_out).abs()
+    return error.amax(dim=-1, keepdim=True).expand_as(ref_out)
+
+
+def _error_lse(plain_lse: torch.Tensor, ref_lse: torch.Tensor) -> torch.Tensor:
+    finite = torch.isfinite(ref_lse)
+    return (plain_lse.to(torch.float64) - ref_lse).abs().masked_fill(~finite, 0.0)

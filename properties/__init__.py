@@ -1,0 +1,10 @@
+"""Properties every attention implementation must satisfy, importable as
+``flashcheck.properties``. Each is a plain function ``check(impl, case, *, device)`` that
+raises :class:`flashcheck.compare.PropertyFailure` carrying its evidence; they are
+registered by name in :data:`PROPERTIES`.
+"""
+
+from flashcheck.properties import forward, memory, metamorphic  # noqa: F401  (registration)
+from flashcheck.properties.registry import PROPERTIES, Property, applicable
+
+__all__ = ["PROPERTIES", "Property", "applicable"]

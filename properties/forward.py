@@ -1,0 +1,89 @@
+"""Forward properties: agreement with the float64 reference, finiteness, empty rows,
+determinism."""
+
+from __future__ import annotations
+
+import torch
+
+from flashcheck import compare
+from flashcheck.compare import PropertyFailure
+from flashcheck.properties.common import expect, materialize, run
+from flashcheck.properties.registry import prop
+
+
+@prop()
+def out_matches_reference(impl, case, *, device=None):
+    """The output agrees with float64 attention within the derived tolerance."""
+    inputs = materialize(case, device)
+    out, _ = run(impl, case, inputs)
+    expect(impl, case, inputs).check_out(out)
+
+
+@prop(requires={"lse"})
+def lse_matches_reference(impl, case, *, device=None):
+    """The log-sum-exp (natural log) agrees with float64 within the derived tolerance."""
+    inputs = materialize(case, device)
+    _, lse = run(impl, case, inputs)
+    expect(impl, case, inputs).check_lse(lse)
+
+
+@prop()
+def outputs_finite(impl, case, *, device=None):
+    """Finite inputs give a finite output, extreme logits included; lse is finite except
+    exactly on rows with no allowed key."""
+    inputs = materialize(case, device)
+    out, lse = run(impl, case, inputs)
+    bad = ~torch.isfinite(out)
+    if bad.any():
+        index = tuple(int(i) for i in bad.nonzero()[0])
+        raise PropertyFailure(
+            f"out has {int(bad.sum())} non-finite elements for finite inputs; first at "
+            f"{compare.format_index('out', index)}: {float(out[index])}"
+        )
+    if lse is not None:
+        empty = (case.keys_per_row() == 0).to(lse.device)
+        expected_inf = empty[None, None, :].expand_as(lse)
+        wrong = (~torch.isfinite(lse) & ~expected_inf) | (expected_inf & ~(lse == float("-inf")))
+        if wrong.any():
+            index = tuple(int(i) for i in wrong.nonzero()[0])
+            raise PropertyFailure(
+                f"lse is non-finite where a row has keys, or not -inf where it has none: "
+                f"{int(wrong.sum())} elements; first at {compare.format_index('lse', index)}: "
+                f"{float(lse[index])} (row has {int(case.keys_per_row()[index[2]])} allowed keys)"
+            )
+
+
+@prop(applies=lambda case: case.has_empty_rows)
+def empty_rows_exact(impl, case, *, device=None):
+    """A row with no allowed key has output exactly 0 and lse exactly -inf."""
+    inputs = materialize(case, device)
+    out, lse = run(impl, case, inputs)
+    empty = (case.keys_per_row() == 0).to(out.device)
+    rows = out[:, empty]
+    if (rows != 0).any():
+        index = tuple(int(i) for i in (rows != 0).nonzero()[0])
+        row = int(empty.nonzero()[index[1]])
+        raise PropertyFailure(
+            f"out is not 0 on a row with no allowed key: {int((rows != 0).sum())} elements; first at "
+            f"{compare.format_index('out', (index[0], row, index[2], index[3]))}: {float(rows[index])}"
+        )
+    if lse is not None:
+        lse_rows = lse[:, :, empty]
+        if (lse_rows != float("-inf")).any():
+            index = tuple(int(i) for i in (lse_rows != float("-inf")).nonzero()[0])
+            row = int(empty.nonzero()[index[2]])
+            raise PropertyFailure(
+                f"lse is not -inf on a row with no allowed key; first at "
+                f"{compare.format_index('lse', (index[0], index[1], row))}: {float(lse_rows[index])}"
+            )
+
+
+@prop()
+def deterministic(impl, case, *, device=None):
+    """Two calls on the same inputs give bitwise the same output and lse."""
+    inputs = materialize(case, device)
+    first = run(impl, case, inputs)
+    second = run(impl, case, inputs)
+    compare.check_equal("out", second[0], first[0], what="the output of an identical first call")
+    if first[1] is not None:
+        compare.check_equal("lse", second[1], first[1], what="the lse of an identical first call")

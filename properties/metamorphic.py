@@ -1,0 +1,150 @@
+"""Metamorphic properties: transformations of the inputs whose effect on the exact result
+is known, so the implementation is checked against itself as well as the reference.
+
+Where a relation is exact in floating point (negating or doubling V, perturbing other
+batches or heads, changing only the memory layout) the outputs must be exactly equal.
+Where it is exact only in real arithmetic, the allowance is the sum of both sides'
+derived tolerances plus the change of the float64 reference itself (which absorbs the
+rounding of the transformed inputs to the input dtype).
+"""
+
+from __future__ import annotations
+
+import torch
+
+from flashcheck import compare
+from flashcheck.properties.common import expect, materialize, run
+from flashcheck.properties.registry import prop
+
+
+def _generator(case, salt: int) -> torch.Generator:
+    return torch.Generator().manual_seed((case.seed * 1_000_003 + salt) % (2**63))
+
+
+@prop(applies=lambda case: not case.is_masked and case.seqlen_k > 1)
+def key_permutation_invariance(impl, case, *, device=None):
+    """Permuting keys and values jointly leaves output and lse unchanged (unmasked cases)."""
+    q, k, v = inputs = materialize(case, device)
+    perm = torch.randperm(case.seqlen_k, generator=_generator(case, 1)).to(k.device)
+    out, lse = run(impl, case, inputs)
+    out_p, lse_p = run(impl, case, (q, k[:, perm], v[:, perm]))
+    exp = expect(impl, case, inputs)
+    what = "the output with keys in their original order"
+    compare.check_close("out", out_p, out, 2 * exp.out.allowed, what=what)
+    if lse is not None:
+        compare.check_close("lse", lse_p, lse, 2 * exp.lse.allowed, what="the lse with keys in their original order")
+
+
+@prop()
+def key_shift_invariance(impl, case, *, device=None):
+    """Adding one vector u to every key leaves the output unchanged and shifts lse by
+    scale·q·u; shifts reach thousands, so a kernel that does not subtract the row maximum
+    or starts it at a finite sentinel breaks."""
+    q, k, v = inputs = materialize(case, device)
+    generator = _generator(case, 2)
+    magnitude = [30.0, 300.0, 3e4][case.seed % 3]
+    u = torch.randn(case.batch, 1, case.kv_heads, case.head_dim, generator=generator, dtype=torch.float64)
+    q_rms = float(q.double().pow(2).mean().sqrt()) if q.numel() else 1.0
+    u *= magnitude / (abs(case.scale) * case.head_dim**0.5 * max(q_rms, 1e-3))
+    limit = torch.finfo(case.torch_dtype).max / 4
+    shifted_k = (k.double() + u.to(k.device)).clamp(-limit, limit).to(k.dtype)
+    shifted = (q, shifted_k, v)
+    out, lse = run(impl, case, inputs)
+    out_s, lse_s = run(impl, case, shifted)
+    exp, exp_s = expect(impl, case, inputs), expect(impl, case, shifted)
+    exp_s.check_out(out_s)
+    drift = (exp_s.ref.out - exp.ref.out).abs()
+    compare.check_close(
+        "out", out_s, out, exp.out.allowed + exp_s.out.allowed + drift,
+        what="the output before every key was shifted by the same vector",
+    )
+    if lse is not None:
+        exp_s.check_lse(lse_s)
+        finite = torch.isfinite(exp.ref.lse)
+        zero = torch.zeros((), dtype=torch.float64, device=lse.device)
+        compare.check_close(
+            "lse",
+            torch.where(finite, lse_s.double() - lse.double(), zero),
+            torch.where(finite, exp_s.ref.lse - exp.ref.lse, zero),
+            exp.lse.allowed + exp_s.lse.allowed,
+            what="the float64 shift scale·q·u of lse (lse after minus lse before)",
+        )
+
+
+@prop()
+def value_linearity(impl, case, *, device=None):
+    """The output is linear in V: negating or doubling V negates or doubles it exactly,
+    and out(V1 + V2) = out(V1) + out(V2) within tolerance."""
+    q, k, v = inputs = materialize(case, device)
+    out, _ = run(impl, case, inputs)
+    out_neg, _ = run(impl, case, (q, k, -v))
+    compare.check_equal("out", out_neg, -out, what="minus the output for V (negating V is exact)")
+    if torch.isfinite(2 * v).all():
+        out_double, _ = run(impl, case, (q, k, 2 * v))
+        normal = (2 * out).abs() >= torch.finfo(out.dtype).tiny
+        compare.check_equal(
+            "out", out_double, 2 * out, where=normal,
+            what="twice the output for V (doubling V is exact away from subnormals)",
+        )
+    other = torch.randn(v.shape, generator=_generator(case, 3)).to(v.dtype).to(v.device)
+    total = (v.double() + other.double()).to(v.dtype)
+    out_other, _ = run(impl, case, (q, k, other))
+    out_total, _ = run(impl, case, (q, k, total))
+    exps = [expect(impl, case, (q, k, x)) for x in (v, other, total)]
+    drift = (exps[2].ref.out - exps[0].ref.out - exps[1].ref.out).abs()
+    allowed = sum(e.out.allowed for e in exps) + drift
+    compare.check_close(
+        "out", out_total, out.double() + out_other.double(), allowed,
+        what="out(V1) + out(V2)",
+    )
+
+
+@prop(requires={"gqa"}, applies=lambda case: case.kv_heads < case.heads)
+def gqa_matches_repeated_kv(impl, case, *, device=None):
+    """Grouped-query attention equals attention with K and V repeated per query head."""
+    q, k, v = inputs = materialize(case, device)
+    group = case.heads // case.kv_heads
+    repeated = (q, k.repeat_interleave(group, dim=2), v.repeat_interleave(group, dim=2))
+    out, lse = run(impl, case, inputs)
+    out_r, lse_r = run(impl, case.replace(kv_heads=case.heads), repeated)
+    exp = expect(impl, case, inputs)
+    compare.check_close("out", out, out_r, 2 * exp.out.allowed, what="the output with K/V repeated per head")
+    if lse is not None:
+        compare.check_close("lse", lse, lse_r, 2 * exp.lse.allowed, what="the lse with K/V repeated per head")
+
+
+@prop(applies=lambda case: case.batch * case.kv_heads > 1)
+def batch_head_independence(impl, case, *, device=None):
+    """The result for one batch entry and KV-head group does not depend on any other:
+    replacing every other batch entry and head with fresh values leaves it exactly equal."""
+    inputs = materialize(case, device)
+    other = materialize(case.replace(seed=(case.seed + 7919) % 2**32), device)
+    b = case.seed % case.batch
+    g = (case.seed // max(case.batch, 1)) % case.kv_heads
+    group = case.heads // case.kv_heads
+    heads = slice(g * group, (g + 1) * group)
+    with torch.no_grad():
+        other.q[b, :, heads] = inputs.q[b, :, heads]
+        other.k[b, :, g] = inputs.k[b, :, g]
+        other.v[b, :, g] = inputs.v[b, :, g]
+    out, lse = run(impl, case, inputs)
+    out_o, lse_o = run(impl, case, other)
+    what = f"the output when only batch {b}, KV head {g} is kept and all else is replaced"
+    compare.check_equal("out", out_o[b, :, heads], out[b, :, heads], what=what)
+    if lse is not None:
+        compare.check_equal("lse", lse_o[b, heads], lse[b, heads], what=what.replace("output", "lse"))
+
+
+@prop()
+def layout_invariance(impl, case, *, device=None):
+    """A strided view (transposed, or a slice of a larger buffer) gives exactly the result
+    of a contiguous copy of the same values."""
+    other_layout = "contiguous" if case.layout != "contiguous" else "padded"
+    inputs = materialize(case, device)
+    relaid = materialize(case.replace(layout=other_layout), device)
+    out, lse = run(impl, case, inputs)
+    out_r, lse_r = run(impl, case, relaid)
+    what = f"the output for the same values in layout {other_layout!r}"
+    compare.check_equal("out", out, out_r, what=what)
+    if lse is not None:
+        compare.check_equal("lse", lse, lse_r, what=what.replace("output", "lse"))

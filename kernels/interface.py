@@ -59,13 +59,14 @@ def flash_attention(
 flash_attention.flashcheck_features = FEATURES
 
 
-def _forward(q, k, v, scale, left, right, out, lse_out):
+def _forward(q, k, v, scale, left, right, out, lse_out, launch=forward.launch):
+    """Allocate what was not given and launch; ``launch`` is replaceable for mutants."""
     batch, seqlen_q, heads, head_dim = q.shape
     if out is None:
         out = torch.empty(q.shape, dtype=q.dtype, device=q.device)
     if lse_out is None:
         lse_out = torch.empty((batch, heads, seqlen_q), dtype=torch.float32, device=q.device)
-    forward.launch(
+    launch(
         q, k, v, out, lse_out,
         softmax_scale=scale, left=left, right=right,
         config=config.forward_config(q.dtype, head_dim),

@@ -1,0 +1,134 @@
+"""Fuzzing: draw (property, case) pairs with hypothesis until a time budget is spent.
+
+Hypothesis draws the property and the case structure; a failure is shrunk to a minimal
+case and kept in an example database, so the next run replays it first. The engine runs
+hypothesis in short rounds (each a fresh ``@given`` run with its own seed) so that it can
+stop at the budget, and reports what it exercised.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Callable
+
+from hypothesis import HealthCheck, Phase, given, seed as hypothesis_seed, settings
+from hypothesis import strategies as st
+from hypothesis.database import DirectoryBasedExampleDatabase
+
+from flashcheck import protocol, strategies
+from flashcheck.compare import PropertyFailure
+from flashcheck.properties import PROPERTIES
+from flashcheck.properties.registry import Property
+
+ROUND_EXAMPLES = 10
+
+
+@dataclass
+class FuzzResult:
+    """What a fuzzing run did and, if it found one, its shrunk counterexample."""
+
+    cases: int = 0
+    seconds: float = 0.0
+    by_property: Counter = field(default_factory=Counter)
+    by_kind: Counter = field(default_factory=Counter)
+    failure: BaseException | None = None
+
+    @property
+    def found(self) -> bool:
+        return self.failure is not None
+
+
+def case_strategy(prop: Property, features, profile):
+    """Cases for ``prop`` inside ``features``: the property's own needs steer the draw."""
+    kwargs = {"profile": profile, "features": features}
+    if prop.name == "empty_rows_exact":
+        kwargs["empty_rows"] = True
+    if prop.name == "key_permutation_invariance":
+        kwargs["features"] = frozenset(features) - {"causal", "window"}
+    return strategies.cases(**kwargs).filter(prop.applies)
+
+
+def case_kinds(case) -> list[str]:
+    """Labels that say which regions of the case space a case exercises."""
+    kinds = [case.dtype, case.layout, case.values]
+    left, right = case.band
+    kinds.append("causal" if case.causal else ("window" if case.is_masked else "unmasked"))
+    if case.kv_heads < case.heads:
+        kinds.append("gqa" if case.kv_heads > 1 else "mqa")
+    if case.seqlen_q != case.seqlen_k:
+        kinds.append("Nq<Nk" if case.seqlen_q < case.seqlen_k else "Nq>Nk")
+    if case.has_empty_rows:
+        kinds.append("empty rows")
+    return kinds
+
+
+def run(
+    impl,
+    *,
+    impl_name: str,
+    budget: float,
+    device: str,
+    profile,
+    seed: int | None = None,
+    database: str | None = None,
+    properties: list[str] | None = None,
+    on_case: Callable[[FuzzResult], None] | None = None,
+) -> FuzzResult:
+    """Fuzz ``impl`` for ``budget`` seconds; stop at the first (shrunk) failure."""
+    features = protocol.features_of(impl)
+    chosen = [PROPERTIES[name] for name in properties] if properties else list(PROPERTIES.values())
+    chosen = [p for p in chosen if p.requires <= features]
+    if not chosen:
+        raise ValueError(f"no property applies to {impl_name} with features {sorted(features)}")
+    pairs = st.sampled_from(chosen).flatmap(
+        lambda prop: st.tuples(st.just(prop), case_strategy(prop, features, profile))
+    )
+    result = FuzzResult()
+    start = time.monotonic()
+    deadline = start + budget
+
+    def one_case(pair):
+        prop, case = pair
+        if time.monotonic() > deadline:
+            return  # the budget is spent: let the round finish without work
+        try:
+            prop.check(impl, case, device=device)
+        except PropertyFailure as failure:
+            failure.property_name, failure.case, failure.impl_name = prop.name, case, impl_name
+            raise
+        except Exception as error:
+            raise PropertyFailure(
+                f"the implementation raised {type(error).__name__}: {error}",
+                property_name=prop.name, case=case, impl_name=impl_name,
+            ) from error
+        result.cases += 1
+        result.by_property[prop.name] += 1
+        result.by_kind.update(case_kinds(case))
+        result.seconds = time.monotonic() - start
+        if on_case is not None:
+            on_case(result)
+
+    config = settings(
+        max_examples=ROUND_EXAMPLES,
+        deadline=None,
+        database=DirectoryBasedExampleDatabase(database) if database else None,
+        suppress_health_check=list(HealthCheck),
+        phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink],
+        print_blob=False,
+        report_multiple_bugs=False,
+    )
+    round_number = 0
+    while time.monotonic() < deadline:
+        test = given(pairs)(one_case)
+        if seed is not None:
+            test = hypothesis_seed(seed + round_number)(test)
+        try:
+            config(test)()
+        except PropertyFailure as failure:
+            result.failure = failure
+            break
+        round_number += 1
+    result.seconds = time.monotonic() - start
+    return result

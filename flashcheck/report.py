@@ -1,0 +1,59 @@
+"""Console output of the fuzzer: a live progress display and the final summary."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+console = Console()
+
+
+class FuzzProgress:
+    """A progress bar over the time budget with cases per second and what was exercised."""
+
+    def __init__(self, impl_name: str, device: str, budget: float):
+        self._progress = Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            TimeElapsedColumn(),
+            TextColumn("{task.fields[rate]}"),
+            TextColumn("{task.fields[coverage]}"),
+            console=console,
+            transient=False,
+        )
+        self._task = self._progress.add_task(
+            f"fuzzing {impl_name} on {device}", total=budget, rate="", coverage=""
+        )
+
+    def __enter__(self):
+        self._progress.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        return self._progress.__exit__(*exc)
+
+    def update(self, result) -> None:
+        rate = result.cases / result.seconds if result.seconds > 0 else 0.0
+        coverage = f"{len(result.by_property)} properties, {len(result.by_kind)} case kinds"
+        self._progress.update(
+            self._task, completed=result.seconds, rate=f"{result.cases} cases ({rate:.1f}/s)", coverage=coverage
+        )
+
+
+def print_fuzz_result(result, impl_name: str, device: str) -> None:
+    """The summary table and, if one was found, the counterexample with its replay line."""
+    table = Table(title=f"{impl_name} on {device}: {result.cases} cases in {result.seconds:.1f} s")
+    table.add_column("property")
+    table.add_column("cases", justify="right")
+    for name, count in sorted(result.by_property.items()):
+        table.add_row(name, str(count))
+    console.print(table)
+    if result.by_kind:
+        kinds = ", ".join(f"{kind} {count}" for kind, count in sorted(result.by_kind.items()))
+        console.print(f"case kinds: {kinds}", highlight=False)
+    if result.found:
+        console.print("[bold red]counterexample found (shrunk):[/]")
+        console.print(str(result.failure), markup=False, highlight=False)
+    else:
+        console.print(f"[bold green]no counterexample[/] in {result.cases} cases")

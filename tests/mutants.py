@@ -1,0 +1,132 @@
+"""Deliberately broken kernels: the project's forward kernel with one bug planted.
+
+Each mutant replaces one fragment of ``kernels/forward.py`` (which must occur exactly once)
+and is loaded as a module of its own, so the planted bug runs through the same launch
+path, validation and interpreter as the real kernel.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import math
+import sys
+import tempfile
+from pathlib import Path
+
+import torch
+
+from flashcheck.kernels import forward, interface, validation
+
+SOURCE = Path(forward.__file__).read_text()
+_CACHE: dict = {}
+_DIRECTORY = Path(tempfile.mkdtemp(prefix="flashcheck-mutants-"))
+
+#: name -> (fragment of kernels/forward.py, replacement, the bug it plants)
+MUTATIONS = {
+    "mask_right_off_by_one": (
+        "(cols[None, :] <= hi[:, None])", "(cols[None, :] < hi[:, None])",
+        "the band's right edge excludes the diagonal key",
+    ),
+    "mask_left_off_by_one": (
+        "(cols[None, :] >= lo[:, None])", "(cols[None, :] > lo[:, None])",
+        "the window's left edge drops one key",
+    ),
+    "drop_rescale": ("acc = acc * alpha[:, None]", "acc = acc", "the accumulator is not rescaled when the max grows"),
+    "drop_normalisation": (
+        "out = acc / tl.where(empty, 1.0, l_i)[:, None]", "out = acc", "the output is not divided by the row sum",
+    ),
+    "lse_in_log2": ("* 0.6931471805599453)", ")", "lse is returned in base 2"),
+    "no_max_subtraction": (
+        "p = tl.math.exp2(s - m_safe[:, None])", "p = tl.math.exp2(s)", "probabilities are exponentiated raw",
+    ),
+    "finite_sentinel": (
+        'm_i = tl.full([BLOCK_M], float("-inf"), dtype=tl.float32)',
+        "m_i = tl.full([BLOCK_M], -1.0e4, dtype=tl.float32)",
+        "the running maximum starts at -1e4 instead of -inf",
+    ),
+    "unguarded_empty_rows": (
+        'm_safe = tl.where(m_new == float("-inf"), 0.0, m_new)', "m_safe = m_new",
+        "rows without keys compute (-inf) - (-inf)",
+    ),
+    "drop_last_key": ("col_ok = cols < seqlen_k\n", "col_ok = cols < seqlen_k - 1\n", "the last key is never read"),
+    "accumulator_bias": (
+        "acc += tl.dot(p.to(v.dtype), v)",
+        "acc += tl.dot(p.to(v.dtype), v) + 1e-3",
+        "each key block adds 1e-3 to the accumulator, a bias inside the output's tolerance",
+    ),
+    "gqa_modulo_mapping": ("kv_h = h // group", "kv_h = h % (heads // group)", "query heads map to KV heads modulo"),
+    "kv_batch_halved": (
+        "k_base = K + b * stride_kb", "k_base = K + (b // 2) * stride_kb", "pairs of batch entries share one K",
+    ),
+    "contiguous_query_assumed": (
+        "offs_m[:, None] * stride_qn", "offs_m[:, None] * (heads * head_dim)",
+        "the query's sequence stride is assumed contiguous",
+    ),
+    "output_into_q": (
+        "o_ptrs = Out + b * stride_ob", "o_ptrs = Q + b * stride_ob", "the output is stored through q's pointer",
+    ),
+    "store_past_last_row": (
+        "tl.store(o_ptrs, out.to(Out.dtype.element_ty), mask=row_ok[:, None] & d_ok[None, :])",
+        "tl.store(o_ptrs, out.to(Out.dtype.element_ty), mask=(offs_m <= seqlen_q)[:, None] & d_ok[None, :])",
+        "one row past the end of the output is written",
+    ),
+    "last_column_unwritten": (
+        "tl.store(o_ptrs, out.to(Out.dtype.element_ty), mask=row_ok[:, None] & d_ok[None, :])",
+        "tl.store(o_ptrs, out.to(Out.dtype.element_ty), mask=row_ok[:, None] & (offs_d < head_dim - 1)[None, :])",
+        "the last head-dim column of the output is never written",
+    ),
+}
+
+
+def mutated_launch(name: str):
+    """The ``launch`` function of the forward kernel with mutation ``name`` applied."""
+    if name in _CACHE:
+        return _CACHE[name]
+    fragment, replacement, _ = MUTATIONS[name]
+    if SOURCE.count(fragment) != 1:
+        raise AssertionError(f"mutation {name}: fragment occurs {SOURCE.count(fragment)} times in forward.py")
+    source = SOURCE.replace(fragment, replacement)
+    digest = hashlib.sha1(source.encode()).hexdigest()[:10]
+    path = _DIRECTORY / f"forward_{name}_{digest}.py"
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[path.stem] = module
+    spec.loader.exec_module(module)
+    _CACHE[name] = module.launch
+    return module.launch
+
+
+def mutant(name: str):
+    """A protocol implementation running the kernel with mutation ``name``."""
+    launch = mutated_launch(name)
+
+    def attention(q, k, v, *, causal=False, window=(-1, -1), softmax_scale=None, out=None, lse_out=None, **rest):
+        validation.reject_unsupported(*(rest.get(key) for key in (
+            "attn_mask", "cu_seqlens_q", "cu_seqlens_k", "max_seqlen_q", "max_seqlen_k")))
+        left, right = validation.check_inputs(
+            q, k, v, causal=causal, window=window, softmax_scale=softmax_scale, out=out, lse_out=lse_out
+        )
+        scale = softmax_scale if softmax_scale is not None else 1.0 / math.sqrt(q.shape[-1])
+        return interface._forward(q, k, v, scale, left, right, out, lse_out, launch=launch)
+
+    attention.flashcheck_features = interface.FEATURES
+    attention.__name__ = f"mutant_{name}"
+    return attention
+
+
+def nondeterministic(impl):
+    """``impl`` with one random output element moved by one unit in the last place, as a
+    race in the accumulation order would."""
+
+    def attention(q, k, v, **kwargs):
+        out, lse = impl(q, k, v, **kwargs)
+        if out.numel():
+            out = out.contiguous()
+            bits = out.view({2: torch.int16, 4: torch.int32}[out.element_size()]).view(-1)
+            bits[int(torch.randint(bits.numel(), ()))] += 1
+        return out, lse
+
+    attention.flashcheck_features = getattr(impl, "flashcheck_features", None)
+    return attention

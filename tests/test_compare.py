@@ -1,0 +1,76 @@
+"""The comparison and its report: counts, the worst element by error over allowed, named
+indices, non-finite handling, and the reproduction line."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from flashcheck import compare
+from flashcheck.case import Case
+from flashcheck.compare import PropertyFailure
+
+
+def test_within_allowed_passes_and_reports_the_worst_ratio():
+    expected = torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64)
+    got = torch.tensor([1.0, 2.001, 3.0])
+    metrics = compare.check_close("lse", got.view(1, 1, 3), expected.view(1, 1, 3), torch.full((1, 1, 3), 2e-3))
+    assert metrics.exceeding == 0
+    assert metrics.worst_index == (0, 0, 1)
+    assert metrics.worst_ratio == pytest.approx(0.5, rel=1e-3)
+
+
+def test_report_names_the_output_worst_index_errors_and_allowance():
+    expected = torch.zeros(2, 3, 4, 5, dtype=torch.float64)
+    got = expected.clone()
+    got[1, 2, 3, 4] = 0.5  # the worst by ratio
+    got[0, 0, 0, 0] = 0.9  # larger, but allowed more
+    allowed = torch.full_like(expected, 1e-3)
+    allowed[0, 0, 0, 0] = 0.5
+    with pytest.raises(PropertyFailure) as info:
+        compare.check_close("out", got, expected, allowed, explain=lambda index: f"because {index}")
+    text = str(info.value)
+    assert "out differs from the float64 reference" in text
+    assert "Mismatched elements: 2 / 120" in text
+    assert "Worst element (b=1, i=2, h=3, d=4): got 0.5, expected 0" in text
+    assert "allowed 1.000e-03" in text and "error/allowed = 500" in text
+    assert "because (1, 2, 3, 4)" in text
+    assert "Greatest absolute difference: 9.000e-01 at (b=0, i=0, h=0, d=0)" in text
+
+
+def test_nan_where_finite_expected_is_an_infinite_error():
+    metrics = compare.measure(torch.tensor([float("nan"), 1.0]), torch.tensor([1.0, 1.0]), torch.full((2,), 1e9))
+    assert metrics.exceeding == 1 and math.isinf(metrics.worst_error)
+
+
+def test_non_finite_expectation_must_be_matched_exactly():
+    expected = torch.tensor([-math.inf, 0.5], dtype=torch.float64)
+    assert compare.measure(torch.tensor([-math.inf, 0.5]), expected, torch.zeros(2)).exceeding == 0
+    assert compare.measure(torch.tensor([-1e30, 0.5]), expected, torch.full((2,), 1e300, dtype=torch.float64)).exceeding == 1
+    assert compare.measure(torch.tensor([math.inf, 0.5]), expected, torch.full((2,), 1e300, dtype=torch.float64)).exceeding == 1
+
+
+def test_check_equal_is_bitwise_but_equates_signed_zeros():
+    a = torch.tensor([0.0, 1.0, float("nan")])
+    compare.check_equal("x", torch.tensor([-0.0, 1.0, float("nan")]), a, what="a")
+    with pytest.raises(PropertyFailure, match="1 / 3"):
+        compare.check_equal("x", torch.tensor([0.0, 1.0000001, float("nan")]), a, what="a")
+
+
+def test_check_equal_respects_where():
+    a, b = torch.tensor([1.0, 2.0]), torch.tensor([1.0, 3.0])
+    compare.check_equal("x", b, a, what="a", where=torch.tensor([True, False]))
+
+
+def test_failure_prints_case_and_a_replay_command():
+    case = Case(seqlen_q=3, window=(2, 0))
+    failure = PropertyFailure("evidence", property_name="out_matches_reference", case=case, impl_name="my.mod:attn")
+    text = str(failure)
+    assert text.splitlines()[0] == "property out_matches_reference failed for my.mod:attn"
+    assert f"case: {case.spec()}" in text
+    assert failure.reproduction() == (
+        f"flashcheck check --impl my.mod:attn --property out_matches_reference --case '{case.spec()}'"
+    )
+    assert Case.from_spec(case.spec()) == case

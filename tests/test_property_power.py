@@ -1,0 +1,72 @@
+"""Every property has teeth: a kernel with one planted bug that the property catches,
+on a case chosen to expose that bug, while the correct kernel passes the same case.
+
+Other properties may catch the same mutant too; what matters here is that each property
+is shown to fail for a real bug and not only for the correct kernel never.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from flashcheck.case import Case
+from flashcheck.compare import PropertyFailure
+from flashcheck.kernels import flash_attention
+from flashcheck.properties import PROPERTIES
+
+from tests import mutants
+
+GQA = dict(heads=4, kv_heads=2)
+
+# (property, mutant, case that exposes it)
+CAUGHT = [
+    ("out_matches_reference", "mask_right_off_by_one", Case(seqlen_q=20, seqlen_k=20, causal=True)),
+    ("out_matches_reference", "mask_left_off_by_one", Case(seqlen_q=20, seqlen_k=24, window=(2, 1))),
+    ("out_matches_reference", "drop_rescale", Case(seqlen_q=8, seqlen_k=40, values="large-logits")),
+    ("out_matches_reference", "drop_normalisation", Case(seqlen_q=5, seqlen_k=7)),
+    ("out_matches_reference", "finite_sentinel", Case(seqlen_q=5, seqlen_k=19, values="offset-logits")),
+    ("out_matches_reference", "gqa_modulo_mapping", Case(seqlen_q=3, seqlen_k=5, heads=4, kv_heads=2)),
+    ("lse_matches_reference", "lse_in_log2", Case(seqlen_q=3, seqlen_k=9)),
+    ("lse_matches_reference", "drop_last_key", Case(seqlen_q=3, seqlen_k=9)),
+    ("outputs_finite", "no_max_subtraction", Case(seqlen_q=4, seqlen_k=18, values="large-logits")),
+    ("outputs_finite", "unguarded_empty_rows", Case(seqlen_q=6, seqlen_k=3, causal=True)),
+    ("empty_rows_exact", "unguarded_empty_rows", Case(seqlen_q=6, seqlen_k=3, causal=True)),
+    ("key_permutation_invariance", "drop_last_key", Case(seqlen_q=4, seqlen_k=21)),
+    ("key_shift_invariance", "finite_sentinel", Case(seqlen_q=4, seqlen_k=21, seed=2)),
+    ("key_shift_invariance", "no_max_subtraction", Case(seqlen_q=4, seqlen_k=21, seed=1)),
+    ("value_linearity", "accumulator_bias", Case(seqlen_q=4, seqlen_k=21)),
+    ("gqa_matches_repeated_kv", "gqa_modulo_mapping", Case(seqlen_q=3, seqlen_k=5, heads=4, kv_heads=2)),
+    ("batch_head_independence", "kv_batch_halved", Case(batch=2, seqlen_q=3, seqlen_k=5, seed=1)),
+    ("layout_invariance", "contiguous_query_assumed", Case(seqlen_q=5, seqlen_k=5, layout="heads-first", **GQA)),
+    ("inputs_unchanged", "output_into_q", Case(seqlen_q=5, seqlen_k=5)),
+    ("outputs_written_in_bounds", "store_past_last_row", Case(seqlen_q=5, seqlen_k=5)),
+    ("outputs_written_in_bounds", "last_column_unwritten", Case(seqlen_q=5, seqlen_k=5, head_dim=24)),
+]
+
+
+@pytest.mark.parametrize(
+    "property_name, mutation, case", CAUGHT, ids=[f"{p}-catches-{m}" for p, m, _ in CAUGHT]
+)
+def test_property_catches_planted_bug(property_name, mutation, case):
+    prop = PROPERTIES[property_name]
+    prop.check(flash_attention, case)  # the correct kernel passes this very case
+    with pytest.raises(PropertyFailure):
+        prop.check(mutants.mutant(mutation), case)
+
+
+def test_determinism_catches_a_race():
+    prop = PROPERTIES["deterministic"]
+    case = Case(seqlen_q=16, seqlen_k=16, heads=2)
+    prop.check(flash_attention, case)
+    with pytest.raises(PropertyFailure, match="not exactly equal"):
+        prop.check(mutants.nondeterministic(flash_attention), case)
+
+
+def test_every_property_has_a_catching_mutant():
+    covered = {name for name, _, _ in CAUGHT} | {"deterministic"}
+    assert covered == set(PROPERTIES), f"properties without a planted bug: {set(PROPERTIES) - covered}"
+
+
+def test_every_mutation_applies_to_the_kernel_source():
+    for name, (fragment, _, _) in mutants.MUTATIONS.items():
+        assert mutants.SOURCE.count(fragment) == 1, name

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import numbers
 from typing import NamedTuple
 
 import torch
@@ -63,7 +64,11 @@ class Case:
     def __post_init__(self):
         for name in ("batch", "seqlen_q", "seqlen_k", "heads", "kv_heads", "head_dim"):
             value = getattr(self, name)
-            if not isinstance(value, int) or value < (1 if name in ("heads", "kv_heads", "head_dim") else 0):
+            if (
+                not isinstance(value, int)
+                or isinstance(value, bool)
+                or value < (1 if name in ("heads", "kv_heads", "head_dim") else 0)
+            ):
                 raise ValueError(f"{name}: expected a non-negative int (positive for heads and head_dim), got {value!r}")
         if self.heads % self.kv_heads:
             raise ValueError(f"heads: must be a multiple of kv_heads={self.kv_heads}, got {self.heads}")
@@ -73,6 +78,17 @@ class Case:
             raise ValueError(f"layout: expected one of {LAYOUTS}, got {self.layout!r}")
         if self.values not in VALUES:
             raise ValueError(f"values: expected one of {VALUES}, got {self.values!r}")
+        if not isinstance(self.causal, bool):
+            raise TypeError(f"causal: expected a bool, got {self.causal!r}")
+        if self.softmax_scale is not None and (
+            isinstance(self.softmax_scale, bool)
+            or not isinstance(self.softmax_scale, numbers.Real)
+            or not math.isfinite(self.softmax_scale)
+        ):
+            raise ValueError(f"softmax_scale: expected None or a finite real number, got {self.softmax_scale!r}")
+        if not isinstance(self.seed, int) or isinstance(self.seed, bool) or not 0 <= self.seed < 2**64:
+            raise ValueError(f"seed: expected an int in [0, 2**64), got {self.seed!r}")
+        masks.validate_window(self.window)
         object.__setattr__(self, "window", tuple(self.window))
         masks.effective_window(self.causal, self.window)
 
@@ -195,13 +211,13 @@ def _draw_values(kind, q_shape, kv_shape, scale, generator):
         std = min(std, 200.0)
         return normal(q_shape, std), normal(kv_shape, std), normal(kv_shape)
     if kind == "offset-logits":
-        # Coordinate 0 of every query is +a and of every key -a, which adds -scale*a*a
-        # (about -2e4) to every logit without changing the softmax.
+        # Coordinate 0 of every query is +a and of every key -a (+a for a negative scale),
+        # which adds -|scale|*a*a (about -2e4) to every logit without changing the softmax.
         q, k = normal(q_shape), normal(kv_shape)
         a = math.sqrt(2e4 / (abs(scale) + 1e-30))
         a = min(a, 2e3)
         q[..., 0] = a
-        k[..., 0] = -a
+        k[..., 0] = -a if scale >= 0 else a
         return q, k, normal(kv_shape)
     if kind == "near-ties":
         base = normal(kv_shape[:1] + (1,) + kv_shape[2:])

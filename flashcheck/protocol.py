@@ -13,7 +13,10 @@ import torch
 
 from flashcheck.compare import PropertyFailure
 
-ALL_FEATURES = frozenset({"causal", "window", "gqa", "varlen", "mask", "backward", "lse"})
+#: The protocol's features, plus two extensions: "out" (accepts preallocated ``out=`` and
+#: ``lse_out=`` tensors and writes them in place) and "tf32" (multiplies float32 operands as
+#: TF32, which the tolerance model then allows for).
+ALL_FEATURES = frozenset({"causal", "window", "gqa", "varlen", "mask", "backward", "lse", "out", "tf32"})
 DTYPE_NAMES = ("float16", "bfloat16", "float32")
 
 

@@ -49,15 +49,25 @@ the comparison demands exactly those values.
 
 The cross-check
 ---------------
-The model is checked against flashcheck's own same-precision standard attention
-(:mod:`flashcheck.plain`) on the same inputs: per row, the allowed error is never below
-``2 ×`` the plain implementation's largest error in that row (the "at most k times a plain
-implementation" rule of flash-attention's tests, k = 2). The test suite asserts that the
-model bounds the plain implementation's error on every case it draws, so the model is
-shown sound against real rounding, and the report of every failure names which of the two
-governed. Worst-case bounds of this kind typically sit 10-100x above the observed error of a
-correct kernel; what they cannot see (a one-key masking slip in a long, flat row) the
-metamorphic and bitwise properties are there to catch.
+Two rules tie the model to flashcheck's own same-precision standard attention
+(:mod:`flashcheck.plain`) on the same inputs, the "at most k times a plain implementation"
+rule of flash-attention's tests with k = 2:
+
+* elementwise, the allowed error is never below ``2 ×`` the plain implementation's largest
+  error in the same row, so an implementation as accurate as a plain one is never flagged
+  where the model happens to be tight;
+* in aggregate, the largest error over the whole output must not exceed ``2 ×`` the plain
+  implementation's largest error plus an ulp-scale floor (the roundings at the scale of the
+  logits and of the output itself, which no reduction amplifies; see
+  :func:`aggregate_limit`). Worst-case bounds sit 10-100x above the
+  error of a correct kernel; this rule is what notices a kernel that is uniformly less
+  accurate than its precision promises (a float32 path multiplying in TF32, probabilities
+  rounded to bfloat16 for float16 inputs) while still inside the worst case.
+
+The test suite asserts that the model bounds the plain implementation's error on every case
+it draws, so the model is shown sound against real rounding; every failure report names
+which rule and which term governed. What a tolerance cannot see at all (a one-key masking
+slip in a long, flat row) the metamorphic and bitwise properties are there to catch.
 """
 
 from __future__ import annotations
@@ -159,3 +169,27 @@ def _row_error_out(plain_out: torch.Tensor, ref_out: torch.Tensor) -> torch.Tens
 def _error_lse(plain_lse: torch.Tensor, ref_lse: torch.Tensor) -> torch.Tensor:
     finite = torch.isfinite(ref_lse)
     return (plain_lse.to(torch.float64) - ref_lse).abs().masked_fill(~finite, 0.0)
+
+
+def aggregate_limit(output: str, ref: Reference, plain, *, dtype: torch.dtype) -> float:
+    """The largest error allowed anywhere in ``output``: ``2 ×`` the plain implementation's
+    largest error plus a floor.
+
+    The floor is the part of the model that does not grow with reduction lengths: the
+    roundings at the scale of the logits themselves (a flash kernel multiplies by the scale
+    and by log2(e) and subtracts a running maximum; a plain one does fewer such steps, so
+    with large logits its error can be several times smaller for a correct reason) and two
+    units of roundoff of the output itself.
+    """
+    if output == "out":
+        expected, got = ref.out, plain[0]
+        logits = ref.max_abs_logit.transpose(1, 2).unsqueeze(-1)  # (B, Nq, H, 1)
+        floor = SAFETY * (4.0 * U32 * logits * 2.0 * ref.abs_pv + UNIT_ROUNDOFF[dtype] * ref.out.abs())
+    else:
+        expected, got = ref.lse, plain[1]
+        floor = SAFETY * (4.0 * U32 * ref.max_abs_logit + 3.0 * U32 * ref.lse.abs() + 8.0 * U32)
+    finite = torch.isfinite(expected)
+    if not finite.any():
+        return 0.0
+    error = (got.to(torch.float64) - expected).abs()[finite]
+    return BASELINE_FACTOR * float(error.max()) + float(floor[finite].max())

@@ -1,0 +1,543 @@
+"""Protocol adapters: torch's own attention implementations as flashcheck peers.
+
+Every adapter here is a callable with the implementation protocol's signature
+(see DESIGN.md, "The implementation protocol")::
+
+    attention(q, k, v, *, causal=False, window=(-1, -1), softmax_scale=None,
+              attn_mask=None, cu_seqlens_q=None, cu_seqlens_k=None,
+              max_seqlen_q=None, max_seqlen_k=None) -> (out, lse)
+
+and carries ``name``, ``device_kinds`` (``{"cpu", "cuda"}`` or a subset),
+``flashcheck_features`` (what it supports, dtype names included) and
+``flashcheck_features_by_device`` (the same, narrowed per device kind).  A
+request outside the declared features raises ``NotImplementedError`` naming the
+argument; nothing is ever silently ignored.  No adapter here supports varlen.
+
+The adapters translate conventions and nothing else: they never repair what the
+peer returns (a NaN in a fully masked row is reported, not patched), so that
+divergences between peers and the protocol are found rather than hidden.
+
+Translations, adapter by adapter:
+
+* Layout.  The protocol is ``(B, N, H, D)``; torch's SDPA and FlexAttention take
+  ``(B, H, N, D)``.  Every adapter passes ``transpose(1, 2)`` views in and
+  returns ``transpose(1, 2)`` views of the output (not necessarily contiguous).
+* Scale.  ``softmax_scale=None`` becomes ``1/sqrt(D)`` explicitly, so every peer
+  receives the same number.
+* ``sdpa-math``: ``F.scaled_dot_product_attention`` forced to
+  ``SDPBackend.MATH``.  Causal (bottom-right), window and the user's mask are
+  folded into ONE explicit boolean mask (True = attend) -- torch's
+  ``is_causal`` is top-left aligned and so is never used.  GQA through
+  ``enable_gqa=True``.  The public API returns no lse, so ``lse`` is ``None``
+  and "lse" is not declared (computing it separately would not be the peer's).
+  Fully masked rows: on torch 2.13 (CPU) the math backend returns out = 0 for
+  them (its "safe softmax"), and zero gradients.
+* ``sdpa-flash`` / ``sdpa-cudnn`` (CUDA only, float16/bfloat16): the private ops
+  ``aten._scaled_dot_product_flash_attention`` /
+  ``aten._scaled_dot_product_cudnn_attention``, which also return the
+  logsumexp (natural log; cuDNN's has a trailing dim of 1, dropped here).
+  These ops take no mask and no window.  Their ``is_causal`` alignment for
+  ``Nq != Nk`` is not a documented contract (torch's public SDPA refuses flash
+  for causal non-square inputs), so causal is accepted only for ``Nq == Nk``,
+  where top-left and bottom-right coincide; otherwise NotImplementedError.
+  GQA: K/V heads are repeated explicitly (``repeat_interleave`` on the head
+  axis, query head h reads KV head ``h // (H // Hkv)``), which autograd reduces
+  back in the backward pass.
+* ``sdpa-efficient`` (CUDA only, all three dtypes): the private op
+  ``aten._scaled_dot_product_efficient_attention``.  Its logsumexp is padded
+  along the query axis to a multiple of 32 and is sliced back to ``Nq``.  Plain
+  causal with ``Nq == Nk`` uses the kernel's own ``is_causal``; every other
+  restriction (causal with ``Nq != Nk``, window, mask) is expressed exactly as
+  an additive bias of 0 / -inf in the input dtype, stored with its key axis
+  padded to a multiple of 16 (the kernel's alignment) and sliced back.  GQA as
+  for flash.
+* ``flex``: ``torch.nn.attention.flex_attention.flex_attention`` with a
+  ``mask_mod`` for bottom-right causal/window and the user's mask,
+  ``enable_gqa=True`` and the lse requested through ``return_aux`` (torch >= 2.9;
+  ``return_lse=True`` before).  The lse is natural log: the kernel keeps base-2
+  statistics and the public frontend multiplies them by ln 2 before returning
+  (read in torch 2.13's ``_finalize_outputs``, introduced with lse support in
+  pytorch#133159); the unit tests check this against a float64 logsumexp.  On
+  CUDA a module-level ``torch.compile(flex_attention)`` is used; on CPU the
+  eager (unfused, scores materialised) path runs, which torch refuses to
+  differentiate, so "backward" is declared for CUDA only.  Fully masked rows:
+  on torch 2.13 (CPU, eager) out = 0 and lse = -inf.
+
+The registry maps names to zero-argument factories so that importing this
+module imports neither triton nor flashcheck.kernels, and compiles nothing.
+"""
+from __future__ import annotations
+
+import contextlib
+import importlib
+import math
+import warnings
+from dataclasses import dataclass
+from typing import Callable, Mapping
+
+import torch
+
+from flashcheck.masks import UNBOUNDED, band, effective_window
+
+__all__ = [
+    "DTYPE_NAMES",
+    "PROTOCOL_FEATURES",
+    "DEFAULT_FEATURES",
+    "Adapter",
+    "REGISTRY",
+    "resolve",
+    "features_of",
+    "dtype_name",
+]
+
+DTYPE_NAMES = frozenset({"float16", "bfloat16", "float32"})
+PROTOCOL_FEATURES = frozenset({"causal", "window", "gqa", "varlen", "mask", "backward", "lse"})
+# Held against an implementation that declares nothing; see features_of.
+DEFAULT_FEATURES = frozenset({"causal", "window", "gqa", "mask", "backward", "lse"}) | DTYPE_NAMES
+
+_HALF = frozenset({"float16", "bfloat16"})
+# scaled_dot_product_attention gained enable_gqa in torch 2.5; before it, KV heads are repeated.
+_SDPA_HAS_GQA = torch.torch_version.TorchVersion(torch.__version__) >= (2, 5)
+
+
+def dtype_name(dtype: torch.dtype) -> str:
+    """The feature name of a torch dtype: ``torch.bfloat16`` -> ``"bfloat16"``."""
+    return str(dtype).removeprefix("torch.")
+
+
+# ---------------------------------------------------------------- the request
+
+
+@dataclass(frozen=True)
+class _Request:
+    """A validated dense request; ``left``/``right`` as masks.effective_window gives them (-1 = unbounded)."""
+
+    batch: int
+    nq: int
+    nk: int
+    heads: int
+    kv_heads: int
+    scale: float
+    causal: bool
+    left: int
+    right: int
+    mask: torch.Tensor | None
+
+    @property
+    def banded(self) -> bool:
+        return self.left != UNBOUNDED or self.right != UNBOUNDED
+
+
+def _check_shapes(q, k, v) -> None:
+    if q.dim() != 4 or k.dim() != 4 or v.dim() != 4:
+        raise ValueError(
+            "dense layout needs q (B, Nq, H, D) and k, v (B, Nk, Hkv, D); got shapes "
+            f"{tuple(q.shape)}, {tuple(k.shape)}, {tuple(v.shape)}"
+        )
+    if k.shape != v.shape or q.shape[0] != k.shape[0] or q.shape[3] != k.shape[3]:
+        raise ValueError(f"incompatible q {tuple(q.shape)}, k {tuple(k.shape)}, v {tuple(v.shape)}")
+    if k.shape[2] == 0 or q.shape[2] % k.shape[2]:
+        raise ValueError(f"H={q.shape[2]} must be a multiple of Hkv={k.shape[2]}")
+    if not (q.dtype == k.dtype == v.dtype):
+        raise ValueError(f"q, k, v dtypes differ: {q.dtype}, {k.dtype}, {v.dtype}")
+
+
+def _check_mask(mask: torch.Tensor, shape: tuple[int, int, int, int], device: torch.device) -> None:
+    if not isinstance(mask, torch.Tensor) or mask.dtype != torch.bool:
+        raise TypeError(f"attn_mask must be a bool tensor (True = attend), got {getattr(mask, 'dtype', type(mask))}")
+    if mask.device != device:
+        raise ValueError(f"attn_mask is on {mask.device}, q on {device}")
+    try:
+        fits = mask.dim() <= 4 and torch.broadcast_shapes(mask.shape, shape) == torch.Size(shape)
+    except RuntimeError:
+        fits = False
+    if not fits:
+        raise ValueError(f"attn_mask {tuple(mask.shape)} does not broadcast to (B, H, Nq, Nk) {shape}")
+
+
+def _refuse(adapter: str, features: frozenset, needed: str, what: str) -> None:
+    if needed not in features:
+        raise NotImplementedError(f"{adapter} does not support {what} (feature {needed!r} not declared)")
+
+
+def _check_features(name, features, q, k, v, causal, left, right, attn_mask, varlen_args) -> None:
+    """Raise NotImplementedError for any requested feature outside ``features``."""
+    for arg, value in varlen_args.items():
+        if value is not None:
+            _refuse(name, features, "varlen", f"{arg} (packed variable-length input)")
+    if dtype_name(q.dtype) not in features:
+        raise NotImplementedError(f"{name} does not support q.dtype={dtype_name(q.dtype)}")
+    if causal:
+        _refuse(name, features, "causal", "causal=True")
+    if left != UNBOUNDED or (right != UNBOUNDED and not causal):
+        _refuse(name, features, "window", f"window=({left}, {right})")
+    if attn_mask is not None:
+        _refuse(name, features, "mask", "attn_mask")
+    if q.shape[2] != k.shape[2]:
+        _refuse(name, features, "gqa", f"H={q.shape[2]} != Hkv={k.shape[2]} (GQA/MQA)")
+    if torch.is_grad_enabled() and any(t.requires_grad for t in (q, k, v)):
+        _refuse(name, features, "backward", f"gradients on {q.device.type} (inputs require grad)")
+
+
+# ---------------------------------------------------------------- masks
+
+
+def _allowed(req: _Request, device) -> torch.Tensor | None:
+    """Bool mask broadcastable to (B, H, Nq, Nk) combining band and user mask, or None."""
+    rows = torch.arange(req.nq, device=device)
+    allowed = band(rows, req.nq, req.nk, req.left, req.right) if req.banded else None
+    if req.mask is not None:
+        allowed = req.mask if allowed is None else req.mask & allowed
+    return allowed
+
+
+def _as_4d(mask: torch.Tensor) -> torch.Tensor:
+    return mask.reshape((1,) * (4 - mask.dim()) + tuple(mask.shape))
+
+
+def _additive_bias(allowed: torch.Tensor, req: _Request, dtype, align: int = 16) -> torch.Tensor:
+    """0 / -inf bias of shape (B, H, Nq, Nk) in ``dtype``, key axis storage padded to ``align``."""
+    allowed = _as_4d(allowed)
+    bm, hm = allowed.shape[0], allowed.shape[1]
+    padded = -(-req.nk // align) * align
+    storage = torch.zeros(bm, hm, req.nq, padded, dtype=dtype, device=allowed.device)
+    bias = storage[..., : req.nk]
+    bias.masked_fill_(~allowed.expand(bm, hm, req.nq, req.nk), float("-inf"))
+    return bias.expand(req.batch, req.heads, req.nq, req.nk)
+
+
+def _repeat_kv(t: torch.Tensor, heads: int) -> torch.Tensor:
+    """(B, N, Hkv, D) -> (B, N, heads, D); query head h reads KV head h // (heads // Hkv)."""
+    return t if t.shape[2] == heads else t.repeat_interleave(heads // t.shape[2], dim=2)
+
+
+def _bhnd(t: torch.Tensor) -> torch.Tensor:
+    return t.transpose(1, 2)
+
+
+def _kernel_ready(t: torch.Tensor) -> torch.Tensor:
+    """(B, N, H, D) as the fused CUDA kernels accept it: D zero-padded to a multiple of 8,
+    pointer and non-unit strides 16-byte aligned (else a contiguous copy).
+
+    The private ops do neither (torch's public SDPA does both before calling them); a
+    misaligned input faults with a sticky "misaligned address" CUDA error that poisons
+    the whole process.  Zero columns of q and k leave every score unchanged, and zero
+    columns of v give output columns that the caller slices off.
+    """
+    if t.shape[-1] % 8:
+        return torch.nn.functional.pad(t, (0, 8 - t.shape[-1] % 8))
+    elements = 16 // t.element_size()
+    aligned = t.data_ptr() % 16 == 0 and t.stride(-1) == 1 and all(s % elements == 0 for s in t.stride()[:-1])
+    return t if aligned else t.contiguous()
+
+
+def _prepare_kv_and_layout(q, k, v, req: _Request):
+    """q, k, v in (B, H, N, D), kernel-ready, with K/V heads repeated to H."""
+    k, v = _repeat_kv(k, req.heads), _repeat_kv(v, req.heads)
+    return tuple(_bhnd(_kernel_ready(t)) for t in (q, k, v))
+
+
+# ---------------------------------------------------------------- the adapter
+
+
+class Adapter:
+    """A protocol implementation wrapping one torch peer.
+
+    ``run(q, k, v, request)`` receives validated protocol-layout tensors and a
+    ``_Request``; it returns ``(out, lse)`` in protocol layout.  ``features``
+    maps each device kind the peer runs on to what it supports there.
+    """
+
+    def __init__(self, name: str, features: Mapping[str, frozenset], run: Callable, doc: str = ""):
+        self.name = name
+        self.flashcheck_features_by_device = {kind: frozenset(f) for kind, f in features.items()}
+        self.flashcheck_features = frozenset().union(*self.flashcheck_features_by_device.values())
+        self.device_kinds = frozenset(self.flashcheck_features_by_device)
+        self._run = run
+        self.__doc__ = doc or run.__doc__
+
+    def __repr__(self) -> str:
+        return f"<flashcheck adapter {self.name!r} on {sorted(self.device_kinds)}>"
+
+    def __call__(self, q, k, v, *, causal=False, window=(-1, -1), softmax_scale=None,
+                 attn_mask=None, cu_seqlens_q=None, cu_seqlens_k=None,
+                 max_seqlen_q=None, max_seqlen_k=None):
+        kind = q.device.type
+        if kind not in self.device_kinds:
+            raise NotImplementedError(f"{self.name} runs on {sorted(self.device_kinds)} only, got q on {q.device}")
+        varlen = dict(cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k,
+                      max_seqlen_q=max_seqlen_q, max_seqlen_k=max_seqlen_k)
+        left, right = effective_window(bool(causal), window)
+        _check_shapes(q, k, v)
+        _check_features(self.name, self.flashcheck_features_by_device[kind], q, k, v,
+                        causal, left, right, attn_mask, varlen)
+        b, nq, h, d = q.shape
+        if attn_mask is not None:
+            _check_mask(attn_mask, (b, h, nq, k.shape[1]), q.device)
+        scale = 1.0 / math.sqrt(d) if softmax_scale is None else float(softmax_scale)
+        req = _Request(b, nq, k.shape[1], h, k.shape[2], scale, bool(causal), left, right, attn_mask)
+        return self._run(q, k, v, req)
+
+
+# ---------------------------------------------------------------- sdpa peers
+
+
+def _run_sdpa_math(q, k, v, req: _Request):
+    """SDPA forced to the math backend; explicit bool mask; lse is None (not exposed)."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    allowed = _allowed(req, q.device)
+    gqa = {"enable_gqa": req.heads != req.kv_heads}
+    if not _SDPA_HAS_GQA:
+        k, v, gqa = _repeat_kv(k, req.heads), _repeat_kv(v, req.heads), {}
+    with sdpa_kernel(SDPBackend.MATH):
+        out = torch.nn.functional.scaled_dot_product_attention(
+            _bhnd(q), _bhnd(k), _bhnd(v), attn_mask=allowed, scale=req.scale, **gqa
+        )
+    return _bhnd(out), None
+
+
+def _output_and_lse(op, result):
+    """Pick (output, logsumexp) from a private op's result by the schema's return names."""
+    names = [r.name for r in op._schema.returns]
+    lse_at = next((i for i, n in enumerate(names) if "sumexp" in n), 1)
+    return result[names.index("output") if "output" in names else 0], result[lse_at]
+
+
+def _square_causal(name: str, req: _Request) -> bool:
+    """Native ``is_causal`` is used only where top-left and bottom-right agree (Nq == Nk)."""
+    if req.causal and req.nq != req.nk:
+        raise NotImplementedError(
+            f"{name}: causal with Nq != Nk ({req.nq} vs {req.nk}) is not expressible exactly "
+            "(the private op's is_causal alignment is not a documented contract)"
+        )
+    return req.causal
+
+
+def _run_sdpa_flash(q, k, v, req: _Request):
+    """aten._scaled_dot_product_flash_attention; causal only for Nq == Nk; GQA by repeating KV."""
+    op = torch.ops.aten._scaled_dot_product_flash_attention.default
+    causal = _square_causal("sdpa-flash", req)
+    result = op(*_prepare_kv_and_layout(q, k, v, req), dropout_p=0.0, is_causal=causal,
+                return_debug_mask=False, scale=req.scale)
+    out, lse = _output_and_lse(op, result)
+    return _bhnd(out)[..., : q.shape[-1]], lse
+
+
+def _run_sdpa_cudnn(q, k, v, req: _Request):
+    """aten._scaled_dot_product_cudnn_attention; causal only for Nq == Nk; GQA by repeating KV."""
+    op = torch.ops.aten._scaled_dot_product_cudnn_attention.default
+    causal = _square_causal("sdpa-cudnn", req)
+    result = op(*_prepare_kv_and_layout(q, k, v, req), attn_bias=None, compute_log_sumexp=True,
+                dropout_p=0.0, is_causal=causal, return_debug_mask=False, scale=req.scale)
+    out, lse = _output_and_lse(op, result)
+    if lse.dim() == 4:  # cuDNN keeps a trailing stats dim of size 1
+        lse = lse.squeeze(-1)
+    return _bhnd(out)[..., : q.shape[-1]], lse
+
+
+def _run_sdpa_efficient(q, k, v, req: _Request):
+    """aten._scaled_dot_product_efficient_attention; restrictions as a 0/-inf bias; lse sliced to Nq."""
+    op = torch.ops.aten._scaled_dot_product_efficient_attention.default
+    # The kernel's own causal path where it is exact; the bias path for everything else.
+    native_causal = req.causal and req.nq == req.nk and req.left == UNBOUNDED and req.mask is None
+    allowed = None if native_causal else _allowed(req, q.device)
+    bias = None if allowed is None else _additive_bias(allowed, req, q.dtype)
+    result = op(*_prepare_kv_and_layout(q, k, v, req), attn_bias=bias, compute_log_sumexp=True,
+                dropout_p=0.0, is_causal=native_causal, scale=req.scale)
+    out, lse = _output_and_lse(op, result)
+    return _bhnd(out)[..., : q.shape[-1]], lse[..., : req.nq]
+
+
+# ---------------------------------------------------------------- flex
+
+_compiled_flex = None
+
+
+def _flex_function(device: torch.device):
+    """flex_attention itself on CPU (eager, unfused); one cached torch.compile of it on CUDA."""
+    global _compiled_flex
+    from torch.nn.attention.flex_attention import flex_attention
+
+    if device.type != "cuda":
+        return flex_attention
+    if _compiled_flex is None:
+        _compiled_flex = torch.compile(flex_attention)
+    return _compiled_flex
+
+
+def _no_silent_fallback():
+    """Config for calls of the compiled flex_attention: room for its variants, and an error
+    instead of dynamo's silent fall-back to the unfused eager path at the recompile limit.
+
+    Each dtype, requires_grad, mask structure and (through the block mask's static
+    sequence lengths) each (Nq, Nk) is its own compiled variant, 5-60 s each on an H100
+    with torch 2.11; the default limit (8 per code object) is reached within a few
+    cases, past which dynamo would quietly run the eager, unfused implementation, i.e.
+    check a different peer.  These are private dynamo settings; only those present in
+    this torch are set.
+    """
+    wanted = {"recompile_limit": 1024, "accumulated_recompile_limit": 1 << 16, "fail_on_recompile_limit_hit": True}
+    config = torch._dynamo.config
+    return config.patch(**{key: value for key, value in wanted.items() if hasattr(config, key)})
+
+
+def _flex_mask_mod(req: _Request, device):
+    """A mask_mod for the band and the user's mask, or None when every key is allowed.
+
+    The bounds are captured as 0-dim tensors, not Python ints, so that a compiled
+    flex_attention treats them as inputs instead of recompiling for each value.
+    """
+    if not req.banded and req.mask is None:
+        return None
+    unbounded = req.nq + req.nk + 1
+    offset = req.nk - req.nq
+    lo = torch.tensor(offset - (unbounded if req.left == UNBOUNDED else req.left), device=device)
+    hi = torch.tensor(offset + (unbounded if req.right == UNBOUNDED else req.right), device=device)
+    user = None if req.mask is None else _as_4d(req.mask).expand(req.batch, req.heads, req.nq, req.nk)
+
+    def mask_mod(b, h, q_idx, kv_idx):
+        inside = (kv_idx - q_idx >= lo) & (kv_idx - q_idx <= hi)
+        return inside if user is None else inside & user[b, h, q_idx, kv_idx]
+
+    return mask_mod
+
+
+def _flex_block_mask(req: _Request, device):
+    from torch.nn.attention.flex_attention import create_block_mask
+
+    mask_mod = _flex_mask_mod(req, device)
+    if mask_mod is None:
+        return None
+    shared = req.mask is None or _as_4d(req.mask).shape[:2] == (1, 1)
+    # None, None: one block mask for every batch and head.  A mask varying over either
+    # gets the full (B, H) block mask: on torch 2.11 a (B, 1) block mask with GQA failed
+    # to compile (inductor NoValidChoicesError) where (B, H) and (1, H) compiled.
+    b, h = (None, None) if shared else (req.batch, req.heads)
+    return create_block_mask(mask_mod, b, h, req.nq, req.nk, device=device)
+
+
+def _run_flex(q, k, v, req: _Request):
+    """flex_attention with a bottom-right mask_mod, enable_gqa, and its natural-log lse."""
+    from torch.nn.attention import flex_attention as fa
+
+    if hasattr(fa, "AuxRequest"):  # torch >= 2.9, where return_lse is deprecated
+        lse_request = {"return_aux": fa.AuxRequest(lse=True)}
+    else:
+        lse_request = {"return_lse": True}
+    block_mask = _flex_block_mask(req, q.device)
+    if not torch.is_grad_enabled():
+        # torch refuses flex on CPU for inputs that require grad even under no_grad.
+        q, k, v = q.detach(), k.detach(), v.detach()
+    compiled = q.device.type == "cuda"
+    with warnings.catch_warnings(), (_no_silent_fallback() if compiled else contextlib.nullcontext()):
+        # The eager CPU path is chosen deliberately; its performance warning is noise here.
+        warnings.filterwarnings("ignore", message="flex_attention called without torch.compile")
+        out, aux = _flex_function(q.device)(
+            _bhnd(q), _bhnd(k), _bhnd(v), block_mask=block_mask, scale=req.scale,
+            enable_gqa=req.heads != req.kv_heads, **lse_request,
+        )
+    return _bhnd(out), getattr(aux, "lse", aux)
+
+
+# ---------------------------------------------------------------- registry
+
+_BASIC = frozenset({"causal", "gqa", "backward", "lse"})
+
+
+def _sdpa_math() -> Adapter:
+    features = frozenset({"causal", "window", "gqa", "mask", "backward"}) | DTYPE_NAMES
+    return Adapter("sdpa-math", {"cpu": features, "cuda": features}, _run_sdpa_math)
+
+
+def _sdpa_flash() -> Adapter:
+    return Adapter("sdpa-flash", {"cuda": _BASIC | _HALF}, _run_sdpa_flash)
+
+
+def _sdpa_efficient() -> Adapter:
+    features = _BASIC | {"window", "mask"} | DTYPE_NAMES
+    return Adapter("sdpa-efficient", {"cuda": features}, _run_sdpa_efficient)
+
+
+def _sdpa_cudnn() -> Adapter:
+    return Adapter("sdpa-cudnn", {"cuda": _BASIC | _HALF}, _run_sdpa_cudnn)
+
+
+def _flex() -> Adapter:
+    cpu = frozenset({"causal", "window", "gqa", "mask", "lse"}) | DTYPE_NAMES
+    return Adapter("flex", {"cpu": cpu, "cuda": cpu | {"backward"}}, _run_flex)
+
+
+def _flash():
+    """The project's own Triton kernel (flashcheck.kernels), imported only when asked for."""
+    return importlib.import_module("flashcheck.kernels").flash_attention
+
+
+REGISTRY: dict[str, Callable[[], Callable]] = {
+    "flash": _flash,
+    "sdpa-math": _sdpa_math,
+    "sdpa-flash": _sdpa_flash,
+    "sdpa-efficient": _sdpa_efficient,
+    "sdpa-cudnn": _sdpa_cudnn,
+    "flex": _flex,
+}
+
+
+def resolve(spec: str) -> Callable:
+    """The implementation named by ``spec``: a REGISTRY name or ``"module:attr"``.
+
+    ``attr`` may be dotted (``"pkg.mod:Class.method"``).  Raises ValueError for an
+    unknown name, an unimportable module, a missing attribute or a non-callable.
+    Errors raised by a registry factory itself (e.g. triton missing for
+    ``"flash"``) propagate unchanged.
+    """
+    if not isinstance(spec, str) or not spec.strip():
+        raise ValueError(f"implementation spec must be a non-empty string, got {spec!r}")
+    if ":" not in spec:
+        if spec not in REGISTRY:
+            raise ValueError(
+                f"unknown implementation {spec!r}; known names: {', '.join(sorted(REGISTRY))} "
+                "(or 'module:attr')"
+            )
+        return REGISTRY[spec]()
+    module_name, _, attr = spec.partition(":")
+    if not module_name or not attr:
+        raise ValueError(f"bad implementation spec {spec!r}: expected 'module:attr'")
+    try:
+        obj = importlib.import_module(module_name)
+    except ImportError as error:
+        raise ValueError(f"cannot import module {module_name!r} of {spec!r}: {error}") from error
+    for part in attr.split("."):
+        if not hasattr(obj, part):
+            raise ValueError(f"{spec!r}: {getattr(obj, '__name__', obj)!r} has no attribute {part!r}")
+        obj = getattr(obj, part)
+    if not callable(obj):
+        raise ValueError(f"{spec!r} names a {type(obj).__name__}, not a callable")
+    return obj
+
+
+def features_of(impl, device=None) -> frozenset:
+    """What ``impl`` supports, as a frozenset of PROTOCOL_FEATURES and DTYPE_NAMES.
+
+    * With ``device`` (a torch.device or string, e.g. ``"cuda:0"``) and an impl
+      carrying ``flashcheck_features_by_device`` (as the adapters here do): that
+      device kind's set, empty where the impl cannot run.
+    * Otherwise ``flashcheck_features``.  The protocol lists dtypes only when
+      limited, so a declared set naming no dtype gets all of DTYPE_NAMES.
+    * Without any declaration: DEFAULT_FEATURES, the whole dense protocol
+      (causal, window, gqa, mask, lse, backward, every dtype) but not varlen.
+      Conservative in a verifier's sense: an undeclared implementation is held
+      to everything the dense protocol promises, lse and autograd included, so
+      no part of its contract goes silently untested; if it lacks a part, the
+      failure says which and its author declares the features.  Varlen is left
+      out because it is another layout (packed 3-D tensors) that a dense-only
+      implementation would misread rather than reject.
+    """
+    by_device = getattr(impl, "flashcheck_features_by_device", None)
+    if device is not None and by_device is not None:
+        return frozenset(by_device.get(torch.device(device).type, frozenset()))
+    declared = getattr(impl, "flashcheck_features", None)
+    if declared is None:
+        return DEFAULT_FEATURES
+    declared = frozenset(declared)
+    return declared if declared & DTYPE_NAMES else declared | DTYPE_NAMES

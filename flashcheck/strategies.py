@@ -1,0 +1,445 @@
+"""Hypothesis strategies for attention cases: structure and a seed, never tensor contents.
+
+Everything here draws *descriptions*: lengths, heads, head dims, masks, dtypes, layouts,
+value distributions, a softmax scale and a seed. :meth:`flashcheck.case.Case.materialize`
+then makes the tensors from the seed, so hypothesis shrinks structure (shorter sequences,
+fewer heads, no mask, default scale) and every case replays from its one-line spec.
+
+Contracts:
+
+- :func:`cases` draws valid :class:`~flashcheck.case.Case` objects within a
+  :class:`~flashcheck.profiles.SizeProfile`: ``batch <= max_batch``, ``heads <=
+  max_heads``, ``heads // kv_heads <= max_kv_ratio``, ``1 <= seqlen <= long_seqlen``,
+  ``head_dim <= max_head_dim``, ``batch * heads * seqlen_q * seqlen_k <= max_elements``,
+  a dtype of the profile. Asked for ``features``, it draws only cases an implementation
+  declaring them can run; asked for ``empty_rows=True`` or ``False``, only cases with or
+  without a query that has no allowed key.
+- Special values are drawn often: lengths 1 and ``b - 1, b, b + 1, 2b - 1, 2b, 2b + 1``
+  for each block size ``b``, odd head dims, GQA ratios 1, 2, 4, 7 and MQA, tiny and
+  one-sided windows, windows at the edge of leaving rows empty.
+- Shrinking goes towards simple cases: the simple choice comes first everywhere (no mask,
+  equal lengths, length 1, head dim 16, one head, float16, contiguous, normal values,
+  default scale, seed 0).
+
+Arguments are validated when a strategy is built; bad ones raise
+``hypothesis.errors.InvalidArgument``.
+
+Which key a query may attend (bottom-right aligned): with ``off = Nk - Nq``, query ``i``
+sees keys ``i + off - left ... i + off + right``. The last query's diagonal is always key
+``Nk - 1``, so a left bound never empties a row; a row is empty exactly when the right
+bound is finite (causal means right bound 0) and below ``Nq - Nk`` for that row, which
+needs ``Nq > Nk``.
+"""
+
+from __future__ import annotations
+
+import math
+
+from hypothesis import strategies as st
+from hypothesis.errors import InvalidArgument
+
+from flashcheck import case as case_module
+from flashcheck import protocol
+from flashcheck import profiles as profiles_module
+from flashcheck.case import Case
+from flashcheck.profiles import SizeProfile
+
+__all__ = [
+    "cases",
+    "empty_row_windows",
+    "gqa_heads",
+    "head_dims",
+    "seqlens",
+    "softmax_scales",
+    "special_seqlens",
+    "windows",
+]
+
+#: The protocol's feature names (it grows: "out", "tf32"); ``cases`` rejects other names
+#: as likely typos, and ignores those that do not concern dense cases.
+_FEATURES = protocol.ALL_FEATURES
+_DTYPE_NAMES = tuple(case_module.DTYPES)
+
+#: Head dims drawn often: the block-aligned ones first (simplest), then sizes that leave a
+#: partial head-dim tile (1, 8, 40, 59, 72, 96, 111, 160) and the largest (256).
+_HEAD_DIMS = (16, 32, 64, 128, 8, 1, 40, 59, 72, 96, 111, 160, 256)
+
+#: GQA ratios (heads // kv_heads) drawn often; 7 is a ratio that no power-of-two
+#: shortcut in a kernel's head indexing can get right by accident.
+_GQA_RATIOS = (1, 2, 4, 7)
+
+
+# -- helpers ----------------------------------------------------------------------------------
+
+
+def _check_int(name, value, *, minimum):
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise InvalidArgument(f"{name}: expected an int, got {value!r}")
+    if value < minimum:
+        raise InvalidArgument(f"{name}: expected at least {minimum}, got {value!r}")
+
+
+def _check_bool(name, value):
+    if not isinstance(value, bool):
+        raise InvalidArgument(f"{name}: expected True or False, got {value!r}")
+
+
+def _check_profile(profile) -> SizeProfile:
+    if isinstance(profile, SizeProfile):
+        return profile
+    if profile is None or isinstance(profile, str):
+        try:
+            return profiles_module.size_profile(profile)
+        except ValueError as error:
+            raise InvalidArgument(str(error)) from None
+    raise InvalidArgument(f"profile: expected a SizeProfile, a profile name or None, got {profile!r}")
+
+
+def _choices(name, given, allowed) -> tuple[str, ...]:
+    """``given`` (default ``allowed``) as a non-empty tuple of members of ``allowed``."""
+    if given is None:
+        return tuple(allowed)
+    if isinstance(given, str):
+        given = (given,)
+    given = tuple(given)
+    unknown = [g for g in given if g not in allowed]
+    if not given or unknown:
+        raise InvalidArgument(f"{name}: expected a non-empty collection from {tuple(allowed)}, got {given!r}")
+    return tuple(dict.fromkeys(given))  # drop duplicates, keep the caller's order
+
+
+def _weighted(*options):
+    """One of ``(weight, strategy)`` options, in proportion to the weights; shrinks
+    towards the first option. Options of weight 0 are left out."""
+    options = tuple((w, s) for w, s in options if w > 0)
+    if len(options) == 1:
+        return options[0][1]
+    return _pick(options, sum(w for w, _ in options))
+
+
+@st.composite
+def _pick(draw, options, total):
+    k = draw(st.integers(0, total - 1))
+    for weight, strategy in options:
+        if k < weight:
+            return draw(strategy)
+        k -= weight
+    raise AssertionError("unreachable")
+
+
+# -- lengths ----------------------------------------------------------------------------------
+
+
+def special_seqlens(profile: SizeProfile) -> tuple[int, ...]:
+    """The lengths :func:`seqlens` favours for ``profile``, ascending: 1, 2, and
+    ``b - 1, b, b + 1, 2b - 1, 2b, 2b + 1`` for each block size ``b``."""
+    values = {1, 2}
+    for b in profile.block_sizes:
+        values.update({b - 1, b, b + 1, 2 * b - 1, 2 * b, 2 * b + 1})
+    return tuple(sorted(v for v in values if v >= 1))
+
+
+def seqlens(*, profile: SizeProfile | str | None = None, min_value: int = 1, max_value: int | None = None):
+    """Sequence lengths in ``[min_value, max_value]``, biased towards special values.
+
+    Half the draws are :func:`special_seqlens` of the profile (block sizes and their
+    neighbours, 1, 2); most others are uniform up to ``profile.max_seqlen``; about one in
+    sixteen goes beyond, up to ``max_value`` (default ``profile.long_seqlen``). Shrinks
+    towards the smallest special value in range (1 when ``min_value <= 1``).
+    """
+    profile = _check_profile(profile)
+    _check_int("min_value", min_value, minimum=0)
+    if max_value is None:
+        max_value = max(profile.long_seqlen, min_value)
+    _check_int("max_value", max_value, minimum=min_value)
+    common_max = max(min_value, min(max_value, profile.max_seqlen))
+    specials = [n for n in special_seqlens(profile) if min_value <= n <= max_value]
+    return _weighted(
+        (8 if specials else 0, st.sampled_from(specials) if specials else st.nothing()),
+        (7, st.integers(min_value, common_max)),
+        (1 if max_value > common_max else 0, st.integers(common_max + 1, max_value)),
+    )
+
+
+# -- head dims and heads ----------------------------------------------------------------------
+
+
+def head_dims(*, profile: SizeProfile | str | None = None, max_value: int | None = None):
+    """Head dims in ``[1, max_value]`` (default ``profile.max_head_dim``).
+
+    Mostly from a fixed list with odd sizes that leave a partial tile in the head-dim
+    direction (1, 8, 40, 59, 72, 96, 111, 160) besides the powers of two and 256; now and
+    then any size. Any D is cheap for compilation: the Triton kernel's compile-time variant
+    depends only on ``next_power_of_2(max(16, D))`` (five classes for D <= 256) and the
+    dtype; D itself is a runtime argument (Triton may also specialise integer arguments on
+    properties such as divisibility by 16, a small constant factor, not one per D).
+    Shrinks towards 16.
+    """
+    profile = _check_profile(profile)
+    if max_value is None:
+        max_value = profile.max_head_dim
+    _check_int("max_value", max_value, minimum=1)
+    listed = [d for d in _HEAD_DIMS if d <= max_value] or [max_value]
+    return _weighted((5, st.sampled_from(listed)), (1, st.integers(1, max_value)))
+
+
+def gqa_heads(*, profile: SizeProfile | str | None = None, max_heads: int | None = None, allow_gqa: bool = True):
+    """``(heads, kv_heads)`` with ``heads % kv_heads == 0`` and ``heads <= max_heads``
+    (default ``profile.max_heads``), ``heads // kv_heads <= profile.max_kv_ratio``.
+
+    With ``allow_gqa`` the ratio is often 1, 2, 4 or 7 (where heads allow), and
+    ``kv_heads`` is often 1 (MQA when the ratio exceeds 1); without it ``kv_heads ==
+    heads``. Shrinks towards ``(1, 1)``.
+    """
+    profile = _check_profile(profile)
+    if max_heads is None:
+        max_heads = profile.max_heads
+    _check_int("max_heads", max_heads, minimum=1)
+    _check_bool("allow_gqa", allow_gqa)
+    max_heads = min(max_heads, profile.max_heads)
+    if not allow_gqa:
+        return _weighted((1, st.just(1)), (3, st.integers(1, max_heads))).map(lambda h: (h, h))
+    max_ratio = min(max_heads, profile.max_kv_ratio)
+    ratios = [r for r in _GQA_RATIOS if r <= max_ratio]
+    return _gqa_heads(max_heads, ratios, max_ratio)
+
+
+@st.composite
+def _gqa_heads(draw, max_heads, ratios, max_ratio):
+    ratio = draw(_weighted((3, st.sampled_from(ratios)), (1, st.integers(1, max_ratio))))
+    kv_limit = max_heads // ratio
+    kv_heads = draw(_weighted((1, st.just(1)), (2, st.integers(1, kv_limit))))
+    return ratio * kv_heads, kv_heads
+
+
+# -- masks ----------------------------------------------------------------------------------
+
+
+def _bounds(low: int, max_bound: int):
+    """Finite window bounds: mostly ``low .. low + 3``, else up to ``low + max_bound``."""
+    return _weighted((2, st.integers(low, low + 3)), (1, st.integers(low, low + max(3, max_bound))))
+
+
+def windows(*, allow_causal: bool = True, allow_window: bool = True, max_bound: int = 64, min_right: int = 0):
+    """``(causal, window)`` pairs valid for :class:`~flashcheck.case.Case`.
+
+    Draws: no mask ``(False, (-1, -1))`` (first, so shrinking ends there); causal
+    ``(True, (-1, -1))``; with ``allow_window`` also causal with a sliding left bound or
+    the explicit ``(-1, 0)``, two-sided windows with small bounds (0..3) or moderate ones
+    (up to ``max_bound``), and one-sided windows (one bound -1). With causal the window's
+    right bound is always -1 or 0 (:func:`flashcheck.masks.effective_window`).
+
+    ``min_right`` is a floor for every finite right bound, causal included (causal means
+    right bound 0, so ``min_right > 0`` rules causal out). With ``Nq > Nk``, pass
+    ``min_right = Nq - Nk`` to draw only windows that leave no row empty; finite right
+    bounds are then drawn near that edge. Whether rows are empty depends on the lengths:
+    for windows that surely empty some rows see :func:`empty_row_windows`.
+    """
+    _check_bool("allow_causal", allow_causal)
+    _check_bool("allow_window", allow_window)
+    _check_int("max_bound", max_bound, minimum=0)
+    _check_int("min_right", min_right, minimum=0)
+    left = _bounds(0, max_bound)
+    right = _bounds(min_right, max_bound)
+    causal_ok = allow_causal and min_right == 0
+    return _weighted(
+        (4, st.just((False, (-1, -1)))),
+        (3 if causal_ok else 0, st.just((True, (-1, -1)))),
+        (2 if causal_ok and allow_window else 0, _causal_windows(left)),
+        (4 if allow_window else 0, st.tuples(left, right).map(lambda w: (False, w))),
+        (2 if allow_window else 0, _one_sided(left, right)),
+    )
+
+
+def _causal_windows(left):
+    return st.tuples(_weighted((1, st.just(-1)), (3, left)), st.sampled_from((-1, 0))).map(
+        lambda w: (True, w)
+    )
+
+
+def _one_sided(left, right):
+    return st.one_of(
+        right.map(lambda r: (False, (-1, r))),
+        left.map(lambda l: (False, (l, -1))),
+    )
+
+
+def empty_row_windows(
+    seqlen_q: int, seqlen_k: int, *, allow_causal: bool = True, allow_window: bool = True, max_bound: int = 64
+):
+    """``(causal, window)`` pairs that leave at least one of ``seqlen_q`` queries with no
+    allowed key among ``seqlen_k``.
+
+    That needs ``seqlen_q > seqlen_k`` and a finite right bound below ``seqlen_q -
+    seqlen_k`` (causal: right bound 0); with ``seqlen_k == 0`` every row is empty whatever
+    the mask, and any pair of :func:`windows` is drawn. Draws causal (plain, or with a
+    left bound when ``allow_window``) and, with ``allow_window``, windows whose right bound
+    is 0, the largest that still empties a row (``seqlen_q - seqlen_k - 1``, one empty
+    row), or anything between.
+    """
+    _check_int("seqlen_q", seqlen_q, minimum=1)
+    _check_int("seqlen_k", seqlen_k, minimum=0)
+    _check_bool("allow_causal", allow_causal)
+    _check_bool("allow_window", allow_window)
+    _check_int("max_bound", max_bound, minimum=0)
+    if not (allow_causal or allow_window):
+        raise InvalidArgument("empty_row_windows: needs allow_causal or allow_window; without a mask no row is empty")
+    if seqlen_k == 0:
+        return windows(allow_causal=allow_causal, allow_window=allow_window, max_bound=max_bound)
+    if seqlen_q <= seqlen_k:
+        raise InvalidArgument(
+            f"empty_row_windows: seqlen_q={seqlen_q} <= seqlen_k={seqlen_k}; the band is aligned "
+            "bottom-right, so a row can be empty only when seqlen_q > seqlen_k"
+        )
+    gap = seqlen_q - seqlen_k  # rows 0 .. gap - 1 - right are empty for right bound `right`
+    left = _weighted((1, st.just(-1)), (3, _bounds(0, max_bound)))
+    right = _weighted((2, st.sampled_from(sorted({0, gap - 1}))), (1, st.integers(0, gap - 1)))
+    return _weighted(
+        (3 if allow_causal else 0, st.just((True, (-1, -1)))),
+        (2 if allow_causal and allow_window else 0, _causal_windows(_bounds(0, max_bound))),
+        (4 if allow_window else 0, st.tuples(left, right).map(lambda w: (False, w))),
+    )
+
+
+# -- scale ------------------------------------------------------------------------------------
+
+
+def softmax_scales():
+    """``None`` (the default ``1/sqrt(D)``) about three times in four; otherwise a
+    custom positive scale (round values such as 1.0 and 0.125 first, or any in
+    ``[1/64, 4]``) or its negative. Shrinks towards ``None``."""
+    positive = _weighted(
+        (1, st.sampled_from((1.0, 0.5, 0.125, 2.0))),
+        (1, st.floats(min_value=1 / 64, max_value=4.0, allow_nan=False, allow_infinity=False)),
+    )
+    return _weighted((6, st.none()), (1, positive), (1, positive.map(lambda s: -s)))
+
+
+# -- cases ------------------------------------------------------------------------------------
+
+
+def cases(
+    *,
+    profile: SizeProfile | str | None = None,
+    dtypes=None,
+    features=None,
+    layouts=None,
+    values=None,
+    empty_rows: bool | None = None,
+):
+    """Dense :class:`~flashcheck.case.Case` objects within ``profile``.
+
+    - ``profile``: a :class:`~flashcheck.profiles.SizeProfile`, its name, or ``None`` for
+      :func:`flashcheck.profiles.size_profile`'s choice for this machine.
+    - ``dtypes``: dtype names to draw from (default: the profile's).
+    - ``features``: what the implementation supports, as in the protocol's
+      ``flashcheck_features``. Without ``"causal"`` no case is causal; without
+      ``"window"`` no case has a window other than ``(-1, -1)``; without ``"gqa"``
+      ``kv_heads == heads``; if it names dtypes, only those are drawn. Other protocol
+      features (``varlen``, ``mask``, ``backward``, ``lse``, ``out``, ...) do not concern
+      dense cases and are ignored; names outside the protocol's set raise
+      ``InvalidArgument``. ``None``: everything.
+    - ``layouts``, ``values``: from :data:`flashcheck.case.LAYOUTS` and
+      :data:`flashcheck.case.VALUES` (default: all).
+    - ``empty_rows``: ``True`` draws only cases where some query has no allowed key
+      (:attr:`Case.has_empty_rows`; needs ``"causal"`` or ``"window"``), ``False`` only
+      cases without, ``None`` either.
+
+    Draw order: dtype; lengths (equal, or independent so that both ``Nq < Nk`` and
+    ``Nq > Nk`` occur); the mask given the lengths; heads and batch within what
+    ``max_elements`` leaves; head dim, scale, layout, value distribution and seed.
+
+    Raises ``InvalidArgument`` for requests no case can meet, e.g. ``empty_rows=True``
+    with features naming neither ``"causal"`` nor ``"window"``.
+    """
+    profile = _check_profile(profile)
+    dtypes = _choices("dtypes", dtypes, profile.dtypes)
+    if features is None:
+        allow_causal = allow_window = allow_gqa = True
+    else:
+        if isinstance(features, str) or not all(isinstance(f, str) for f in features):
+            raise InvalidArgument(f"features: expected a collection of feature names, got {features!r}")
+        features = frozenset(features)
+        unknown = features - _FEATURES - set(_DTYPE_NAMES)
+        if unknown:
+            raise InvalidArgument(
+                f"features: unknown {sorted(unknown)}; known: {sorted(_FEATURES | set(_DTYPE_NAMES))}"
+            )
+        allow_causal, allow_window, allow_gqa = ("causal" in features), ("window" in features), ("gqa" in features)
+        named = [d for d in dtypes if d in features]
+        if features & set(_DTYPE_NAMES):
+            if not named:
+                raise InvalidArgument(
+                    f"features name dtypes {sorted(features & set(_DTYPE_NAMES))}, none of which is "
+                    f"among the dtypes drawn {list(dtypes)}"
+                )
+            dtypes = tuple(named)
+    layouts = _choices("layouts", layouts, case_module.LAYOUTS)
+    values = _choices("values", values, case_module.VALUES)
+    if empty_rows is not None:
+        _check_bool("empty_rows", empty_rows)
+    if empty_rows:
+        if not (allow_causal or allow_window):
+            raise InvalidArgument("empty_rows=True: needs the 'causal' or 'window' feature; without a mask no row is empty")
+        if profile.long_seqlen < 2 or profile.max_elements < 2:
+            raise InvalidArgument(f"empty_rows=True: profile {profile.name!r} is too small for seqlen_q > seqlen_k")
+    return _cases(profile, dtypes, allow_causal, allow_window, allow_gqa, layouts, values, empty_rows)
+
+
+def _longest_shorter(profile: SizeProfile) -> int:
+    """The largest Nk for which some Nq > Nk fits: Nk < long_seqlen, Nk * (Nk + 1) <= max_elements."""
+    nk = min(profile.long_seqlen - 1, math.isqrt(profile.max_elements))
+    while nk * (nk + 1) > profile.max_elements:
+        nk -= 1
+    return nk
+
+
+@st.composite
+def _lengths(draw, profile: SizeProfile, empty_rows):
+    limit, budget = profile.long_seqlen, profile.max_elements
+    if empty_rows:
+        seqlen_k = draw(seqlens(profile=profile, max_value=_longest_shorter(profile)))
+        seqlen_q = draw(seqlens(profile=profile, min_value=seqlen_k + 1, max_value=min(limit, budget // seqlen_k)))
+        return seqlen_q, seqlen_k
+    seqlen_q = draw(seqlens(profile=profile, max_value=min(limit, budget)))
+    equal = draw(_weighted((1, st.just(True)), (2, st.just(False))))
+    if equal and seqlen_q * seqlen_q <= budget:
+        return seqlen_q, seqlen_q
+    return seqlen_q, draw(seqlens(profile=profile, max_value=min(limit, budget // seqlen_q)))
+
+
+@st.composite
+def _cases(draw, profile, dtypes, allow_causal, allow_window, allow_gqa, layouts, values, empty_rows):
+    dtype = draw(st.sampled_from(dtypes))
+    seqlen_q, seqlen_k = draw(_lengths(profile, empty_rows))
+    max_bound = max(seqlen_q, seqlen_k) + 1
+    if empty_rows:
+        band = empty_row_windows(
+            seqlen_q, seqlen_k, allow_causal=allow_causal, allow_window=allow_window, max_bound=max_bound
+        )
+    else:
+        min_right = max(0, seqlen_q - seqlen_k) if empty_rows is False else 0
+        band = windows(allow_causal=allow_causal, allow_window=allow_window, max_bound=max_bound, min_right=min_right)
+    causal, window = draw(band)
+
+    scores = seqlen_q * seqlen_k
+    heads, kv_heads = draw(
+        gqa_heads(profile=profile, max_heads=max(1, min(profile.max_heads, profile.max_elements // scores)),
+                  allow_gqa=allow_gqa)
+    )
+    max_batch = max(1, min(profile.max_batch, profile.max_elements // (heads * scores)))
+    batch = draw(_weighted((1, st.just(1)), (1, st.integers(1, max_batch))))
+    head_dim = draw(head_dims(profile=profile))
+    softmax_scale = draw(softmax_scales())
+    layout = draw(st.sampled_from(layouts))
+    value_kind = draw(st.sampled_from(values))
+    seed = draw(st.integers(0, 2**32 - 1))
+    drawn = Case(
+        batch=batch, seqlen_q=seqlen_q, seqlen_k=seqlen_k, heads=heads, kv_heads=kv_heads,
+        head_dim=head_dim, dtype=dtype, causal=causal, window=window, softmax_scale=softmax_scale,
+        layout=layout, values=value_kind, seed=seed,
+    )
+    # Guaranteed by construction; a failure here is a bug in this module, not in a kernel.
+    if empty_rows is not None and drawn.has_empty_rows != empty_rows:
+        raise AssertionError(f"strategies.cases(empty_rows={empty_rows}) drew {drawn.spec()}")
+    return drawn

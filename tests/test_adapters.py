@@ -1,0 +1,437 @@
+"""Unit tests of flashcheck.adapters: convention translation, feature declarations, resolve().
+
+The peers are compared with a float64 attention written here, independently of
+flashcheck.reference, so that an error in either shows up as a disagreement.
+"""
+from __future__ import annotations
+
+import inspect
+import math
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from flashcheck import adapters
+from flashcheck.adapters import DEFAULT_FEATURES, DTYPE_NAMES, PROTOCOL_FEATURES, REGISTRY, features_of, resolve
+
+TORCH_PEERS = ["sdpa-math", "sdpa-flash", "sdpa-efficient", "sdpa-cudnn", "flex"]
+CPU_PEERS = ["sdpa-math", "flex"]
+CUDA = torch.cuda.is_available()
+needs_cuda = pytest.mark.skipif(not CUDA, reason="needs a CUDA device")
+
+
+def allowed_keys(nq, nk, causal, window, mask):
+    """Bool broadcastable to (B, H, nq, nk), written from the protocol text."""
+    left, right = window
+    if causal:
+        right = 0
+    i = torch.arange(nq)[:, None]
+    j = torch.arange(nk)[None, :]
+    diag = i + nk - nq
+    allowed = torch.ones(nq, nk, dtype=torch.bool)
+    if left >= 0:
+        allowed &= j >= diag - left
+    if right >= 0:
+        allowed &= j <= diag + right
+    return allowed if mask is None else allowed & mask.cpu()
+
+
+def reference(q, k, v, *, causal=False, window=(-1, -1), attn_mask=None, softmax_scale=None):
+    """Float64 attention in protocol layout; differentiable, with zero gradient through empty rows."""
+    b, nq, h, d = q.shape
+    nk, hkv = k.shape[1], k.shape[2]
+    q, k, v = (t.double().transpose(1, 2) for t in (q, k, v))
+    k = k.repeat_interleave(h // hkv, dim=1)
+    v = v.repeat_interleave(h // hkv, dim=1)
+    scale = 1 / math.sqrt(d) if softmax_scale is None else softmax_scale
+    allowed = allowed_keys(nq, nk, causal, window, attn_mask).to(q.device).expand(b, h, nq, nk)
+    row_has_key = allowed.any(-1, keepdim=True)
+    scores = (q @ k.transpose(-1, -2) * scale).masked_fill(~allowed, -math.inf)
+    scores = scores.masked_fill(~row_has_key, 0.0)  # keeps softmax finite; rows zeroed below
+    probs = torch.softmax(scores, -1).masked_fill(~allowed, 0.0)
+    lse = torch.logsumexp(scores, -1).masked_fill(~row_has_key[..., 0], -math.inf)
+    return (probs @ v).transpose(1, 2), lse
+
+
+def make_inputs(b, nq, nk, h, hkv, d, dtype=torch.float32, device="cpu", seed=0):
+    g = torch.Generator().manual_seed(seed)
+    q, k, v = (torch.randn(b, n, heads, d, generator=g) for n, heads in ((nq, h), (nk, hkv), (nk, hkv)))
+    return tuple(t.to(device=device, dtype=dtype) for t in (q, k, v))
+
+
+def random_mask(b, nq, nk, seed=1, device="cpu"):
+    g = torch.Generator().manual_seed(seed)
+    return (torch.rand(b, 1, nq, nk, generator=g) > 0.3).to(device)
+
+
+def assert_lse_close(lse, expected, atol):
+    lse, expected = lse.double().cpu(), expected.double().cpu()
+    assert lse.dtype == torch.float64 and lse.shape == expected.shape
+    assert torch.equal(torch.isneginf(lse), torch.isneginf(expected)), "-inf rows differ"
+    finite = torch.isfinite(expected)
+    torch.testing.assert_close(lse[finite], expected[finite], atol=atol, rtol=0)
+
+
+# (b, nq, nk, h, hkv, d, causal, window, with_mask)
+CASES = [
+    (2, 5, 9, 4, 4, 16, False, (-1, -1), False),
+    (2, 5, 9, 6, 2, 16, True, (-1, -1), False),  # Nq < Nk, GQA ratio 3
+    (1, 9, 5, 4, 2, 8, True, (-1, -1), False),  # Nq > Nk: rows 0..3 see no key
+    (2, 7, 11, 4, 2, 16, False, (2, 1), False),  # window, GQA ratio 2
+    (2, 11, 7, 6, 2, 8, True, (2, -1), True),  # causal + left window + mask, Nq > Nk
+    (1, 6, 6, 2, 1, 16, False, (-1, -1), True),  # mask only, MQA
+]
+CASE_IDS = [f"nq{c[1]}-nk{c[2]}-h{c[3]}/{c[4]}-{'causal' if c[6] else 'full'}-w{c[7]}{'-mask' if c[8] else ''}" for c in CASES]
+
+
+# ------------------------------------------------------------- declarations
+
+
+def test_registry_holds_the_named_peers():
+    assert {"flash", *TORCH_PEERS} <= set(REGISTRY)
+
+
+def test_importing_adapters_imports_neither_triton_nor_the_kernel():
+    code = (
+        "import sys, flashcheck.adapters as a; a.REGISTRY['sdpa-math'](); a.REGISTRY['flex']();"
+        "print('triton' in sys.modules, 'flashcheck.kernels' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["False", "False"]
+
+
+@pytest.mark.parametrize("name", TORCH_PEERS)
+def test_adapter_declares_name_devices_and_features(name):
+    impl = resolve(name)
+    assert impl.name == name
+    assert impl.device_kinds <= {"cpu", "cuda"} and "cuda" in impl.device_kinds
+    assert impl.flashcheck_features <= PROTOCOL_FEATURES | DTYPE_NAMES
+    assert impl.flashcheck_features & DTYPE_NAMES, "dtype names must always be listed"
+    assert "varlen" not in impl.flashcheck_features
+    for kind in impl.device_kinds:
+        assert features_of(impl, kind) <= impl.flashcheck_features
+
+
+@pytest.mark.parametrize("name", TORCH_PEERS)
+def test_adapter_has_exactly_the_protocol_signature(name):
+    expected = ["q", "k", "v", "causal", "window", "softmax_scale", "attn_mask",
+                "cu_seqlens_q", "cu_seqlens_k", "max_seqlen_q", "max_seqlen_k"]
+    params = inspect.signature(resolve(name)).parameters
+    assert list(params) == expected
+    assert all(params[p].kind is inspect.Parameter.KEYWORD_ONLY for p in expected[3:])
+    assert params["causal"].default is False and params["window"].default == (-1, -1)
+    assert all(params[p].default is None for p in expected[5:])
+
+
+def test_declared_features_per_peer():
+    assert features_of(resolve("sdpa-math"), "cpu") == {"causal", "window", "gqa", "mask", "backward"} | DTYPE_NAMES
+    for name in ("sdpa-flash", "sdpa-cudnn"):
+        impl = resolve(name)
+        assert impl.device_kinds == {"cuda"}
+        assert impl.flashcheck_features == {"causal", "gqa", "backward", "lse", "float16", "bfloat16"}
+    efficient = resolve("sdpa-efficient")
+    assert efficient.flashcheck_features == {"causal", "window", "mask", "gqa", "backward", "lse"} | DTYPE_NAMES
+    flex = resolve("flex")
+    assert "backward" not in features_of(flex, "cpu") and "backward" in features_of(flex, torch.device("cuda", 0))
+    assert {"lse", "mask", "window", "causal", "gqa"} <= features_of(flex, "cpu")
+    assert features_of(resolve("sdpa-flash"), "cpu") == frozenset()
+
+
+def test_features_of_defaults_and_dtype_completion():
+    def plain(q, k, v, **kw):
+        return None, None
+
+    assert features_of(plain) == DEFAULT_FEATURES
+    assert "varlen" not in DEFAULT_FEATURES and DTYPE_NAMES <= DEFAULT_FEATURES
+    plain.flashcheck_features = {"causal", "lse"}
+    assert features_of(plain) == {"causal", "lse"} | DTYPE_NAMES
+    plain.flashcheck_features = {"causal", "float16"}
+    assert features_of(plain) == {"causal", "float16"}
+    assert features_of(plain, "cuda") == {"causal", "float16"}  # no per-device declaration
+
+
+# ------------------------------------------------------------- resolve
+
+
+@pytest.mark.parametrize("name", TORCH_PEERS)
+def test_resolve_registry_name(name):
+    assert resolve(name).name == name
+
+
+def test_resolve_module_attr():
+    assert resolve("math:sqrt") is math.sqrt
+    assert resolve("flashcheck.adapters:features_of") is features_of
+    assert resolve("torch.nn.functional:scaled_dot_product_attention") is torch.nn.functional.scaled_dot_product_attention
+    assert resolve("flashcheck.adapters:Adapter.__call__") is adapters.Adapter.__call__
+
+
+def test_resolve_flash_returns_the_project_kernel():
+    kernels = pytest.importorskip("flashcheck.kernels")
+    assert resolve("flash") is kernels.flash_attention
+
+
+@pytest.mark.parametrize(
+    "spec, words",
+    [
+        ("no-such-peer", ["unknown", "sdpa-math", "flex"]),
+        ("", ["non-empty"]),
+        ("flashcheck_no_such_module:f", ["cannot import"]),
+        ("math:no_such_function", ["no attribute"]),
+        ("math:pi", ["not a callable"]),
+        (":sqrt", ["module:attr"]),
+        ("math:", ["module:attr"]),
+    ],
+)
+def test_resolve_rejects_bad_specs(spec, words):
+    with pytest.raises(ValueError) as error:
+        resolve(spec)
+    assert all(word in str(error.value) for word in words), str(error.value)
+
+
+# ------------------------------------------------------------- CPU peers vs float64
+
+
+@pytest.mark.parametrize("name", CPU_PEERS)
+@pytest.mark.parametrize("case", CASES, ids=CASE_IDS)
+def test_cpu_peer_matches_float64(name, case):
+    b, nq, nk, h, hkv, d, causal, window, with_mask = case
+    q, k, v = make_inputs(b, nq, nk, h, hkv, d)
+    kwargs = dict(causal=causal, window=window, attn_mask=random_mask(b, nq, nk) if with_mask else None)
+    out, lse = resolve(name)(q, k, v, **kwargs)
+    ref_out, ref_lse = reference(q, k, v, **kwargs)
+    assert out.shape == q.shape and out.dtype == q.dtype
+    # Empty rows are compared too: both peers give exactly 0 there on this torch.
+    torch.testing.assert_close(out.double(), ref_out, atol=2e-6, rtol=0)
+    if "lse" in resolve(name).flashcheck_features:
+        assert lse.dtype == torch.float32 and lse.shape == (b, h, nq)
+        assert_lse_close(lse, ref_lse, atol=2e-6)
+    else:
+        assert lse is None
+
+
+@pytest.mark.parametrize("name", CPU_PEERS)
+def test_cpu_peer_softmax_scale_and_half_dtypes(name):
+    q, k, v = make_inputs(1, 6, 10, 4, 2, 16, seed=3)
+    ref_out, ref_lse = reference(q, k, v, causal=True, softmax_scale=0.3)
+    for dtype in (torch.bfloat16, torch.float16):
+        out, lse = resolve(name)(q.to(dtype), k.to(dtype), v.to(dtype), causal=True, softmax_scale=0.3)
+        assert out.dtype == dtype
+        torch.testing.assert_close(out.double(), ref_out, atol=3e-2, rtol=0)
+        if lse is not None:
+            assert lse.dtype == torch.float32
+            assert_lse_close(lse, ref_lse, atol=3e-2)
+
+
+def test_flex_lse_is_natural_log():
+    # Large logits make ln and log2 differ by far more than rounding.
+    q, k, v = make_inputs(1, 4, 8, 2, 2, 16, seed=5)
+    _, lse = resolve("flex")(q * 4, k, v)
+    _, natural = reference(q * 4, k, v)
+    torch.testing.assert_close(lse.double(), natural, atol=1e-5, rtol=0)
+    assert (lse.double() - natural / math.log(2)).abs().max() > 0.1
+
+
+def test_sdpa_math_gradients_match_float64_including_empty_rows():
+    q, k, v = (t.requires_grad_() for t in make_inputs(2, 9, 5, 4, 2, 8, seed=7))
+    kwargs = dict(causal=True, window=(3, -1), attn_mask=random_mask(2, 9, 5, seed=8))
+    out, _ = resolve("sdpa-math")(q, k, v, **kwargs)
+    grad = torch.randn(out.shape, generator=torch.Generator().manual_seed(9))
+    got = torch.autograd.grad(out, (q, k, v), grad)
+    ref_out, _ = reference(q, k, v, **kwargs)
+    want = torch.autograd.grad(ref_out, (q, k, v), grad.double())
+    for name, g, w in zip("qkv", got, want):
+        torch.testing.assert_close(g.double(), w.double(), atol=1e-5, rtol=0, msg=lambda m, n=name: f"d{n}: {m}")
+
+
+# ------------------------------------------------------------- refusals and validation
+
+
+def test_varlen_arguments_are_refused_by_name():
+    q, k, v = make_inputs(1, 4, 4, 2, 2, 8)
+    cu = torch.tensor([0, 4], dtype=torch.int32)
+    for name in CPU_PEERS:
+        for arg, value in [("cu_seqlens_q", cu), ("cu_seqlens_k", cu), ("max_seqlen_q", 4), ("max_seqlen_k", 4)]:
+            with pytest.raises(NotImplementedError, match=arg):
+                resolve(name)(q, k, v, **{arg: value})
+
+
+def test_flex_refuses_backward_on_cpu():
+    q, k, v = make_inputs(1, 4, 4, 2, 2, 8)
+    with pytest.raises(NotImplementedError, match="backward"):
+        resolve("flex")(q.requires_grad_(), k, v)
+    with torch.no_grad():
+        resolve("flex")(q, k, v)  # no gradient asked for: runs
+
+
+@pytest.mark.parametrize("name", ["sdpa-flash", "sdpa-efficient", "sdpa-cudnn"])
+def test_cuda_only_peers_refuse_cpu_tensors(name):
+    q, k, v = make_inputs(1, 4, 4, 2, 2, 8, dtype=torch.float16)
+    with pytest.raises(NotImplementedError, match="cuda"):
+        resolve(name)(q, k, v)
+
+
+def _as_cpu_adapter(name):
+    """The peer's CUDA declaration on a CPU stand-in, to test the refusals without a GPU."""
+    impl = resolve(name)
+    return adapters.Adapter(name, {"cpu": features_of(impl, "cuda")}, lambda q, k, v, req: (q, None))
+
+
+@pytest.mark.parametrize("name", ["sdpa-flash", "sdpa-cudnn"])
+def test_flash_and_cudnn_declarations_refuse_what_they_cannot_express(name):
+    impl = _as_cpu_adapter(name)
+    q, k, v = make_inputs(1, 4, 4, 2, 2, 8, dtype=torch.float16)
+    with pytest.raises(NotImplementedError, match="window"):
+        impl(q, k, v, window=(2, 1))
+    with pytest.raises(NotImplementedError, match="window"):
+        impl(q, k, v, causal=True, window=(2, 0))
+    with pytest.raises(NotImplementedError, match="attn_mask"):
+        impl(q, k, v, attn_mask=torch.ones(4, 4, dtype=torch.bool))
+    with pytest.raises(NotImplementedError, match="float32"):
+        impl(q.float(), k.float(), v.float())
+    impl(q, k, v, causal=True, window=(-1, 0))  # causal spelled as a window is still causal
+    impl(q, k[:, :, :1], v[:, :, :1])  # MQA is declared
+
+
+@pytest.mark.parametrize("run", [adapters._run_sdpa_flash, adapters._run_sdpa_cudnn])
+def test_flash_and_cudnn_refuse_non_square_causal_before_calling_torch(run):
+    q, k, v = make_inputs(1, 4, 6, 2, 2, 8, dtype=torch.float16)
+    request = adapters._Request(1, 4, 6, 2, 2, 0.35, True, -1, 0, None)
+    with pytest.raises(NotImplementedError, match="Nq != Nk"):
+        run(q, k, v, request)
+
+
+def test_sdpa_math_refuses_nothing_it_declares_and_validates_inputs():
+    impl = resolve("sdpa-math")
+    q, k, v = make_inputs(1, 4, 4, 4, 2, 8)
+    with pytest.raises(ValueError, match="multiple of Hkv"):
+        impl(q[:, :, :3], k, v)
+    with pytest.raises(TypeError, match="bool"):
+        impl(q, k, v, attn_mask=torch.ones(4, 4))
+    with pytest.raises(ValueError, match="broadcast"):
+        impl(q, k, v, attn_mask=torch.ones(3, 4, dtype=torch.bool))
+    with pytest.raises(ValueError, match="causal"):
+        impl(q, k, v, causal=True, window=(2, 1))
+    with pytest.raises(ValueError, match="dtypes differ"):
+        impl(q, k.double(), v)
+
+
+def test_additive_bias_is_exact_aligned_and_broadcast():
+    request = adapters._Request(3, 5, 7, 4, 2, 0.3, False, 2, 1, None)
+    allowed = allowed_keys(5, 7, False, (2, 1), random_mask(3, 5, 7))
+    bias = adapters._additive_bias(allowed, request, torch.float16)
+    assert bias.shape == (3, 4, 5, 7) and bias.dtype == torch.float16
+    assert bias.stride(-2) % 16 == 0 and bias.stride(1) == 0
+    assert torch.equal(bias == 0, allowed.expand(3, 4, 5, 7))
+    assert torch.isneginf(bias[~allowed.expand(3, 4, 5, 7)]).all()
+
+
+def test_kernel_ready_pads_head_dim_and_aligns_storage():
+    odd = torch.randn(2, 5, 3, 20, dtype=torch.bfloat16)
+    ready = adapters._kernel_ready(odd)
+    assert ready.shape == (2, 5, 3, 24) and torch.equal(ready[..., :20], odd) and (ready[..., 20:] == 0).all()
+    view = torch.zeros(2, 7, 4, 72, dtype=torch.bfloat16)[:, 1:6, 1:4, 4:68]  # pointer 8 bytes off
+    ready = adapters._kernel_ready(view)
+    assert torch.equal(ready, view) and ready.is_contiguous() and ready.data_ptr() % 16 == 0
+    aligned = torch.randn(2, 5, 3, 64, dtype=torch.float16).transpose(1, 2).contiguous().transpose(1, 2)
+    assert adapters._kernel_ready(aligned) is aligned  # heads-first storage is fine as it is
+
+
+@pytest.mark.parametrize(
+    "op", ["_scaled_dot_product_flash_attention", "_scaled_dot_product_efficient_attention",
+           "_scaled_dot_product_cudnn_attention"],
+)
+def test_private_op_outputs_are_picked_by_schema_name(op):
+    packet = getattr(torch.ops.aten, op).default
+    names = [r.name for r in packet._schema.returns]
+    out, lse = adapters._output_and_lse(packet, list(range(len(names))))
+    assert names[out] == "output" and "sumexp" in names[lse]
+
+
+# ------------------------------------------------------------- CUDA peers
+
+
+# (b, nq, nk, h, hkv, d, causal, window, with_mask). Rows without any key are left out
+# of the comparison: what a peer returns there is the property suite's business.
+CUDA_CASES = [
+    (2, 128, 128, 4, 4, 64, False, (-1, -1), False),
+    (2, 97, 97, 6, 2, 64, True, (-1, -1), False),
+    (1, 64, 200, 4, 1, 128, False, (-1, -1), False),
+    (2, 77, 150, 4, 2, 64, True, (-1, -1), False),  # non-square causal: efficient, flex, math only
+    (2, 150, 77, 4, 2, 64, False, (32, 8), True),  # mask (2, 1, Nq, Nk)
+]
+
+
+def _cuda_case_supported(impl, case, dtype):
+    b, nq, nk, h, hkv, d, causal, window, with_mask = case
+    feats = features_of(impl, "cuda")
+    needs = {adapters.dtype_name(dtype)}
+    needs |= {"causal"} if causal else set()
+    needs |= {"window"} if window != (-1, -1) else set()
+    needs |= {"mask"} if with_mask else set()
+    needs |= {"gqa"} if h != hkv else set()
+    square_only = impl.name in ("sdpa-flash", "sdpa-cudnn")
+    return needs <= feats and not (square_only and causal and nq != nk)
+
+
+@needs_cuda
+@pytest.mark.parametrize("name", TORCH_PEERS)
+@pytest.mark.parametrize("index", range(len(CUDA_CASES)), ids=lambda i: f"case{i}")
+def test_cuda_peer_matches_float64(name, index):
+    # One dtype per case, cycling through the peer's dtypes: compiled flex pays a
+    # compilation for every variant, so the full product would take minutes.
+    impl, case = resolve(name), CUDA_CASES[index]
+    dtypes = [t for t in (torch.float16, torch.bfloat16, torch.float32) if adapters.dtype_name(t) in impl.flashcheck_features]
+    dtype = dtypes[index % len(dtypes)]
+    if not _cuda_case_supported(impl, case, dtype):
+        pytest.skip(f"{name} does not declare what this case needs")
+    b, nq, nk, h, hkv, d, causal, window, with_mask = case
+    q, k, v = make_inputs(b, nq, nk, h, hkv, d, dtype=dtype, device="cuda")
+    mask = random_mask(b, nq, nk, device="cuda") if with_mask else None
+    kwargs = dict(causal=causal, window=window, attn_mask=mask)
+    out, lse = impl(q, k, v, **kwargs)
+    ref_out, ref_lse = reference(q, k, v, **kwargs)
+    has_key = torch.isfinite(ref_lse)  # (b, h, nq)
+    atol = {torch.float16: 4e-3, torch.bfloat16: 3e-2, torch.float32: 1e-3}[dtype]  # f32: TF32 may be on
+    assert out.shape == q.shape and out.dtype == dtype
+    torch.testing.assert_close(out.double()[has_key.transpose(1, 2)], ref_out[has_key.transpose(1, 2)],
+                               atol=atol, rtol=0)
+    if "lse" in impl.flashcheck_features:
+        assert lse.dtype == torch.float32 and lse.shape == (b, h, nq)
+        lse_atol = 1e-2 if dtype != torch.float32 else 1e-3
+        torch.testing.assert_close(lse.double()[has_key], ref_lse[has_key], atol=lse_atol, rtol=0)
+
+
+@needs_cuda
+@pytest.mark.parametrize("name", TORCH_PEERS)
+def test_cuda_peer_gradients_match_float64(name):
+    impl = resolve(name)
+    case = (1, 64, 64, 4, 2, 64, True, (-1, -1), False)
+    if not _cuda_case_supported(impl, case, torch.bfloat16):
+        pytest.skip(f"{name} does not declare what this case needs")
+    q, k, v = (t.requires_grad_() for t in make_inputs(1, 64, 64, 4, 2, 64, dtype=torch.bfloat16, device="cuda"))
+    out, _ = impl(q, k, v, causal=True)
+    grad = torch.randn_like(out)
+    got = torch.autograd.grad(out, (q, k, v), grad)
+    ref_out, _ = reference(q, k, v, causal=True)
+    want = torch.autograd.grad(ref_out, (q, k, v), grad.double())
+    for g, w in zip(got, want):
+        torch.testing.assert_close(g.double(), w.double(), atol=6e-2, rtol=0)
+
+
+@needs_cuda
+@pytest.mark.parametrize("name", TORCH_PEERS)
+@pytest.mark.parametrize("d", [20, 72])
+def test_cuda_peer_accepts_odd_head_dims_and_misaligned_views(name, d):
+    impl = resolve(name)
+    q, k, v = make_inputs(2, 33, 45, 4, 2, d, dtype=torch.bfloat16, device="cuda")
+    storage = torch.full((2, 40, 6, d + 8), float("nan"), dtype=torch.bfloat16, device="cuda")
+    view = storage[:, 3:36, 1:5, 4 : 4 + d]  # strided, pointer 8 bytes past alignment
+    view.copy_(q)
+    out, lse = impl(view, k, v, softmax_scale=0.2)
+    ref_out, ref_lse = reference(q, k, v, softmax_scale=0.2)
+    torch.testing.assert_close(out.double(), ref_out, atol=3e-2, rtol=0)
+    if lse is not None:
+        torch.testing.assert_close(lse.double(), ref_lse, atol=3e-2, rtol=0)

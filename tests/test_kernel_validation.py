@@ -1,0 +1,311 @@
+"""The public kernel function, flashcheck.kernels.flash_attention: input validation and the
+documented calling conventions.
+
+Bad input is rejected before any launch with TypeError or ValueError (NotImplementedError
+for the protocol arguments the kernel does not support yet), the message starts with the
+name of the offending argument, and a caller's ``out``/``lse_out`` buffers are left exactly
+as they were. The happy-path tests are tiny: on the CPU the kernel runs in the interpreter.
+"""
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from flashcheck import reference
+from flashcheck.kernels import flash_attention, forward
+
+CUDA = torch.cuda.is_available()
+needs_cuda = pytest.mark.skipif(not CUDA, reason="needs a CUDA device")
+SENTINEL = 7.0
+
+B, NQ, NK, H, HKV, D = 2, 3, 5, 4, 2, 8
+
+
+def tensors(device, *, b=B, nq=NQ, nk=NK, h=H, hkv=HKV, d=D, dtype=torch.float16, seed=0):
+    generator = torch.Generator().manual_seed(seed)
+    q = torch.randn(b, nq, h, d, generator=generator).to(dtype).to(device)
+    k = torch.randn(b, nk, hkv, d, generator=generator).to(dtype).to(device)
+    v = torch.randn(b, nk, hkv, d, generator=generator).to(dtype).to(device)
+    return q, k, v
+
+
+@pytest.fixture
+def launches(monkeypatch):
+    """Records every launch of the Triton forward kernel; validation failures must leave it
+    empty. The kernel object itself is wrapped, so this sees launches however the Python
+    launcher is reached."""
+    calls = []
+    kernel = forward._attention_forward
+
+    class Spy:
+        def __getitem__(self, grid):
+            def run(*args, **kwargs):
+                calls.append(grid)
+                return kernel[grid](*args, **kwargs)
+
+            return run
+
+    monkeypatch.setattr(forward, "_attention_forward", Spy())
+    return calls
+
+
+# -- rejected input ------------------------------------------------------------------------
+def good(device, **changes):
+    """Keyword arguments of a valid call, with ``changes`` applied."""
+    q, k, v = tensors(device)
+    args = dict(q=q, k=k, v=v)
+    args.update(changes)
+    return args
+
+
+def t(*shape, dtype=torch.float16, device="cpu"):
+    return torch.randn(*shape).to(dtype).to(device)
+
+
+# (argument named in the message, expected error, function device -> call kwargs)
+BAD_CALLS = {
+    # q, k, v themselves
+    "q not a tensor": ("q", TypeError, lambda dev: good(dev, q=[[1.0]])),
+    "k is None": ("k", TypeError, lambda dev: good(dev, k=None)),
+    "v a list": ("v", TypeError, lambda dev: good(dev, v=[0.0] * 4)),
+    "q with 3 dims": ("q", ValueError, lambda dev: good(dev, q=t(NQ, H, D, device=dev))),
+    "q with 5 dims": ("q", ValueError, lambda dev: good(dev, q=t(B, NQ, H, D, 1, device=dev))),
+    "k with 3 dims": ("k", ValueError, lambda dev: good(dev, k=t(NK, HKV, D, device=dev))),
+    "v with 5 dims": ("v", ValueError, lambda dev: good(dev, v=t(B, NK, HKV, D, 1, device=dev))),
+    # dtypes
+    "float64 inputs": ("q", TypeError, lambda dev: dict(zip("qkv", (x.double() for x in tensors(dev))))),
+    "int32 inputs": ("q", TypeError, lambda dev: dict(zip("qkv", (x.int() for x in tensors(dev))))),
+    "bool inputs": ("q", TypeError, lambda dev: dict(zip("qkv", (x > 0 for x in tensors(dev))))),
+    "k float32 with float16 q": ("k", TypeError, lambda dev: good(dev, k=t(B, NK, HKV, D, dtype=torch.float32, device=dev))),
+    "v bfloat16 with float16 q": ("v", TypeError, lambda dev: good(dev, v=t(B, NK, HKV, D, dtype=torch.bfloat16, device=dev))),
+    # shapes
+    "k batch differs": ("k", ValueError, lambda dev: good(dev, k=t(B + 1, NK, HKV, D, device=dev), v=t(B + 1, NK, HKV, D, device=dev))),
+    "v seqlen differs from k": ("v", ValueError, lambda dev: good(dev, v=t(B, NK + 1, HKV, D, device=dev))),
+    "v heads differ from k": ("v", ValueError, lambda dev: good(dev, v=t(B, NK, 1, D, device=dev))),
+    "v head dim differs from k": ("v", ValueError, lambda dev: good(dev, v=t(B, NK, HKV, D + 1, device=dev))),
+    "k and v head dim differ from q": ("k", ValueError, lambda dev: good(dev, k=t(B, NK, HKV, 2 * D, device=dev), v=t(B, NK, HKV, 2 * D, device=dev))),
+    "head dim 0": ("q", ValueError, lambda dev: dict(zip("qkv", tensors(dev, d=0)))),
+    "head dim 257": ("q", ValueError, lambda dev: dict(zip("qkv", tensors(dev, nq=1, nk=1, h=1, hkv=1, d=257)))),
+    "heads not a multiple of kv heads": ("k", ValueError, lambda dev: dict(zip("qkv", tensors(dev, h=3, hkv=2)))),
+    "more kv heads than heads": ("k", ValueError, lambda dev: dict(zip("qkv", tensors(dev, h=2, hkv=4)))),
+    "zero kv heads": ("k", ValueError, lambda dev: dict(zip("qkv", tensors(dev, h=2, hkv=0)))),
+    # window and causal
+    "window not a pair": ("window", TypeError, lambda dev: good(dev, window=(3,))),
+    "window a triple": ("window", TypeError, lambda dev: good(dev, window=(1, 2, 3))),
+    "window an int": ("window", TypeError, lambda dev: good(dev, window=3)),
+    "window None": ("window", TypeError, lambda dev: good(dev, window=None)),
+    "window of floats": ("window", TypeError, lambda dev: good(dev, window=(1.0, 2.0))),
+    "window with a bool": ("window", TypeError, lambda dev: good(dev, window=(True, -1))),
+    "window left below -1": ("window", ValueError, lambda dev: good(dev, window=(-2, 0))),
+    "window right below -1": ("window", ValueError, lambda dev: good(dev, window=(0, -3))),
+    "causal with right bound 3": ("window", ValueError, lambda dev: good(dev, causal=True, window=(-1, 3))),
+    "causal with window (2, 1)": ("window", ValueError, lambda dev: good(dev, causal=True, window=(2, 1))),
+    "causal an int": ("causal", TypeError, lambda dev: good(dev, causal=1)),
+    "causal None": ("causal", TypeError, lambda dev: good(dev, causal=None)),
+    "causal a string": ("causal", TypeError, lambda dev: good(dev, causal="True")),
+    # softmax_scale
+    "softmax_scale nan": ("softmax_scale", ValueError, lambda dev: good(dev, softmax_scale=float("nan"))),
+    "softmax_scale inf": ("softmax_scale", ValueError, lambda dev: good(dev, softmax_scale=float("inf"))),
+    "softmax_scale -inf": ("softmax_scale", ValueError, lambda dev: good(dev, softmax_scale=-math.inf)),
+    "softmax_scale a string": ("softmax_scale", (TypeError, ValueError), lambda dev: good(dev, softmax_scale="0.5")),
+    "softmax_scale a bool": ("softmax_scale", (TypeError, ValueError), lambda dev: good(dev, softmax_scale=True)),
+    "softmax_scale a complex": ("softmax_scale", (TypeError, ValueError), lambda dev: good(dev, softmax_scale=1j)),
+    # out and lse_out
+    "out wrong shape": ("out", ValueError, lambda dev: good(dev, out=t(B, NQ, H, D + 1, device=dev))),
+    "out in (B, H, Nq, D) shape": ("out", ValueError, lambda dev: good(dev, out=t(B, H, NQ, D, device=dev))),
+    "out wrong dtype": ("out", ValueError, lambda dev: good(dev, out=t(B, NQ, H, D, dtype=torch.float32, device=dev))),
+    "out not a tensor": ("out", TypeError, lambda dev: good(dev, out=[0.0])),
+    "out with overlapping elements": ("out", ValueError, lambda dev: good(dev, out=t(1, NQ, H, D, device=dev).expand(B, NQ, H, D))),
+    "lse_out in (B, Nq, H) shape": ("lse_out", ValueError, lambda dev: good(dev, lse_out=t(B, NQ, H, dtype=torch.float32, device=dev))),
+    "lse_out float16": ("lse_out", ValueError, lambda dev: good(dev, lse_out=t(B, H, NQ, dtype=torch.float16, device=dev))),
+    "lse_out float64": ("lse_out", ValueError, lambda dev: good(dev, lse_out=t(B, H, NQ, dtype=torch.float64, device=dev))),
+    "lse_out not a tensor": ("lse_out", TypeError, lambda dev: good(dev, lse_out=0.0)),
+    # protocol arguments not supported yet
+    "attn_mask": ("attn_mask", NotImplementedError, lambda dev: good(dev, attn_mask=torch.ones(NQ, NK, dtype=torch.bool, device=dev))),
+    "cu_seqlens_q": ("cu_seqlens_q", NotImplementedError, lambda dev: good(dev, cu_seqlens_q=torch.tensor([0, NQ], dtype=torch.int32, device=dev))),
+    "cu_seqlens_k": ("cu_seqlens_k", NotImplementedError, lambda dev: good(dev, cu_seqlens_k=torch.tensor([0, NK], dtype=torch.int32, device=dev))),
+    "max_seqlen_q": ("max_seqlen_q", NotImplementedError, lambda dev: good(dev, max_seqlen_q=NQ)),
+    "max_seqlen_k": ("max_seqlen_k", NotImplementedError, lambda dev: good(dev, max_seqlen_k=NK)),
+}
+
+
+def sentinel_buffers(args, device):
+    """Valid-looking out/lse_out filled with SENTINEL (shaped for q when q is a 4-d tensor)."""
+    q = args.get("q")
+    if isinstance(q, torch.Tensor) and q.dim() == 4:
+        shape, lse_shape = tuple(q.shape), (q.shape[0], q.shape[2], q.shape[1])
+        dtype = q.dtype if q.dtype in (torch.float16, torch.bfloat16, torch.float32) else torch.float16
+    else:
+        shape, lse_shape, dtype = (B, NQ, H, D), (B, H, NQ), torch.float16
+    out = torch.full(shape, SENTINEL, dtype=dtype, device=device)
+    lse = torch.full(lse_shape, SENTINEL, dtype=torch.float32, device=device)
+    return out, lse
+
+
+@pytest.mark.parametrize("name, error, make", BAD_CALLS.values(), ids=BAD_CALLS.keys())
+def test_bad_input_is_rejected_before_launch_naming_the_argument(name, error, make, device, launches):
+    args = make(device)
+    out, lse = sentinel_buffers(args, device)
+    args.setdefault("out", out)
+    args.setdefault("lse_out", lse)
+    given = {key: args[key] for key in ("out", "lse_out") if isinstance(args[key], torch.Tensor)}
+    before = {key: buffer.clone() for key, buffer in given.items()}
+    q, k, v = args.pop("q"), args.pop("k"), args.pop("v")
+
+    with pytest.raises(error, match=rf"^{name}\b"):
+        flash_attention(q, k, v, **args)
+
+    assert launches == [], "validation must happen before any launch"
+    for key, buffer in given.items():
+        assert torch.equal(buffer, before[key]), f"{key} was modified by a rejected call"
+
+
+def test_errors_are_raised_even_when_grad_is_required(device, launches):
+    q, k, v = tensors(device)
+    q.requires_grad_(True)
+    with pytest.raises(ValueError, match="^softmax_scale"):
+        flash_attention(q, k, v, softmax_scale=math.nan)
+    assert launches == []
+
+
+@needs_cuda
+@pytest.mark.parametrize("which", ["k", "v"])
+def test_device_mismatch_names_the_argument(which, launches):
+    args = good("cuda")
+    args[which] = args[which].cpu()
+    with pytest.raises(ValueError, match=rf"^{which}\b.*device"):
+        flash_attention(args["q"], args["k"], args["v"])
+    assert launches == []
+
+
+@needs_cuda
+def test_out_on_another_device_is_rejected(launches):
+    q, k, v = tensors("cuda")
+    out = torch.full(q.shape, SENTINEL, dtype=q.dtype)
+    with pytest.raises(ValueError, match="^out"):
+        flash_attention(q, k, v, out=out)
+    assert (out == SENTINEL).all() and launches == []
+
+
+# -- happy path ------------------------------------------------------------------------------
+def assert_close_to_reference(q, k, v, out, lse, **kwargs):
+    """Loose: these tests are about conventions, not accuracy (the properties test that)."""
+    ref_out, ref_lse = reference.attention(q, k, v, **kwargs)
+    atol = {torch.float32: 1e-4, torch.float16: 1e-2, torch.bfloat16: 5e-2}[q.dtype]
+    torch.testing.assert_close(out.double().cpu(), ref_out.cpu(), atol=atol, rtol=atol)
+    torch.testing.assert_close(lse.double().cpu(), ref_lse.cpu(), atol=1e-3, rtol=1e-3)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32], ids=str)
+def test_returns_out_and_lse_with_documented_shapes_and_dtypes(dtype, device, launches):
+    q, k, v = tensors(device, dtype=dtype)
+    result = flash_attention(q, k, v)
+    assert isinstance(result, tuple) and len(result) == 2
+    out, lse = result
+    assert out.shape == (B, NQ, H, D) and out.dtype == dtype and out.device == q.device
+    assert lse.shape == (B, H, NQ) and lse.dtype == torch.float32 and lse.device == q.device
+    assert len(launches) == 1
+    assert_close_to_reference(q, k, v, out, lse)
+
+
+def test_given_buffers_are_written_in_place_and_returned(device):
+    q, k, v = tensors(device, dtype=torch.float32)
+    expected_out, expected_lse = flash_attention(q, k, v, causal=True)
+    out = torch.full(q.shape, SENTINEL, dtype=q.dtype, device=device)
+    lse = torch.full((B, H, NQ), SENTINEL, dtype=torch.float32, device=device)
+    got_out, got_lse = flash_attention(q, k, v, causal=True, out=out, lse_out=lse)
+    assert got_out is out and got_lse is lse
+    assert torch.equal(out, expected_out) and torch.equal(lse, expected_lse)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="known bug: with requires_grad inputs, _NoBackward.apply returns views of the given "
+    "buffers (o._base is out) instead of the buffers themselves (needs ctx.mark_dirty)",
+)
+def test_given_buffers_are_returned_as_is_when_inputs_require_grad(device):
+    q, k, v = tensors(device, dtype=torch.float32)
+    out = torch.full(q.shape, SENTINEL, dtype=q.dtype, device=device)
+    lse = torch.full((B, H, NQ), SENTINEL, dtype=torch.float32, device=device)
+    got_out, got_lse = flash_attention(q.requires_grad_(True), k, v, out=out, lse_out=lse)
+    assert not (out == SENTINEL).any() and not (lse == SENTINEL).any()  # written in place
+    assert got_out is out and got_lse is lse
+
+
+def test_strided_buffers_are_written_in_place_without_touching_the_rest(device):
+    """out and lse_out may have any strides: here views into larger sentinel buffers."""
+    q, k, v = tensors(device, dtype=torch.float32)
+    expected_out, expected_lse = flash_attention(q, k, v)
+    out_storage = torch.full((B, H, NQ + 2, D + 3), SENTINEL, device=device)
+    out = out_storage[:, :, 1 : NQ + 1, :D].transpose(1, 2)  # (B, NQ, H, D), heads-first, padded
+    lse_storage = torch.full((B, NQ, H + 1), SENTINEL, device=device)
+    lse = lse_storage[:, :, :H].transpose(1, 2)  # (B, H, NQ), non-contiguous
+    got_out, got_lse = flash_attention(q, k, v, out=out, lse_out=lse)
+    assert got_out is out and got_lse is lse
+    assert torch.equal(out, expected_out) and torch.equal(lse, expected_lse)
+    inside = torch.zeros_like(out_storage, dtype=torch.bool)
+    inside[:, :, 1 : NQ + 1, :D] = True
+    assert (out_storage[~inside] == SENTINEL).all(), "out padding was written"
+    assert (lse_storage[:, :, H] == SENTINEL).all(), "lse_out padding was written"
+
+
+@pytest.mark.parametrize(
+    "nq, nk, causal",
+    [(1, 1, False), (1, 1, True), (1, 6, False), (1, 6, True), (6, 1, False), (6, 1, True)],
+)
+def test_single_query_or_single_key(nq, nk, causal, device):
+    q, k, v = tensors(device, nq=nq, nk=nk, dtype=torch.float32)
+    out, lse = flash_attention(q, k, v, causal=causal)
+    assert out.shape == (B, nq, H, D) and lse.shape == (B, H, nq)
+    assert_close_to_reference(q, k, v, out, lse, causal=causal)
+    if nk == 1 and not causal:
+        # one key: the output is its value (query head h reads kv head h // 2)
+        expected = v[:, :1].repeat_interleave(H // HKV, dim=2).expand(B, nq, H, D)
+        torch.testing.assert_close(out, expected, atol=1e-6, rtol=1e-6)
+
+
+@pytest.mark.parametrize("causal, window", [(False, (-1, -1)), (True, (-1, -1)), (False, (2, 1))])
+def test_no_keys_gives_zero_output_and_minus_infinity_lse(causal, window, device):
+    q, k, v = tensors(device, nk=0)
+    out = torch.full(q.shape, SENTINEL, dtype=q.dtype, device=device)
+    lse = torch.full((B, H, NQ), SENTINEL, device=device)
+    flash_attention(q, k, v, causal=causal, window=window, out=out, lse_out=lse)
+    assert (out == 0).all()
+    assert (lse == -math.inf).all()
+
+
+def test_rows_without_keys_are_zero_with_minus_infinity_lse(device):
+    """Nq=6, Nk=2 causal: queries 0..3 see nothing."""
+    q, k, v = tensors(device, nq=6, nk=2, dtype=torch.float32)
+    out, lse = flash_attention(q, k, v, causal=True)
+    assert (out[:, :4] == 0).all() and (lse[:, :, :4] == -math.inf).all()
+    assert torch.isfinite(lse[:, :, 4:]).all()
+    assert_close_to_reference(q, k, v, out, lse, causal=True)
+
+
+@pytest.mark.parametrize("b, nq, h, hkv", [(0, NQ, H, HKV), (B, 0, H, HKV), (B, NQ, 0, 1)])
+def test_empty_problems_return_empty_results(b, nq, h, hkv, device):
+    q, k, v = tensors(device, b=b, nq=nq, h=h, hkv=hkv)
+    out, lse = flash_attention(q, k, v, causal=True)
+    assert out.shape == (b, nq, h, D) and out.dtype == q.dtype
+    assert lse.shape == (b, h, nq) and lse.dtype == torch.float32
+
+
+@pytest.mark.parametrize("which", ["q", "k", "v"])
+def test_backward_raises_not_implemented(which, device):
+    q, k, v = tensors(device, dtype=torch.float32)
+    inputs = dict(q=q, k=k, v=v)
+    inputs[which].requires_grad_(True)
+    out, lse = flash_attention(q, k, v)
+    assert out.requires_grad
+    with pytest.raises(NotImplementedError, match="backward"):
+        out.sum().backward()
+
+
+def test_forward_under_requires_grad_matches_the_plain_call(device):
+    q, k, v = tensors(device, dtype=torch.float32)
+    plain_out, plain_lse = flash_attention(q, k, v, window=(1, 1))
+    out, lse = flash_attention(q.clone().requires_grad_(True), k, v, window=(1, 1))
+    assert torch.equal(out.detach(), plain_out) and torch.equal(lse.detach(), plain_lse)

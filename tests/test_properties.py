@@ -1,0 +1,54 @@
+"""The property suite applied to implementations through hypothesis.
+
+Every property that an implementation's declared features allow is run on cases drawn
+for it; a correct implementation must never be flagged. The implementations are the
+project kernel and the peers that run on this machine: ``sdpa-math`` everywhere, the
+other SDPA backends and FlexAttention only on CUDA. ``FLASHCHECK_IMPLS`` (comma-separated
+names or ``module:attr``) replaces the list.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+
+import pytest
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+
+from flashcheck import adapters, fuzz, profiles, protocol
+from flashcheck.compare import PropertyFailure
+from flashcheck.properties import PROPERTIES
+
+CUDA_ONLY = ("sdpa-flash", "sdpa-efficient", "sdpa-cudnn", "flex")
+DEFAULT_IMPLS = ("flash", "sdpa-math") + (CUDA_ONLY if torch.cuda.is_available() else ())
+IMPLS = tuple(os.environ.get("FLASHCHECK_IMPLS", ",".join(DEFAULT_IMPLS)).split(","))
+DEVICE = protocol.default_device()
+PROFILE = profiles.size_profile(None)
+
+
+@functools.cache
+def implementation(name):
+    return adapters.resolve(name)
+
+
+def _combinations():
+    for impl_name in IMPLS:
+        features = protocol.features_of(implementation(impl_name))
+        for prop in PROPERTIES.values():
+            if prop.requires <= features:
+                yield pytest.param(impl_name, prop.name, id=f"{impl_name}-{prop.name}")
+
+
+@pytest.mark.parametrize("impl_name, property_name", list(_combinations()))
+@given(data=st.data())
+def test_property_holds(impl_name, property_name, data):
+    impl = implementation(impl_name)
+    prop = PROPERTIES[property_name]
+    case = data.draw(fuzz.case_strategy(prop, protocol.features_of(impl), PROFILE), label="case")
+    try:
+        prop.check(impl, case, device=DEVICE)
+    except PropertyFailure as failure:
+        failure.property_name, failure.case, failure.impl_name = property_name, case, impl_name
+        raise

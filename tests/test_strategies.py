@@ -1,0 +1,383 @@
+"""Tests of flashcheck.strategies (what cases are drawn) and flashcheck.profiles.
+
+The strategy tests run hypothesis with explicit settings so that they behave the same
+under any loaded profile; the reachability tests use ``hypothesis.find`` with a fixed
+random seed, so they are deterministic.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from random import Random
+
+import pytest
+import torch
+from hypothesis import HealthCheck, Phase, find, given, settings
+from hypothesis import strategies as st
+from hypothesis.errors import InvalidArgument
+
+from flashcheck import profiles, strategies
+from flashcheck.case import LAYOUTS, VALUES, Case
+from flashcheck.profiles import GPU, INTERPRETER, SizeProfile
+
+FAST = settings(max_examples=60, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
+
+#: Small enough that materialising every drawn case costs little.
+TINY = SizeProfile(
+    name="tiny", max_batch=2, max_heads=8, max_kv_ratio=8, max_seqlen=24, long_seqlen=24,
+    max_head_dim=256, block_sizes=(16,), max_elements=2048,
+)
+
+
+def within(case: Case, profile: SizeProfile) -> None:
+    assert 1 <= case.batch <= profile.max_batch
+    assert 1 <= case.kv_heads <= case.heads <= profile.max_heads
+    assert case.heads % case.kv_heads == 0
+    assert case.heads // case.kv_heads <= profile.max_kv_ratio
+    assert 1 <= case.seqlen_q <= profile.long_seqlen
+    assert 1 <= case.seqlen_k <= profile.long_seqlen
+    assert 1 <= case.head_dim <= profile.max_head_dim
+    assert case.batch * case.heads * case.seqlen_q * case.seqlen_k <= profile.max_elements
+    assert case.dtype in profile.dtypes
+    assert case.layout in LAYOUTS and case.values in VALUES
+    assert 0 <= case.seed < 2**32
+    if case.causal:
+        assert case.window[1] in (-1, 0)
+    if case.softmax_scale is not None:
+        assert case.softmax_scale != 0
+
+
+def first(strategy, condition, *, examples=3000, shrink=False):
+    """A draw of ``strategy`` satisfying ``condition``, deterministically; the simplest one
+    with ``shrink`` (slower), else the first found."""
+    phases = (Phase.generate, Phase.shrink) if shrink else (Phase.generate,)
+    return find(
+        strategy, condition,
+        settings=settings(max_examples=examples, database=None, deadline=None, phases=phases),
+        random=Random(0),
+    )
+
+
+# -- validity ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("profile", [INTERPRETER, GPU], ids=lambda p: p.name)
+def test_drawn_cases_are_valid_and_within_the_profile(profile):
+    @FAST
+    @given(strategies.cases(profile=profile))
+    def check(case):
+        within(case, profile)
+        assert Case.from_spec(case.spec()) == case
+
+    check()
+
+
+@FAST
+@given(strategies.cases(profile=INTERPRETER))
+def test_spec_round_trips(case):
+    assert Case.from_spec(case.spec()) == case
+    assert Case.from_spec(case.spec()).spec() == case.spec()
+
+
+@settings(max_examples=25, deadline=None, database=None)
+@given(strategies.cases(profile=TINY))
+def test_materialize_is_reproducible(case):
+    first_inputs, second_inputs = case.materialize(), case.materialize()
+    for a, b in zip(first_inputs, second_inputs):
+        assert a.dtype == case.torch_dtype
+        assert a.shape == b.shape and a.stride() == b.stride()
+        assert torch.equal(a, b)
+    q, k, _ = first_inputs
+    assert q.shape == (case.batch, case.seqlen_q, case.heads, case.head_dim)
+    assert k.shape == (case.batch, case.seqlen_k, case.kv_heads, case.head_dim)
+
+
+# -- features and empty rows ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "features",
+    [
+        set(),
+        {"causal"},
+        {"window"},
+        {"gqa"},
+        {"causal", "window", "gqa", "float32"},
+        {"bfloat16", "float16", "lse", "backward", "varlen", "mask", "out"},
+    ],
+    ids=lambda f: "+".join(sorted(f)) or "none",
+)
+def test_features_are_respected(features):
+    named_dtypes = features & {"float16", "bfloat16", "float32"}
+
+    @FAST
+    @given(strategies.cases(profile=INTERPRETER, features=features))
+    def check(case):
+        within(case, INTERPRETER)
+        if "causal" not in features:
+            assert not case.causal
+        if "window" not in features:
+            assert case.window == (-1, -1)
+        if "gqa" not in features:
+            assert case.kv_heads == case.heads
+        if named_dtypes:
+            assert case.dtype in named_dtypes
+
+    check()
+
+
+@pytest.mark.parametrize("features", [None, {"causal"}, {"window"}], ids=str)
+@pytest.mark.parametrize("empty_rows", [True, False])
+def test_empty_rows_is_respected(empty_rows, features):
+    @FAST
+    @given(strategies.cases(profile=INTERPRETER, features=features, empty_rows=empty_rows))
+    def check(case):
+        within(case, INTERPRETER)
+        assert case.has_empty_rows == empty_rows
+        if empty_rows:
+            assert case.seqlen_q > case.seqlen_k
+
+    check()
+
+
+def test_empty_rows_without_a_mask_feature_is_rejected():
+    with pytest.raises(InvalidArgument, match="causal"):
+        strategies.cases(features={"gqa"}, empty_rows=True)
+
+
+@FAST
+@given(st.data(), st.integers(1, 40), st.integers(1, 40))
+def test_empty_row_windows_empty_a_row(data, a, b):
+    seqlen_q, seqlen_k = max(a, b) + 1, min(a, b)
+    causal, window = data.draw(strategies.empty_row_windows(seqlen_q, seqlen_k))
+    case = Case(seqlen_q=seqlen_q, seqlen_k=seqlen_k, causal=causal, window=window)
+    assert case.has_empty_rows
+
+
+def test_empty_row_windows_needs_more_queries_than_keys():
+    with pytest.raises(InvalidArgument, match="bottom-right"):
+        strategies.empty_row_windows(8, 8)
+
+
+@FAST
+@given(st.data(), st.integers(0, 10), st.booleans(), st.booleans())
+def test_windows_are_valid_and_respect_min_right(data, min_right, allow_causal, allow_window):
+    causal, window = data.draw(
+        strategies.windows(allow_causal=allow_causal, allow_window=allow_window, min_right=min_right)
+    )
+    Case(causal=causal, window=window)  # validates the pair
+    if not allow_causal or min_right > 0:
+        assert not causal
+    if not allow_window:
+        assert window == (-1, -1)
+    if window[1] != -1:
+        assert window[1] >= min_right
+
+
+# -- special values are reachable ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("length", strategies.special_seqlens(INTERPRETER))
+def test_special_lengths_are_reachable(length):
+    assert first(strategies.seqlens(profile=INTERPRETER), lambda n: n == length) == length
+
+
+def test_special_lengths_include_block_neighbours():
+    specials = set(strategies.special_seqlens(GPU))
+    assert {1, 31, 32, 33, 63, 64, 65, 127, 128, 129} <= specials
+    assert {1, 15, 16, 17, 31, 32, 33} <= set(strategies.special_seqlens(INTERPRETER))
+
+
+@pytest.mark.parametrize(
+    "description, condition",
+    [
+        ("length 1 both ways", lambda c: c.seqlen_q == 1 and c.seqlen_k == 1),
+        ("Nq = 1 < Nk", lambda c: c.seqlen_q == 1 and c.seqlen_k > 1),
+        ("Nq = block + 1 > Nk", lambda c: c.seqlen_q == 17 and c.seqlen_k < 17),
+        ("Nq < Nk", lambda c: 1 < c.seqlen_q < c.seqlen_k),
+        ("head dim 59", lambda c: c.head_dim == 59),
+        ("head dim 1", lambda c: c.head_dim == 1),
+        ("head dim 111", lambda c: c.head_dim == 111),
+        ("MQA ratio 7", lambda c: c.heads == 7 and c.kv_heads == 1),
+        ("GQA ratio 2 with several KV heads", lambda c: c.kv_heads > 1 and c.heads == 2 * c.kv_heads),
+        ("batch 2", lambda c: c.batch == 2),
+        ("causal with Nq > Nk", lambda c: c.causal and c.seqlen_q > c.seqlen_k),
+        ("sliding window (1, 2)", lambda c: not c.causal and c.window == (1, 2)),
+        ("left bound only", lambda c: c.window[0] >= 0 and c.window[1] == -1 and not c.causal),
+        ("causal sliding window", lambda c: c.causal and c.window[0] >= 0),
+        ("empty rows", lambda c: c.has_empty_rows),
+        ("negative scale", lambda c: c.softmax_scale is not None and c.softmax_scale < 0),
+        ("custom positive scale", lambda c: c.softmax_scale is not None and c.softmax_scale > 0),
+        ("padded layout, large logits", lambda c: c.layout == "padded" and c.values == "large-logits"),
+    ],
+    ids=lambda x: x if isinstance(x, str) else "",
+)
+def test_interesting_cases_are_reachable(description, condition):
+    found = first(strategies.cases(profile=INTERPRETER), condition)
+    assert condition(found), description
+
+
+def test_gpu_profile_reaches_long_lengths_and_gqa_ratio_7_with_several_kv_heads():
+    long = first(strategies.cases(profile=GPU), lambda c: c.seqlen_q > GPU.max_seqlen)
+    within(long, GPU)
+    grouped = first(strategies.cases(profile=GPU), lambda c: c.kv_heads >= 2 and c.heads == 7 * c.kv_heads)
+    assert grouped.heads == 14
+
+
+def test_shrinking_ends_at_the_simplest_case():
+    simplest = first(strategies.cases(profile=INTERPRETER), lambda c: True, shrink=True)
+    assert simplest == Case(
+        batch=1, seqlen_q=1, seqlen_k=1, heads=1, kv_heads=1, head_dim=16, dtype="float16",
+        causal=False, window=(-1, -1), softmax_scale=None, layout="contiguous", values="normal", seed=0,
+    )
+
+
+# -- argument validation ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "build, message",
+    [
+        (lambda: strategies.seqlens(profile=INTERPRETER, min_value=5, max_value=3), "max_value"),
+        (lambda: strategies.seqlens(profile=INTERPRETER, min_value=-1), "min_value"),
+        (lambda: strategies.head_dims(profile=INTERPRETER, max_value=0), "max_value"),
+        (lambda: strategies.gqa_heads(profile=INTERPRETER, max_heads=0), "max_heads"),
+        (lambda: strategies.windows(max_bound=-2), "max_bound"),
+        (lambda: strategies.windows(allow_causal="yes"), "allow_causal"),
+        (lambda: strategies.cases(profile="tpu"), "tpu"),
+        (lambda: strategies.cases(profile=INTERPRETER, features={"casual"}), "casual"),
+        (lambda: strategies.cases(profile=INTERPRETER, features="causal"), "features"),
+        (lambda: strategies.cases(profile=INTERPRETER, dtypes=["float64"]), "dtypes"),
+        (lambda: strategies.cases(profile=INTERPRETER, dtypes=["float16"], features={"float32"}), "float32"),
+        (lambda: strategies.cases(profile=INTERPRETER, layouts=[]), "layouts"),
+        (lambda: strategies.cases(profile=INTERPRETER, values=["gaussian"]), "values"),
+        (lambda: strategies.cases(profile=INTERPRETER, empty_rows=1), "empty_rows"),
+    ],
+)
+def test_bad_arguments_raise_invalid_argument(build, message):
+    with pytest.raises(InvalidArgument, match=message):
+        build()
+
+
+def test_overrides_are_drawn_from():
+    @FAST
+    @given(strategies.cases(profile=INTERPRETER, dtypes=["float32"], layouts=["padded"], values=["constant"]))
+    def check(case):
+        assert (case.dtype, case.layout, case.values) == ("float32", "padded", "constant")
+
+    check()
+
+
+# -- size profiles ----------------------------------------------------------------------------
+
+
+def test_size_profiles_by_name():
+    assert profiles.size_profile("interpreter") is INTERPRETER
+    assert profiles.size_profile("GPU") is GPU
+    assert profiles.size_profile(TINY) is TINY
+    with pytest.raises(ValueError, match="unknown"):
+        profiles.size_profile("tpu")
+
+
+def test_size_profile_for_the_interpreter(monkeypatch):
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    assert profiles.size_profile(None) is INTERPRETER
+
+
+def test_size_profiles_allow_gqa_ratio_7_and_head_dim_256():
+    for profile in (INTERPRETER, GPU):
+        assert profile.max_heads >= 7 and profile.max_kv_ratio >= 7
+        assert profile.max_head_dim == 256
+        assert 7 * profile.max_seqlen**2 <= profile.max_elements
+    assert INTERPRETER.block_sizes == (16, 32) and GPU.block_sizes == (32, 64, 128)
+
+
+def test_size_profile_validates():
+    with pytest.raises(ValueError, match="long_seqlen"):
+        SizeProfile(name="x", max_batch=1, max_heads=1, max_kv_ratio=1, max_seqlen=8, long_seqlen=4,
+                    max_head_dim=16, block_sizes=(16,), max_elements=64)
+    with pytest.raises(ValueError, match="dtypes"):
+        SizeProfile(name="x", max_batch=1, max_heads=1, max_kv_ratio=1, max_seqlen=8, long_seqlen=8,
+                    max_head_dim=16, block_sizes=(16,), max_elements=64, dtypes=("float64",))
+
+
+# -- hypothesis profiles ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "name, environ, expected",
+    [
+        ("gpu", {"CI": "1", profiles.PROFILE_VARIABLE: "fuzz"}, "gpu"),
+        (None, {"CI": "1", profiles.PROFILE_VARIABLE: "fuzz"}, "fuzz"),
+        (None, {"CI": "1"}, "ci"),
+        (None, {"CI": "false"}, "ci"),  # hypothesis, too, treats any value of CI as CI
+        (None, {profiles.PROFILE_VARIABLE: ""}, "dev"),
+        (None, {}, "dev"),
+    ],
+)
+def test_hypothesis_profile_choice(name, environ, expected):
+    assert profiles.hypothesis_profile_name(name, environ=environ) == expected
+
+
+# The subprocess loads profiles.py by path: it needs only hypothesis, and importing the
+# flashcheck package would import torch, which takes seconds.
+_PROBE = r"""
+import importlib.util, json, sys
+from hypothesis import settings
+before = settings.get_current_profile_name()
+spec = importlib.util.spec_from_file_location("flashcheck_profiles", sys.argv[1])
+profiles = sys.modules[spec.name] = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(profiles)
+profiles.register_hypothesis_profiles()
+after_register = (settings.get_current_profile_name(), settings.default.max_examples)
+loaded = profiles.load_hypothesis_profile()
+s = settings.default
+dev = settings.get_profile("dev")
+print(json.dumps({
+    "before": before, "after_register": after_register, "loaded": loaded,
+    "max_examples": s.max_examples, "derandomize": s.derandomize, "database": repr(s.database),
+    "deadline": repr(s.deadline), "print_blob": s.print_blob,
+    "suppressed": sorted(h.name for h in s.suppress_health_check),
+    "dev_derandomize": dev.derandomize, "dev_print_blob": dev.print_blob,
+}))
+"""
+
+_CI_VARIABLES = ("CI", "__TOX_ENVIRONMENT_VARIABLE_ORIGINAL_CI", "TF_BUILD", "bamboo.buildKey", "BUILDKITE",
+                 "CIRCLECI", "CIRRUS_CI", "CODEBUILD_BUILD_ID", "GITHUB_ACTIONS", "GITLAB_CI",
+                 "HEROKU_TEST_RUN_ID", "TEAMCITY_VERSION")
+
+
+def _probe(**env):
+    environ = {k: v for k, v in os.environ.items() if k not in _CI_VARIABLES and k != profiles.PROFILE_VARIABLE}
+    environ.update(env)
+    result = subprocess.run(
+        [sys.executable, "-c", _PROBE, profiles.__file__],
+        env=environ, capture_output=True, text=True, timeout=60, check=True,
+    )
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def test_our_ci_profile_replaces_hypothesis_own_under_ci():
+    probe = _probe(CI="1")
+    assert probe["before"] == "ci"  # hypothesis loaded its own "ci" profile at import
+    assert probe["after_register"] == ["ci", 25]  # registering ours made it active at once
+    assert probe["loaded"] == "ci"
+    assert probe["max_examples"] == 25
+    assert probe["derandomize"] is True
+    assert probe["database"] == "None"
+    assert probe["deadline"] == "None"
+    assert probe["print_blob"] is True
+    assert probe["suppressed"] == ["data_too_large", "filter_too_much", "too_slow"]
+    # our other profiles do not inherit from whichever profile was active at registration
+    assert probe["dev_derandomize"] is False and probe["dev_print_blob"] is False
+
+
+def test_environment_variable_and_default_profile_choice():
+    assert _probe(CI="1", **{profiles.PROFILE_VARIABLE: "gpu"})["max_examples"] == 200
+    local = _probe()
+    assert (local["before"], local["loaded"], local["max_examples"], local["derandomize"]) == (
+        "default", "dev", 50, False,
+    )

@@ -1,0 +1,111 @@
+"""The tolerance model: sound against real rounding, ordered by precision, not vacuous."""
+
+from __future__ import annotations
+
+import torch
+from hypothesis import given, settings
+
+import pytest
+
+from flashcheck import expectation, plain, profiles, reference, strategies, tolerance
+from flashcheck.case import Case
+from flashcheck.compare import PropertyFailure
+
+SMALL = profiles.size_profile("interpreter")
+
+
+def _reference(case, device="cpu"):
+    q, k, v = case.materialize(device)
+    return (q, k, v), reference.evaluate(q, k, v, **case.attention_kwargs())
+
+
+@given(case=strategies.cases(profile=SMALL))
+def test_model_bounds_the_error_of_a_plain_same_precision_attention(case):
+    """The cross-check: the model, on its own, covers what real rounding does."""
+    (q, k, v), ref = _reference(case)
+    out, lse = plain.attention(q, k, v, **case.attention_kwargs())
+    for name, got, expected in (("out", out, ref.out), ("lse", lse, ref.lse)):
+        bound = tolerance.bound_for(name, ref, dtype=q.dtype, head_dim=case.head_dim)
+        finite = torch.isfinite(expected)
+        error = (got.double() - expected).abs().where(finite, torch.zeros((), dtype=torch.float64))
+        assert (error <= bound.model).all(), (
+            f"{name}: plain error {float(error.max()):.3e} exceeds the model "
+            f"(ratio {float((error / bound.model).max()):.3g}) for {case.spec()}"
+        )
+
+
+def test_allowed_error_is_ordered_by_precision():
+    case = Case(seqlen_q=24, seqlen_k=40, head_dim=32, dtype="float32")
+    _, ref = _reference(case)
+    allowed = {
+        name: tolerance.bound_for("out", ref, dtype=dtype, head_dim=32).allowed
+        for name, dtype in (("bf16", torch.bfloat16), ("fp16", torch.float16), ("fp32", torch.float32))
+    }
+    assert (allowed["bf16"] > allowed["fp16"]).all() and (allowed["fp16"] > allowed["fp32"]).all()
+    tf32 = tolerance.bound_for("out", ref, dtype=torch.float32, head_dim=32, tf32=True).allowed
+    assert (tf32 > allowed["fp32"]).all()
+
+
+def test_model_is_not_vacuous_for_ordinary_data():
+    """For N(0, 1) inputs in 16-bit dtypes the allowed error stays a few units of
+    roundoff relative to the values."""
+    for dtype, unit in (("float16", 2**-11), ("bfloat16", 2**-8)):
+        case = Case(seqlen_q=64, seqlen_k=64, head_dim=64, dtype=dtype)
+        (q, k, v), ref = _reference(case)
+        allowed = tolerance.bound_for("out", ref, dtype=q.dtype, head_dim=64).allowed
+        assert float(allowed.max()) < 8 * unit * float(v.double().abs().max()), dtype
+
+
+def _round_to_tf32(x: torch.Tensor) -> torch.Tensor:
+    bits = x.float().contiguous().view(torch.int32)
+    bits = (bits + 0x1000) & ~0x1FFF  # keep 10 mantissa bits, rounding half up
+    return bits.view(torch.float32)
+
+
+def test_a_float32_path_computing_in_tf32_is_flagged():
+    case = Case(seqlen_q=64, seqlen_k=64, head_dim=64, dtype="float32")
+    q, k, v = case.materialize()
+    exp = expectation.expect(q, k, v)
+    exp.check_out(plain.attention(q, k, v)[0])
+    tf32_out, _ = plain.attention(_round_to_tf32(q), _round_to_tf32(k), _round_to_tf32(v))
+    with pytest.raises(PropertyFailure):
+        exp.check_out(tf32_out)
+    assert expectation.expect(q, k, v, tf32=True).out.allowed.max() > exp.out.allowed.max()
+
+
+def test_an_error_inside_the_worst_case_but_uniformly_large_is_flagged():
+    """Worst-case bounds of float32 outputs are dominated by logit error; the aggregate
+    rule against the plain float32 attention still notices an error at 90% of them."""
+    case = Case(seqlen_q=64, seqlen_k=64, head_dim=64, dtype="float32")
+    q, k, v = case.materialize()
+    exp = expectation.expect(q, k, v)
+    degraded = (exp.ref.out + 0.9 * exp.out.model).float()
+    with pytest.raises(PropertyFailure, match="uniformly less accurate"):
+        exp.check_out(degraded)
+
+
+def test_empty_rows_allow_nothing_but_the_exact_values():
+    case = Case(seqlen_q=6, seqlen_k=3, causal=True)
+    _, ref = _reference(case)
+    lse = tolerance.bound_for("lse", ref, dtype=torch.float16, head_dim=case.head_dim)
+    assert (lse.allowed[..., :3] == 0).all() and (lse.allowed[..., 3:] > 0).all()
+    out = tolerance.bound_for("out", ref, dtype=torch.float16, head_dim=case.head_dim)
+    assert (out.allowed[:, :3] <= torch.finfo(torch.float16).tiny).all()
+
+
+def test_plain_baseline_widens_the_allowance_only_when_it_is_worse_than_the_model():
+    case = Case(seqlen_q=16, seqlen_k=16)
+    (q, k, v), ref = _reference(case)
+    honest = plain.attention(q, k, v)
+    bound = tolerance.bound_for("out", ref, dtype=q.dtype, head_dim=case.head_dim, plain=honest)
+    assert torch.equal(bound.allowed, torch.maximum(bound.model, bound.baseline))
+    noisy_out = (ref.out + 0.25).to(q.dtype)
+    widened = tolerance.bound_for("out", ref, dtype=q.dtype, head_dim=case.head_dim, plain=(noisy_out, honest[1]))
+    assert (widened.allowed >= 2 * 0.24).all()
+
+
+def test_logit_error_grows_with_logit_magnitude():
+    small = _reference(Case(seqlen_q=8, seqlen_k=8, values="small"))[1]
+    large = _reference(Case(seqlen_q=8, seqlen_k=8, values="large-logits"))[1]
+    kw = dict(dtype=torch.float16, head_dim=16)
+    assert tolerance.logit_error(large, **kw).min() > tolerance.logit_error(small, **kw).max()

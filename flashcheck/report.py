@@ -54,6 +54,6 @@ def print_fuzz_result(result, impl_name: str, device: str) -> None:
         console.print(f"case kinds: {kinds}", highlight=False)
     if result.found:
         console.print("[bold red]counterexample found (shrunk):[/]")
-        console.print(str(result.failure), markup=False, highlight=False)
+        console.print(str(result.failure), markup=False, highlight=False, soft_wrap=True)
     else:
         console.print(f"[bold green]no counterexample[/] in {result.cases} cases")

@@ -5,4 +5,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 python3 -m venv .venv
 .venv/bin/python -m pip install -q --disable-pip-version-check -c ci/constraints-cpu.txt -e '.[dev]'
-.venv/bin/python -m pytest "$@"
+.venv/bin/python -m pytest -n auto "$@"

@@ -80,6 +80,8 @@ class _NoBackward(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, q, k, v, scale, left, right, out, lse_out):
+        # Buffers written in place are returned as themselves, not as views of them.
+        ctx.mark_dirty(*(t for t in (out, lse_out) if t is not None))
         return _forward(q, k, v, scale, left, right, out, lse_out)
 
     @staticmethod

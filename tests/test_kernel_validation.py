@@ -220,11 +220,6 @@ def test_given_buffers_are_written_in_place_and_returned(device):
     assert torch.equal(out, expected_out) and torch.equal(lse, expected_lse)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known bug: with requires_grad inputs, _NoBackward.apply returns views of the given "
-    "buffers (o._base is out) instead of the buffers themselves (needs ctx.mark_dirty)",
-)
 def test_given_buffers_are_returned_as_is_when_inputs_require_grad(device):
     q, k, v = tensors(device, dtype=torch.float32)
     out = torch.full(q.shape, SENTINEL, dtype=q.dtype, device=device)

@@ -17,6 +17,11 @@ The adapters translate conventions and nothing else: they never repair what the
 peer returns (a NaN in a fully masked row is reported, not patched), so that
 divergences between peers and the protocol are found rather than hidden.
 
+Findings below marked [2.13 CPU] were measured with torch 2.13 on CPU, those marked
+[2.11 H100] with torch 2.11 + triton 3.6 on an H100.  A NotImplementedError from an
+adapter means the case lies outside what the peer can express: skip it, never count
+it as a pass or a failure.
+
 Translations, adapter by adapter:
 
 * Layout.  The protocol is ``(B, N, H, D)``; torch's SDPA and FlexAttention take
@@ -28,40 +33,49 @@ Translations, adapter by adapter:
   ``SDPBackend.MATH``.  Causal (bottom-right), window and the user's mask are
   folded into ONE explicit boolean mask (True = attend) -- torch's
   ``is_causal`` is top-left aligned and so is never used.  GQA through
-  ``enable_gqa=True``.  The public API returns no lse, so ``lse`` is ``None``
-  and "lse" is not declared (computing it separately would not be the peer's).
-  Fully masked rows: on torch 2.13 (CPU) the math backend returns out = 0 for
-  them (its "safe softmax"), and zero gradients.
+  ``enable_gqa=True`` (torch >= 2.5; K/V heads repeated before).  The public API
+  returns no lse, so ``lse`` is ``None`` and "lse" is not declared (computing it
+  separately would not be the peer's).  Fully masked rows [2.13 CPU, 2.11 H100]:
+  out = 0 (its "safe softmax") and zero gradients.
 * ``sdpa-flash`` / ``sdpa-cudnn`` (CUDA only, float16/bfloat16): the private ops
   ``aten._scaled_dot_product_flash_attention`` /
   ``aten._scaled_dot_product_cudnn_attention``, which also return the
-  logsumexp (natural log; cuDNN's has a trailing dim of 1, dropped here).
-  These ops take no mask and no window.  Their ``is_causal`` alignment for
-  ``Nq != Nk`` is not a documented contract (torch's public SDPA refuses flash
-  for causal non-square inputs), so causal is accepted only for ``Nq == Nk``,
-  where top-left and bottom-right coincide; otherwise NotImplementedError.
-  GQA: K/V heads are repeated explicitly (``repeat_interleave`` on the head
-  axis, query head h reads KV head ``h // (H // Hkv)``), which autograd reduces
-  back in the backward pass.
+  logsumexp (natural log; cuDNN's is ``(B, H, Nq, 1)``, squeezed here).  These
+  ops take no mask and no window.  Their ``is_causal`` alignment for
+  ``Nq != Nk`` is no documented contract -- [2.11 H100] flash's was measured
+  bottom-right (FlashAttention-2's own convention) and cuDNN's top-left -- so
+  causal is accepted only for ``Nq == Nk``, where the two coincide; otherwise
+  NotImplementedError.  GQA: K/V heads are repeated explicitly
+  (``repeat_interleave`` on the head axis: query head h reads KV head
+  ``h // (H // Hkv)``), which autograd sums back in the backward pass.
 * ``sdpa-efficient`` (CUDA only, all three dtypes): the private op
   ``aten._scaled_dot_product_efficient_attention``.  Its logsumexp is padded
   along the query axis to a multiple of 32 and is sliced back to ``Nq``.  Plain
-  causal with ``Nq == Nk`` uses the kernel's own ``is_causal``; every other
-  restriction (causal with ``Nq != Nk``, window, mask) is expressed exactly as
-  an additive bias of 0 / -inf in the input dtype, stored with its key axis
-  padded to a multiple of 16 (the kernel's alignment) and sliced back.  GQA as
-  for flash.
+  causal with ``Nq == Nk`` uses the kernel's own ``is_causal`` (top-left,
+  [2.11 H100]); every other restriction (causal with ``Nq != Nk``, window, mask)
+  is expressed exactly as an additive bias of 0 / -inf in the input dtype,
+  stored with its key axis padded to a multiple of 16 (the kernel's alignment)
+  and sliced back.  GQA as for flash.  Fully masked rows [2.11 H100]: out = 0
+  and zero gradients, but lse = 0 instead of -inf -- a divergence from the
+  protocol, reported as it is.
+* The three private ops get their inputs as torch's public SDPA would give them:
+  D zero-padded to a multiple of 8 (output sliced back) and storage that is not
+  16-byte aligned copied contiguous; otherwise they fault with a sticky CUDA
+  "misaligned address" error [2.11 H100] that poisons the process.
 * ``flex``: ``torch.nn.attention.flex_attention.flex_attention`` with a
   ``mask_mod`` for bottom-right causal/window and the user's mask,
   ``enable_gqa=True`` and the lse requested through ``return_aux`` (torch >= 2.9;
   ``return_lse=True`` before).  The lse is natural log: the kernel keeps base-2
   statistics and the public frontend multiplies them by ln 2 before returning
   (read in torch 2.13's ``_finalize_outputs``, introduced with lse support in
-  pytorch#133159); the unit tests check this against a float64 logsumexp.  On
-  CUDA a module-level ``torch.compile(flex_attention)`` is used; on CPU the
-  eager (unfused, scores materialised) path runs, which torch refuses to
-  differentiate, so "backward" is declared for CUDA only.  Fully masked rows:
-  on torch 2.13 (CPU, eager) out = 0 and lse = -inf.
+  pytorch#133159); the unit tests check it against a float64 logsumexp on CPU
+  and on CUDA.  On CUDA a module-level ``torch.compile(flex_attention)`` is
+  used, never silently replaced by the eager path (see ``_no_silent_fallback``);
+  each new (shape, dtype, requires_grad, mask structure) compiles anew, 5-60 s
+  [2.11 H100], and float32 with D = 128 did not finish compiling within 150 s.
+  On CPU the eager (unfused, scores materialised) path runs, which torch refuses
+  to differentiate, so "backward" is declared for CUDA only.  Fully masked rows
+  [2.13 CPU, 2.11 H100]: out = 0, lse = -inf, zero gradients.
 
 The registry maps names to zero-argument factories so that importing this
 module imports neither triton nor flashcheck.kernels, and compiles nothing.
@@ -78,6 +92,7 @@ from typing import Callable, Mapping
 import torch
 
 from flashcheck.masks import UNBOUNDED, band, effective_window
+from flashcheck.protocol import DEFAULT_FEATURES, DTYPE_NAMES, PROTOCOL_FEATURES, features_of
 
 __all__ = [
     "DTYPE_NAMES",
@@ -90,10 +105,6 @@ __all__ = [
     "dtype_name",
 ]
 
-DTYPE_NAMES = frozenset({"float16", "bfloat16", "float32"})
-PROTOCOL_FEATURES = frozenset({"causal", "window", "gqa", "varlen", "mask", "backward", "lse"})
-# Held against an implementation that declares nothing; see features_of.
-DEFAULT_FEATURES = frozenset({"causal", "window", "gqa", "mask", "backward", "lse"}) | DTYPE_NAMES
 
 _HALF = frozenset({"float16", "bfloat16"})
 # scaled_dot_product_attention gained enable_gqa in torch 2.5; before it, KV heads are repeated.
@@ -516,28 +527,3 @@ def resolve(spec: str) -> Callable:
     return obj
 
 
-def features_of(impl, device=None) -> frozenset:
-    """What ``impl`` supports, as a frozenset of PROTOCOL_FEATURES and DTYPE_NAMES.
-
-    * With ``device`` (a torch.device or string, e.g. ``"cuda:0"``) and an impl
-      carrying ``flashcheck_features_by_device`` (as the adapters here do): that
-      device kind's set, empty where the impl cannot run.
-    * Otherwise ``flashcheck_features``.  The protocol lists dtypes only when
-      limited, so a declared set naming no dtype gets all of DTYPE_NAMES.
-    * Without any declaration: DEFAULT_FEATURES, the whole dense protocol
-      (causal, window, gqa, mask, lse, backward, every dtype) but not varlen.
-      Conservative in a verifier's sense: an undeclared implementation is held
-      to everything the dense protocol promises, lse and autograd included, so
-      no part of its contract goes silently untested; if it lacks a part, the
-      failure says which and its author declares the features.  Varlen is left
-      out because it is another layout (packed 3-D tensors) that a dense-only
-      implementation would misread rather than reject.
-    """
-    by_device = getattr(impl, "flashcheck_features_by_device", None)
-    if device is not None and by_device is not None:
-        return frozenset(by_device.get(torch.device(device).type, frozenset()))
-    declared = getattr(impl, "flashcheck_features", None)
-    if declared is None:
-        return DEFAULT_FEATURES
-    declared = frozenset(declared)
-    return declared if declared & DTYPE_NAMES else declared | DTYPE_NAMES

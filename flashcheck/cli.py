@@ -139,7 +139,7 @@ def _check(args, device) -> int:
     prop = PROPERTIES[args.property]
     from flashcheck import protocol
 
-    if not prop.runnable(protocol.features_of(impl), case):
+    if not prop.runnable(protocol.features_of(impl, device), case):
         print(f"flashcheck: {prop.name} does not apply to this case for {args.impl}", file=sys.stderr)
         return EXIT_USAGE
     try:

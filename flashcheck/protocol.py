@@ -17,19 +17,37 @@ from flashcheck.compare import PropertyFailure
 #: ``lse_out=`` tensors and writes them in place) and "tf32" (multiplies float32 operands as
 #: TF32, which the tolerance model then allows for).
 ALL_FEATURES = frozenset({"causal", "window", "gqa", "varlen", "mask", "backward", "lse", "out", "tf32"})
-DTYPE_NAMES = ("float16", "bfloat16", "float32")
+PROTOCOL_FEATURES = frozenset({"causal", "window", "gqa", "varlen", "mask", "backward", "lse"})
+DTYPE_NAMES = frozenset({"float16", "bfloat16", "float32"})
+#: Held against an implementation that declares nothing; see :func:`features_of`.
+DEFAULT_FEATURES = frozenset({"causal", "window", "gqa", "mask", "backward", "lse"}) | DTYPE_NAMES
 
 
-def features_of(impl) -> frozenset:
-    """The features ``impl`` declares; without a declaration, dense attention with lse in
-    every dtype (the protocol's core), and nothing optional beyond it."""
+def features_of(impl, device=None) -> frozenset:
+    """What ``impl`` supports, as a frozenset of PROTOCOL_FEATURES and DTYPE_NAMES.
+
+    * With ``device`` (a torch.device or string, e.g. ``"cuda:0"``) and an impl
+      carrying ``flashcheck_features_by_device`` (as the adapters here do): that
+      device kind's set, empty where the impl cannot run.
+    * Otherwise ``flashcheck_features``.  The protocol lists dtypes only when
+      limited, so a declared set naming no dtype gets all of DTYPE_NAMES.
+    * Without any declaration: DEFAULT_FEATURES, the whole dense protocol
+      (causal, window, gqa, mask, lse, backward, every dtype) but not varlen.
+      Conservative in a verifier's sense: an undeclared implementation is held
+      to everything the dense protocol promises, lse and autograd included, so
+      no part of its contract goes silently untested; if it lacks a part, the
+      failure says which and its author declares the features.  Varlen is left
+      out because it is another layout (packed 3-D tensors) that a dense-only
+      implementation would misread rather than reject.
+    """
+    by_device = getattr(impl, "flashcheck_features_by_device", None)
+    if device is not None and by_device is not None:
+        return frozenset(by_device.get(torch.device(device).type, frozenset()))
     declared = getattr(impl, "flashcheck_features", None)
     if declared is None:
-        return frozenset({"causal", "window", "gqa", "lse", *DTYPE_NAMES})
+        return DEFAULT_FEATURES
     declared = frozenset(declared)
-    if not declared & set(DTYPE_NAMES):
-        declared |= set(DTYPE_NAMES)
-    return declared
+    return declared if declared & DTYPE_NAMES else declared | DTYPE_NAMES
 
 
 def default_device() -> str:

@@ -49,6 +49,8 @@ def print_fuzz_result(result, impl_name: str, device: str) -> None:
     for name, count in sorted(result.by_property.items()):
         table.add_row(name, str(count))
     console.print(table)
+    if result.declined:
+        console.print(f"{result.declined} cases declined by the implementation (NotImplementedError)")
     if result.by_kind:
         kinds = ", ".join(f"{kind} {count}" for kind, count in sorted(result.by_kind.items()))
         console.print(f"case kinds: {kinds}", highlight=False)

@@ -239,7 +239,9 @@ def _kernel_ready(t: torch.Tensor) -> torch.Tensor:
         return torch.nn.functional.pad(t, (0, 8 - t.shape[-1] % 8))
     elements = 16 // t.element_size()
     aligned = t.data_ptr() % 16 == 0 and t.stride(-1) == 1 and all(s % elements == 0 for s in t.stride()[:-1])
-    return t if aligned else t.contiguous()
+    # Not .contiguous(): a view whose other dimensions have size 1 counts as contiguous
+    # and would come back as it is, misaligned pointer and all.
+    return t if aligned else t.clone(memory_format=torch.contiguous_format)
 
 
 def _prepare_kv_and_layout(q, k, v, req: _Request):

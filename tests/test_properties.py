@@ -10,6 +10,7 @@ names or ``module:attr``) replaces the list.
 from __future__ import annotations
 
 import functools
+import json
 import os
 
 import pytest
@@ -17,7 +18,7 @@ import torch
 from hypothesis import given, reject
 from hypothesis import strategies as st
 
-from flashcheck import adapters, fuzz, profiles, protocol
+from flashcheck import adapters, expectation, fuzz, profiles, protocol
 from flashcheck.compare import PropertyFailure
 from flashcheck.properties import PROPERTIES
 
@@ -26,6 +27,27 @@ DEFAULT_IMPLS = ("flash", "sdpa-math") + (CUDA_ONLY if torch.cuda.is_available()
 IMPLS = tuple(os.environ.get("FLASHCHECK_IMPLS", ",".join(DEFAULT_IMPLS)).split(","))
 DEVICE = protocol.default_device()
 PROFILE = profiles.size_profile(None)
+
+
+RATIO_LOG = os.environ.get("FLASHCHECK_RATIO_LOG")  # append error/allowed ratios here (JSON lines)
+
+
+@pytest.fixture(autouse=True)
+def _log_error_ratios(request):
+    """With FLASHCHECK_RATIO_LOG set, record each comparison's worst error/allowed ratio."""
+    if not RATIO_LOG or "impl_name" not in request.fixturenames:
+        yield
+        return
+    impl_name, property_name = request.node.callspec.params["impl_name"], request.node.callspec.params["property_name"]
+
+    def observe(output, metrics):
+        with open(RATIO_LOG, "a") as log:
+            log.write(json.dumps({"impl": impl_name, "property": property_name, "output": output,
+                                  "ratio": metrics.worst_ratio, "elements": metrics.total}) + "\n")
+
+    expectation.OBSERVERS.append(observe)
+    yield
+    expectation.OBSERVERS.remove(observe)
 
 
 @functools.cache

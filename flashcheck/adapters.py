@@ -317,6 +317,22 @@ def _output_and_lse(op, result):
     return result[names.index("output") if "output" in names else 0], result[lse_at]
 
 
+# Known divergences. Found by flashcheck's GPU run (H100, torch 2.11.0+cu130); the adapters
+# decline these inputs with NotImplementedError, which the suite counts as declined rather
+# than passed, so that everything else about the peer is still checked.
+#   sdpa-flash, sdpa-cudnn: a negative softmax_scale gives NaN outputs and +inf lse, even for
+#     one query and one key.
+#   sdpa-efficient: a row with no allowed key gets lse 0 instead of -inf (its output is 0).
+
+
+def _decline_negative_scale(name: str, req: _Request) -> None:
+    if req.scale < 0:
+        raise NotImplementedError(
+            f"{name}: softmax_scale={req.scale} < 0 is declined: this backend returns NaN outputs and "
+            "+inf lse for negative scales (known divergence, see flashcheck.adapters)"
+        )
+
+
 def _square_causal(name: str, req: _Request) -> bool:
     """Native ``is_causal`` is used only where top-left and bottom-right agree (Nq == Nk)."""
     if req.causal and req.nq != req.nk:
@@ -330,6 +346,7 @@ def _square_causal(name: str, req: _Request) -> bool:
 def _run_sdpa_flash(q, k, v, req: _Request):
     """aten._scaled_dot_product_flash_attention; causal only for Nq == Nk; GQA by repeating KV."""
     op = torch.ops.aten._scaled_dot_product_flash_attention.default
+    _decline_negative_scale("sdpa-flash", req)
     causal = _square_causal("sdpa-flash", req)
     result = op(*_prepare_kv_and_layout(q, k, v, req), dropout_p=0.0, is_causal=causal,
                 return_debug_mask=False, scale=req.scale)
@@ -340,6 +357,7 @@ def _run_sdpa_flash(q, k, v, req: _Request):
 def _run_sdpa_cudnn(q, k, v, req: _Request):
     """aten._scaled_dot_product_cudnn_attention; causal only for Nq == Nk; GQA by repeating KV."""
     op = torch.ops.aten._scaled_dot_product_cudnn_attention.default
+    _decline_negative_scale("sdpa-cudnn", req)
     causal = _square_causal("sdpa-cudnn", req)
     result = op(*_prepare_kv_and_layout(q, k, v, req), attn_bias=None, compute_log_sumexp=True,
                 dropout_p=0.0, is_causal=causal, return_debug_mask=False, scale=req.scale)
@@ -355,6 +373,11 @@ def _run_sdpa_efficient(q, k, v, req: _Request):
     # The kernel's own causal path where it is exact; the bias path for everything else.
     native_causal = req.causal and req.nq == req.nk and req.left == UNBOUNDED and req.mask is None
     allowed = None if native_causal else _allowed(req, q.device)
+    if allowed is not None and (~allowed.any(dim=-1)).any():
+        raise NotImplementedError(
+            "sdpa-efficient: inputs with a row that has no allowed key are declined: this backend "
+            "returns lse 0 instead of -inf there (known divergence, see flashcheck.adapters)"
+        )
     bias = None if allowed is None else _additive_bias(allowed, req, q.dtype)
     result = op(*_prepare_kv_and_layout(q, k, v, req), attn_bias=bias, compute_log_sumexp=True,
                 dropout_p=0.0, is_causal=native_causal, scale=req.scale)

@@ -1,7 +1,8 @@
 """Every property has teeth: a kernel with one planted bug that the property catches,
 on a case chosen to expose that bug, while the correct kernel passes the same case.
 
-Other properties may catch the same mutant too; what matters here is that each property
+Cases span several key blocks at the GPU's block sizes too (a bug in the rescale between
+blocks cannot show in a single block). Other properties may catch the same mutant too; what matters here is that each property
 is shown to fail for a real bug and not only for the correct kernel never.
 """
 
@@ -22,7 +23,7 @@ GQA = dict(heads=4, kv_heads=2)
 CAUGHT = [
     ("out_matches_reference", "mask_right_off_by_one", Case(seqlen_q=20, seqlen_k=20, causal=True)),
     ("out_matches_reference", "mask_left_off_by_one", Case(seqlen_q=20, seqlen_k=24, window=(2, 1))),
-    ("out_matches_reference", "drop_rescale", Case(seqlen_q=8, seqlen_k=40, values="large-logits")),
+    ("out_matches_reference", "drop_rescale", Case(seqlen_q=8, seqlen_k=200, values="large-logits")),
     ("out_matches_reference", "drop_normalisation", Case(seqlen_q=5, seqlen_k=7)),
     ("out_matches_reference", "finite_sentinel", Case(seqlen_q=5, seqlen_k=19, values="offset-logits")),
     ("out_matches_reference", "gqa_modulo_mapping", Case(seqlen_q=3, seqlen_k=5, heads=4, kv_heads=2)),

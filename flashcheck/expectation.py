@@ -70,7 +70,10 @@ def expect(q, k, v, *, causal=False, window=(-1, -1), softmax_scale=None, tf32=F
         name: tolerance.bound_for(name, ref, dtype=q.dtype, head_dim=q.shape[-1], plain=baseline, tf32=tf32)
         for name in ("out", "lse")
     }
-    limits = {name: tolerance.aggregate_limit(name, ref, baseline, dtype=q.dtype) for name in ("out", "lse")}
+    limits = {
+        name: tolerance.aggregate_limit(name, ref, baseline, dtype=q.dtype, head_dim=q.shape[-1])
+        for name in ("out", "lse")
+    }
     return Expectation(ref, bounds["out"], bounds["lse"], limits)
 
 

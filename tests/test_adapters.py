@@ -397,7 +397,10 @@ def test_cuda_peer_matches_float64(name, index):
     q, k, v = make_inputs(b, nq, nk, h, hkv, d, dtype=dtype, device="cuda")
     mask = random_mask(b, nq, nk, device="cuda") if with_mask else None
     kwargs = dict(causal=causal, window=window, attn_mask=mask)
-    out, lse = impl(q, k, v, **kwargs)
+    try:
+        out, lse = impl(q, k, v, **kwargs)
+    except NotImplementedError as declined:  # a known divergence the adapter declines
+        pytest.skip(str(declined))
     ref_out, ref_lse = reference(q, k, v, **kwargs)
     has_key = torch.isfinite(ref_lse)  # (b, h, nq)
     atol = {torch.float16: 4e-3, torch.bfloat16: 3e-2, torch.float32: 1e-3}[dtype]  # f32: TF32 may be on

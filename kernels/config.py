@@ -35,3 +35,16 @@ def forward_config(dtype: torch.dtype, head_dim: int) -> dict:
     if block_d <= 128:
         return {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 8, "num_stages": 2}
     return {"BLOCK_M": 64, "BLOCK_N": 32, "num_warps": 4, "num_stages": 2}
+
+
+def backward_config(dtype: torch.dtype, head_dim: int) -> dict:
+    """Launch settings for the three backward kernels (pinned: the backward is deterministic
+    for a given configuration, and a pinned one keeps it so across runs)."""
+    if INTERPRETER:
+        return dict(INTERPRETER_CONFIG)
+    block_d = max(16, triton.next_power_of_2(head_dim))
+    if dtype == torch.float32 or block_d > 128:
+        return {"BLOCK_M": 32, "BLOCK_N": 32, "num_warps": 4, "num_stages": 1}
+    if block_d <= 64:
+        return {"BLOCK_M": 64, "BLOCK_N": 64, "num_warps": 4, "num_stages": 2}
+    return {"BLOCK_M": 64, "BLOCK_N": 64, "num_warps": 8, "num_stages": 2}

@@ -6,9 +6,9 @@ import math
 
 import torch
 
-from flashcheck.kernels import config, forward, validation
+from flashcheck.kernels import backward, config, forward, validation
 
-FEATURES = frozenset({"causal", "window", "gqa", "lse", "out", "float16", "bfloat16", "float32"})
+FEATURES = frozenset({"causal", "window", "gqa", "lse", "backward", "out", "float16", "bfloat16", "float32"})
 
 
 def flash_attention(
@@ -40,8 +40,13 @@ def flash_attention(
     float32 precision, never TF32. ``out`` and ``lse_out``, when given, are written in place
     (any strides) and returned.
 
-    Not yet supported (raise NotImplementedError): ``attn_mask``, packed variable-length
-    sequences (``cu_seqlens_*``, ``max_seqlen_*``) and gradients.
+    Differentiable in q, k and v through Triton backward kernels that recompute the
+    probabilities from lse (bitwise deterministic: no atomics; GQA gradients of K and V are
+    summed over each group's query heads inside one program). lse is differentiable too:
+    ``∂lse_i/∂s_ij = P_ij``. Rows with no allowed key get zero gradient.
+
+    Not yet supported (raise NotImplementedError): ``attn_mask`` and packed
+    variable-length sequences (``cu_seqlens_*``, ``max_seqlen_*``).
 
     Every argument is checked before launch; bad input raises TypeError or ValueError
     naming the argument.
@@ -52,7 +57,7 @@ def flash_attention(
     )
     scale = float(softmax_scale) if softmax_scale is not None else 1.0 / math.sqrt(q.shape[-1])
     if torch.is_grad_enabled() and any(t.requires_grad for t in (q, k, v)):
-        return _NoBackward.apply(q, k, v, scale, left, right, out, lse_out)
+        return _FlashAttention.apply(q, k, v, scale, left, right, out, lse_out)
     return _forward(q, k, v, scale, left, right, out, lse_out)
 
 
@@ -75,15 +80,38 @@ def _forward(q, k, v, scale, left, right, out, lse_out, launch=forward.launch):
     return out, lse_out
 
 
-class _NoBackward(torch.autograd.Function):
-    """Forward through the kernel; gradients are not implemented yet and say so."""
+class _FlashAttention(torch.autograd.Function):
+    """Forward through the Triton kernel; backward through the Triton backward kernels,
+    recomputing probabilities from the saved lse. Both outputs are differentiable: the
+    gradient of ``lse_i`` with respect to logit ``s_ij`` is ``P_ij``."""
 
     @staticmethod
     def forward(ctx, q, k, v, scale, left, right, out, lse_out):
         # Buffers written in place are returned as themselves, not as views of them.
         ctx.mark_dirty(*(t for t in (out, lse_out) if t is not None))
-        return _forward(q, k, v, scale, left, right, out, lse_out)
+        ctx.set_materialize_grads(False)
+        out, lse = _forward(q, k, v, scale, left, right, out, lse_out)
+        ctx.save_for_backward(q, k, v, out, lse)
+        ctx.band = (scale, left, right)
+        return out, lse
 
     @staticmethod
     def backward(ctx, grad_out, grad_lse):
-        raise NotImplementedError("flash_attention: the backward pass is not implemented yet")
+        q, k, v, out, lse = ctx.saved_tensors
+        scale, left, right = ctx.band
+        if grad_out is None:
+            grad_out = torch.zeros_like(out)
+        if grad_lse is not None:
+            grad_lse = grad_lse.to(torch.float32).contiguous()
+        batch, seqlen_q, heads, head_dim = q.shape
+        dq = torch.empty(q.shape, dtype=q.dtype, device=q.device)
+        dk = torch.empty(k.shape, dtype=k.dtype, device=k.device)
+        dv = torch.empty(v.shape, dtype=v.dtype, device=v.device)
+        delta = torch.empty((batch, heads, seqlen_q), dtype=torch.float32, device=q.device)
+        backward.launch(
+            q, k, v, out, lse.contiguous(), grad_out, grad_lse, dq, dk, dv, delta,
+            softmax_scale=scale, left=left, right=right,
+            config=config.backward_config(q.dtype, head_dim),
+            emulate_bf16=config.INTERPRETER and q.dtype == torch.bfloat16,
+        )
+        return dq, dk, dv, None, None, None, None, None

@@ -1,0 +1,268 @@
+"""Triton backward kernels (FlashAttention-2 style), bitwise deterministic.
+
+Three launches, none of them with atomics:
+
+1. ``_preprocess``: ``delta_i = Σ_d dO_id · O_id - dlse_i`` per query row (the upstream
+   gradient of lse enters here: ``∂lse_i/∂s_ij = P_ij``, so it shifts ``delta``).
+2. ``_dk_dv``: one program per (batch, KV head, key block). It holds its K and V tiles and
+   sweeps, for every query head of its GQA group in a fixed order, the query blocks that
+   can see the key block, recomputing ``P = exp(s - lse)`` from the saved lse:
+   ``dV += Pᵀ·dO`` and ``dK += dSᵀ·Q`` with ``dS = P ∘ (dO·Vᵀ - delta)``. Summing the group
+   inside one program is what makes GQA gradients exact sums without atomics.
+3. ``_dq``: one program per (batch, head, query block), sweeping the key blocks in its
+   band: ``dQ += dS·K``.
+
+Blocks wholly outside the causal/window band are skipped, as in the forward. Rows with no
+allowed key have lse ``-inf``; it is replaced by ``+inf`` so that their recomputed P is 0
+and their dQ exactly 0. P and dS are rounded to the input dtype before their products, as
+in FlashAttention-2; under ``EMULATE_BF16`` (the interpreter with bfloat16, see
+``forward.py``) tiles are widened to float32 and the rounding is done explicitly.
+"""
+
+from __future__ import annotations
+
+import triton
+import triton.language as tl
+
+from flashcheck.kernels.forward import LOG2_E, _round_to_bfloat16
+
+
+@triton.jit
+def _preprocess(
+    Out, DOut, DLse, Delta,
+    stride_ob, stride_on, stride_oh, stride_od,
+    stride_db, stride_dn, stride_dh, stride_dd,
+    heads, seqlen_q, head_dim,
+    HAS_DLSE: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_D: tl.constexpr,
+):
+    block_m = tl.program_id(0)
+    batch_head = tl.program_id(1)
+    b = batch_head // heads
+    h = batch_head % heads
+    offs_m = block_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_d = tl.arange(0, BLOCK_D)
+    mask = (offs_m < seqlen_q)[:, None] & (offs_d < head_dim)[None, :]
+    o = tl.load(Out + b * stride_ob + h * stride_oh + offs_m[:, None] * stride_on + offs_d[None, :] * stride_od,
+                mask=mask, other=0.0).to(tl.float32)
+    do = tl.load(DOut + b * stride_db + h * stride_dh + offs_m[:, None] * stride_dn + offs_d[None, :] * stride_dd,
+                 mask=mask, other=0.0).to(tl.float32)
+    delta = tl.sum(o * do, 1)
+    row = batch_head * seqlen_q + offs_m  # Delta and DLse are contiguous (B, H, Nq)
+    if HAS_DLSE:
+        delta -= tl.load(DLse + row, mask=offs_m < seqlen_q, other=0.0)
+    tl.store(Delta + row, delta, mask=offs_m < seqlen_q)
+
+
+@triton.jit
+def _probabilities(q, k, lse2, rows, cols, seqlen_q, seqlen_k, lo, hi, qk_scale_log2, FP32_IEEE: tl.constexpr):
+    """Recompute P (BLOCK_M x BLOCK_N, float32) from the saved base-2 lse."""
+    if FP32_IEEE:
+        s = tl.dot(q, k, input_precision="ieee")
+    else:
+        s = tl.dot(q, k)
+    allowed = (rows < seqlen_q)[:, None] & (cols < seqlen_k)[None, :]
+    allowed = allowed & (cols[None, :] >= lo[:, None]) & (cols[None, :] <= hi[:, None])
+    s = tl.where(allowed, s * qk_scale_log2, float("-inf"))
+    return tl.math.exp2(s - lse2[:, None])
+
+
+@triton.jit
+def _dk_dv(
+    Q, K, V, DOut, Lse, Delta, DK, DV,
+    stride_qb, stride_qn, stride_qh, stride_qd,
+    stride_kb, stride_kn, stride_kh, stride_kd,
+    stride_vb, stride_vn, stride_vh, stride_vd,
+    stride_db, stride_dn, stride_dh, stride_dd,
+    stride_dkb, stride_dkn, stride_dkh, stride_dkd,
+    stride_dvb, stride_dvn, stride_dvh, stride_dvd,
+    heads, kv_heads, group, seqlen_q, seqlen_k, head_dim,
+    softmax_scale, qk_scale_log2, window_left, window_right,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr,
+    FP32_IEEE: tl.constexpr, EMULATE_BF16: tl.constexpr,
+):
+    block_n = tl.program_id(0)
+    batch_kv = tl.program_id(1)
+    b = batch_kv // kv_heads
+    kv_h = batch_kv % kv_heads
+    offs_n = block_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    offs_m = tl.arange(0, BLOCK_M)
+    offs_d = tl.arange(0, BLOCK_D)
+    d_ok = offs_d < head_dim
+    col_ok = offs_n < seqlen_k
+
+    # K transposed (BLOCK_D x BLOCK_N) for s = q·kᵀ, V transposed for dp = dO·vᵀ.
+    kt = tl.load(K + b * stride_kb + kv_h * stride_kh + offs_n[None, :] * stride_kn + offs_d[:, None] * stride_kd,
+                 mask=d_ok[:, None] & col_ok[None, :], other=0.0)
+    vt = tl.load(V + b * stride_vb + kv_h * stride_vh + offs_n[None, :] * stride_vn + offs_d[:, None] * stride_vd,
+                 mask=d_ok[:, None] & col_ok[None, :], other=0.0)
+    if EMULATE_BF16:
+        kt = kt.to(tl.float32)
+        vt = vt.to(tl.float32)
+    dk = tl.zeros([BLOCK_N, BLOCK_D], dtype=tl.float32)
+    dv = tl.zeros([BLOCK_N, BLOCK_D], dtype=tl.float32)
+
+    # Queries that can see a key of this block: i in [j - off - right, j - off + left].
+    offset = seqlen_k - seqlen_q
+    first_key = block_n * BLOCK_N
+    last_key = tl.minimum(first_key + BLOCK_N, seqlen_k) - 1
+    m_start = tl.maximum(first_key - offset - window_right, 0)
+    m_start = (m_start // BLOCK_M) * BLOCK_M
+    m_end = tl.minimum(last_key - offset + window_left + 1, seqlen_q)
+    for t in range(0, group):
+        h = kv_h * group + t
+        for start_m in range(m_start, m_end, BLOCK_M):
+            rows = start_m + offs_m
+            row_ok = rows < seqlen_q
+            io = rows[:, None] * stride_qn + offs_d[None, :] * stride_qd
+            q = tl.load(Q + b * stride_qb + h * stride_qh + io, mask=row_ok[:, None] & d_ok[None, :], other=0.0)
+            do = tl.load(DOut + b * stride_db + h * stride_dh + rows[:, None] * stride_dn + offs_d[None, :] * stride_dd,
+                         mask=row_ok[:, None] & d_ok[None, :], other=0.0)
+            lse = tl.load(Lse + (b * heads + h) * seqlen_q + rows, mask=row_ok, other=float("inf"))
+            # -inf marks a row with no key: +inf makes its recomputed P exactly 0.
+            lse2 = tl.where(lse == float("-inf"), float("inf"), lse * 1.4426950408889634)
+            delta = tl.load(Delta + (b * heads + h) * seqlen_q + rows, mask=row_ok, other=0.0)
+            if EMULATE_BF16:
+                q = q.to(tl.float32)
+                do = do.to(tl.float32)
+            diagonal = rows + offset
+            p = _probabilities(q, kt, lse2, rows, offs_n, seqlen_q, seqlen_k,
+                               diagonal - window_left, diagonal + window_right, qk_scale_log2, FP32_IEEE)
+            if FP32_IEEE:
+                dp = tl.dot(do, vt, input_precision="ieee")
+            else:
+                dp = tl.dot(do, vt)
+            ds = p * (dp - delta[:, None])
+            if EMULATE_BF16:
+                dv += tl.dot(tl.trans(_round_to_bfloat16(p)), do, input_precision="ieee")
+                dk += tl.dot(tl.trans(_round_to_bfloat16(ds)), q, input_precision="ieee")
+            elif FP32_IEEE:
+                dv += tl.dot(tl.trans(p), do, input_precision="ieee")
+                dk += tl.dot(tl.trans(ds), q, input_precision="ieee")
+            else:
+                dv += tl.dot(tl.trans(p.to(do.dtype)), do)
+                dk += tl.dot(tl.trans(ds.to(q.dtype)), q)
+    dk = dk * softmax_scale
+    if EMULATE_BF16:
+        dk = _round_to_bfloat16(dk)
+        dv = _round_to_bfloat16(dv)
+    store = col_ok[:, None] & d_ok[None, :]
+    tl.store(DK + b * stride_dkb + kv_h * stride_dkh + offs_n[:, None] * stride_dkn + offs_d[None, :] * stride_dkd,
+             dk.to(DK.dtype.element_ty), mask=store)
+    tl.store(DV + b * stride_dvb + kv_h * stride_dvh + offs_n[:, None] * stride_dvn + offs_d[None, :] * stride_dvd,
+             dv.to(DV.dtype.element_ty), mask=store)
+
+
+@triton.jit
+def _dq(
+    Q, K, V, DOut, Lse, Delta, DQ,
+    stride_qb, stride_qn, stride_qh, stride_qd,
+    stride_kb, stride_kn, stride_kh, stride_kd,
+    stride_vb, stride_vn, stride_vh, stride_vd,
+    stride_db, stride_dn, stride_dh, stride_dd,
+    stride_dqb, stride_dqn, stride_dqh, stride_dqd,
+    heads, group, seqlen_q, seqlen_k, head_dim,
+    softmax_scale, qk_scale_log2, window_left, window_right,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr,
+    FP32_IEEE: tl.constexpr, EMULATE_BF16: tl.constexpr,
+):
+    block_m = tl.program_id(0)
+    batch_head = tl.program_id(1)
+    b = batch_head // heads
+    h = batch_head % heads
+    kv_h = h // group
+    offs_m = block_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = tl.arange(0, BLOCK_N)
+    offs_d = tl.arange(0, BLOCK_D)
+    d_ok = offs_d < head_dim
+    row_ok = offs_m < seqlen_q
+
+    q = tl.load(Q + b * stride_qb + h * stride_qh + offs_m[:, None] * stride_qn + offs_d[None, :] * stride_qd,
+                mask=row_ok[:, None] & d_ok[None, :], other=0.0)
+    do = tl.load(DOut + b * stride_db + h * stride_dh + offs_m[:, None] * stride_dn + offs_d[None, :] * stride_dd,
+                 mask=row_ok[:, None] & d_ok[None, :], other=0.0)
+    lse = tl.load(Lse + batch_head * seqlen_q + offs_m, mask=row_ok, other=float("inf"))
+    lse2 = tl.where(lse == float("-inf"), float("inf"), lse * 1.4426950408889634)
+    delta = tl.load(Delta + batch_head * seqlen_q + offs_m, mask=row_ok, other=0.0)
+    if EMULATE_BF16:
+        q = q.to(tl.float32)
+        do = do.to(tl.float32)
+    dq = tl.zeros([BLOCK_M, BLOCK_D], dtype=tl.float32)
+
+    offset = seqlen_k - seqlen_q
+    diagonal = offs_m + offset
+    lo = diagonal - window_left
+    hi = diagonal + window_right
+    first_row = block_m * BLOCK_M
+    last_row = tl.minimum(first_row + BLOCK_M, seqlen_q) - 1
+    n_start = tl.maximum(first_row + offset - window_left, 0)
+    n_start = (n_start // BLOCK_N) * BLOCK_N
+    n_end = tl.minimum(last_row + offset + window_right + 1, seqlen_k)
+    k_base = K + b * stride_kb + kv_h * stride_kh
+    v_base = V + b * stride_vb + kv_h * stride_vh
+    for start_n in range(n_start, n_end, BLOCK_N):
+        cols = start_n + offs_n
+        col_ok = cols < seqlen_k
+        kt = tl.load(k_base + cols[None, :] * stride_kn + offs_d[:, None] * stride_kd,
+                     mask=d_ok[:, None] & col_ok[None, :], other=0.0)
+        vt = tl.load(v_base + cols[None, :] * stride_vn + offs_d[:, None] * stride_vd,
+                     mask=d_ok[:, None] & col_ok[None, :], other=0.0)
+        if EMULATE_BF16:
+            kt = kt.to(tl.float32)
+            vt = vt.to(tl.float32)
+        p = _probabilities(q, kt, lse2, offs_m, cols, seqlen_q, seqlen_k, lo, hi, qk_scale_log2, FP32_IEEE)
+        if FP32_IEEE:
+            dp = tl.dot(do, vt, input_precision="ieee")
+        else:
+            dp = tl.dot(do, vt)
+        ds = p * (dp - delta[:, None])
+        if EMULATE_BF16:
+            dq += tl.dot(_round_to_bfloat16(ds), tl.trans(kt), input_precision="ieee")
+        elif FP32_IEEE:
+            dq += tl.dot(ds, tl.trans(kt), input_precision="ieee")
+        else:
+            dq += tl.dot(ds.to(kt.dtype), tl.trans(kt))
+    dq = dq * softmax_scale
+    if EMULATE_BF16:
+        dq = _round_to_bfloat16(dq)
+    tl.store(DQ + b * stride_dqb + h * stride_dqh + offs_m[:, None] * stride_dqn + offs_d[None, :] * stride_dqd,
+             dq.to(DQ.dtype.element_ty), mask=row_ok[:, None] & d_ok[None, :])
+
+
+def launch(q, k, v, out, lse, grad_out, grad_lse, dq, dk, dv, delta, *,
+           softmax_scale, left, right, config, emulate_bf16):
+    """Run the three backward kernels; arguments must already be validated.
+
+    q, out, grad_out, dq ``(B, Nq, H, D)``; k, v, dk, dv ``(B, Nk, Hkv, D)``; any strides.
+    lse ``(B, H, Nq)`` float32 contiguous as the forward returned it; ``grad_lse`` None or
+    contiguous like lse; ``delta`` a contiguous float32 ``(B, H, Nq)`` scratch buffer.
+    """
+    batch, seqlen_q, heads, head_dim = q.shape
+    seqlen_k, kv_heads = k.shape[1], k.shape[2]
+    block_d = max(16, triton.next_power_of_2(head_dim))
+    reach = seqlen_q + seqlen_k
+    left = reach if left == -1 else left
+    right = reach if right == -1 else right
+    fp32 = q.dtype.itemsize == 4
+    block_m, block_n = config["BLOCK_M"], config["BLOCK_N"]
+    launch_options = dict(num_warps=config["num_warps"], num_stages=config["num_stages"])
+    if batch * heads * seqlen_q:
+        _preprocess[(triton.cdiv(seqlen_q, block_m), batch * heads)](
+            out, grad_out, grad_lse if grad_lse is not None else delta, delta,
+            *out.stride(), *grad_out.stride(), heads, seqlen_q, head_dim,
+            HAS_DLSE=grad_lse is not None, BLOCK_M=block_m, BLOCK_D=block_d, **launch_options,
+        )
+    common = dict(BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_D=block_d, FP32_IEEE=fp32, EMULATE_BF16=emulate_bf16)
+    if batch * kv_heads * seqlen_k:
+        _dk_dv[(triton.cdiv(seqlen_k, block_n), batch * kv_heads)](
+            q, k, v, grad_out, lse, delta, dk, dv,
+            *q.stride(), *k.stride(), *v.stride(), *grad_out.stride(), *dk.stride(), *dv.stride(),
+            heads, kv_heads, heads // kv_heads, seqlen_q, seqlen_k, head_dim,
+            softmax_scale, softmax_scale * LOG2_E, left, right, **common, **launch_options,
+        )
+    if batch * heads * seqlen_q:
+        _dq[(triton.cdiv(seqlen_q, block_m), batch * heads)](
+            q, k, v, grad_out, lse, delta, dq,
+            *q.stride(), *k.stride(), *v.stride(), *grad_out.stride(), *dq.stride(),
+            heads, heads // kv_heads, seqlen_q, seqlen_k, head_dim,
+            softmax_scale, softmax_scale * LOG2_E, left, right, **common, **launch_options,
+        )

@@ -95,3 +95,49 @@ def _explain(bound: tolerance.Bound, index, model_text: str) -> str:
         f"max(model {model:.3e}, {tolerance.BASELINE_FACTOR:g} × plain same-precision error "
         f"{baseline / tolerance.BASELINE_FACTOR:.3e}); {governs} governs; model = {model_text}"
     )
+
+
+@dataclass
+class GradientExpectation:
+    """Float64 gradients for given upstream gradients, with the allowed error of each."""
+
+    grads: object  # reference.Gradients
+    bounds: dict  # "dq" | "dk" | "dv" -> tolerance.Bound
+
+    def check(self, name: str, got: torch.Tensor) -> compare.Metrics:
+        bound = self.bounds[name]
+        metrics = compare.check_close(
+            name, got, getattr(self.grads, name), bound.allowed, explain=lambda index: _explain_gradient(bound, index)
+        )
+        for observer in OBSERVERS:
+            observer(name, metrics)
+        if currently_in_test_context() and metrics.total:
+            target(metrics.worst_ratio, label=f"{name} error/allowed")
+        return metrics
+
+
+def expect_gradients(q, k, v, grad_out, grad_lse=None, *, causal=False, window=(-1, -1), softmax_scale=None,
+                     tf32=False) -> GradientExpectation:
+    """Reference gradients of ``q, k, v`` for upstream ``grad_out`` (and ``grad_lse``) and
+    the allowed error of each (see :func:`flashcheck.tolerance.gradient_bounds`)."""
+    forward = expect(q, k, v, causal=causal, window=window, softmax_scale=softmax_scale, tf32=tf32)
+    kwargs = {"causal": causal, "window": window, "softmax_scale": softmax_scale, "grad_lse": grad_lse}
+    grads = reference.gradients(q, k, v, grad_out, **kwargs)
+    baseline = plain.gradients(q, k, v, grad_out, **kwargs)
+    scale = softmax_scale if softmax_scale is not None else q.shape[-1] ** -0.5
+    bounds = tolerance.gradient_bounds(
+        grads, forward.ref, forward.out, forward.lse, grad_out,
+        dtype=q.dtype, head_dim=q.shape[-1], scale=scale, plain=baseline,
+    )
+    return GradientExpectation(grads, bounds)
+
+
+def _explain_gradient(bound: tolerance.Bound, index) -> str:
+    model = float(bound.model[index])
+    if bound.baseline is None:
+        return f"model {model:.3e} (tolerance.gradient_bounds)"
+    baseline = float(bound.baseline.expand_as(bound.model)[index])
+    return (
+        f"max(model {model:.3e} (tolerance.gradient_bounds), {tolerance.BASELINE_FACTOR:g} × plain "
+        f"same-precision backward error {baseline / tolerance.BASELINE_FACTOR:.3e})"
+    )

@@ -197,3 +197,71 @@ def aggregate_limit(output: str, ref: Reference, plain, *, dtype: torch.dtype, h
         return 0.0
     error = (got.to(torch.float64) - expected).abs()[finite]
     return BASELINE_FACTOR * float(error.max()) + float(floor[finite].max())
+
+
+def gradient_bounds(grads, ref: Reference, out_bound: Bound, lse_bound: Bound, grad_out, *,
+                    dtype: torch.dtype, head_dim: int, scale: float, plain=None) -> dict:
+    r"""Allowed errors of ``dq``, ``dk`` and ``dv`` (a :class:`Bound` each).
+
+    The backward recomputes ``P = exp(s - lse)`` from the forward's lse, so each probability
+    carries the logit error ``δs`` plus the lse error of the forward (its model bound), and a
+    few ``u32`` of exp2. With ``E_i = (λ√D + 1)·u32·max_j Σ_d|dO_id||V_jd| + Σ_d |dO_id|·ΔO_id``
+    (the error of ``dP = dO·Vᵀ`` and of ``delta = rowsum(dO∘O)``, whose O is the kernel's own
+    output, off by at most the forward's out bound ``ΔO``), and ``u`` the rounding of P and dS
+    to the input dtype before their products::
+
+        |ΔdV_jd| <= 2·[(u + 8u32 + λ√M·u32 + ε_P)·Σ_i P_ij|dO_id| + u·|dV_jd|]
+        |ΔdQ_id| <= 2·[(u + 8u32 + λ√n·u32 + ε_P)·scale·Σ_j |dS_ij||K_jd|
+                       + scale·E_i·Σ_j P_ij|K_jd| + u·|dQ_id|]
+        |ΔdK_jd| <= 2·[(u + 8u32 + λ√M·u32 + ε_P)·scale·Σ_i |dS_ij||Q_id|
+                       + scale·max_i E_i·Σ_i P_ij|Q_id| + u·|dK_jd|]
+
+    ``ε_P = δs + Δlse`` per row (its maximum over a GQA group for dK and dV, whose sums run
+    over the group's rows), ``n`` the keys of a row and ``M`` the queries times the group size
+    that a key's gradient sums over. dQ is the noisiest: its error collects ``E_i`` over every
+    key of the row, and ``E_i`` carries the forward's output error. Each bound is floored by
+    twice the plain same-precision backward's largest error in the same row, when given.
+    """
+    u = UNIT_ROUNDOFF[dtype]
+    finite = torch.isfinite(ref.lse)
+    lse_error = lse_bound.model.masked_fill(~finite, 0.0)
+    p_rel = logit_error(ref, dtype=dtype, head_dim=head_dim) + lse_error + 8.0 * U32  # (B, H, Nq)
+    grad_out = grad_out.to(torch.float64)
+    delta_err = (grad_out.abs() * out_bound.model).sum(-1) + LAMBDA * math.sqrt(head_dim) * U32 * (
+        grad_out.abs() * ref.out.abs()
+    ).sum(-1)  # (B, Nq, H)
+    row_err = (LAMBDA * math.sqrt(head_dim) + 1.0) * U32 * grads.abs_dp_max + delta_err.transpose(1, 2)
+    row_err = row_err.masked_fill(~finite, 0.0)  # (B, H, Nq)
+    batch, heads, seqlen_q = p_rel.shape
+    kv_heads = grads.dk.shape[2]
+
+    def group_max(row_quantity):  # (B, H, Nq) -> (B, 1, Hkv, 1), the max over each group's rows
+        grouped = row_quantity.reshape(batch, kv_heads, -1)
+        if grouped.shape[-1] == 0:
+            return grouped.new_zeros(batch, 1, kv_heads, 1)
+        return grouped.amax(dim=-1)[:, None, :, None]
+
+    def per_row(row_quantity):  # (B, H, Nq) -> (B, Nq, H, 1)
+        return row_quantity.transpose(1, 2).unsqueeze(-1)
+
+    queries = math.sqrt(max(1, seqlen_q * (heads // kv_heads)))
+    keys = torch.sqrt(ref.keys.to(torch.float64))[None, :, None, None]
+    tiny = torch.finfo(dtype).tiny
+    models = {
+        "dv": SAFETY * ((u + 8.0 * U32 + LAMBDA * queries * U32 + group_max(p_rel)) * grads.abs_dv
+                        + u * grads.dv.abs()) + tiny,
+        "dq": SAFETY * ((u + 8.0 * U32 + LAMBDA * keys * U32 + per_row(p_rel)) * grads.abs_dq
+                        + abs(scale) * per_row(row_err) * grads.p_abs_k + u * grads.dq.abs()) + tiny,
+        "dk": SAFETY * ((u + 8.0 * U32 + LAMBDA * queries * U32 + group_max(p_rel)) * grads.abs_dk
+                        + abs(scale) * group_max(row_err) * grads.pt_abs_q + u * grads.dk.abs()) + tiny,
+    }
+    bounds = {}
+    for name, model in models.items():
+        expected = getattr(grads, name)
+        baseline = None
+        if plain is not None:
+            got = plain[("dq", "dk", "dv").index(name)]
+            baseline = BASELINE_FACTOR * (got.to(torch.float64) - expected).abs().amax(dim=-1, keepdim=True)
+        allowed = model if baseline is None else torch.maximum(model, baseline)
+        bounds[name] = Bound(name, allowed, model, baseline, {"model": model})
+    return bounds

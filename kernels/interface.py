@@ -51,17 +51,31 @@ def flash_attention(
     Every argument is checked before launch; bad input raises TypeError or ValueError
     naming the argument.
     """
+    return attend(
+        q, k, v, causal=causal, window=window, softmax_scale=softmax_scale, attn_mask=attn_mask,
+        cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k, max_seqlen_q=max_seqlen_q,
+        max_seqlen_k=max_seqlen_k, out=out, lse_out=lse_out, launches=LAUNCHES,
+    )
+
+
+flash_attention.flashcheck_features = FEATURES
+
+#: The (forward, backward) launchers behind :func:`flash_attention`.
+LAUNCHES = (forward.launch, backward.launch)
+
+
+def attend(q, k, v, *, causal, window, softmax_scale, attn_mask, cu_seqlens_q, cu_seqlens_k,
+           max_seqlen_q, max_seqlen_k, out, lse_out, launches):
+    """:func:`flash_attention` with its launchers as an argument (planted-bug kernels reuse
+    the validation and autograd plumbing through this)."""
     validation.reject_unsupported(attn_mask, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k)
     left, right = validation.check_inputs(
         q, k, v, causal=causal, window=window, softmax_scale=softmax_scale, out=out, lse_out=lse_out
     )
     scale = float(softmax_scale) if softmax_scale is not None else 1.0 / math.sqrt(q.shape[-1])
     if torch.is_grad_enabled() and any(t.requires_grad for t in (q, k, v)):
-        return _FlashAttention.apply(q, k, v, scale, left, right, out, lse_out)
-    return _forward(q, k, v, scale, left, right, out, lse_out)
-
-
-flash_attention.flashcheck_features = FEATURES
+        return _FlashAttention.apply(q, k, v, scale, left, right, out, lse_out, launches)
+    return _forward(q, k, v, scale, left, right, out, lse_out, launch=launches[0])
 
 
 def _forward(q, k, v, scale, left, right, out, lse_out, launch=forward.launch):
@@ -86,13 +100,14 @@ class _FlashAttention(torch.autograd.Function):
     gradient of ``lse_i`` with respect to logit ``s_ij`` is ``P_ij``."""
 
     @staticmethod
-    def forward(ctx, q, k, v, scale, left, right, out, lse_out):
+    def forward(ctx, q, k, v, scale, left, right, out, lse_out, launches):
         # Buffers written in place are returned as themselves, not as views of them.
         ctx.mark_dirty(*(t for t in (out, lse_out) if t is not None))
         ctx.set_materialize_grads(False)
-        out, lse = _forward(q, k, v, scale, left, right, out, lse_out)
+        out, lse = _forward(q, k, v, scale, left, right, out, lse_out, launch=launches[0])
         ctx.save_for_backward(q, k, v, out, lse)
         ctx.band = (scale, left, right)
+        ctx.backward_launch = launches[1]
         return out, lse
 
     @staticmethod
@@ -108,10 +123,10 @@ class _FlashAttention(torch.autograd.Function):
         dk = torch.empty(k.shape, dtype=k.dtype, device=k.device)
         dv = torch.empty(v.shape, dtype=v.dtype, device=v.device)
         delta = torch.empty((batch, heads, seqlen_q), dtype=torch.float32, device=q.device)
-        backward.launch(
+        ctx.backward_launch(
             q, k, v, out, lse.contiguous(), grad_out, grad_lse, dq, dk, dv, delta,
             softmax_scale=scale, left=left, right=right,
             config=config.backward_config(q.dtype, head_dim),
             emulate_bf16=config.INTERPRETER and q.dtype == torch.bfloat16,
         )
-        return dq, dk, dv, None, None, None, None, None
+        return dq, dk, dv, None, None, None, None, None, None

@@ -9,16 +9,16 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
-import math
 import sys
 import tempfile
 from pathlib import Path
 
 import torch
 
-from flashcheck.kernels import forward, interface, validation
+from flashcheck.kernels import backward, forward, interface
 
-SOURCE = Path(forward.__file__).read_text()
+SOURCES = {"forward": Path(forward.__file__).read_text(), "backward": Path(backward.__file__).read_text()}
+SOURCE = SOURCES["forward"]
 _CACHE: dict = {}
 _DIRECTORY = Path(tempfile.mkdtemp(prefix="flashcheck-mutants-"))
 
@@ -78,17 +78,37 @@ MUTATIONS = {
     ),
 }
 
+#: Planted bugs in kernels/backward.py: name -> (fragment, replacement, the bug it plants).
+#: A fragment that occurs several times is replaced everywhere (the bug is in every kernel).
+BACKWARD_MUTATIONS = {
+    "drop_delta": ("ds = p * (dp - delta[:, None])", "ds = p * dp", "dS forgets the rowsum(dO∘O) term"),
+    "backward_ignores_band": (
+        "allowed = allowed & (cols[None, :] >= lo[:, None]) & (cols[None, :] <= hi[:, None])",
+        "allowed = allowed", "the recomputed P ignores the causal/window band",
+    ),
+    "dq_unguarded_empty_rows": (
+        '\n    lse2 = tl.where(lse == float("-inf"), float("inf"), lse * 1.4426950408889634)',
+        "\n    lse2 = lse * 1.4426950408889634", "dQ recomputes P from lse = -inf on rows without keys",
+    ),
+    "first_head_of_group_only": ("h = kv_h * group + t", "h = kv_h * group", "dK/dV sum one query head per group"),
+    "dq_stored_into_q": ("tl.store(DQ + b * stride_dqb", "tl.store(Q + b * stride_dqb", "dQ is stored through q's pointer"),
+}
+
+
 
 def mutated_launch(name: str):
-    """The ``launch`` function of the forward kernel with mutation ``name`` applied."""
+    """The ``launch`` of the kernel module that mutation ``name`` plants its bug in."""
     if name in _CACHE:
         return _CACHE[name]
-    fragment, replacement, _ = MUTATIONS[name]
-    if SOURCE.count(fragment) != 1:
-        raise AssertionError(f"mutation {name}: fragment occurs {SOURCE.count(fragment)} times in forward.py")
-    source = SOURCE.replace(fragment, replacement)
+    module_name = "backward" if name in BACKWARD_MUTATIONS else "forward"
+    fragment, replacement, _ = (BACKWARD_MUTATIONS if module_name == "backward" else MUTATIONS)[name]
+    text = SOURCES[module_name]
+    occurrences = text.count(fragment)
+    if occurrences == 0 or (module_name == "forward" and occurrences != 1):
+        raise AssertionError(f"mutation {name}: fragment occurs {occurrences} times in {module_name}.py")
+    source = text.replace(fragment, replacement)
     digest = hashlib.sha1(source.encode()).hexdigest()[:10]
-    path = _DIRECTORY / f"forward_{name}_{digest}.py"
+    path = _DIRECTORY / f"{module_name}_{name}_{digest}.py"
     path.write_text(source)
     spec = importlib.util.spec_from_file_location(path.stem, path)
     module = importlib.util.module_from_spec(spec)
@@ -99,17 +119,18 @@ def mutated_launch(name: str):
 
 
 def mutant(name: str):
-    """A protocol implementation running the kernel with mutation ``name``."""
-    launch = mutated_launch(name)
+    """A protocol implementation running the kernels with mutation ``name``."""
+    launches = list(interface.LAUNCHES)
+    launches[1 if name in BACKWARD_MUTATIONS else 0] = mutated_launch(name)
 
-    def attention(q, k, v, *, causal=False, window=(-1, -1), softmax_scale=None, out=None, lse_out=None, **rest):
-        validation.reject_unsupported(*(rest.get(key) for key in (
-            "attn_mask", "cu_seqlens_q", "cu_seqlens_k", "max_seqlen_q", "max_seqlen_k")))
-        left, right = validation.check_inputs(
-            q, k, v, causal=causal, window=window, softmax_scale=softmax_scale, out=out, lse_out=lse_out
+    def attention(q, k, v, *, causal=False, window=(-1, -1), softmax_scale=None, attn_mask=None,
+                  cu_seqlens_q=None, cu_seqlens_k=None, max_seqlen_q=None, max_seqlen_k=None,
+                  out=None, lse_out=None):
+        return interface.attend(
+            q, k, v, causal=causal, window=window, softmax_scale=softmax_scale, attn_mask=attn_mask,
+            cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k, max_seqlen_q=max_seqlen_q,
+            max_seqlen_k=max_seqlen_k, out=out, lse_out=lse_out, launches=tuple(launches),
         )
-        scale = softmax_scale if softmax_scale is not None else 1.0 / math.sqrt(q.shape[-1])
-        return interface._forward(q, k, v, scale, left, right, out, lse_out, launch=launch)
 
     attention.flashcheck_features = interface.FEATURES
     attention.__name__ = f"mutant_{name}"
@@ -130,3 +151,23 @@ def nondeterministic(impl):
 
     attention.flashcheck_features = getattr(impl, "flashcheck_features", None)
     return attention
+
+
+def nondeterministic_backward(impl):
+    """``impl`` whose dQ has one random element moved by one unit in the last place."""
+
+    def attention(q, k, v, **kwargs):
+        if q.requires_grad:
+            q.register_hook(_nudge_one_element)
+        return impl(q, k, v, **kwargs)
+
+    attention.flashcheck_features = getattr(impl, "flashcheck_features", None)
+    return attention
+
+
+def _nudge_one_element(grad: torch.Tensor) -> torch.Tensor:
+    grad = grad.clone().contiguous()
+    if grad.numel():
+        bits = grad.view({2: torch.int16, 4: torch.int32}[grad.element_size()]).view(-1)
+        bits[int(torch.randint(bits.numel(), ()))] += 1
+    return grad

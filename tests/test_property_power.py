@@ -42,6 +42,12 @@ CAUGHT = [
     ("inputs_unchanged", "output_into_q", Case(seqlen_q=5, seqlen_k=5)),
     ("outputs_written_in_bounds", "store_past_last_row", Case(seqlen_q=5, seqlen_k=5)),
     ("outputs_written_in_bounds", "last_column_unwritten", Case(seqlen_q=5, seqlen_k=5, head_dim=24)),
+    # backward
+    ("grads_match_reference", "drop_delta", Case(seqlen_q=20, seqlen_k=20, dtype="float32")),
+    ("unseen_keys_get_zero_gradient", "backward_ignores_band", Case(seqlen_q=8, seqlen_k=20, window=(2, 1))),
+    ("empty_rows_get_zero_dq", "dq_unguarded_empty_rows", Case(seqlen_q=6, seqlen_k=3, causal=True)),
+    ("gqa_grads_match_repeated_kv", "first_head_of_group_only", Case(seqlen_q=5, seqlen_k=7, heads=4, kv_heads=2)),
+    ("backward_leaves_inputs_unchanged", "dq_stored_into_q", Case(seqlen_q=5, seqlen_k=5)),
 ]
 
 
@@ -63,11 +69,21 @@ def test_determinism_catches_a_race():
         prop.check(mutants.nondeterministic(flash_attention), case)
 
 
+def test_backward_determinism_catches_a_race():
+    prop = PROPERTIES["backward_deterministic"]
+    case = Case(seqlen_q=16, seqlen_k=16, heads=2)
+    prop.check(flash_attention, case)
+    with pytest.raises(PropertyFailure, match="not exactly equal"):
+        prop.check(mutants.nondeterministic_backward(flash_attention), case)
+
+
 def test_every_property_has_a_catching_mutant():
-    covered = {name for name, _, _ in CAUGHT} | {"deterministic"}
+    covered = {name for name, _, _ in CAUGHT} | {"deterministic", "backward_deterministic"}
     assert covered == set(PROPERTIES), f"properties without a planted bug: {set(PROPERTIES) - covered}"
 
 
 def test_every_mutation_applies_to_the_kernel_source():
     for name, (fragment, _, _) in mutants.MUTATIONS.items():
-        assert mutants.SOURCE.count(fragment) == 1, name
+        assert mutants.SOURCES["forward"].count(fragment) == 1, name
+    for name, (fragment, _, _) in mutants.BACKWARD_MUTATIONS.items():
+        assert mutants.SOURCES["backward"].count(fragment) >= 1, name

@@ -1,0 +1,130 @@
+"""Gradient properties: dQ, dK, dV by autograd against float64 analytic gradients, exact
+zeros where nothing flows, GQA sums, determinism and untouched inputs."""
+
+from __future__ import annotations
+
+import torch
+
+from flashcheck import compare, masks
+from flashcheck.compare import PropertyFailure
+from flashcheck.properties.common import expect_gradients, materialize
+from flashcheck.properties.registry import prop
+
+#: Scales of the upstream gradient dO, chosen by the case's seed.
+GRAD_SCALES = (1.0, 1e-3, 1e3)
+
+
+def upstream(case, out: torch.Tensor, lse: torch.Tensor | None):
+    """Seeded upstream gradients: dO of a scale picked by the seed, and dlse when lse exists."""
+    generator = torch.Generator().manual_seed((case.seed * 7_919 + 5) % 2**63)
+    scale = GRAD_SCALES[case.seed % len(GRAD_SCALES)]
+    grad_out = (torch.randn(out.shape, generator=generator) * scale).to(out.dtype).to(out.device)
+    grad_lse = None
+    if lse is not None:
+        grad_lse = torch.randn(lse.shape, generator=generator).to(lse.device)
+    return grad_out, grad_lse
+
+
+def gradients(impl, case, inputs, grad_out=None, grad_lse=None):
+    """``(dq, dk, dv), grad_out, grad_lse`` from autograd through ``impl``; the upstream
+    gradients are drawn from the case when not given. lse enters the loss only on rows
+    that have keys (elsewhere it is the constant -inf)."""
+    leaves = [t.detach().requires_grad_() for t in inputs]
+    out, lse = impl(*leaves, **case.attention_kwargs())
+    if grad_out is None:
+        grad_out, grad_lse = upstream(case, out, lse)
+    loss = (out.float() * grad_out.float()).sum()
+    if lse is not None and grad_lse is not None:
+        finite = torch.isfinite(lse)
+        loss = loss + torch.where(finite, lse * grad_lse, torch.zeros_like(lse)).sum()
+    return torch.autograd.grad(loss, leaves), grad_out, grad_lse
+
+
+@prop(requires={"backward"})
+def grads_match_reference(impl, case, *, device=None):
+    """dQ, dK and dV agree with float64 analytic gradients within the derived tolerance,
+    for upstream gradients of several scales (and a random upstream gradient of lse)."""
+    inputs = materialize(case, device)
+    (dq, dk, dv), grad_out, grad_lse = gradients(impl, case, inputs)
+    expected = expect_gradients(impl, case, inputs, grad_out, grad_lse)
+    for name, got in (("dv", dv), ("dk", dk), ("dq", dq)):
+        expected.check(name, got)
+
+
+def _unseen_keys(case) -> torch.Tensor:
+    rows = torch.arange(case.seqlen_q)
+    return ~masks.band(rows, case.seqlen_q, case.seqlen_k, *case.band).any(dim=0)
+
+
+@prop(requires={"backward"}, applies=lambda case: bool(_unseen_keys(case).any()))
+def unseen_keys_get_zero_gradient(impl, case, *, device=None):
+    """Keys that no query may attend receive exactly zero dK and dV."""
+    inputs = materialize(case, device)
+    (_, dk, dv), _, _ = gradients(impl, case, inputs)
+    unseen = _unseen_keys(case).to(dk.device)
+    for name, grad in (("dk", dk), ("dv", dv)):
+        leaked = grad[:, unseen] != 0
+        if leaked.any():
+            index = tuple(int(i) for i in leaked.nonzero()[0])
+            key = int(unseen.nonzero()[index[1]])
+            raise PropertyFailure(
+                f"{name} is not zero for key {key}, which no query may attend: "
+                f"{int(leaked.sum())} nonzero elements; first {float(grad[index[0], key, index[2], index[3]]):.6g}"
+            )
+
+
+@prop(requires={"backward"}, applies=lambda case: case.has_empty_rows)
+def empty_rows_get_zero_dq(impl, case, *, device=None):
+    """A query row with no allowed key receives exactly zero dQ."""
+    inputs = materialize(case, device)
+    (dq, _, _), _, _ = gradients(impl, case, inputs)
+    empty = (case.keys_per_row() == 0).to(dq.device)
+    leaked = dq[:, empty] != 0
+    if leaked.any():
+        index = tuple(int(i) for i in leaked.nonzero()[0])
+        row = int(empty.nonzero()[index[1]])
+        raise PropertyFailure(
+            f"dq is not zero on row {row}, which has no allowed key: {int(leaked.sum())} nonzero elements"
+        )
+
+
+@prop(requires={"backward", "gqa"}, applies=lambda case: case.kv_heads < case.heads)
+def gqa_grads_match_repeated_kv(impl, case, *, device=None):
+    """With GQA, dK and dV equal the group sums of the gradients with K and V repeated per
+    query head, and dQ equals the repeated case's dQ (within tolerance)."""
+    q, k, v = inputs = materialize(case, device)
+    group = case.heads // case.kv_heads
+    (dq, dk, dv), grad_out, grad_lse = gradients(impl, case, inputs)
+    repeated = (q, k.repeat_interleave(group, dim=2), v.repeat_interleave(group, dim=2))
+    (dq_r, dk_r, dv_r), _, _ = gradients(impl, case.replace(kv_heads=case.heads), repeated, grad_out, grad_lse)
+    sums = {
+        name: g.double().unflatten(2, (case.kv_heads, group)).sum(dim=3) for name, g in (("dk", dk_r), ("dv", dv_r))
+    }
+    expected = expect_gradients(impl, case, inputs, grad_out, grad_lse)
+    what = "the group sum of the gradients with K/V repeated per head"
+    compare.check_close("dk", dk, sums["dk"], 2 * expected.bounds["dk"].allowed, what=what)
+    compare.check_close("dv", dv, sums["dv"], 2 * expected.bounds["dv"].allowed, what=what)
+    compare.check_close("dq", dq, dq_r, 2 * expected.bounds["dq"].allowed, what="dq with K/V repeated per head")
+
+
+@prop(requires={"backward"})
+def backward_deterministic(impl, case, *, device=None):
+    """Two backward passes on the same inputs and upstream gradients agree bitwise."""
+    inputs = materialize(case, device)
+    first, grad_out, grad_lse = gradients(impl, case, inputs)
+    second, _, _ = gradients(impl, case, inputs, grad_out, grad_lse)
+    for name, a, b in zip(("dq", "dk", "dv"), second, first):
+        compare.check_equal(name, a, b, what=f"{name} of an identical first backward pass")
+
+
+@prop(requires={"backward"})
+def backward_leaves_inputs_unchanged(impl, case, *, device=None):
+    """Forward and backward modify neither q, k, v nor the upstream gradients."""
+    inputs = materialize(case, device)
+    out, lse = impl(*inputs, **case.attention_kwargs())
+    grad_out, grad_lse = upstream(case, out, lse)
+    saved = [t.clone() for t in (*inputs, grad_out)] + ([grad_lse.clone()] if grad_lse is not None else [])
+    gradients(impl, case, inputs, grad_out, grad_lse)
+    current = [*inputs, grad_out] + ([grad_lse] if grad_lse is not None else [])
+    for name, before, after in zip(("q", "k", "v", "grad_out", "grad_lse"), saved, current):
+        compare.check_equal(name, after, before, what=f"{name} before the backward pass")

@@ -24,7 +24,7 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from flashcheck.kernels.forward import LOG2_E, _round_to_bfloat16
+from flashcheck.kernels.forward import LOG2_E, _key_range, _round_to_bfloat16
 
 
 @triton.jit
@@ -192,11 +192,7 @@ def _dq(
     diagonal = offs_m + offset
     lo = diagonal - window_left
     hi = diagonal + window_right
-    first_row = block_m * BLOCK_M
-    last_row = tl.minimum(first_row + BLOCK_M, seqlen_q) - 1
-    n_start = tl.maximum(first_row + offset - window_left, 0)
-    n_start = (n_start // BLOCK_N) * BLOCK_N
-    n_end = tl.minimum(last_row + offset + window_right + 1, seqlen_k)
+    n_start, n_end = _key_range(block_m * BLOCK_M, seqlen_q, seqlen_k, window_left, window_right, BLOCK_M, BLOCK_N)
     k_base = K + b * stride_kb + kv_h * stride_kh
     v_base = V + b * stride_vb + kv_h * stride_vh
     for start_n in range(n_start, n_end, BLOCK_N):

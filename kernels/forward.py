@@ -35,6 +35,19 @@ def _round_to_bfloat16(x):
 
 
 @triton.jit
+def _key_range(first_row, seqlen_q, seqlen_k, window_left, window_right,
+               BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    """``[start, end)`` of the keys that some row of the query block starting at
+    ``first_row`` may attend (bottom-right band), ``start`` aligned down to ``BLOCK_N``.
+    Key blocks outside it are skipped."""
+    last_row = tl.minimum(first_row + BLOCK_M, seqlen_q) - 1
+    start = tl.maximum(first_row + (seqlen_k - seqlen_q) - window_left, 0)
+    start = (start // BLOCK_N) * BLOCK_N
+    end = tl.minimum(last_row + (seqlen_k - seqlen_q) + window_right + 1, seqlen_k)
+    return start, end
+
+
+@triton.jit
 def _attention_forward(
     Q, K, V, Out, Lse,
     stride_qb, stride_qn, stride_qh, stride_qd,
@@ -71,12 +84,7 @@ def _attention_forward(
     diagonal = offs_m + (seqlen_k - seqlen_q)
     lo = diagonal - window_left
     hi = diagonal + window_right
-    # Key blocks that can hold an allowed key for some row of this block.
-    first_row = block_m * BLOCK_M
-    last_row = tl.minimum(first_row + BLOCK_M, seqlen_q) - 1
-    n_start = tl.maximum(first_row + (seqlen_k - seqlen_q) - window_left, 0)
-    n_start = (n_start // BLOCK_N) * BLOCK_N
-    n_end = tl.minimum(last_row + (seqlen_k - seqlen_q) + window_right + 1, seqlen_k)
+    n_start, n_end = _key_range(block_m * BLOCK_M, seqlen_q, seqlen_k, window_left, window_right, BLOCK_M, BLOCK_N)
 
     m_i = tl.full([BLOCK_M], float("-inf"), dtype=tl.float32)
     l_i = tl.zeros([BLOCK_M], dtype=tl.float32)

@@ -52,6 +52,50 @@ def attention(q, k, v, *, causal=False, window=(-1, -1), softmax_scale=None):
     return out.transpose(1, 2), lse
 
 
+def gradients(q, k, v, grad_out, *, causal=False, window=(-1, -1), softmax_scale=None, grad_lse=None):
+    """The plain same-precision backward: ``(dq, dk, dv)`` in the input dtype.
+
+    What a careful mixed-precision implementation computes without tiling: float32
+    probabilities as in :func:`attention`, ``delta`` from the plain output rounded to the
+    input dtype, P rounded to the input dtype for ``dV = Pᵀ·dO``, ``dS`` rounded to it for
+    ``dQ = scale·dS·K`` and ``dK = scale·dSᵀ·Q``, float32 accumulation (GQA group sums
+    included), results rounded to the input dtype. Rows with no allowed key give zero.
+    """
+    batch, seqlen_q, heads, head_dim = q.shape
+    seqlen_k, kv_heads = k.shape[1], k.shape[2]
+    scale = softmax_scale if softmax_scale is not None else 1.0 / math.sqrt(head_dim)
+    left, right = masks.effective_window(causal, window)
+    group = heads // kv_heads
+    out, _ = attention(q, k, v, causal=causal, window=window, softmax_scale=softmax_scale)
+    qf, do = q.float().transpose(1, 2), grad_out.float().transpose(1, 2)
+    kf = k.float().transpose(1, 2).repeat_interleave(group, dim=1)
+    vf = v.float().transpose(1, 2).repeat_interleave(group, dim=1)
+    delta = (do * out.float().transpose(1, 2)).sum(dim=-1)
+    if grad_lse is not None:
+        delta = delta - grad_lse.float()
+    dq = torch.zeros_like(qf)
+    dk, dv = torch.zeros_like(kf), torch.zeros_like(vf)
+    chunks = masks.query_chunks(
+        seqlen_q, seqlen_k, left, right,
+        elements_per_row=batch * heads * seqlen_k, budget=CHUNK_ELEMENTS, device=q.device,
+    )
+    for rows, allowed in chunks:
+        logits = _matmul_fp32(qf[:, :, rows], kf.transpose(-1, -2)) * scale
+        logits = logits.masked_fill(~allowed, -math.inf)
+        row_max = logits.amax(dim=-1, keepdim=True)
+        weights = torch.exp(logits - row_max.masked_fill(row_max == -math.inf, 0.0))
+        total = weights.sum(dim=-1, keepdim=True)
+        probs = weights / total.masked_fill(total == 0, 1.0)
+        dp = _matmul_fp32(do[:, :, rows], vf.transpose(-1, -2))
+        ds = (probs * (dp - delta[:, :, rows, None])).to(q.dtype).float()
+        dv += _matmul_fp32(probs.to(q.dtype).float().transpose(-1, -2), do[:, :, rows])
+        dq[:, :, rows] = _matmul_fp32(ds, kf) * scale
+        dk += _matmul_fp32(ds.transpose(-1, -2), qf[:, :, rows]) * scale
+    dk = dk.unflatten(1, (kv_heads, group)).sum(dim=2)
+    dv = dv.unflatten(1, (kv_heads, group)).sum(dim=2)
+    return tuple(t.transpose(1, 2).to(q.dtype) for t in (dq, dk, dv))
+
+
 def _matmul_fp32(a, b):
     previous = torch.backends.cuda.matmul.allow_tf32
     torch.backends.cuda.matmul.allow_tf32 = False

@@ -109,3 +109,27 @@ def test_logit_error_grows_with_logit_magnitude():
     large = _reference(Case(seqlen_q=8, seqlen_k=8, values="large-logits"))[1]
     kw = dict(dtype=torch.float16, head_dim=16)
     assert tolerance.logit_error(large, **kw).min() > tolerance.logit_error(small, **kw).max()
+
+
+@given(case=strategies.cases(profile=SMALL))
+def test_gradient_model_bounds_the_plain_same_precision_backward(case):
+    """The cross-check for gradients: the model alone covers a plain backward's rounding."""
+    q, k, v = case.materialize()
+    kwargs = case.attention_kwargs()
+    generator = torch.Generator().manual_seed(case.seed)
+    grad_out = torch.randn(q.shape, generator=generator).to(q.dtype)
+    grad_lse = torch.randn(case.batch, case.heads, case.seqlen_q, generator=generator)
+    forward = expectation.expect(q, k, v, **kwargs)
+    grads = reference.gradients(q, k, v, grad_out, grad_lse=grad_lse, **kwargs)
+    bounds = tolerance.gradient_bounds(
+        grads, forward.ref, forward.out, forward.lse, grad_out,
+        dtype=q.dtype, head_dim=case.head_dim, scale=case.scale,
+    )
+    observed = plain.gradients(q, k, v, grad_out, grad_lse=grad_lse, **kwargs)
+    for name, got in zip(("dq", "dk", "dv"), observed):
+        error = (got.double() - getattr(grads, name)).abs()
+        model = bounds[name].model
+        assert (error <= model).all(), (
+            f"{name}: plain error {float(error.max()):.3e} exceeds the model "
+            f"(ratio {float((error / model).max()):.3g}) for {case.spec()}"
+        )

@@ -39,15 +39,9 @@ def attention(q, k, v, *, causal=False, window=(-1, -1), softmax_scale=None):
         elements_per_row=batch * heads * seqlen_k, budget=CHUNK_ELEMENTS, device=q.device,
     )
     for rows, allowed in chunks:
-        # float32 matrix products must not silently drop to TF32 on a GPU.
-        logits = _matmul_fp32(qf[:, :, rows], kf.transpose(-1, -2)) * scale
-        logits = logits.masked_fill(~allowed, -math.inf)
-        row_max = logits.amax(dim=-1, keepdim=True)
-        row_max = row_max.masked_fill(row_max == -math.inf, 0.0)
-        weights = torch.exp(logits - row_max)
-        total = weights.sum(dim=-1, keepdim=True)
+        probs, row_max, total = _probabilities(qf[:, :, rows], kf, allowed, scale)
         lse[:, :, rows] = (row_max + torch.log(total)).squeeze(-1)
-        probs = (weights / total.masked_fill(total == 0, 1.0)).to(q.dtype).float()
+        probs = probs.to(q.dtype).float()
         out[:, :, rows] = _matmul_fp32(probs, vf).to(q.dtype)
     return out.transpose(1, 2), lse
 
@@ -80,12 +74,7 @@ def gradients(q, k, v, grad_out, *, causal=False, window=(-1, -1), softmax_scale
         elements_per_row=batch * heads * seqlen_k, budget=CHUNK_ELEMENTS, device=q.device,
     )
     for rows, allowed in chunks:
-        logits = _matmul_fp32(qf[:, :, rows], kf.transpose(-1, -2)) * scale
-        logits = logits.masked_fill(~allowed, -math.inf)
-        row_max = logits.amax(dim=-1, keepdim=True)
-        weights = torch.exp(logits - row_max.masked_fill(row_max == -math.inf, 0.0))
-        total = weights.sum(dim=-1, keepdim=True)
-        probs = weights / total.masked_fill(total == 0, 1.0)
+        probs, _, _ = _probabilities(qf[:, :, rows], kf, allowed, scale)
         dp = _matmul_fp32(do[:, :, rows], vf.transpose(-1, -2))
         ds = (probs * (dp - delta[:, :, rows, None])).to(q.dtype).float()
         dv += _matmul_fp32(probs.to(q.dtype).float().transpose(-1, -2), do[:, :, rows])
@@ -94,6 +83,19 @@ def gradients(q, k, v, grad_out, *, causal=False, window=(-1, -1), softmax_scale
     dk = dk.unflatten(1, (kv_heads, group)).sum(dim=2)
     dv = dv.unflatten(1, (kv_heads, group)).sum(dim=2)
     return tuple(t.transpose(1, 2).to(q.dtype) for t in (dq, dk, dv))
+
+
+def _probabilities(qc, kf, allowed, scale):
+    """float32 softmax of one chunk: ``(probs, row_max, total)``; rows without keys give
+    probabilities 0, ``row_max`` 0 and ``total`` 0."""
+    # float32 matrix products must not silently drop to TF32 on a GPU.
+    logits = _matmul_fp32(qc, kf.transpose(-1, -2)) * scale
+    logits = logits.masked_fill(~allowed, -math.inf)
+    row_max = logits.amax(dim=-1, keepdim=True)
+    row_max = row_max.masked_fill(row_max == -math.inf, 0.0)
+    weights = torch.exp(logits - row_max)
+    total = weights.sum(dim=-1, keepdim=True)
+    return weights / total.masked_fill(total == 0, 1.0), row_max, total
 
 
 def _matmul_fp32(a, b):

@@ -42,13 +42,18 @@ class FuzzResult:
 
 
 def case_strategy(prop: Property, features, profile):
-    """Cases for ``prop`` inside ``features``: the property's own needs steer the draw."""
+    """Cases for ``prop`` inside ``features``, drawn as the property asks (``prop.draw``)."""
     kwargs = {"profile": profile, "features": features}
-    if prop.name == "empty_rows_exact":
+    if prop.draw.get("empty_rows"):
         kwargs["empty_rows"] = True
-    if prop.name == "key_permutation_invariance":
+    if prop.draw.get("unmasked"):
         kwargs["features"] = frozenset(features) - {"causal", "window"}
     return strategies.cases(**kwargs).filter(prop.applies)
+
+
+def drawable(prop: Property, features) -> bool:
+    """Whether cases for ``prop`` exist inside ``features`` (rows without keys need a mask)."""
+    return prop.requires <= features and not (prop.draw.get("empty_rows") and not features & {"causal", "window"})
 
 
 def case_kinds(case) -> list[str]:
@@ -80,10 +85,7 @@ def run(
     """Fuzz ``impl`` for ``budget`` seconds; stop at the first (shrunk) failure."""
     features = protocol.features_of(impl, device)
     chosen = [PROPERTIES[name] for name in properties] if properties else list(PROPERTIES.values())
-    chosen = [p for p in chosen if p.requires <= features]
-    if not features & {"causal", "window"}:
-        # Without a mask no row is ever empty: nothing to draw for this property.
-        chosen = [p for p in chosen if p.name != "empty_rows_exact"]
+    chosen = [p for p in chosen if drawable(p, features)]
     if not chosen:
         raise ValueError(f"no property applies to {impl_name} with features {sorted(features)}")
     pairs = st.sampled_from(chosen).flatmap(

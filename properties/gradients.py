@@ -73,7 +73,7 @@ def unseen_keys_get_zero_gradient(impl, case, *, device=None):
             )
 
 
-@prop(requires={"backward"}, applies=lambda case: case.has_empty_rows)
+@prop(requires={"backward"}, applies=lambda case: case.has_empty_rows, draw={"empty_rows": True})
 def empty_rows_get_zero_dq(impl, case, *, device=None):
     """A query row with no allowed key receives exactly zero dQ."""
     inputs = materialize(case, device)

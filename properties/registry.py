@@ -16,6 +16,8 @@ class Property:
 
     ``requires``: features the implementation must declare for the property to apply.
     ``applies(case)``: whether the property says anything about ``case``.
+    ``draw``: how cases for it should be drawn, so that few are filtered away:
+    ``{"empty_rows": True}`` (only cases with rows without keys), ``{"unmasked": True}``.
     """
 
     name: str
@@ -23,12 +25,13 @@ class Property:
     summary: str
     requires: frozenset = field(default_factory=frozenset)
     applies: Callable[[Case], bool] = lambda case: True
+    draw: dict = field(default_factory=dict)
 
     def runnable(self, features, case: Case) -> bool:
         return self.requires <= set(features) and self.applies(case)
 
 
-def prop(*, requires=(), applies=None):
+def prop(*, requires=(), applies=None, draw=None):
     """Register the decorated ``check(impl, case, *, device)`` under its function name.
 
     The first line of its docstring is the property's summary.
@@ -40,7 +43,8 @@ def prop(*, requires=(), applies=None):
             raise ValueError(f"property {name!r} registered twice")
         summary = (check.__doc__ or name).strip().splitlines()[0]
         PROPERTIES[name] = Property(
-            name, check, summary, frozenset(requires), applies if applies is not None else (lambda case: True)
+            name, check, summary, frozenset(requires),
+            applies if applies is not None else (lambda case: True), dict(draw or {}),
         )
         return check
 

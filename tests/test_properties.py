@@ -59,7 +59,7 @@ def _combinations():
     for impl_name in IMPLS:
         features = protocol.features_of(implementation(impl_name), DEVICE)
         for prop in PROPERTIES.values():
-            if prop.requires <= features:
+            if fuzz.drawable(prop, features):
                 yield pytest.param(impl_name, prop.name, id=f"{impl_name}-{prop.name}")
 
 

@@ -71,6 +71,13 @@ def key_shift_invariance(impl, case, *, device=None):
         )
 
 
+def doubling_is_exact(rounded: torch.Tensor) -> torch.Tensor:
+    """Where ``round(2x) == 2·round(x)`` is guaranteed for the unrounded ``x`` behind each
+    element: where ``x`` was normal. An element equal to the smallest normal may be a
+    subnormal rounded up to it, whose double rounds on a finer grid."""
+    return rounded.abs() > torch.finfo(rounded.dtype).tiny
+
+
 @prop()
 def value_linearity(impl, case, *, device=None):
     """The output is linear in V: negating or doubling V negates or doubles it exactly,
@@ -81,11 +88,8 @@ def value_linearity(impl, case, *, device=None):
     compare.check_equal("out", out_neg, -out, what="minus the output for V (negating V is exact)")
     if torch.isfinite(2 * v).all():
         out_double, _ = run(impl, case, (q, k, 2 * v))
-        # Rounding commutes with doubling only for values that were normal before rounding;
-        # an output equal to the smallest normal may be a subnormal rounded up to it.
-        normal = out.abs() > torch.finfo(out.dtype).tiny
         compare.check_equal(
-            "out", out_double, 2 * out, where=normal,
+            "out", out_double, 2 * out, where=doubling_is_exact(out),
             what="twice the output for V (doubling V is exact away from subnormals)",
         )
     other = torch.randn(v.shape, generator=_generator(case, 3)).to(v.dtype).to(v.device)

@@ -74,3 +74,17 @@ def test_failure_prints_case_and_a_replay_command():
         f"flashcheck check --impl my.mod:attn --property out_matches_reference --case '{case.spec()}'"
     )
     assert Case.from_spec(case.spec()) == case
+
+
+def test_doubling_is_exact_excludes_a_subnormal_rounded_up_to_the_smallest_normal():
+    """The case the GPU run found: x just below the smallest normal float16 rounds up to it,
+    while 2x is representable just below twice that, so out(2V) != 2·out(V) there."""
+    from flashcheck.properties.metamorphic import doubling_is_exact
+
+    tiny = torch.finfo(torch.float16).tiny
+    x = torch.tensor(tiny - 2.0**-25, dtype=torch.float64)  # halfway: rounds to even, up to tiny
+    rounded = x.to(torch.float16)
+    assert float(rounded) == tiny and float((2 * x).to(torch.float16)) != 2 * float(rounded)
+    assert not doubling_is_exact(rounded.reshape(1)).any()
+    normal = torch.tensor([3 * tiny, 1.0], dtype=torch.float16)
+    assert doubling_is_exact(normal).all()

@@ -54,6 +54,12 @@ def gradients(q, k, v, grad_out, *, causal=False, window=(-1, -1), softmax_scale
     input dtype, P rounded to the input dtype for ``dV = Pᵀ·dO``, ``dS`` rounded to it for
     ``dQ = scale·dS·K`` and ``dK = scale·dSᵀ·Q``, float32 accumulation (GQA group sums
     included), results rounded to the input dtype. Rows with no allowed key give zero.
+
+    q ``(B, Nq, H, D)``, k and v ``(B, Nk, Hkv, D)``; grad_out like q, rounded to q's dtype
+    first (a kernel receives dO in the output's dtype); grad_lse ``(B, H, Nq)`` or None, used
+    in float32 (it shifts ``delta``: ``dS = P ∘ (dP - (delta - grad_lse))``). Rows with no
+    allowed key contribute nothing: their dq is exactly 0 and their grad_out and grad_lse are
+    ignored, even when not finite. Float32 products never run in TF32.
     """
     batch, seqlen_q, heads, head_dim = q.shape
     seqlen_k, kv_heads = k.shape[1], k.shape[2]
@@ -61,12 +67,16 @@ def gradients(q, k, v, grad_out, *, causal=False, window=(-1, -1), softmax_scale
     left, right = masks.effective_window(causal, window)
     group = heads // kv_heads
     out, _ = attention(q, k, v, causal=causal, window=window, softmax_scale=softmax_scale)
-    qf, do = q.float().transpose(1, 2), grad_out.float().transpose(1, 2)
+    # Rows without keys have P = 0, but 0 * inf is NaN: zero their upstream gradients
+    # instead, so that nothing they carry reaches dK and dV.
+    empty = (masks.keys_per_row(seqlen_q, seqlen_k, left, right) == 0).to(q.device)
+    qf = q.float().transpose(1, 2)
+    do = grad_out.to(q.dtype).float().transpose(1, 2).masked_fill(empty[:, None], 0.0)
     kf = k.float().transpose(1, 2).repeat_interleave(group, dim=1)
     vf = v.float().transpose(1, 2).repeat_interleave(group, dim=1)
     delta = (do * out.float().transpose(1, 2)).sum(dim=-1)
     if grad_lse is not None:
-        delta = delta - grad_lse.float()
+        delta = delta - grad_lse.float().to(q.device).masked_fill(empty, 0.0)
     dq = torch.zeros_like(qf)
     dk, dv = torch.zeros_like(kf), torch.zeros_like(vf)
     chunks = masks.query_chunks(

@@ -9,6 +9,10 @@ Rows with no allowed key give output 0 and lse ``-inf``. It runs on the inputs' 
 magnitudes that the tolerance model needs (``Σ_j p_ij |v_jd|``, the largest allowed
 ``|logit|`` and the largest ``scale * Σ_d |q_d k_d|``), computed in the same pass.
 
+``gradients`` returns the analytic float64 gradients of q, k and v for upstream gradients
+of out (and optionally of lse), chunked the same way, with the magnitudes the gradient
+tolerance model needs (:class:`Gradients`).
+
 Never change this module to make a kernel pass: when a kernel and this disagree, the
 kernel is suspect.
 """
@@ -89,30 +93,60 @@ def _softmax(qc, k, allowed, scale):
 
 
 class Gradients(NamedTuple):
-    """Float64 gradients and the magnitudes the gradient tolerance model uses.
+    """Float64 gradients of q, k, v and the magnitudes the gradient tolerance model uses.
 
-    dq ``(B, Nq, H, D)``; dk, dv ``(B, Nk, Hkv, D)``, summed over each GQA group's query
-    heads; ``dS = P ∘ (dO·Vᵀ - delta + dlse)``.
+    Shapes: dq, abs_dq, abs_dq_terms and p_abs_k are ``(B, Nq, H, D)`` like q; dk, dv,
+    abs_dk, abs_dk_terms, abs_dv and pt_abs_q are ``(B, Nk, Hkv, D)`` like k and v, each
+    summed over the query heads of its GQA group; abs_dp_max and delta are ``(B, H, Nq)``. With ``P`` the attention probabilities (0 off the band
+    and on rows without keys), ``dP = dO·Vᵀ``, ``delta_i = Σ_d dO_id O_id``, ``g`` the
+    upstream gradient of lse (0 when not given) and ``dS = P ∘ (dP - delta + g)``:
+
+    - ``dq = scale·dS·K``, ``dk = scale·dSᵀ·Q``, ``dv = Pᵀ·dO``;
+    - ``abs_dq = |scale|·Σ_j |dS_ij| |K_jd|`` and ``abs_dk = |scale|·Σ_i |dS_ij| |Q_id|``:
+      the magnitudes of the sums that make dq and dk (so ``|dq| <= abs_dq``);
+    - ``abs_dv = Σ_i P_ij |dO_id|`` (``|dv| <= abs_dv``);
+    - ``p_abs_k = Σ_j P_ij |K_jd|`` and ``pt_abs_q = Σ_i P_ij |Q_id|``: what an error of size
+      e in a row's ``dP - delta`` moves dq and dk by (times ``|scale|·e``);
+    - ``abs_dq_terms = |scale|·Σ_j P_ij (|dP_ij| + |delta_i| + |g_i|) |K_jd|`` and
+      ``abs_dk_terms = |scale|·Σ_i P_ij (|dP_ij| + |delta_i| + |g_i|) |Q_id|``: bounds of
+      abs_dq and abs_dk that do not depend on cancellation inside ``dP - delta + g`` (what a
+      relative error of P costs); without grad_lse the ``|g_i|`` term is 0;
+    - ``abs_dp_max``: per row, the largest ``Σ_d |dO_id| |V_jd|`` over allowed keys j (the
+      magnitude of dP's dot products); ``delta``: per row, ``Σ_d dO_id O_id`` (without g).
+
+    Rows with no allowed key are 0 in every field.
     """
 
     dq: torch.Tensor
     dk: torch.Tensor
     dv: torch.Tensor
-    abs_dq: torch.Tensor  # scale Σ_j |dS_ij| |K_jd|, like dq
-    abs_dk: torch.Tensor  # scale Σ_(h,i) |dS_ij| |Q_id|, like dk
+    abs_dq: torch.Tensor  # |scale| Σ_j |dS_ij| |K_jd|, like dq
+    abs_dk: torch.Tensor  # |scale| Σ_(h,i) |dS_ij| |Q_id|, like dk
     abs_dv: torch.Tensor  # Σ_(h,i) P_ij |dO_id|, like dv
     p_abs_k: torch.Tensor  # Σ_j P_ij |K_jd|, like dq
     pt_abs_q: torch.Tensor  # Σ_(h,i) P_ij |Q_id|, like dk
     abs_dp_max: torch.Tensor  # (B, H, Nq): max over allowed j of Σ_d |dO_id| |V_jd|
+    abs_dq_terms: torch.Tensor  # |scale| Σ_j P_ij (|dP_ij| + |delta_i| + |g_i|) |K_jd|, like dq
+    abs_dk_terms: torch.Tensor  # |scale| Σ_(h,i) P_ij (|dP_ij| + |delta_i| + |g_i|) |Q_id|, like dk
+    delta: torch.Tensor  # (B, H, Nq): Σ_d dO_id O_id
 
 
 def gradients(q, k, v, grad_out, *, causal=False, window=(-1, -1), softmax_scale=None, grad_lse=None) -> Gradients:
     """Analytic float64 gradients of ``Σ out·grad_out + Σ lse·grad_lse`` w.r.t. q, k, v.
 
-    ``dV = Pᵀ·dO``, ``dP = dO·Vᵀ``, ``delta_i = Σ_d dO_id O_id``, ``dS = P ∘ (dP - delta +
-    grad_lse)`` (``∂lse_i/∂s_ij = P_ij``), ``dQ = scale·dS·K``, ``dK = scale·dSᵀ·Q``; chunked
-    over queries like :func:`evaluate`. Rows with no allowed key contribute nothing (their P
-    is 0): their dQ is exactly 0 and their ``grad_lse`` is ignored.
+    q ``(B, Nq, H, D)``, k and v ``(B, Nk, Hkv, D)``, grad_out like q and grad_lse
+    ``(B, H, Nq)`` or None (= 0), in any dtype (widened exactly to float64); mask arguments
+    as in :func:`attention`. Returns :class:`Gradients`, all float64 on q's device: dk and
+    dv hold the sums over each GQA group's query heads.
+
+    ``P = softmax(scale·Q·Kᵀ + mask)``, ``dV = Pᵀ·dO``, ``dP = dO·Vᵀ``, ``delta_i = Σ_d dO_id
+    O_id`` (= ``Σ_j P_ij dP_ij``), ``dS = P ∘ (dP - delta + grad_lse)`` (``∂lse_i/∂s_ij =
+    P_ij``), ``dQ = scale·dS·K``, ``dK = scale·dSᵀ·Q``; chunked over queries like
+    :func:`evaluate`, dK and dV accumulated over the chunks in float64 (so they, unlike the
+    per-row fields, may differ in the last bits between chunk sizes). Rows with no allowed
+    key contribute nothing: their dQ is exactly 0 and their grad_out and grad_lse are
+    ignored, even when not finite (on such a row out is the constant 0 and lse the constant
+    ``-inf``).
     """
     batch, seqlen_q, heads, head_dim = q.shape
     seqlen_k, kv_heads = k.shape[1], k.shape[2]
@@ -123,37 +157,50 @@ def gradients(q, k, v, grad_out, *, causal=False, window=(-1, -1), softmax_scale
     k, v = _as_bhnd(k, group), _as_bhnd(v, group)
     dlse = None if grad_lse is None else grad_lse.to(torch.float64).to(q.device)
 
-    per_query = {name: torch.zeros_like(q) for name in ("dq", "abs_dq", "p_abs_k")}
-    per_key = {name: torch.zeros_like(k) for name in ("dk", "dv", "abs_dk", "abs_dv", "pt_abs_q")}
+    per_query = {name: torch.zeros_like(q) for name in ("dq", "abs_dq", "p_abs_k", "abs_dq_terms")}
+    per_key = {
+        name: torch.zeros_like(k) for name in ("dk", "dv", "abs_dk", "abs_dv", "pt_abs_q", "abs_dk_terms")
+    }
     abs_dp_max = torch.zeros(batch, heads, seqlen_q, dtype=torch.float64, device=q.device)
+    deltas = torch.zeros_like(abs_dp_max)
     chunks = masks.query_chunks(
         seqlen_q, seqlen_k, left, right,
         elements_per_row=batch * heads * seqlen_k, budget=CHUNK_ELEMENTS, device=q.device,
     )
     for rows, allowed in chunks:
-        qc, doc = q[:, :, rows], do[:, :, rows]
+        # A row without keys has P = 0, but 0 * inf is NaN: zero its upstream gradients
+        # rather than multiply them by 0, so that nothing it carries can leak into dK, dV.
+        empty = ~allowed.any(dim=-1)  # (rows,)
+        qc, doc = q[:, :, rows], do[:, :, rows].masked_fill(empty[:, None], 0.0)
         _, probs, _, _ = _softmax(qc, k, allowed, scale)
         dp = doc @ v.transpose(-1, -2)
         delta = (doc * (probs @ v)).sum(dim=-1, keepdim=True)
         upstream = dp - delta
+        magnitude = dp.abs() + delta.abs()  # the terms of upstream, before any cancellation
         if dlse is not None:
-            upstream = upstream + dlse[:, :, rows, None]
+            dlse_c = dlse[:, :, rows, None].masked_fill(empty[:, None], 0.0)
+            upstream = upstream + dlse_c
+            magnitude = magnitude + dlse_c.abs()
         ds = probs * upstream
+        terms = probs * magnitude
         probs_t, ds_t = probs.transpose(-1, -2), ds.transpose(-1, -2)
         per_query["dq"][:, :, rows] = scale * (ds @ k)
         per_query["abs_dq"][:, :, rows] = abs(scale) * (ds.abs() @ k.abs())
         per_query["p_abs_k"][:, :, rows] = probs @ k.abs()
+        per_query["abs_dq_terms"][:, :, rows] = abs(scale) * (terms @ k.abs())
         per_key["dk"] += scale * (ds_t @ qc)
         per_key["abs_dk"] += abs(scale) * (ds_t.abs() @ qc.abs())
+        per_key["abs_dk_terms"] += abs(scale) * (terms.transpose(-1, -2) @ qc.abs())
         per_key["dv"] += probs_t @ doc
         per_key["abs_dv"] += probs_t @ doc.abs()
         per_key["pt_abs_q"] += probs_t @ qc.abs()
         abs_dp = (doc.abs() @ v.abs().transpose(-1, -2)).masked_fill(~allowed, 0.0)
         abs_dp_max[:, :, rows] = abs_dp.amax(dim=-1)
+        deltas[:, :, rows] = delta.squeeze(-1)
     to_layout = {name: t.transpose(1, 2) for name, t in per_query.items()}
     for name, tensor in per_key.items():  # (B, H, Nk, D) -> summed per group -> (B, Nk, Hkv, D)
         to_layout[name] = tensor.unflatten(1, (kv_heads, group)).sum(dim=2).transpose(1, 2)
-    return Gradients(abs_dp_max=abs_dp_max, **to_layout)
+    return Gradients(abs_dp_max=abs_dp_max, delta=deltas, **to_layout)
 
 
 def _as_bhnd(tensor: torch.Tensor, repeat: int) -> torch.Tensor:

@@ -28,6 +28,29 @@ from flashcheck.kernels.forward import LOG2_E, _key_range, _round_to_bfloat16
 
 
 @triton.jit
+def _load_rows(base, rows, offs_d, stride_n, stride_d, row_ok, d_ok):
+    """A rows x head-dim tile, 0 outside the valid rows and head dims."""
+    return tl.load(base + rows[:, None] * stride_n + offs_d[None, :] * stride_d,
+                   mask=row_ok[:, None] & d_ok[None, :], other=0.0)
+
+
+@triton.jit
+def _load_columns(base, cols, offs_d, stride_n, stride_d, col_ok, d_ok):
+    """A head-dim x keys tile (K or V transposed), 0 outside the valid keys and head dims."""
+    return tl.load(base + cols[None, :] * stride_n + offs_d[:, None] * stride_d,
+                   mask=d_ok[:, None] & col_ok[None, :], other=0.0)
+
+
+@triton.jit
+def _row_statistics(Lse, Delta, rows, row_ok):
+    """Base-2 lse and delta of the rows. lse -inf marks a row with no key: it becomes +inf,
+    which makes the row's recomputed P exactly 0."""
+    lse = tl.load(Lse + rows, mask=row_ok, other=float("inf"))
+    lse2 = tl.where(lse == float("-inf"), float("inf"), lse * 1.4426950408889634)
+    return lse2, tl.load(Delta + rows, mask=row_ok, other=0.0)
+
+
+@triton.jit
 def _preprocess(
     Out, DOut, DLse, Delta,
     stride_ob, stride_on, stride_oh, stride_od,
@@ -41,11 +64,10 @@ def _preprocess(
     h = batch_head % heads
     offs_m = block_m * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_d = tl.arange(0, BLOCK_D)
-    mask = (offs_m < seqlen_q)[:, None] & (offs_d < head_dim)[None, :]
-    o = tl.load(Out + b * stride_ob + h * stride_oh + offs_m[:, None] * stride_on + offs_d[None, :] * stride_od,
-                mask=mask, other=0.0).to(tl.float32)
-    do = tl.load(DOut + b * stride_db + h * stride_dh + offs_m[:, None] * stride_dn + offs_d[None, :] * stride_dd,
-                 mask=mask, other=0.0).to(tl.float32)
+    row_ok, d_ok = offs_m < seqlen_q, offs_d < head_dim
+    o = _load_rows(Out + b * stride_ob + h * stride_oh, offs_m, offs_d, stride_on, stride_od, row_ok, d_ok)
+    do = _load_rows(DOut + b * stride_db + h * stride_dh, offs_m, offs_d, stride_dn, stride_dd, row_ok, d_ok)
+    o, do = o.to(tl.float32), do.to(tl.float32)
     delta = tl.sum(o * do, 1)
     row = batch_head * seqlen_q + offs_m  # Delta and DLse are contiguous (B, H, Nq)
     if HAS_DLSE:
@@ -91,10 +113,8 @@ def _dk_dv(
     col_ok = offs_n < seqlen_k
 
     # K transposed (BLOCK_D x BLOCK_N) for s = q·kᵀ, V transposed for dp = dO·vᵀ.
-    kt = tl.load(K + b * stride_kb + kv_h * stride_kh + offs_n[None, :] * stride_kn + offs_d[:, None] * stride_kd,
-                 mask=d_ok[:, None] & col_ok[None, :], other=0.0)
-    vt = tl.load(V + b * stride_vb + kv_h * stride_vh + offs_n[None, :] * stride_vn + offs_d[:, None] * stride_vd,
-                 mask=d_ok[:, None] & col_ok[None, :], other=0.0)
+    kt = _load_columns(K + b * stride_kb + kv_h * stride_kh, offs_n, offs_d, stride_kn, stride_kd, col_ok, d_ok)
+    vt = _load_columns(V + b * stride_vb + kv_h * stride_vh, offs_n, offs_d, stride_vn, stride_vd, col_ok, d_ok)
     if EMULATE_BF16:
         kt = kt.to(tl.float32)
         vt = vt.to(tl.float32)
@@ -113,14 +133,9 @@ def _dk_dv(
         for start_m in range(m_start, m_end, BLOCK_M):
             rows = start_m + offs_m
             row_ok = rows < seqlen_q
-            io = rows[:, None] * stride_qn + offs_d[None, :] * stride_qd
-            q = tl.load(Q + b * stride_qb + h * stride_qh + io, mask=row_ok[:, None] & d_ok[None, :], other=0.0)
-            do = tl.load(DOut + b * stride_db + h * stride_dh + rows[:, None] * stride_dn + offs_d[None, :] * stride_dd,
-                         mask=row_ok[:, None] & d_ok[None, :], other=0.0)
-            lse = tl.load(Lse + (b * heads + h) * seqlen_q + rows, mask=row_ok, other=float("inf"))
-            # -inf marks a row with no key: +inf makes its recomputed P exactly 0.
-            lse2 = tl.where(lse == float("-inf"), float("inf"), lse * 1.4426950408889634)
-            delta = tl.load(Delta + (b * heads + h) * seqlen_q + rows, mask=row_ok, other=0.0)
+            q = _load_rows(Q + b * stride_qb + h * stride_qh, rows, offs_d, stride_qn, stride_qd, row_ok, d_ok)
+            do = _load_rows(DOut + b * stride_db + h * stride_dh, rows, offs_d, stride_dn, stride_dd, row_ok, d_ok)
+            lse2, delta = _row_statistics(Lse, Delta, (b * heads + h) * seqlen_q + rows, row_ok)
             if EMULATE_BF16:
                 q = q.to(tl.float32)
                 do = do.to(tl.float32)
@@ -176,13 +191,9 @@ def _dq(
     d_ok = offs_d < head_dim
     row_ok = offs_m < seqlen_q
 
-    q = tl.load(Q + b * stride_qb + h * stride_qh + offs_m[:, None] * stride_qn + offs_d[None, :] * stride_qd,
-                mask=row_ok[:, None] & d_ok[None, :], other=0.0)
-    do = tl.load(DOut + b * stride_db + h * stride_dh + offs_m[:, None] * stride_dn + offs_d[None, :] * stride_dd,
-                 mask=row_ok[:, None] & d_ok[None, :], other=0.0)
-    lse = tl.load(Lse + batch_head * seqlen_q + offs_m, mask=row_ok, other=float("inf"))
-    lse2 = tl.where(lse == float("-inf"), float("inf"), lse * 1.4426950408889634)
-    delta = tl.load(Delta + batch_head * seqlen_q + offs_m, mask=row_ok, other=0.0)
+    q = _load_rows(Q + b * stride_qb + h * stride_qh, offs_m, offs_d, stride_qn, stride_qd, row_ok, d_ok)
+    do = _load_rows(DOut + b * stride_db + h * stride_dh, offs_m, offs_d, stride_dn, stride_dd, row_ok, d_ok)
+    lse2, delta = _row_statistics(Lse, Delta, batch_head * seqlen_q + offs_m, row_ok)
     if EMULATE_BF16:
         q = q.to(tl.float32)
         do = do.to(tl.float32)
@@ -198,10 +209,8 @@ def _dq(
     for start_n in range(n_start, n_end, BLOCK_N):
         cols = start_n + offs_n
         col_ok = cols < seqlen_k
-        kt = tl.load(k_base + cols[None, :] * stride_kn + offs_d[:, None] * stride_kd,
-                     mask=d_ok[:, None] & col_ok[None, :], other=0.0)
-        vt = tl.load(v_base + cols[None, :] * stride_vn + offs_d[:, None] * stride_vd,
-                     mask=d_ok[:, None] & col_ok[None, :], other=0.0)
+        kt = _load_columns(k_base, cols, offs_d, stride_kn, stride_kd, col_ok, d_ok)
+        vt = _load_columns(v_base, cols, offs_d, stride_vn, stride_vd, col_ok, d_ok)
         if EMULATE_BF16:
             kt = kt.to(tl.float32)
             vt = vt.to(tl.float32)

@@ -86,9 +86,9 @@ BACKWARD_MUTATIONS = {
         "allowed = allowed & (cols[None, :] >= lo[:, None]) & (cols[None, :] <= hi[:, None])",
         "allowed = allowed", "the recomputed P ignores the causal/window band",
     ),
-    "dq_unguarded_empty_rows": (
-        '\n    lse2 = tl.where(lse == float("-inf"), float("inf"), lse * 1.4426950408889634)',
-        "\n    lse2 = lse * 1.4426950408889634", "dQ recomputes P from lse = -inf on rows without keys",
+    "unguarded_empty_rows_backward": (
+        'lse2 = tl.where(lse == float("-inf"), float("inf"), lse * 1.4426950408889634)',
+        "lse2 = lse * 1.4426950408889634", "the backward recomputes P from lse = -inf on rows without keys",
     ),
     "first_head_of_group_only": ("h = kv_h * group + t", "h = kv_h * group", "dK/dV sum one query head per group"),
     "dq_stored_into_q": ("tl.store(DQ + b * stride_dqb", "tl.store(Q + b * stride_dqb", "dQ is stored through q's pointer"),

@@ -45,7 +45,7 @@ CAUGHT = [
     # backward
     ("grads_match_reference", "drop_delta", Case(seqlen_q=20, seqlen_k=20, dtype="float32")),
     ("unseen_keys_get_zero_gradient", "backward_ignores_band", Case(seqlen_q=8, seqlen_k=20, window=(2, 1))),
-    ("empty_rows_get_zero_dq", "dq_unguarded_empty_rows", Case(seqlen_q=6, seqlen_k=3, causal=True)),
+    ("empty_rows_get_zero_dq", "unguarded_empty_rows_backward", Case(seqlen_q=6, seqlen_k=3, causal=True)),
     ("gqa_grads_match_repeated_kv", "first_head_of_group_only", Case(seqlen_q=5, seqlen_k=7, heads=4, kv_heads=2)),
     ("backward_leaves_inputs_unchanged", "dq_stored_into_q", Case(seqlen_q=5, seqlen_k=5)),
 ]

@@ -100,7 +100,7 @@ def measure(got: torch.Tensor, expected: torch.Tensor, allowed: torch.Tensor) ->
     total = error.numel()
     if total == 0:
         return Metrics(total=0, exceeding=0)
-    exceed = error > allowed
+    exceed = (error > allowed) | torch.isinf(error)  # a non-finite result is never allowed
     ratio = torch.where(error == 0, torch.zeros_like(error), error / allowed)
     worst = _unravel(int(torch.argmax(ratio)), error.shape)
     biggest = _unravel(int(torch.argmax(error)), error.shape)

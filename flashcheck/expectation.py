@@ -8,6 +8,7 @@ with the evidence.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import torch
@@ -42,9 +43,7 @@ class Expectation:
         limit = self.limits[name]
         for observer in OBSERVERS:
             observer(name, metrics)
-        if currently_in_test_context() and metrics.total:
-            # Steer hypothesis towards cases where the error comes closest to its bound.
-            target(metrics.worst_ratio, label=f"{name} error/allowed")
+        _steer(name, metrics)
         if metrics.max_abs > limit:
             raise compare.PropertyFailure(
                 f"{name}: largest error {metrics.max_abs:.3e} at {compare.format_index(name, metrics.max_abs_index)} "
@@ -75,6 +74,12 @@ def expect(q, k, v, *, causal=False, window=(-1, -1), softmax_scale=None, tf32=F
         for name in ("out", "lse")
     }
     return Expectation(ref, bounds["out"], bounds["lse"], limits)
+
+
+def _steer(name: str, metrics: compare.Metrics) -> None:
+    """Steer hypothesis towards cases where the error comes closest to its bound."""
+    if currently_in_test_context() and metrics.total and math.isfinite(metrics.worst_ratio):
+        target(metrics.worst_ratio, label=f"{name} error/allowed")
 
 
 def _terms(bound: tolerance.Bound, index) -> str:
@@ -111,8 +116,7 @@ class GradientExpectation:
         )
         for observer in OBSERVERS:
             observer(name, metrics)
-        if currently_in_test_context() and metrics.total:
-            target(metrics.worst_ratio, label=f"{name} error/allowed")
+        _steer(name, metrics)
         return metrics
 
 

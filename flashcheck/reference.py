@@ -97,9 +97,10 @@ class Gradients(NamedTuple):
 
     Shapes: dq, abs_dq, abs_dq_terms and p_abs_k are ``(B, Nq, H, D)`` like q; dk, dv,
     abs_dk, abs_dk_terms, abs_dv and pt_abs_q are ``(B, Nk, Hkv, D)`` like k and v, each
-    summed over the query heads of its GQA group; abs_dp_max and delta are ``(B, H, Nq)``. With ``P`` the attention probabilities (0 off the band
-    and on rows without keys), ``dP = dO·Vᵀ``, ``delta_i = Σ_d dO_id O_id``, ``g`` the
-    upstream gradient of lse (0 when not given) and ``dS = P ∘ (dP - delta + g)``:
+    summed over the query heads of its GQA group; abs_dp_max and delta are ``(B, H, Nq)``.
+    With ``P`` the attention probabilities (0 off the band and on rows without keys),
+    ``dP = dO·Vᵀ``, ``delta_i = Σ_d dO_id O_id``, ``g`` the upstream gradient of lse (0 when
+    not given) and ``dS = P ∘ (dP - delta + g)``:
 
     - ``dq = scale·dS·K``, ``dk = scale·dSᵀ·Q``, ``dv = Pᵀ·dO``;
     - ``abs_dq = |scale|·Σ_j |dS_ij| |K_jd|`` and ``abs_dk = |scale|·Σ_i |dS_ij| |Q_id|``:

@@ -160,15 +160,21 @@ def bound_for(
     return Bound(output, allowed, model, baseline, terms)
 
 
+def plain_error(plain_value: torch.Tensor, expected: torch.Tensor) -> torch.Tensor:
+    """``|plain - expected|`` where both are finite, else 0: a plain implementation that
+    overflows (or a row without keys) says nothing about how large an error is acceptable,
+    and must never widen an allowance to infinity."""
+    error = (plain_value.to(torch.float64) - expected).abs()
+    return torch.where(torch.isfinite(error), error, torch.zeros_like(error))
+
+
 def _row_error_out(plain_out: torch.Tensor, ref_out: torch.Tensor) -> torch.Tensor:
     """The plain implementation's largest error in each row, ``(B, Nq, H, 1)``."""
-    error = (plain_out.to(torch.float64) - ref_out).abs()
-    return error.amax(dim=-1, keepdim=True).expand_as(ref_out)
+    return plain_error(plain_out, ref_out).amax(dim=-1, keepdim=True).expand_as(ref_out)
 
 
 def _error_lse(plain_lse: torch.Tensor, ref_lse: torch.Tensor) -> torch.Tensor:
-    finite = torch.isfinite(ref_lse)
-    return (plain_lse.to(torch.float64) - ref_lse).abs().masked_fill(~finite, 0.0)
+    return plain_error(plain_lse, ref_lse)
 
 
 def aggregate_limit(output: str, ref: Reference, plain, *, dtype: torch.dtype, head_dim: int) -> float:
@@ -195,7 +201,7 @@ def aggregate_limit(output: str, ref: Reference, plain, *, dtype: torch.dtype, h
     finite = torch.isfinite(expected)
     if not finite.any():
         return 0.0
-    error = (got.to(torch.float64) - expected).abs()[finite]
+    error = plain_error(got, expected)[finite]
     return BASELINE_FACTOR * float(error.max()) + float(floor[finite].max())
 
 
@@ -261,7 +267,7 @@ def gradient_bounds(grads, ref: Reference, out_bound: Bound, lse_bound: Bound, g
         baseline = None
         if plain is not None:
             got = plain[("dq", "dk", "dv").index(name)]
-            baseline = BASELINE_FACTOR * (got.to(torch.float64) - expected).abs().amax(dim=-1, keepdim=True)
+            baseline = BASELINE_FACTOR * plain_error(got, expected).amax(dim=-1, keepdim=True)
         allowed = model if baseline is None else torch.maximum(model, baseline)
         bounds[name] = Bound(name, allowed, model, baseline, {"model": model})
     return bounds

@@ -133,3 +133,13 @@ def test_gradient_model_bounds_the_plain_same_precision_backward(case):
             f"{name}: plain error {float(error.max()):.3e} exceeds the model "
             f"(ratio {float((error / model).max()):.3g}) for {case.spec()}"
         )
+
+
+def test_an_overflowing_plain_baseline_never_widens_the_allowance():
+    case = Case(seqlen_q=8, seqlen_k=8)
+    (q, k, v), ref = _reference(case)
+    overflowed = torch.full_like(ref.out, float("inf")).to(q.dtype)
+    bound = tolerance.bound_for("out", ref, dtype=q.dtype, head_dim=case.head_dim,
+                                plain=(overflowed, torch.full_like(ref.lse, float("inf")).float()))
+    assert torch.isfinite(bound.allowed).all() and torch.equal(bound.allowed, bound.model)
+    assert tolerance.aggregate_limit("out", ref, (overflowed, None), dtype=q.dtype, head_dim=case.head_dim) < 1

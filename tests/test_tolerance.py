@@ -7,7 +7,7 @@ from hypothesis import given, settings
 
 import pytest
 
-from flashcheck import expectation, plain, profiles, reference, strategies, tolerance
+from flashcheck import compare, expectation, plain, profiles, reference, strategies, tolerance
 from flashcheck.case import Case
 from flashcheck.compare import PropertyFailure
 
@@ -143,3 +143,15 @@ def test_an_overflowing_plain_baseline_never_widens_the_allowance():
                                 plain=(overflowed, torch.full_like(ref.lse, float("inf")).float()))
     assert torch.isfinite(bound.allowed).all() and torch.equal(bound.allowed, bound.model)
     assert tolerance.aggregate_limit("out", ref, (overflowed, None), dtype=q.dtype, head_dim=case.head_dim) < 1
+
+
+def test_a_value_beyond_the_dtype_range_is_expected_as_infinity():
+    """A gradient of 163422 in float16 (found by hypothesis on sdpa-math) rounds to inf:
+    returning inf is right, returning a large finite number is not."""
+    exact = torch.tensor([163422.0, -70000.0, 65000.0], dtype=torch.float64)
+    expected = expectation.representable(exact, torch.float16)
+    assert expected.tolist() == [float("inf"), float("-inf"), 65000.0]
+    allowed = torch.full_like(exact, 100.0)
+    compare.check_close("dk", torch.tensor([float("inf"), float("-inf"), 65024.0], dtype=torch.float16), expected, allowed)
+    with pytest.raises(PropertyFailure):
+        compare.check_close("dk", torch.tensor([65504.0, float("-inf"), 65024.0], dtype=torch.float16), expected, allowed)

@@ -59,7 +59,6 @@ def drawable(prop: Property, features) -> bool:
 def case_kinds(case) -> list[str]:
     """Labels that say which regions of the case space a case exercises."""
     kinds = [case.dtype, case.layout, case.values]
-    left, right = case.band
     kinds.append("causal" if case.causal else ("window" if case.is_masked else "unmasked"))
     if case.kv_heads < case.heads:
         kinds.append("gqa" if case.kv_heads > 1 else "mqa")

@@ -18,7 +18,6 @@ import torch
 from flashcheck.kernels import backward, forward, interface
 
 SOURCES = {"forward": Path(forward.__file__).read_text(), "backward": Path(backward.__file__).read_text()}
-SOURCE = SOURCES["forward"]
 _CACHE: dict = {}
 _DIRECTORY = Path(tempfile.mkdtemp(prefix="flashcheck-mutants-"))
 

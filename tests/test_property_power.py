@@ -61,20 +61,16 @@ def test_property_catches_planted_bug(property_name, mutation, case):
         prop.check(mutants.mutant(mutation), case)
 
 
-def test_determinism_catches_a_race():
-    prop = PROPERTIES["deterministic"]
+@pytest.mark.parametrize(
+    "property_name, racy",
+    [("deterministic", mutants.nondeterministic), ("backward_deterministic", mutants.nondeterministic_backward)],
+)
+def test_determinism_catches_a_race(property_name, racy):
+    prop = PROPERTIES[property_name]
     case = Case(seqlen_q=16, seqlen_k=16, heads=2)
     prop.check(flash_attention, case)
     with pytest.raises(PropertyFailure, match="not exactly equal"):
-        prop.check(mutants.nondeterministic(flash_attention), case)
-
-
-def test_backward_determinism_catches_a_race():
-    prop = PROPERTIES["backward_deterministic"]
-    case = Case(seqlen_q=16, seqlen_k=16, heads=2)
-    prop.check(flash_attention, case)
-    with pytest.raises(PropertyFailure, match="not exactly equal"):
-        prop.check(mutants.nondeterministic_backward(flash_attention), case)
+        prop.check(racy(flash_attention), case)
 
 
 def test_every_property_has_a_catching_mutant():

@@ -12,10 +12,10 @@ export FLASHCHECK_HYPOTHESIS_PROFILE="${FLASHCHECK_HYPOTHESIS_PROFILE:-gpu}"
 out="${FLASHCHECK_GPU_OUT:-.flashcheck/gpu}"
 mkdir -p "$out"
 status=0
-python3 -m pytest -q -rfE --ignore=tests/test_properties.py --junitxml="$out/unit.xml" "$@" || status=1
+python3 -m pytest -q -rfExX --ignore=tests/test_properties.py --junitxml="$out/unit.xml" "$@" || status=1
 for impl in ${FLASHCHECK_GPU_IMPLS:-flash sdpa-math sdpa-flash sdpa-efficient sdpa-cudnn}; do
     echo "== property suite on $impl"
     FLASHCHECK_IMPLS="$impl" FLASHCHECK_RATIO_LOG="$out/ratios.jsonl" \
-        python3 -m pytest -q -rfE tests/test_properties.py --junitxml="$out/$impl.xml" "$@" || status=1
+        python3 -m pytest -q -rfExX tests/test_properties.py --junitxml="$out/$impl.xml" "$@" || status=1
 done
 exit $status

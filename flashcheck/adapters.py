@@ -261,8 +261,10 @@ class Adapter:
     maps each device kind the peer runs on to what it supports there.
     """
 
-    def __init__(self, name: str, features: Mapping[str, frozenset], run: Callable, doc: str = ""):
+    def __init__(self, name: str, features: Mapping[str, frozenset], run: Callable, doc: str = "",
+                 known_divergences: Mapping[str, str] | None = None):
         self.name = name
+        self.flashcheck_known_divergences = dict(known_divergences or {})
         self.flashcheck_features_by_device = {kind: frozenset(f) for kind, f in features.items()}
         self.flashcheck_features = frozenset().union(*self.flashcheck_features_by_device.values())
         self.device_kinds = frozenset(self.flashcheck_features_by_device)
@@ -486,13 +488,22 @@ def _sdpa_math() -> Adapter:
     return Adapter("sdpa-math", {"cpu": features, "cuda": features}, _run_sdpa_math)
 
 
+#: Why the backward passes of SDPA's flash and efficient backends are not expected to be
+#: bitwise reproducible: both accumulate dQ across key blocks with floating-point atomic
+#: adds by default (torch warns so for the efficient backend), so the order of the
+#: additions, and with it the rounding, changes from run to run.
+_ATOMIC_DQ = "dQ is accumulated with floating-point atomic adds, in an order that varies between runs"
+
+
 def _sdpa_flash() -> Adapter:
-    return Adapter("sdpa-flash", {"cuda": _BASIC | _HALF}, _run_sdpa_flash)
+    return Adapter("sdpa-flash", {"cuda": _BASIC | _HALF}, _run_sdpa_flash,
+                   known_divergences={"backward_deterministic": _ATOMIC_DQ})
 
 
 def _sdpa_efficient() -> Adapter:
     features = _BASIC | {"window", "mask"} | DTYPE_NAMES
-    return Adapter("sdpa-efficient", {"cuda": features}, _run_sdpa_efficient)
+    return Adapter("sdpa-efficient", {"cuda": features}, _run_sdpa_efficient,
+                   known_divergences={"backward_deterministic": _ATOMIC_DQ})
 
 
 def _sdpa_cudnn() -> Adapter:

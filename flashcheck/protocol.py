@@ -2,7 +2,9 @@
 
 An implementation is ``attention(q, k, v, *, causal, window, softmax_scale, attn_mask,
 cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k) -> (out, lse)`` (see DESIGN.md).
-It may carry ``flashcheck_features``, a set naming what it supports.
+It may carry ``flashcheck_features``, a set naming what it supports, and
+``flashcheck_known_divergences``, a mapping from property name to the reason the
+implementation is known to break it (see :func:`known_divergences`).
 """
 
 from __future__ import annotations
@@ -48,6 +50,18 @@ def features_of(impl, device=None) -> frozenset:
         return DEFAULT_FEATURES
     declared = frozenset(declared)
     return declared if declared & DTYPE_NAMES else declared | DTYPE_NAMES
+
+
+def known_divergences(impl) -> dict[str, str]:
+    """Properties ``impl`` is known to break, each with the reason (empty when none).
+
+    A known divergence is a documented finding about a peer (e.g. a backward that
+    accumulates dQ with atomics is not bitwise deterministic), not a licence to pass: the
+    property still runs, and the test suite reports its failure as an expected failure
+    with the evidence, and its passing as an unexpected pass.
+    """
+    declared = getattr(impl, "flashcheck_known_divergences", None) or {}
+    return {str(name): str(reason) for name, reason in dict(declared).items()}
 
 
 def default_device() -> str:

@@ -15,12 +15,16 @@ Three launches, none of them with atomics:
 Blocks wholly outside the causal/window band are skipped, as in the forward. Rows with no
 allowed key have lse ``-inf``; it is replaced by ``+inf`` so that their recomputed P is 0
 and their dQ exactly 0. P and dS are rounded to the input dtype before their products, as
-in FlashAttention-2; under ``EMULATE_BF16`` (the interpreter with bfloat16, see
+in FlashAttention-2, except that in float16 each row (for dQ) or column (for dK) of a dS
+tile is first scaled by a power of two when it would overflow float16 (|dS| can exceed
+65504 where the exact gradients are far inside the range); the scale is exactly 1 in the
+common case, so the results there are unchanged; under ``EMULATE_BF16`` (the interpreter with bfloat16, see
 ``forward.py``) tiles are widened to float32 and the rounding is done explicitly.
 """
 
 from __future__ import annotations
 
+import torch
 import triton
 import triton.language as tl
 
@@ -48,6 +52,20 @@ def _row_statistics(Lse, Delta, rows, row_ok):
     lse = tl.load(Lse + rows, mask=row_ok, other=float("inf"))
     lse2 = tl.where(lse == float("-inf"), float("inf"), lse * 1.4426950408889634)
     return lse2, tl.load(Delta + rows, mask=row_ok, other=0.0)
+
+
+@triton.jit
+def _float16_safe_scales(magnitude):
+    """Per-entry powers of two ``(down, up)``, ``down = 1/up``, that bring ``magnitude``
+    below 2^16 so that ``magnitude * down`` rounds to float16 without overflowing.
+
+    ``up = 2^s`` with ``s`` the least shift that suffices (0, so exactly 1, for every
+    magnitude below 2^15). Built from the exponent bits: exact, no approximate log2."""
+    biased = ((magnitude.to(tl.uint32, bitcast=True) >> 23) & 0xFF).to(tl.int32)
+    shift = tl.maximum(biased - 141, 0)  # 141 = 127 + 14: magnitudes below 2^15 are left alone
+    down = ((127 - shift) << 23).to(tl.float32, bitcast=True)
+    up = ((127 + shift) << 23).to(tl.float32, bitcast=True)
+    return down, up
 
 
 @triton.jit
@@ -100,7 +118,7 @@ def _dk_dv(
     heads, kv_heads, group, seqlen_q, seqlen_k, head_dim,
     softmax_scale, qk_scale_log2, window_left, window_right,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr,
-    FP32_IEEE: tl.constexpr, EMULATE_BF16: tl.constexpr,
+    FP32_IEEE: tl.constexpr, EMULATE_BF16: tl.constexpr, FLOAT16_DS: tl.constexpr,
 ):
     block_n = tl.program_id(0)
     batch_kv = tl.program_id(1)
@@ -153,6 +171,12 @@ def _dk_dv(
             elif FP32_IEEE:
                 dv += tl.dot(tl.trans(p), do, input_precision="ieee")
                 dk += tl.dot(tl.trans(ds), q, input_precision="ieee")
+            elif FLOAT16_DS:
+                # dS may exceed float16's range (65504) where the exact dK does not: scale
+                # each key's column of dS by a power of two before rounding, undo it after.
+                down, up = _float16_safe_scales(tl.max(tl.abs(ds), 0))
+                dv += tl.dot(tl.trans(p.to(do.dtype)), do)
+                dk += tl.dot(tl.trans((ds * down[None, :]).to(q.dtype)), q) * up[:, None]
             else:
                 dv += tl.dot(tl.trans(p.to(do.dtype)), do)
                 dk += tl.dot(tl.trans(ds.to(q.dtype)), q)
@@ -178,7 +202,7 @@ def _dq(
     heads, group, seqlen_q, seqlen_k, head_dim,
     softmax_scale, qk_scale_log2, window_left, window_right,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr,
-    FP32_IEEE: tl.constexpr, EMULATE_BF16: tl.constexpr,
+    FP32_IEEE: tl.constexpr, EMULATE_BF16: tl.constexpr, FLOAT16_DS: tl.constexpr,
 ):
     block_m = tl.program_id(0)
     batch_head = tl.program_id(1)
@@ -224,6 +248,9 @@ def _dq(
             dq += tl.dot(_round_to_bfloat16(ds), tl.trans(kt), input_precision="ieee")
         elif FP32_IEEE:
             dq += tl.dot(ds, tl.trans(kt), input_precision="ieee")
+        elif FLOAT16_DS:
+            down, up = _float16_safe_scales(tl.max(tl.abs(ds), 1))  # per query row, as for dK
+            dq += tl.dot((ds * down[:, None]).to(kt.dtype), tl.trans(kt)) * up[:, None]
         else:
             dq += tl.dot(ds.to(kt.dtype), tl.trans(kt))
     dq = dq * softmax_scale
@@ -256,7 +283,8 @@ def launch(q, k, v, out, lse, grad_out, grad_lse, dq, dk, dv, delta, *,
             *out.stride(), *grad_out.stride(), heads, seqlen_q, head_dim,
             HAS_DLSE=grad_lse is not None, BLOCK_M=block_m, BLOCK_D=block_d, **launch_options,
         )
-    common = dict(BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_D=block_d, FP32_IEEE=fp32, EMULATE_BF16=emulate_bf16)
+    common = dict(BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_D=block_d, FP32_IEEE=fp32, EMULATE_BF16=emulate_bf16,
+                  FLOAT16_DS=q.dtype == torch.float16)
     if batch * kv_heads * seqlen_k:
         _dk_dv[(triton.cdiv(seqlen_k, block_n), batch * kv_heads)](
             q, k, v, grad_out, lse, delta, dk, dv,

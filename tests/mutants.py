@@ -90,6 +90,10 @@ BACKWARD_MUTATIONS = {
         "lse2 = lse * 1.4426950408889634", "the backward recomputes P from lse = -inf on rows without keys",
     ),
     "first_head_of_group_only": ("h = kv_h * group + t", "h = kv_h * group", "dK/dV sum one query head per group"),
+    "float16_ds_overflows": (
+        "FLOAT16_DS=q.dtype == torch.float16", "FLOAT16_DS=False",
+        "float16 dS is rounded without range scaling, overflowing to inf where |dS| > 65504",
+    ),
     "dq_stored_into_q": ("tl.store(DQ + b * stride_dqb", "tl.store(Q + b * stride_dqb", "dQ is stored through q's pointer"),
 }
 

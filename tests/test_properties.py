@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import warnings
 
 import pytest
 import torch
@@ -79,7 +80,15 @@ def test_property_holds(impl_name, property_name):
             failure.property_name, failure.case, failure.impl_name = property_name, case, impl_name
             raise
 
+    known = protocol.known_divergences(impl).get(property_name)
     try:
         holds()
     except Unsatisfiable:
         pytest.skip(f"{impl_name} declined every case drawn for {property_name}")
+    except PropertyFailure as failure:
+        if known is None:
+            raise
+        pytest.xfail(f"known divergence of {impl_name} ({known}), observed: {failure}")
+    if known is not None:
+        # Races are probabilistic: the drawn cases holding is a pass, worth a note, not a failure.
+        warnings.warn(f"{impl_name}: the known divergence in {property_name} ({known}) did not show in this run")

@@ -19,6 +19,13 @@ from tests import mutants
 
 GQA = dict(heads=4, kv_heads=2)
 
+#: Found by flashcheck in the project kernel (fixed): float16 outliers with upstream gradients
+#: of scale 1e3 give |dS| above 65504 while the exact dQ and dK are about 3e3.
+FLOAT16_DS_OVERFLOW = (
+    "batch=1 seqlen_q=16 seqlen_k=16 heads=7 kv_heads=1 head_dim=32 dtype=float16 causal=False "
+    "window=-1,-1 softmax_scale=None layout=contiguous values=outliers seed=315278"
+)
+
 # (property, mutant, case that exposes it)
 CAUGHT = [
     ("out_matches_reference", "mask_right_off_by_one", Case(seqlen_q=20, seqlen_k=20, causal=True)),
@@ -44,6 +51,7 @@ CAUGHT = [
     ("outputs_written_in_bounds", "last_column_unwritten", Case(seqlen_q=5, seqlen_k=5, head_dim=24)),
     # backward
     ("grads_match_reference", "drop_delta", Case(seqlen_q=20, seqlen_k=20, dtype="float32")),
+    ("grads_match_reference", "float16_ds_overflows", Case.from_spec(FLOAT16_DS_OVERFLOW)),
     ("unseen_keys_get_zero_gradient", "backward_ignores_band", Case(seqlen_q=8, seqlen_k=20, window=(2, 1))),
     ("empty_rows_get_zero_dq", "unguarded_empty_rows_backward", Case(seqlen_q=6, seqlen_k=3, causal=True)),
     ("gqa_grads_match_repeated_kv", "first_head_of_group_only", Case(seqlen_q=5, seqlen_k=7, heads=4, kv_heads=2)),

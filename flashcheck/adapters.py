@@ -506,8 +506,14 @@ def _sdpa_efficient() -> Adapter:
                    known_divergences={"backward_deterministic": _ATOMIC_DQ})
 
 
+#: Found by tests/test_determinism_at_scale.py, not documented by torch.
+_CUDNN_DQ = ("its backward is not bitwise reproducible at scale: [2.11 H100] dQ differed in 1 of 33.5M "
+             "elements between two identical backward passes (B=4, H=32, N=2048, D=128, bfloat16)")
+
+
 def _sdpa_cudnn() -> Adapter:
-    return Adapter("sdpa-cudnn", {"cuda": _BASIC | _HALF}, _run_sdpa_cudnn)
+    return Adapter("sdpa-cudnn", {"cuda": _BASIC | _HALF}, _run_sdpa_cudnn,
+                   known_divergences={"backward_deterministic": _CUDNN_DQ})
 
 
 def _flex() -> Adapter:

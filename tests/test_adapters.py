@@ -401,6 +401,12 @@ def test_cuda_peer_matches_float64(name, index):
         out, lse = impl(q, k, v, **kwargs)
     except NotImplementedError as declined:  # a known divergence the adapter declines
         pytest.skip(str(declined))
+    except Exception as error:
+        if type(error).__name__ != "InductorError":
+            raise
+        # [2.11 H100] compiled flex fails for (Nq=77, Nk=150, GQA 2, causal, bfloat16) with
+        # "NoValidChoicesError" from its decoding kernel: a finding about the peer.
+        pytest.xfail(f"{name} failed to compile for a valid input: {str(error).splitlines()[0]}")
     ref_out, ref_lse = reference(q, k, v, **kwargs)
     has_key = torch.isfinite(ref_lse)  # (b, h, nq)
     atol = {torch.float16: 4e-3, torch.bfloat16: 3e-2, torch.float32: 1e-3}[dtype]  # f32: TF32 may be on

@@ -141,7 +141,7 @@ def expect_gradients(q, k, v, grad_out, grad_lse=None, *, causal=False, window=(
     scale = softmax_scale if softmax_scale is not None else q.shape[-1] ** -0.5
     bounds = tolerance.gradient_bounds(
         grads, forward.ref, forward.out, forward.lse, grad_out,
-        dtype=q.dtype, head_dim=q.shape[-1], scale=scale, plain=baseline,
+        dtype=q.dtype, head_dim=q.shape[-1], scale=scale, plain=baseline, q=q, k=k, grad_lse=grad_lse,
     )
     return GradientExpectation(grads, bounds)
 

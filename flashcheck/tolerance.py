@@ -206,7 +206,8 @@ def aggregate_limit(output: str, ref: Reference, plain, *, dtype: torch.dtype, h
 
 
 def gradient_bounds(grads, ref: Reference, out_bound: Bound, lse_bound: Bound, grad_out, *,
-                    dtype: torch.dtype, head_dim: int, scale: float, plain=None) -> dict:
+                    dtype: torch.dtype, head_dim: int, scale: float, plain=None,
+                    q=None, k=None, grad_lse=None) -> dict:
     r"""Allowed errors of ``dq``, ``dk`` and ``dv`` (a :class:`Bound` each).
 
     The backward recomputes ``P = exp(s - lse)`` from the forward's lse, so each probability
@@ -227,6 +228,17 @@ def gradient_bounds(grads, ref: Reference, out_bound: Bound, lse_bound: Bound, g
     that a key's gradient sums over. dQ is the noisiest: its error collects ``E_i`` over every
     key of the row, and ``E_i`` carries the forward's output error. Each bound is floored by
     twice the plain same-precision backward's largest error in the same row, when given.
+
+    Underflow. A probability below the smallest normal float32 (``τ = 2^-126``) is not
+    carried to relative precision: GPUs flush the results of exp2 below it to zero. That is an
+    absolute error of up to ``τ`` in each ``P_ij``, which the relative terms above cannot
+    cover where the exact ``P_ij`` is itself that small; given ``q`` and ``k``, the bounds gain
+    (with ``R_i = max_j Σ_d|dO_id||V_jd| + |delta_i| + |g_i|``, which bounds ``|dS_ij|/P_ij``)::
+
+        dV: 2·τ·Σ_i |dO_id|      dQ: 2·τ·scale·R_i·Σ_j |K_jd|      dK: 2·τ·scale·Σ_i R_i·|Q_id|
+
+    sums running over every row of the KV head's group and every key of the head: terms of
+    the order of 1e-36, which matter only for gradients that are themselves that small.
     """
     u = UNIT_ROUNDOFF[dtype]
     finite = torch.isfinite(ref.lse)
@@ -261,6 +273,9 @@ def gradient_bounds(grads, ref: Reference, out_bound: Bound, lse_bound: Bound, g
         "dk": SAFETY * ((u + 8.0 * U32 + LAMBDA * queries * U32 + group_max(p_rel)) * grads.abs_dk
                         + abs(scale) * group_max(row_err) * grads.pt_abs_q + u * grads.dk.abs()) + tiny,
     }
+    if q is not None and k is not None:
+        for name, term in _underflow_terms(grads, grad_out, grad_lse, q, k, scale, finite).items():
+            models[name] = models[name] + SAFETY * term
     bounds = {}
     for name, model in models.items():
         expected = getattr(grads, name)
@@ -271,3 +286,30 @@ def gradient_bounds(grads, ref: Reference, out_bound: Bound, lse_bound: Bound, g
         allowed = model if baseline is None else torch.maximum(model, baseline)
         bounds[name] = Bound(name, allowed, model, baseline, {"model": model})
     return bounds
+
+
+#: The smallest normal float32: below it exp2 results are flushed to zero on GPUs.
+FLOAT32_TINY = 2.0**-126
+
+
+def _underflow_terms(grads, grad_out, grad_lse, q, k, scale, finite) -> dict:
+    """Absolute errors of dq, dk, dv from an error of up to FLOAT32_TINY in every
+    probability (see :func:`gradient_bounds`), shaped to broadcast against each gradient."""
+    batch, seqlen_q, heads, head_dim = q.shape
+    kv_heads = k.shape[2]
+    group = heads // kv_heads
+    upstream = grads.abs_dp_max + grads.delta.abs()  # (B, H, Nq)
+    if grad_lse is not None:
+        upstream = upstream + grad_lse.to(torch.float64).abs().to(upstream.device)
+    upstream = upstream.masked_fill(~finite, 0.0).transpose(1, 2).unsqueeze(-1)  # (B, Nq, H, 1)
+    grad_out = grad_out.to(torch.float64).masked_fill(~finite.transpose(1, 2).unsqueeze(-1), 0.0)
+
+    def group_sum(per_query_head):  # (B, Nq, H, D) -> (B, 1, Hkv, D), summed over rows and group
+        return per_query_head.sum(dim=1, keepdim=True).unflatten(2, (kv_heads, group)).sum(dim=3)
+
+    keys_abs = k.to(torch.float64).abs().sum(dim=1, keepdim=True).repeat_interleave(group, dim=2)
+    return {
+        "dv": FLOAT32_TINY * group_sum(grad_out.abs()),
+        "dq": FLOAT32_TINY * abs(scale) * upstream * keys_abs,
+        "dk": FLOAT32_TINY * abs(scale) * group_sum(upstream * q.to(torch.float64).abs()),
+    }

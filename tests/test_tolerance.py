@@ -155,3 +155,38 @@ def test_a_value_beyond_the_dtype_range_is_expected_as_infinity():
     compare.check_close("dk", torch.tensor([float("inf"), float("-inf"), 65024.0], dtype=torch.float16), expected, allowed)
     with pytest.raises(PropertyFailure):
         compare.check_close("dk", torch.tensor([65504.0, float("-inf"), 65024.0], dtype=torch.float16), expected, allowed)
+
+
+def _gradients_with_probabilities_flushed(q, k, v, grad_out, scale):
+    """Float64 gradients of a dense unmasked case whose probabilities below the smallest
+    normal float32 are flushed to zero, as exp2 with flush-to-zero does on GPUs."""
+    q, k, v, do = (t.double().transpose(1, 2) for t in (q, k, v, grad_out))
+    exact = torch.softmax(scale * q @ k.transpose(-1, -2), dim=-1)
+    p = torch.where(exact < tolerance.FLOAT32_TINY, torch.zeros_like(exact), exact)
+    delta = (do * (exact @ v)).sum(-1, keepdim=True)  # from the forward's output
+    ds = p * (do @ v.transpose(-1, -2) - delta)
+    grads = scale * ds @ k, scale * ds.transpose(-1, -2) @ q, p.transpose(-1, -2) @ do
+    return tuple(g.transpose(1, 2) for g in grads)
+
+
+def test_gradient_model_covers_probabilities_flushed_to_zero():
+    """Found on an H100: with logits of several hundred, probabilities below 2^-126 are
+    flushed to zero, so dK entries of about 1e-37 come out 0. The underflow terms of the
+    gradient model cover exactly that, and without them the model would not."""
+    case = Case.from_spec("batch=1 seqlen_q=127 seqlen_k=127 heads=1 kv_heads=1 head_dim=16 dtype=bfloat16 "
+                          "causal=False window=-1,-1 softmax_scale=None layout=contiguous values=large-logits seed=0")
+    q, k, v = case.materialize()
+    grad_out = torch.randn(q.shape, generator=torch.Generator().manual_seed(1)).to(q.dtype)
+    expected = expectation.expect_gradients(q, k, v, grad_out)
+    flushed = _gradients_with_probabilities_flushed(q, k, v, grad_out, case.scale)
+    exact = reference.gradients(q, k, v, grad_out)
+    forward = expectation.expect(q, k, v)
+    without_underflow = tolerance.gradient_bounds(
+        exact, forward.ref, forward.out, forward.lse, grad_out, dtype=q.dtype, head_dim=case.head_dim, scale=case.scale,
+    )
+    uncovered = 0
+    for name, got in zip(("dq", "dk", "dv"), flushed):
+        error = (got - getattr(exact, name)).abs()
+        assert (error <= expected.bounds[name].model).all(), name
+        uncovered += int((error > without_underflow[name].model).sum())
+    assert uncovered > 0, "the case no longer exercises underflow; pick one that does"

@@ -236,7 +236,8 @@ def _kernel_ready(t: torch.Tensor) -> torch.Tensor:
     columns of v give output columns that the caller slices off.
     """
     if t.shape[-1] % 8:
-        return torch.nn.functional.pad(t, (0, 8 - t.shape[-1] % 8))
+        # The padded copy keeps the input's dimension order, so it may still need the copy below.
+        t = torch.nn.functional.pad(t, (0, 8 - t.shape[-1] % 8))
     elements = 16 // t.element_size()
     aligned = t.data_ptr() % 16 == 0 and t.stride(-1) == 1 and all(s % elements == 0 for s in t.stride()[:-1])
     # Not .contiguous(): a view whose other dimensions have size 1 counts as contiguous

@@ -15,12 +15,20 @@ GRAD_SCALES = (1.0, 1e-3, 1e3)
 
 
 def upstream(case, out: torch.Tensor, lse: torch.Tensor | None):
-    """Seeded upstream gradients: dO of a scale picked by the seed, and dlse when lse exists."""
+    """Seeded upstream gradients: dO of a scale picked by the seed, and dlse when lse is
+    differentiable.
+
+    Whether lse is differentiable is the implementation's choice, read off what it returns:
+    an lse that autograd tracks (``requires_grad``) must carry the correct gradient
+    (``∂lse_i/∂s_ij = P_ij``); an lse returned as a constant gets no upstream gradient. The
+    project kernel's lse is differentiable; the logsumexp outputs of torch's fused SDPA
+    operators are not.
+    """
     generator = torch.Generator().manual_seed((case.seed * 7_919 + 5) % 2**63)
     scale = GRAD_SCALES[case.seed % len(GRAD_SCALES)]
     grad_out = (torch.randn(out.shape, generator=generator) * scale).to(out.dtype).to(out.device)
     grad_lse = None
-    if lse is not None:
+    if lse is not None and lse.requires_grad:
         grad_lse = torch.randn(lse.shape, generator=generator).to(lse.device)
     return grad_out, grad_lse
 
@@ -121,8 +129,8 @@ def backward_deterministic(impl, case, *, device=None):
 def backward_leaves_inputs_unchanged(impl, case, *, device=None):
     """Forward and backward modify neither q, k, v nor the upstream gradients."""
     inputs = materialize(case, device)
-    out, lse = impl(*inputs, **case.attention_kwargs())
-    grad_out, grad_lse = upstream(case, out, lse)
+    out, lse = impl(*(t.detach().requires_grad_() for t in inputs), **case.attention_kwargs())
+    grad_out, grad_lse = upstream(case, out.detach(), lse)
     saved = [t.clone() for t in (*inputs, grad_out)] + ([grad_lse.clone()] if grad_lse is not None else [])
     gradients(impl, case, inputs, grad_out, grad_lse)
     current = [*inputs, grad_out] + ([grad_lse] if grad_lse is not None else [])

@@ -1,11 +1,11 @@
 """Triton forward kernel: tiled attention with an online softmax, returning out and lse.
 
 One program computes one block of ``BLOCK_M`` queries of one (batch, head), or with
-``IS_VARLEN`` of one (packed sequence, head). It walks only
-the key blocks that intersect the allowed band of its queries (blocks wholly outside a
-causal or sliding-window band are never loaded), keeping a running maximum ``m`` and sum
-``l`` in base 2 (the scale is folded with log2(e) so that ``exp2`` does the work) and
-rescaling the float32 accumulator whenever the maximum grows. Probabilities are rounded to
+``IS_VARLEN`` of one (packed sequence, head). It walks only the key blocks that intersect
+the allowed band of its queries (blocks wholly outside a causal or sliding-window band are
+never loaded), keeping a running maximum ``m`` and sum ``l`` in base 2 (the scale is folded
+with log2(e) so that ``exp2`` does the work) and rescaling the float32 accumulator whenever
+the maximum grows. Probabilities are rounded to
 the input dtype before the product with V, as in FlashAttention-2. A row with no allowed
 key keeps ``m = -inf`` and ``l = 0``; it is written as output 0 and lse ``-inf``.
 
@@ -18,8 +18,9 @@ query block lies past their sequence's end return at once.
 Boolean mask (``HAS_MASK``, dense only): a ``(B, H, Nq, Nk)`` view of uint8 with stride 0
 along broadcast dims. It is ANDed into ``allowed`` before the row maximum (``tl.where`` to
 -inf, never a multiplication, so huge or NaN logits of hidden entries cannot leak), and keys
-that no row of the block may attend are loaded as 0, so NaN or inf stored in hidden keys or
-values never enters a product. Without a mask the code path is the plain dense kernel.
+that no row of the block may attend are loaded as 0, so NaN or inf stored in keys hidden
+from the whole query block never enters a product. Without a mask (and without
+``IS_VARLEN``) the kernel computes exactly what it did before either existed.
 
 Interpreter (``TRITON_INTERPRET=1``) and bfloat16: the interpreter multiplies the raw bit
 patterns of bfloat16 operands in ``tl.dot`` and truncates float32 -> bfloat16 conversions

@@ -20,6 +20,17 @@ tile is first scaled by a power of two when it would overflow float16 (|dS| can 
 65504 where the exact gradients are far inside the range); the scale is exactly 1 in the
 common case, so the results there are unchanged; under ``EMULATE_BF16`` (the interpreter with bfloat16, see
 ``forward.py``) tiles are widened to float32 and the rounding is done explicitly.
+
+Packed variable length (``IS_VARLEN``): delta is computed over all tokens at once (it is a
+per-row quantity); ``_dk_dv`` runs per (key block, sequence, KV head) and ``_dq`` per
+(query block, sequence, head), each moving its base pointers to its sequence's first token
+and masking with the sequence's own lengths, as the forward does. lse and delta are
+``(H, Tq)`` then, addressed with the batch stride 0.
+
+Boolean mask (``HAS_MASK``): the recomputed P uses the forward's mask, and dS is set to 0
+outside the allowed entries with ``tl.where`` (``0 * NaN`` would otherwise carry NaN from a
+hidden key's value into dS); keys that no row of a query block may attend are loaded as 0
+in ``_dq``. A key hidden from every query thus gets exactly zero dK and dV.
 """
 
 from __future__ import annotations
@@ -28,7 +39,9 @@ import torch
 import triton
 import triton.language as tl
 
-from flashcheck.kernels.forward import LOG2_E, _key_range, _round_to_bfloat16
+from flashcheck.kernels.forward import (
+    LOG2_E, _key_range, _mask_tile, _round_to_bfloat16, _sequence, batched_strides, mask_arguments, problem_shape,
+)
 
 
 @triton.jit
@@ -47,8 +60,9 @@ def _load_columns(base, cols, offs_d, stride_n, stride_d, col_ok, d_ok):
 
 @triton.jit
 def _row_statistics(Lse, Delta, rows, row_ok):
-    """Base-2 lse and delta of the rows. lse -inf marks a row with no key: it becomes +inf,
-    which makes the row's recomputed P exactly 0."""
+    """Base-2 lse and delta of the rows (``rows`` index both buffers, which share one
+    layout). lse -inf marks a row with no key: it becomes +inf, which makes the row's
+    recomputed P exactly 0."""
     lse = tl.load(Lse + rows, mask=row_ok, other=float("inf"))
     lse2 = tl.where(lse == float("-inf"), float("inf"), lse * 1.4426950408889634)
     return lse2, tl.load(Delta + rows, mask=row_ok, other=0.0)
@@ -94,36 +108,62 @@ def _preprocess(
 
 
 @triton.jit
-def _probabilities(q, k, lse2, rows, cols, seqlen_q, seqlen_k, lo, hi, qk_scale_log2, FP32_IEEE: tl.constexpr):
+def _allowed(rows, cols, seqlen_q, seqlen_k, lo, hi, Mask, stride_mm, stride_mn, HAS_MASK: tl.constexpr):
+    """Which (row, key) entries of the tile may attend: in range, in the band, in the mask."""
+    row_ok, col_ok = rows < seqlen_q, cols < seqlen_k
+    allowed = row_ok[:, None] & col_ok[None, :]
+    allowed = allowed & (cols[None, :] >= lo[:, None]) & (cols[None, :] <= hi[:, None])
+    if HAS_MASK:
+        allowed = allowed & _mask_tile(Mask, rows, cols, stride_mm, stride_mn, row_ok, col_ok)
+    return allowed
+
+
+@triton.jit
+def _probabilities(q, k, lse2, allowed, qk_scale_log2, FP32_IEEE: tl.constexpr):
     """Recompute P (BLOCK_M x BLOCK_N, float32) from the saved base-2 lse."""
     if FP32_IEEE:
         s = tl.dot(q, k, input_precision="ieee")
     else:
         s = tl.dot(q, k)
-    allowed = (rows < seqlen_q)[:, None] & (cols < seqlen_k)[None, :]
-    allowed = allowed & (cols[None, :] >= lo[:, None]) & (cols[None, :] <= hi[:, None])
     s = tl.where(allowed, s * qk_scale_log2, float("-inf"))
     return tl.math.exp2(s - lse2[:, None])
 
 
 @triton.jit
 def _dk_dv(
-    Q, K, V, DOut, Lse, Delta, DK, DV,
+    Q, K, V, DOut, Lse, Delta, DK, DV, Mask, CuSeqlensQ, CuSeqlensK,
     stride_qb, stride_qn, stride_qh, stride_qd,
     stride_kb, stride_kn, stride_kh, stride_kd,
     stride_vb, stride_vn, stride_vh, stride_vd,
     stride_db, stride_dn, stride_dh, stride_dd,
     stride_dkb, stride_dkn, stride_dkh, stride_dkd,
     stride_dvb, stride_dvn, stride_dvh, stride_dvd,
+    stride_lb, stride_lh,  # of lse and delta, contiguous along the queries
+    stride_mb, stride_mh, stride_mm, stride_mn,
     heads, kv_heads, group, seqlen_q, seqlen_k, head_dim,
     softmax_scale, qk_scale_log2, window_left, window_right,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr,
     FP32_IEEE: tl.constexpr, EMULATE_BF16: tl.constexpr, FLOAT16_DS: tl.constexpr,
+    HAS_MASK: tl.constexpr, IS_VARLEN: tl.constexpr,
 ):
     block_n = tl.program_id(0)
     batch_kv = tl.program_id(1)
-    b = batch_kv // kv_heads
+    b = batch_kv // kv_heads  # the batch entry, or with IS_VARLEN the sequence
     kv_h = batch_kv % kv_heads
+    if IS_VARLEN:
+        # Batch strides are 0; the sequence's first tokens move the bases (see forward.py).
+        q_start, seqlen_q = _sequence(CuSeqlensQ, b)
+        k_start, seqlen_k = _sequence(CuSeqlensK, b)
+        if block_n * BLOCK_N >= seqlen_k:
+            return
+        Q += q_start * stride_qn
+        DOut += q_start * stride_dn
+        Lse += q_start
+        Delta += q_start
+        K += k_start * stride_kn
+        V += k_start * stride_vn
+        DK += k_start * stride_dkn
+        DV += k_start * stride_dvn
     offs_n = block_n * BLOCK_N + tl.arange(0, BLOCK_N)
     offs_m = tl.arange(0, BLOCK_M)
     offs_d = tl.arange(0, BLOCK_D)
@@ -148,23 +188,30 @@ def _dk_dv(
     m_end = tl.minimum(last_key - offset + window_left + 1, seqlen_q)
     for t in range(0, group):
         h = kv_h * group + t
+        if HAS_MASK:
+            mask_h = Mask + b * stride_mb + h * stride_mh
+        else:
+            mask_h = Mask
         for start_m in range(m_start, m_end, BLOCK_M):
             rows = start_m + offs_m
             row_ok = rows < seqlen_q
             q = _load_rows(Q + b * stride_qb + h * stride_qh, rows, offs_d, stride_qn, stride_qd, row_ok, d_ok)
             do = _load_rows(DOut + b * stride_db + h * stride_dh, rows, offs_d, stride_dn, stride_dd, row_ok, d_ok)
-            lse2, delta = _row_statistics(Lse, Delta, (b * heads + h) * seqlen_q + rows, row_ok)
+            lse2, delta = _row_statistics(Lse, Delta, b * stride_lb + h * stride_lh + rows, row_ok)
             if EMULATE_BF16:
                 q = q.to(tl.float32)
                 do = do.to(tl.float32)
             diagonal = rows + offset
-            p = _probabilities(q, kt, lse2, rows, offs_n, seqlen_q, seqlen_k,
-                               diagonal - window_left, diagonal + window_right, qk_scale_log2, FP32_IEEE)
+            allowed = _allowed(rows, offs_n, seqlen_q, seqlen_k, diagonal - window_left, diagonal + window_right,
+                               mask_h, stride_mm, stride_mn, HAS_MASK)
+            p = _probabilities(q, kt, lse2, allowed, qk_scale_log2, FP32_IEEE)
             if FP32_IEEE:
                 dp = tl.dot(do, vt, input_precision="ieee")
             else:
                 dp = tl.dot(do, vt)
             ds = p * (dp - delta[:, None])
+            if HAS_MASK:
+                ds = tl.where(allowed, ds, 0.0)  # a hidden key's NaN value must not reach dS
             if EMULATE_BF16:
                 dv += tl.dot(tl.trans(_round_to_bfloat16(p)), do, input_precision="ieee")
                 dk += tl.dot(tl.trans(_round_to_bfloat16(ds)), q, input_precision="ieee")
@@ -193,22 +240,39 @@ def _dk_dv(
 
 @triton.jit
 def _dq(
-    Q, K, V, DOut, Lse, Delta, DQ,
+    Q, K, V, DOut, Lse, Delta, DQ, Mask, CuSeqlensQ, CuSeqlensK,
     stride_qb, stride_qn, stride_qh, stride_qd,
     stride_kb, stride_kn, stride_kh, stride_kd,
     stride_vb, stride_vn, stride_vh, stride_vd,
     stride_db, stride_dn, stride_dh, stride_dd,
     stride_dqb, stride_dqn, stride_dqh, stride_dqd,
+    stride_lb, stride_lh,  # of lse and delta, contiguous along the queries
+    stride_mb, stride_mh, stride_mm, stride_mn,
     heads, group, seqlen_q, seqlen_k, head_dim,
     softmax_scale, qk_scale_log2, window_left, window_right,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr,
     FP32_IEEE: tl.constexpr, EMULATE_BF16: tl.constexpr, FLOAT16_DS: tl.constexpr,
+    HAS_MASK: tl.constexpr, IS_VARLEN: tl.constexpr,
 ):
     block_m = tl.program_id(0)
     batch_head = tl.program_id(1)
-    b = batch_head // heads
+    b = batch_head // heads  # the batch entry, or with IS_VARLEN the sequence
     h = batch_head % heads
     kv_h = h // group
+    if IS_VARLEN:
+        q_start, seqlen_q = _sequence(CuSeqlensQ, b)
+        k_start, seqlen_k = _sequence(CuSeqlensK, b)
+        if block_m * BLOCK_M >= seqlen_q:
+            return
+        Q += q_start * stride_qn
+        DOut += q_start * stride_dn
+        DQ += q_start * stride_dqn
+        Lse += q_start
+        Delta += q_start
+        K += k_start * stride_kn
+        V += k_start * stride_vn
+    if HAS_MASK:
+        Mask += b * stride_mb + h * stride_mh
     offs_m = block_m * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_n = tl.arange(0, BLOCK_N)
     offs_d = tl.arange(0, BLOCK_D)
@@ -217,7 +281,7 @@ def _dq(
 
     q = _load_rows(Q + b * stride_qb + h * stride_qh, offs_m, offs_d, stride_qn, stride_qd, row_ok, d_ok)
     do = _load_rows(DOut + b * stride_db + h * stride_dh, offs_m, offs_d, stride_dn, stride_dd, row_ok, d_ok)
-    lse2, delta = _row_statistics(Lse, Delta, batch_head * seqlen_q + offs_m, row_ok)
+    lse2, delta = _row_statistics(Lse, Delta, b * stride_lb + h * stride_lh + offs_m, row_ok)
     if EMULATE_BF16:
         q = q.to(tl.float32)
         do = do.to(tl.float32)
@@ -233,17 +297,23 @@ def _dq(
     for start_n in range(n_start, n_end, BLOCK_N):
         cols = start_n + offs_n
         col_ok = cols < seqlen_k
+        allowed = _allowed(offs_m, cols, seqlen_q, seqlen_k, lo, hi, Mask, stride_mm, stride_mn, HAS_MASK)
+        if HAS_MASK:
+            # Keys no row of the block may attend are read as 0 (NaN there must not leak).
+            col_ok = col_ok & (tl.max(allowed.to(tl.int32), 0) > 0)
         kt = _load_columns(k_base, cols, offs_d, stride_kn, stride_kd, col_ok, d_ok)
         vt = _load_columns(v_base, cols, offs_d, stride_vn, stride_vd, col_ok, d_ok)
         if EMULATE_BF16:
             kt = kt.to(tl.float32)
             vt = vt.to(tl.float32)
-        p = _probabilities(q, kt, lse2, offs_m, cols, seqlen_q, seqlen_k, lo, hi, qk_scale_log2, FP32_IEEE)
+        p = _probabilities(q, kt, lse2, allowed, qk_scale_log2, FP32_IEEE)
         if FP32_IEEE:
             dp = tl.dot(do, vt, input_precision="ieee")
         else:
             dp = tl.dot(do, vt)
         ds = p * (dp - delta[:, None])
+        if HAS_MASK:
+            ds = tl.where(allowed, ds, 0.0)
         if EMULATE_BF16:
             dq += tl.dot(_round_to_bfloat16(ds), tl.trans(kt), input_precision="ieee")
         elif FP32_IEEE:
@@ -261,15 +331,20 @@ def _dq(
 
 
 def launch(q, k, v, out, lse, grad_out, grad_lse, dq, dk, dv, delta, *,
-           softmax_scale, left, right, config, emulate_bf16):
+           softmax_scale, left, right, config, emulate_bf16,
+           mask=None, cu_seqlens_q=None, cu_seqlens_k=None, max_seqlen_q=None, max_seqlen_k=None):
     """Run the three backward kernels; arguments must already be validated.
 
-    q, out, grad_out, dq ``(B, Nq, H, D)``; k, v, dk, dv ``(B, Nk, Hkv, D)``; any strides.
-    lse ``(B, H, Nq)`` float32 contiguous as the forward returned it; ``grad_lse`` None or
-    contiguous like lse; ``delta`` a contiguous float32 ``(B, H, Nq)`` scratch buffer.
+    Dense: q, out, grad_out, dq ``(B, Nq, H, D)``; k, v, dk, dv ``(B, Nk, Hkv, D)``; lse
+    ``(B, H, Nq)``; ``mask`` as in the forward. Packed (``cu_seqlens_q`` given): q, out,
+    grad_out, dq ``(Tq, H, D)``; k, v, dk, dv ``(Tk, Hkv, D)``; lse ``(H, Tq)``; the
+    ``cu_seqlens_*``/``max_seqlen_*`` of the forward. Any strides, except: lse float32
+    contiguous as the forward returned it, ``grad_lse`` None or contiguous like lse,
+    ``delta`` a contiguous float32 scratch buffer shaped like lse.
     """
-    batch, seqlen_q, heads, head_dim = q.shape
-    seqlen_k, kv_heads = k.shape[1], k.shape[2]
+    shape = problem_shape(q, k, cu_seqlens_q, max_seqlen_q, max_seqlen_k)
+    batch, seqlen_q, seqlen_k, heads, kv_heads, head_dim = shape
+    varlen = cu_seqlens_q is not None
     block_d = max(16, triton.next_power_of_2(head_dim))
     reach = seqlen_q + seqlen_k
     left = reach if left == -1 else left
@@ -277,25 +352,33 @@ def launch(q, k, v, out, lse, grad_out, grad_lse, dq, dk, dv, delta, *,
     fp32 = q.dtype.itemsize == 4
     block_m, block_n = config["BLOCK_M"], config["BLOCK_N"]
     launch_options = dict(num_warps=config["num_warps"], num_stages=config["num_stages"])
-    if batch * heads * seqlen_q:
-        _preprocess[(triton.cdiv(seqlen_q, block_m), batch * heads)](
+    # delta is per row: over a packed batch it runs over all tokens as one sequence.
+    rows_batch, rows = (1, q.shape[0]) if varlen else (batch, seqlen_q)
+    if rows_batch * heads * rows:
+        _preprocess[(triton.cdiv(rows, block_m), rows_batch * heads)](
             out, grad_out, grad_lse if grad_lse is not None else delta, delta,
-            *out.stride(), *grad_out.stride(), heads, seqlen_q, head_dim,
+            *batched_strides(out, varlen), *batched_strides(grad_out, varlen), heads, rows, head_dim,
             HAS_DLSE=grad_lse is not None, BLOCK_M=block_m, BLOCK_D=block_d, **launch_options,
         )
+    mask, mask_strides = mask_arguments(mask, batch, heads, seqlen_q, seqlen_k)
+    lse_strides = batched_strides(lse, varlen)[:2]
     common = dict(BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_D=block_d, FP32_IEEE=fp32, EMULATE_BF16=emulate_bf16,
-                  FLOAT16_DS=q.dtype == torch.float16)
+                  FLOAT16_DS=q.dtype == torch.float16, HAS_MASK=mask is not None, IS_VARLEN=varlen)
     if batch * kv_heads * seqlen_k:
         _dk_dv[(triton.cdiv(seqlen_k, block_n), batch * kv_heads)](
-            q, k, v, grad_out, lse, delta, dk, dv,
-            *q.stride(), *k.stride(), *v.stride(), *grad_out.stride(), *dk.stride(), *dv.stride(),
+            q, k, v, grad_out, lse, delta, dk, dv, mask, cu_seqlens_q, cu_seqlens_k,
+            *batched_strides(q, varlen), *batched_strides(k, varlen), *batched_strides(v, varlen),
+            *batched_strides(grad_out, varlen), *batched_strides(dk, varlen), *batched_strides(dv, varlen),
+            *lse_strides, *mask_strides,
             heads, kv_heads, heads // kv_heads, seqlen_q, seqlen_k, head_dim,
             softmax_scale, softmax_scale * LOG2_E, left, right, **common, **launch_options,
         )
     if batch * heads * seqlen_q:
         _dq[(triton.cdiv(seqlen_q, block_m), batch * heads)](
-            q, k, v, grad_out, lse, delta, dq,
-            *q.stride(), *k.stride(), *v.stride(), *grad_out.stride(), *dq.stride(),
+            q, k, v, grad_out, lse, delta, dq, mask, cu_seqlens_q, cu_seqlens_k,
+            *batched_strides(q, varlen), *batched_strides(k, varlen), *batched_strides(v, varlen),
+            *batched_strides(grad_out, varlen), *batched_strides(dq, varlen),
+            *lse_strides, *mask_strides,
             heads, heads // kv_heads, seqlen_q, seqlen_k, head_dim,
             softmax_scale, softmax_scale * LOG2_E, left, right, **common, **launch_options,
         )

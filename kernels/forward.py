@@ -1,12 +1,26 @@
 """Triton forward kernel: tiled attention with an online softmax, returning out and lse.
 
-One program computes one block of ``BLOCK_M`` queries of one (batch, head). It walks only
-the key blocks that intersect the allowed band of its queries (blocks wholly outside a
-causal or sliding-window band are never loaded), keeping a running maximum ``m`` and sum
-``l`` in base 2 (the scale is folded with log2(e) so that ``exp2`` does the work) and
-rescaling the float32 accumulator whenever the maximum grows. Probabilities are rounded to
+One program computes one block of ``BLOCK_M`` queries of one (batch, head), or with
+``IS_VARLEN`` of one (packed sequence, head). It walks only the key blocks that intersect
+the allowed band of its queries (blocks wholly outside a causal or sliding-window band are
+never loaded), keeping a running maximum ``m`` and sum ``l`` in base 2 (the scale is folded
+with log2(e) so that ``exp2`` does the work) and rescaling the float32 accumulator whenever
+the maximum grows. Probabilities are rounded to
 the input dtype before the product with V, as in FlashAttention-2. A row with no allowed
 key keeps ``m = -inf`` and ``l = 0``; it is written as output 0 and lse ``-inf``.
+
+Packed variable length (``IS_VARLEN``): ``cu_seqlens_q``/``cu_seqlens_k`` give each
+sequence's first token and length; the program shifts its base pointers to its sequence's
+first token and uses the sequence's own lengths for every load/store mask and for the
+bottom-right band, so it never reads or writes another sequence's tokens. Programs whose
+query block lies past their sequence's end return at once.
+
+Boolean mask (``HAS_MASK``, dense only): a ``(B, H, Nq, Nk)`` view of uint8 with stride 0
+along broadcast dims. It is ANDed into ``allowed`` before the row maximum (``tl.where`` to
+-inf, never a multiplication, so huge or NaN logits of hidden entries cannot leak), and keys
+that no row of the block may attend are loaded as 0, so NaN or inf stored in keys hidden
+from the whole query block never enters a product. Without a mask (and without
+``IS_VARLEN``) the kernel computes exactly what it did before either existed.
 
 Interpreter (``TRITON_INTERPRET=1``) and bfloat16: the interpreter multiplies the raw bit
 patterns of bfloat16 operands in ``tl.dot`` and truncates float32 -> bfloat16 conversions
@@ -20,6 +34,7 @@ differs is only the instruction that forms them.
 
 from __future__ import annotations
 
+import torch
 import triton
 import triton.language as tl
 
@@ -32,6 +47,22 @@ def _round_to_bfloat16(x):
     bits = x.to(tl.uint32, bitcast=True)
     bits = (bits + (0x7FFF + ((bits >> 16) & 1))) & 0xFFFF0000
     return tl.where(x != x, x, bits.to(tl.float32, bitcast=True))
+
+
+@triton.jit
+def _sequence(CuSeqlens, seq):
+    """First token and length of packed sequence ``seq``."""
+    start = tl.load(CuSeqlens + seq)
+    return start, tl.load(CuSeqlens + seq + 1) - start
+
+
+@triton.jit
+def _mask_tile(Mask, rows, cols, stride_mm, stride_mn, row_ok, col_ok):
+    """attn_mask over rows x cols as booleans; False outside the valid rows and keys (``Mask``
+    already points at this program's (batch, head) slice)."""
+    keep = tl.load(Mask + rows[:, None] * stride_mm + cols[None, :] * stride_mn,
+                   mask=row_ok[:, None] & col_ok[None, :], other=0)
+    return keep != 0
 
 
 @triton.jit
@@ -49,23 +80,40 @@ def _key_range(first_row, seqlen_q, seqlen_k, window_left, window_right,
 
 @triton.jit
 def _attention_forward(
-    Q, K, V, Out, Lse,
+    Q, K, V, Out, Lse, Mask, CuSeqlensQ, CuSeqlensK,
     stride_qb, stride_qn, stride_qh, stride_qd,
     stride_kb, stride_kn, stride_kh, stride_kd,
     stride_vb, stride_vn, stride_vh, stride_vd,
     stride_ob, stride_on, stride_oh, stride_od,
     stride_lb, stride_lh, stride_ln,
-    heads, group, seqlen_q, seqlen_k, head_dim,
+    stride_mb, stride_mh, stride_mm, stride_mn,
+    heads, group,
+    seqlen_q, seqlen_k,  # lengths; with IS_VARLEN the largest sequence lengths (unused)
+    head_dim,
     qk_scale_log2,  # softmax_scale * log2(e)
     window_left, window_right,  # band bounds, already made finite by the launcher
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr,
     FP32_IEEE: tl.constexpr, EMULATE_BF16: tl.constexpr,
+    HAS_MASK: tl.constexpr, IS_VARLEN: tl.constexpr,
 ):
     block_m = tl.program_id(0)
     batch_head = tl.program_id(1)
-    b = batch_head // heads
+    b = batch_head // heads  # the batch entry, or with IS_VARLEN the sequence
     h = batch_head % heads
     kv_h = h // group
+    if IS_VARLEN:
+        # The launcher passes batch strides 0; the sequence's first token moves the bases.
+        q_start, seqlen_q = _sequence(CuSeqlensQ, b)
+        k_start, seqlen_k = _sequence(CuSeqlensK, b)
+        if block_m * BLOCK_M >= seqlen_q:
+            return
+        Q += q_start * stride_qn
+        Out += q_start * stride_on
+        Lse += q_start * stride_ln
+        K += k_start * stride_kn
+        V += k_start * stride_vn
+    if HAS_MASK:
+        Mask += b * stride_mb + h * stride_mh
 
     offs_m = block_m * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_n = tl.arange(0, BLOCK_N)
@@ -92,7 +140,15 @@ def _attention_forward(
     for start_n in range(n_start, n_end, BLOCK_N):
         cols = start_n + offs_n
         col_ok = cols < seqlen_k
-        k = tl.load(k_base + cols[None, :] * stride_kn, mask=d_ok[:, None] & col_ok[None, :], other=0.0)
+        allowed = col_ok[None, :] & (cols[None, :] >= lo[:, None]) & (cols[None, :] <= hi[:, None])
+        kv_ok = col_ok
+        if HAS_MASK:
+            keep = _mask_tile(Mask, offs_m, cols, stride_mm, stride_mn, row_ok, col_ok)
+            allowed = allowed & keep
+            # Keys no row of this block may attend are read as 0: NaN or inf stored there
+            # would otherwise reach the products (0 * NaN is NaN).
+            kv_ok = col_ok & (tl.max(allowed.to(tl.int32), 0) > 0)
+        k = tl.load(k_base + cols[None, :] * stride_kn, mask=d_ok[:, None] & kv_ok[None, :], other=0.0)
         if EMULATE_BF16:
             k = k.to(tl.float32)
         if FP32_IEEE:
@@ -100,7 +156,6 @@ def _attention_forward(
         else:
             s = tl.dot(q, k)
         s = s * qk_scale_log2
-        allowed = col_ok[None, :] & (cols[None, :] >= lo[:, None]) & (cols[None, :] <= hi[:, None])
         s = tl.where(allowed, s, float("-inf"))
         m_new = tl.maximum(m_i, tl.max(s, 1))
         # A row that has seen no allowed key yet keeps m = -inf; subtract 0 instead so
@@ -110,7 +165,7 @@ def _attention_forward(
         p = tl.math.exp2(s - m_safe[:, None])
         l_i = l_i * alpha + tl.sum(p, 1)
         acc = acc * alpha[:, None]
-        v = tl.load(v_base + cols[:, None] * stride_vn, mask=col_ok[:, None] & d_ok[None, :], other=0.0)
+        v = tl.load(v_base + cols[:, None] * stride_vn, mask=kv_ok[:, None] & d_ok[None, :], other=0.0)
         if EMULATE_BF16:
             acc += tl.dot(_round_to_bfloat16(p), v.to(tl.float32), input_precision="ieee")
         elif FP32_IEEE:
@@ -129,28 +184,62 @@ def _attention_forward(
     tl.store(Lse + b * stride_lb + h * stride_lh + offs_m * stride_ln, lse, mask=row_ok)
 
 
-def launch(q, k, v, out, lse, *, softmax_scale, left, right, config, emulate_bf16):
+def launch(q, k, v, out, lse, *, softmax_scale, left, right, config, emulate_bf16,
+           mask=None, cu_seqlens_q=None, cu_seqlens_k=None, max_seqlen_q=None, max_seqlen_k=None):
     """Run the forward kernel; arguments must already be validated.
 
-    q ``(B, Nq, H, D)``, k and v ``(B, Nk, Hkv, D)``, out like q, lse ``(B, H, Nq)``
-    float32, any strides. ``left``/``right`` are band bounds with -1 unbounded.
-    ``config`` holds ``BLOCK_M``, ``BLOCK_N``, ``num_warps`` and ``num_stages``.
+    Dense: q ``(B, Nq, H, D)``, k and v ``(B, Nk, Hkv, D)``, out like q, lse ``(B, H, Nq)``
+    float32; ``mask`` None or a bool tensor broadcastable to ``(B, H, Nq, Nk)``.
+    Packed (``cu_seqlens_q`` given): q ``(Tq, H, D)``, k and v ``(Tk, Hkv, D)``, out like q,
+    lse ``(H, Tq)``; ``cu_seqlens_*`` contiguous int32 ``(S+1,)`` offsets; ``max_seqlen_*``
+    at least every sequence's length. Any strides otherwise. ``left``/``right`` are band
+    bounds with -1 unbounded. ``config`` holds ``BLOCK_M``, ``BLOCK_N``, ``num_warps`` and
+    ``num_stages``.
     """
-    batch, seqlen_q, heads, head_dim = q.shape
-    seqlen_k, kv_heads = k.shape[1], k.shape[2]
+    shape = problem_shape(q, k, cu_seqlens_q, max_seqlen_q, max_seqlen_k)
+    batch, seqlen_q, seqlen_k, heads, kv_heads, head_dim = shape
     if batch * heads * seqlen_q == 0:
         return
+    varlen = cu_seqlens_q is not None
+    mask, mask_strides = mask_arguments(mask, batch, heads, seqlen_q, seqlen_k)
     # Unbounded sides become bounds no key can cross, keeping a single kernel variant.
     reach = seqlen_q + seqlen_k
     block_d = max(16, triton.next_power_of_2(head_dim))
     grid = (triton.cdiv(seqlen_q, config["BLOCK_M"]), batch * heads)
     _attention_forward[grid](
-        q, k, v, out, lse,
-        *q.stride(), *k.stride(), *v.stride(), *out.stride(), *lse.stride(),
+        q, k, v, out, lse, mask, cu_seqlens_q, cu_seqlens_k,
+        *batched_strides(q, varlen), *batched_strides(k, varlen), *batched_strides(v, varlen),
+        *batched_strides(out, varlen), *batched_strides(lse, varlen), *mask_strides,
         heads, heads // kv_heads, seqlen_q, seqlen_k, head_dim,
         softmax_scale * LOG2_E,
         reach if left == -1 else left, reach if right == -1 else right,
         BLOCK_M=config["BLOCK_M"], BLOCK_N=config["BLOCK_N"], BLOCK_D=block_d,
         FP32_IEEE=q.dtype.itemsize == 4, EMULATE_BF16=emulate_bf16,
+        HAS_MASK=mask is not None, IS_VARLEN=varlen,
         num_warps=config["num_warps"], num_stages=config["num_stages"],
     )
+
+
+def problem_shape(q, k, cu_seqlens_q, max_seqlen_q, max_seqlen_k):
+    """``(batch, seqlen_q, seqlen_k, heads, kv_heads, head_dim)`` as the kernels see it: for a
+    packed call the batch is the number of sequences and the lengths are the largest ones."""
+    if cu_seqlens_q is None:
+        batch, seqlen_q, heads, head_dim = q.shape
+        return batch, seqlen_q, k.shape[1], heads, k.shape[2], head_dim
+    return cu_seqlens_q.shape[0] - 1, max_seqlen_q, max_seqlen_k, q.shape[1], k.shape[1], q.shape[2]
+
+
+def batched_strides(tensor, varlen):
+    """Strides with a leading batch stride: a packed ``(T, ...)`` tensor gets batch stride 0,
+    since with ``IS_VARLEN`` the kernels move to each sequence through ``cu_seqlens``."""
+    return (0, *tensor.stride()) if varlen else tensor.stride()
+
+
+def mask_arguments(mask, batch, heads, seqlen_q, seqlen_k):
+    """``(mask, strides)`` for the kernels: the bool mask as a uint8 ``(B, H, Nq, Nk)`` view
+    with stride 0 along broadcast dims (nothing is materialised); ``(None, zeros)``
+    without a mask."""
+    if mask is None:
+        return None, (0, 0, 0, 0)
+    mask = mask.expand(batch, heads, seqlen_q, seqlen_k)
+    return mask.view(torch.uint8), mask.stride()

@@ -1,7 +1,8 @@
 """Input validation for the public attention function.
 
 Every check runs before any launch and before any output is touched; each error names the
-argument and says what was expected.
+argument and says what was expected. A packed variable-length call costs one device -> host
+copy here: the offsets are read to check them.
 """
 
 from __future__ import annotations
@@ -17,14 +18,26 @@ SUPPORTED_DTYPES = (torch.float16, torch.bfloat16, torch.float32)
 MAX_HEAD_DIM = 256
 
 
-def check_inputs(q, k, v, *, causal, window, softmax_scale, out, lse_out) -> tuple[int, int]:
-    """Validate a dense call; return the band ``(left, right)`` with -1 unbounded."""
+VARLEN_ARGUMENTS = ("cu_seqlens_q", "cu_seqlens_k", "max_seqlen_q", "max_seqlen_k")
+
+
+def check_inputs(q, k, v, *, causal, window, softmax_scale, attn_mask=None, cu_seqlens_q=None,
+                 cu_seqlens_k=None, max_seqlen_q=None, max_seqlen_k=None, out=None, lse_out=None) -> tuple[int, int]:
+    """Validate a dense or packed call; return the band ``(left, right)`` with -1 unbounded.
+
+    A packed call (all four ``cu_seqlens_*``/``max_seqlen_*`` given) reads the offsets to the
+    host once (one device -> host copy on a GPU) to check them."""
+    varlen = _varlen_given(cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k,
+                           max_seqlen_q=max_seqlen_q, max_seqlen_k=max_seqlen_k)
+    layouts = {"q": "(Tq, H, D)", "k": "(Tk, Hkv, D)", "v": "(Tk, Hkv, D)"} if varlen else \
+        {"q": "(B, Nq, H, D)", "k": "(B, Nk, Hkv, D)", "v": "(B, Nk, Hkv, D)"}
     for name, tensor in (("q", q), ("k", k), ("v", v)):
         if not isinstance(tensor, torch.Tensor):
             raise TypeError(f"{name}: expected a torch.Tensor, got {type(tensor).__name__}")
-        if tensor.dim() != 4:
+        if tensor.dim() != (3 if varlen else 4):
+            call = "a packed variable-length call" if varlen else "a dense call"
             raise ValueError(
-                f"{name}: expected 4 dimensions {'(B, Nq, H, D)' if name == 'q' else '(B, Nk, Hkv, D)'}, "
+                f"{name}: expected {3 if varlen else 4} dimensions {layouts[name]} for {call}, "
                 f"got shape {tuple(tensor.shape)}"
             )
     if q.dtype not in SUPPORTED_DTYPES:
@@ -35,16 +48,18 @@ def check_inputs(q, k, v, *, causal, window, softmax_scale, out, lse_out) -> tup
         if tensor.device != q.device:
             raise ValueError(f"{name}: expected device {q.device} like q, got {tensor.device}")
     _check_device(q.device)
-    batch, _, heads, head_dim = q.shape
-    if k.shape[0] != batch:
-        raise ValueError(f"k: expected batch {batch} like q, got shape {tuple(k.shape)}")
+    # The dense shapes without their batch dim are the packed ones.
+    q_shape, k_shape = (q.shape, k.shape) if varlen else (q.shape[1:], k.shape[1:])
+    _, heads, head_dim = q_shape
+    if not varlen and k.shape[0] != q.shape[0]:
+        raise ValueError(f"k: expected batch {q.shape[0]} like q, got shape {tuple(k.shape)}")
     if v.shape != k.shape:
         raise ValueError(f"v: expected shape {tuple(k.shape)} like k, got {tuple(v.shape)}")
-    if k.shape[3] != head_dim:
+    if k_shape[2] != head_dim:
         raise ValueError(f"k: expected head dim {head_dim} like q, got shape {tuple(k.shape)}")
     if not 1 <= head_dim <= MAX_HEAD_DIM:
         raise ValueError(f"q: head dim must be between 1 and {MAX_HEAD_DIM}, got {head_dim}")
-    kv_heads = k.shape[2]
+    kv_heads = k_shape[1]
     if kv_heads == 0 or heads % kv_heads:
         raise ValueError(f"k: the number of query heads ({heads}) must be a multiple of the KV heads ({kv_heads})")
     if not isinstance(causal, bool):
@@ -56,24 +71,95 @@ def check_inputs(q, k, v, *, causal, window, softmax_scale, out, lse_out) -> tup
     ):
         raise ValueError(f"softmax_scale: expected None or a finite real number, got {softmax_scale!r}")
     band = _effective_window(causal, window)
-    _check_output("out", out, tuple(q.shape), q.dtype, q.device)
-    _check_output("lse_out", lse_out, (batch, heads, q.shape[1]), torch.float32, q.device)
+    if varlen:
+        if attn_mask is not None:
+            raise ValueError(
+                "attn_mask: a boolean mask is supported for dense calls only, not with packed "
+                "variable-length sequences (cu_seqlens_*); pass None or express it as causal/window"
+            )
+        _check_packed(q, k, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k)
+        _check_output("out", out, tuple(q.shape), q.dtype, q.device)
+        _check_output("lse_out", lse_out, (heads, q.shape[0]), torch.float32, q.device)
+    else:
+        _check_mask(attn_mask, (q.shape[0], heads, q.shape[1], k.shape[1]), q.device)
+        _check_output("out", out, tuple(q.shape), q.dtype, q.device)
+        _check_output("lse_out", lse_out, (q.shape[0], heads, q.shape[1]), torch.float32, q.device)
     return band
 
 
-def reject_unsupported(attn_mask, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k):
-    """Raise NotImplementedError for protocol arguments this kernel does not support yet."""
-    for name, value in (
-        ("attn_mask", attn_mask),
-        ("cu_seqlens_q", cu_seqlens_q),
-        ("cu_seqlens_k", cu_seqlens_k),
-        ("max_seqlen_q", max_seqlen_q),
-        ("max_seqlen_k", max_seqlen_k),
+def _varlen_given(**arguments) -> bool:
+    """True when all four packed-sequence arguments are given, False when none is; any other
+    combination is an error naming the first missing one."""
+    given = [name for name, value in arguments.items() if value is not None]
+    if given and len(given) != len(arguments):
+        missing = next(name for name, value in arguments.items() if value is None)
+        raise ValueError(
+            f"{missing}: packed variable-length calls need cu_seqlens_q, cu_seqlens_k, max_seqlen_q "
+            f"and max_seqlen_k together; got {', '.join(given)} without {missing}"
+        )
+    return bool(given)
+
+
+def _check_packed(q, k, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k) -> None:
+    for name, cu in (("cu_seqlens_q", cu_seqlens_q), ("cu_seqlens_k", cu_seqlens_k)):
+        if not isinstance(cu, torch.Tensor):
+            raise TypeError(f"{name}: expected an int32 torch.Tensor (S+1,), got {type(cu).__name__}")
+        if cu.dtype != torch.int32:
+            raise TypeError(f"{name}: expected dtype torch.int32, got {cu.dtype}")
+        if cu.dim() != 1 or cu.shape[0] == 0:
+            raise ValueError(f"{name}: expected shape (S+1,) with S >= 0 sequences, got {tuple(cu.shape)}")
+        if cu.device != q.device:
+            raise ValueError(f"{name}: expected device {q.device} like q, got {cu.device}")
+    if cu_seqlens_k.shape != cu_seqlens_q.shape:
+        raise ValueError(
+            f"cu_seqlens_k: expected {cu_seqlens_q.shape[0]} offsets like cu_seqlens_q (one sequence "
+            f"each side), got {cu_seqlens_k.shape[0]}"
+        )
+    for name, value in (("max_seqlen_q", max_seqlen_q), ("max_seqlen_k", max_seqlen_k)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 0:
+            raise ValueError(f"{name}: expected a non-negative int, got {value!r}")
+    # The one device -> host copy of a packed call.
+    offsets = torch.stack((cu_seqlens_q, cu_seqlens_k)).cpu().tolist()
+    for name, cu, tokens, max_name, longest in (
+        ("cu_seqlens_q", offsets[0], q.shape[0], "max_seqlen_q", max_seqlen_q),
+        ("cu_seqlens_k", offsets[1], k.shape[0], "max_seqlen_k", max_seqlen_k),
     ):
-        if value is not None:
-            raise NotImplementedError(
-                f"{name}: boolean masks and packed variable-length sequences are not supported "
-                "by this kernel yet; pass None"
+        if cu[0] != 0:
+            raise ValueError(f"{name}: expected the first offset to be 0, got {cu[0]}")
+        lengths = [end - start for start, end in zip(cu, cu[1:])]
+        if any(length < 0 for length in lengths):
+            at = next(i for i, length in enumerate(lengths) if length < 0)
+            raise ValueError(f"{name}: expected non-decreasing offsets, got {cu[at]} then {cu[at + 1]} at {at}")
+        if cu[-1] != tokens:
+            raise ValueError(
+                f"{name}: expected the last offset to equal the number of tokens ({tokens}), got {cu[-1]}"
+            )
+        if lengths and max(lengths) > longest:
+            raise ValueError(
+                f"{max_name}: expected at least the longest sequence ({max(lengths)} in {name}), got {longest}"
+            )
+
+
+def _check_mask(mask, shape, device) -> None:
+    """A bool tensor on ``device`` broadcastable to ``shape`` = (B, H, Nq, Nk)."""
+    if mask is None:
+        return
+    if not isinstance(mask, torch.Tensor):
+        raise TypeError(f"attn_mask: expected a bool torch.Tensor or None, got {type(mask).__name__}")
+    if mask.dtype != torch.bool:
+        raise TypeError(f"attn_mask: expected dtype torch.bool (True = attend), got {mask.dtype}")
+    if mask.device != device:
+        raise ValueError(f"attn_mask: expected device {device} like q, got {mask.device}")
+    if mask.dim() > 4:
+        raise ValueError(
+            f"attn_mask: expected at most 4 dimensions broadcastable to (B, H, Nq, Nk) = {shape}, "
+            f"got shape {tuple(mask.shape)}"
+        )
+    for name, size, target in zip(("B", "H", "Nq", "Nk")[4 - mask.dim():], mask.shape, shape[4 - mask.dim():]):
+        if size not in (1, target):
+            raise ValueError(
+                f"attn_mask: shape {tuple(mask.shape)} is not broadcastable to (B, H, Nq, Nk) = {shape}: "
+                f"dim {name} has size {size}, expected 1 or {target}"
             )
 
 

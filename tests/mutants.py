@@ -21,6 +21,17 @@ SOURCES = {"forward": Path(forward.__file__).read_text(), "backward": Path(backw
 _CACHE: dict = {}
 _DIRECTORY = Path(tempfile.mkdtemp(prefix="flashcheck-mutants-"))
 
+#: The forward's masked online-softmax step, from the masking of the logits to P.
+_MASKED_SOFTMAX = """\
+        s = tl.where(allowed, s, float("-inf"))
+        m_new = tl.maximum(m_i, tl.max(s, 1))
+        # A row that has seen no allowed key yet keeps m = -inf; subtract 0 instead so
+        # that exp2 gives 0 rather than NaN from (-inf) - (-inf).
+        m_safe = tl.where(m_new == float("-inf"), 0.0, m_new)
+        alpha = tl.math.exp2(m_i - m_safe)
+        p = tl.math.exp2(s - m_safe[:, None])
+"""
+
 #: name -> (fragment of kernels/forward.py, replacement, the bug it plants)
 MUTATIONS = {
     "mask_right_off_by_one": (
@@ -75,6 +86,37 @@ MUTATIONS = {
         "tl.store(o_ptrs, out.to(Out.dtype.element_ty), mask=row_ok[:, None] & (offs_d < head_dim - 1)[None, :])",
         "the last head-dim column of the output is never written",
     ),
+    # packed variable-length sequences
+    "varlen_query_offset_off_by_one": (
+        "Q += q_start * stride_qn", "Q += (q_start + 1) * stride_qn",
+        "queries are read one token late: the next sequence's first query, or past the last token",
+    ),
+    "varlen_keys_read_to_max_seqlen": (
+        "k_start, seqlen_k = _sequence(CuSeqlensK, b)", "k_start, k_length = _sequence(CuSeqlensK, b)",
+        "keys are masked with max_seqlen_k, not the sequence's length: reads run past the sequence end",
+    ),
+    "varlen_band_from_total_lengths": (
+        "diagonal = offs_m + (seqlen_k - seqlen_q)",
+        "diagonal = offs_m + (tl.load(CuSeqlensK + tl.num_programs(1) // heads)"
+        " - tl.load(CuSeqlensQ + tl.num_programs(1) // heads))",
+        "the causal/window band is aligned with the packed tensors' total lengths, not the sequence's",
+    ),
+    # boolean masks
+    "mask_multiplied_after_exp": (
+        _MASKED_SOFTMAX,
+        _MASKED_SOFTMAX.replace(
+            "tl.where(allowed, s,",
+            "tl.where(col_ok[None, :] & (cols[None, :] >= lo[:, None]) & (cols[None, :] <= hi[:, None]), s,",
+        ).replace(
+            "p = tl.math.exp2(s - m_safe[:, None])\n",
+            "p = tl.math.exp2(s - m_safe[:, None])\n        if HAS_MASK:\n            p = p * keep.to(tl.float32)\n",
+        ),
+        "the mask multiplies P after exp instead of excluding entries before the row maximum",
+    ),
+    "mask_broadcast_strides_ignored": (
+        "mask = mask.expand(batch, heads, seqlen_q, seqlen_k)", "mask = mask",
+        "the mask's own strides are used where broadcast dims need stride 0",
+    ),
 }
 
 #: Planted bugs in kernels/backward.py: name -> (fragment, replacement, the bug it plants).
@@ -95,6 +137,14 @@ BACKWARD_MUTATIONS = {
         "float16 dS is rounded without range scaling, overflowing to inf where |dS| > 65504",
     ),
     "dq_stored_into_q": ("tl.store(DQ + b * stride_dqb", "tl.store(Q + b * stride_dqb", "dQ is stored through q's pointer"),
+    "backward_ignores_mask": (
+        "allowed = allowed & _mask_tile(Mask, rows, cols, stride_mm, stride_mn, row_ok, col_ok)", "allowed = allowed",
+        "the backward recomputes P without the attn_mask",
+    ),
+    "backward_varlen_writes_past_sequence_end": (
+        "k_start, seqlen_k = _sequence(CuSeqlensK, b)", "k_start, k_length = _sequence(CuSeqlensK, b)",
+        "the backward bounds keys by max_seqlen_k: dK/dV are written past the sequence's end",
+    ),
 }
 
 

@@ -1,10 +1,9 @@
 """The public kernel function, flashcheck.kernels.flash_attention: input validation and the
 documented calling conventions.
 
-Bad input is rejected before any launch with TypeError or ValueError (NotImplementedError
-for the protocol arguments the kernel does not support yet), the message starts with the
-name of the offending argument, and a caller's ``out``/``lse_out`` buffers are left exactly
-as they were. The happy-path tests are tiny: on the CPU the kernel runs in the interpreter.
+Bad input is rejected before any launch with TypeError or ValueError, the message starts
+with the name of the offending argument, and a caller's ``out``/``lse_out`` buffers are left
+exactly as they were; packed variable-length calls and boolean masks included. The happy-path tests are tiny: on the CPU the kernel runs in the interpreter.
 """
 from __future__ import annotations
 
@@ -62,6 +61,27 @@ def good(device, **changes):
 
 def t(*shape, dtype=torch.float16, device="cpu"):
     return torch.randn(*shape).to(dtype).to(device)
+
+
+# A packed batch of three sequences: (2, 1), (0, 4) and (3, 0) queries and keys.
+TQ, TK, CU_Q, CU_K = 5, 5, [0, 2, 2, 5], [0, 1, 5, 5]
+
+
+def offsets(values, device, dtype=torch.int32):
+    return torch.tensor(values, dtype=dtype, device=device)
+
+
+def packed(device, **changes):
+    """Keyword arguments of a valid packed variable-length call, with ``changes`` applied;
+    a change to None drops the argument."""
+    args = dict(q=t(TQ, H, D, device=device), k=t(TK, HKV, D, device=device), v=t(TK, HKV, D, device=device),
+                cu_seqlens_q=offsets(CU_Q, device), cu_seqlens_k=offsets(CU_K, device), max_seqlen_q=3, max_seqlen_k=4)
+    args.update(changes)
+    return {key: value for key, value in args.items() if value is not None or key in ("q", "k", "v")}
+
+
+def mask(*shape, device="cpu"):
+    return torch.rand(*shape, device=device) < 0.5
 
 
 # (argument named in the message, expected error, function device -> call kwargs)
@@ -122,20 +142,63 @@ BAD_CALLS = {
     "lse_out float16": ("lse_out", ValueError, lambda dev: good(dev, lse_out=t(B, H, NQ, dtype=torch.float16, device=dev))),
     "lse_out float64": ("lse_out", ValueError, lambda dev: good(dev, lse_out=t(B, H, NQ, dtype=torch.float64, device=dev))),
     "lse_out not a tensor": ("lse_out", TypeError, lambda dev: good(dev, lse_out=0.0)),
-    # protocol arguments not supported yet
-    "attn_mask": ("attn_mask", NotImplementedError, lambda dev: good(dev, attn_mask=torch.ones(NQ, NK, dtype=torch.bool, device=dev))),
-    "cu_seqlens_q": ("cu_seqlens_q", NotImplementedError, lambda dev: good(dev, cu_seqlens_q=torch.tensor([0, NQ], dtype=torch.int32, device=dev))),
-    "cu_seqlens_k": ("cu_seqlens_k", NotImplementedError, lambda dev: good(dev, cu_seqlens_k=torch.tensor([0, NK], dtype=torch.int32, device=dev))),
-    "max_seqlen_q": ("max_seqlen_q", NotImplementedError, lambda dev: good(dev, max_seqlen_q=NQ)),
-    "max_seqlen_k": ("max_seqlen_k", NotImplementedError, lambda dev: good(dev, max_seqlen_k=NK)),
+    # attn_mask
+    "attn_mask float": ("attn_mask", TypeError, lambda dev: good(dev, attn_mask=torch.ones(NQ, NK, device=dev))),
+    "attn_mask int8": ("attn_mask", TypeError, lambda dev: good(dev, attn_mask=torch.ones(NQ, NK, dtype=torch.int8, device=dev))),
+    "attn_mask a list": ("attn_mask", TypeError, lambda dev: good(dev, attn_mask=[[True] * NK] * NQ)),
+    "attn_mask Nk wrong": ("attn_mask", ValueError, lambda dev: good(dev, attn_mask=mask(NQ, NK + 1, device=dev))),
+    "attn_mask Nq wrong": ("attn_mask", ValueError, lambda dev: good(dev, attn_mask=mask(B, 1, NQ + 1, NK, device=dev))),
+    "attn_mask heads wrong": ("attn_mask", ValueError, lambda dev: good(dev, attn_mask=mask(HKV + 1, NQ, NK, device=dev))),
+    "attn_mask batch wrong": ("attn_mask", ValueError, lambda dev: good(dev, attn_mask=mask(B + 1, H, NQ, NK, device=dev))),
+    "attn_mask transposed": ("attn_mask", ValueError, lambda dev: good(dev, attn_mask=mask(NK, NQ, device=dev))),
+    "attn_mask with 5 dims": ("attn_mask", ValueError, lambda dev: good(dev, attn_mask=mask(1, B, H, NQ, NK, device=dev))),
+    "attn_mask with varlen": ("attn_mask", ValueError, lambda dev: packed(dev, attn_mask=mask(1, 1, device=dev))),
+    # the four packed variable-length arguments come together
+    "cu_seqlens_q alone": ("cu_seqlens_k", ValueError, lambda dev: good(dev, cu_seqlens_q=offsets([0, NQ], dev))),
+    "max_seqlen_k alone": ("cu_seqlens_q", ValueError, lambda dev: good(dev, max_seqlen_k=NK)),
+    "varlen without max_seqlen_q": ("max_seqlen_q", ValueError, lambda dev: packed(dev, max_seqlen_q=None)),
+    "varlen without cu_seqlens_k": ("cu_seqlens_k", ValueError, lambda dev: packed(dev, cu_seqlens_k=None)),
+    # packed q, k, v
+    "varlen q with 4 dims": ("q", ValueError, lambda dev: packed(dev, q=t(1, TQ, H, D, device=dev))),
+    "varlen k with 4 dims": ("k", ValueError, lambda dev: packed(dev, k=t(1, TK, HKV, D, device=dev))),
+    "varlen v tokens differ from k": ("v", ValueError, lambda dev: packed(dev, v=t(TK + 1, HKV, D, device=dev))),
+    "varlen k head dim differs from q": ("k", ValueError, lambda dev: packed(dev, k=t(TK, HKV, D + 1, device=dev), v=t(TK, HKV, D + 1, device=dev))),
+    "varlen heads not a multiple of kv heads": ("k", ValueError, lambda dev: packed(dev, k=t(TK, 3, D, device=dev), v=t(TK, 3, D, device=dev))),
+    "varlen k float32 with float16 q": ("k", TypeError, lambda dev: packed(dev, k=t(TK, HKV, D, dtype=torch.float32, device=dev))),
+    # cu_seqlens
+    "cu_seqlens_q int64": ("cu_seqlens_q", TypeError, lambda dev: packed(dev, cu_seqlens_q=offsets(CU_Q, dev, torch.int64))),
+    "cu_seqlens_k float32": ("cu_seqlens_k", TypeError, lambda dev: packed(dev, cu_seqlens_k=offsets(CU_K, dev, torch.float32))),
+    "cu_seqlens_q a list": ("cu_seqlens_q", TypeError, lambda dev: packed(dev, cu_seqlens_q=CU_Q)),
+    "cu_seqlens_q 2-d": ("cu_seqlens_q", ValueError, lambda dev: packed(dev, cu_seqlens_q=offsets([CU_Q], dev))),
+    "cu_seqlens_k with no entry": ("cu_seqlens_k", ValueError, lambda dev: packed(dev, cu_seqlens_k=offsets([], dev))),
+    "cu_seqlens_k one sequence more": ("cu_seqlens_k", ValueError, lambda dev: packed(dev, cu_seqlens_k=offsets(CU_K + [TK], dev))),
+    "cu_seqlens_q first offset 1": ("cu_seqlens_q", ValueError, lambda dev: packed(dev, cu_seqlens_q=offsets([1, 2, 2, 5], dev))),
+    "cu_seqlens_k decreasing": ("cu_seqlens_k", ValueError, lambda dev: packed(dev, cu_seqlens_k=offsets([0, 3, 2, 5], dev))),
+    "cu_seqlens_q ends before Tq": ("cu_seqlens_q", ValueError, lambda dev: packed(dev, cu_seqlens_q=offsets([0, 2, 2, 4], dev))),
+    "cu_seqlens_k ends past Tk": ("cu_seqlens_k", ValueError, lambda dev: packed(dev, cu_seqlens_k=offsets([0, 1, 5, 6], dev))),
+    # max_seqlen
+    "max_seqlen_q below the longest": ("max_seqlen_q", ValueError, lambda dev: packed(dev, max_seqlen_q=2)),
+    "max_seqlen_k below the longest": ("max_seqlen_k", ValueError, lambda dev: packed(dev, max_seqlen_k=3)),
+    "max_seqlen_k negative": ("max_seqlen_k", ValueError, lambda dev: packed(dev, max_seqlen_k=-1)),
+    "max_seqlen_q a bool": ("max_seqlen_q", ValueError, lambda dev: packed(dev, max_seqlen_q=True)),
+    "max_seqlen_k a float": ("max_seqlen_k", ValueError, lambda dev: packed(dev, max_seqlen_k=4.0)),
+    "max_seqlen_q a tensor": ("max_seqlen_q", ValueError, lambda dev: packed(dev, max_seqlen_q=torch.tensor(3))),
+    # packed out and lse_out
+    "varlen out in the dense shape": ("out", ValueError, lambda dev: packed(dev, out=t(1, TQ, H, D, device=dev))),
+    "varlen lse_out (Tq, H)": ("lse_out", ValueError, lambda dev: packed(dev, lse_out=t(TQ, H, dtype=torch.float32, device=dev))),
+    "varlen lse_out in the dense shape": ("lse_out", ValueError, lambda dev: packed(dev, lse_out=t(1, H, TQ, dtype=torch.float32, device=dev))),
 }
 
 
 def sentinel_buffers(args, device):
-    """Valid-looking out/lse_out filled with SENTINEL (shaped for q when q is a 4-d tensor)."""
+    """Valid-looking out/lse_out filled with SENTINEL (shaped for q when q is a 4-d tensor,
+    or a 3-d one in a packed call)."""
     q = args.get("q")
     if isinstance(q, torch.Tensor) and q.dim() == 4:
         shape, lse_shape = tuple(q.shape), (q.shape[0], q.shape[2], q.shape[1])
+        dtype = q.dtype if q.dtype in (torch.float16, torch.bfloat16, torch.float32) else torch.float16
+    elif isinstance(q, torch.Tensor) and q.dim() == 3:
+        shape, lse_shape = tuple(q.shape), (q.shape[1], q.shape[0])
         dtype = q.dtype if q.dtype in (torch.float16, torch.bfloat16, torch.float32) else torch.float16
     else:
         shape, lse_shape, dtype = (B, NQ, H, D), (B, H, NQ), torch.float16
@@ -177,6 +240,33 @@ def test_device_mismatch_names_the_argument(which, launches):
     args[which] = args[which].cpu()
     with pytest.raises(ValueError, match=rf"^{which}\b.*device"):
         flash_attention(args["q"], args["k"], args["v"])
+    assert launches == []
+
+
+@pytest.mark.parametrize("dim, shape", [("B", (B + 1, 1, 1, 1)), ("H", (3, 1, 1)), ("Nq", (NQ + 2, 1)), ("Nk", (NK - 1,))])
+def test_mask_error_names_the_dimension_that_does_not_broadcast(dim, shape, device, launches):
+    q, k, v = tensors(device)
+    with pytest.raises(ValueError, match=rf"^attn_mask: .*dim {dim} has size"):
+        flash_attention(q, k, v, attn_mask=mask(*shape, device=device))
+    assert launches == []
+
+
+def test_a_partial_set_of_varlen_arguments_names_what_is_missing(device, launches):
+    args = packed(device, max_seqlen_k=None, cu_seqlens_k=None)
+    q, k, v = args.pop("q"), args.pop("k"), args.pop("v")
+    with pytest.raises(ValueError, match="^cu_seqlens_k: .*together; got cu_seqlens_q, max_seqlen_q without"):
+        flash_attention(q, k, v, **args)
+    assert launches == []
+
+
+@needs_cuda
+@pytest.mark.parametrize("which", ["cu_seqlens_q", "cu_seqlens_k", "attn_mask"])
+def test_mask_and_offsets_on_another_device_are_rejected(which, launches):
+    args = packed("cuda") if which != "attn_mask" else good("cuda", attn_mask=mask(NQ, NK, device="cuda"))
+    args[which] = args[which].cpu()
+    q, k, v = args.pop("q"), args.pop("k"), args.pop("v")
+    with pytest.raises(ValueError, match=rf"^{which}\b.*device"):
+        flash_attention(q, k, v, **args)
     assert launches == []
 
 
@@ -301,6 +391,17 @@ def test_gradient_reaches_each_input_alone(which, device):
     grad = inputs[which].grad
     assert grad.shape == inputs[which].shape and grad.dtype == inputs[which].dtype
     assert torch.isfinite(grad).all()
+
+
+def test_packed_call_returns_documented_shapes(device, launches):
+    """Generous max_seqlen_* and strided (non-contiguous) offsets are accepted."""
+    args = packed(device, max_seqlen_q=9, max_seqlen_k=4,
+                  cu_seqlens_q=offsets([0, 7, 2, 1, 2, 0, 5, 3], device)[::2])
+    q, k, v = args.pop("q"), args.pop("k"), args.pop("v")
+    out, lse = flash_attention(q, k, v, causal=True, **args)
+    assert out.shape == (TQ, H, D) and out.dtype == q.dtype and lse.shape == (H, TQ) and lse.dtype == torch.float32
+    assert len(launches) == 1
+    assert (out[:2, :] != 0).any() and (lse[:, 2:] == -math.inf).all()  # the third sequence has no keys
 
 
 def test_forward_under_requires_grad_matches_the_plain_call(device):

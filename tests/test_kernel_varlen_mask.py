@@ -22,6 +22,17 @@ from tests import mutants
 
 DTYPES = [torch.float16, torch.bfloat16, torch.float32]
 
+#: Where the kernel runs: a GPU when there is one, else the CPU interpreter. Tensors are
+#: drawn on the CPU from seeded generators and moved, so both see the same inputs.
+DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
+
+
+@pytest.fixture(autouse=True)
+def _tensors_on_the_kernel_device():
+    """Factory calls below that name no device (buffers, masks, offsets) make tensors on DEVICE."""
+    with torch.device(DEVICE):
+        yield
+
 
 # -- float64 reference ----------------------------------------------------------------------
 def band(nq, nk, causal=False, window=(-1, -1)):
@@ -65,7 +76,7 @@ def reference(q, k, v, *, causal=False, window=(-1, -1), attn_mask=None, softmax
 
 # -- helpers ----------------------------------------------------------------------------------
 def randn(*shape, dtype, generator, scale=1.0):
-    return (torch.randn(*shape, generator=generator) * scale).to(dtype)
+    return (torch.randn(*shape, generator=generator, device="cpu") * scale).to(dtype).to(DEVICE)
 
 
 def offsets(lengths):
@@ -94,7 +105,7 @@ class Packed:
     views into NaN-filled buffers (``pad`` tokens, heads and dims on every side)."""
 
     def __init__(self, lengths_q, lengths_k, *, heads=4, kv_heads=2, dim=24, dtype=torch.float16, seed=0, pad=0):
-        generator = torch.Generator().manual_seed(seed)
+        generator = torch.Generator(device="cpu").manual_seed(seed)
         self.cu_q, self.cu_k = offsets(lengths_q), offsets(lengths_k)
         self.lengths_q, self.lengths_k = list(lengths_q), list(lengths_k)
         tq, tk = sum(lengths_q), sum(lengths_k)
@@ -245,7 +256,7 @@ def check_masked_forward(attention, q, k, v, **kwargs):
 def check_masked_gradients(attention, q, k, v, *, seed=0, **kwargs):
     """Gradients (float32 inputs) against float64 autograd of the reference, within
     GRAD_RTOL of each gradient's largest magnitude."""
-    generator = torch.Generator().manual_seed(seed)
+    generator = torch.Generator(device="cpu").manual_seed(seed)
     grad_out = randn(*q.shape, dtype=q.dtype, generator=generator)
     grad_lse = randn(q.shape[0], q.shape[2], q.shape[1], dtype=torch.float32, generator=generator)
     _, _, grads = gradients(attention, q, k, v, grad_out, grad_lse, **kwargs)
@@ -259,11 +270,11 @@ def check_masked_gradients(attention, q, k, v, *, seed=0, **kwargs):
 
 
 def random_mask(shape, *, seed, p=0.6):
-    return torch.rand(shape, generator=torch.Generator().manual_seed(seed)) < p
+    return (torch.rand(shape, generator=torch.Generator(device="cpu").manual_seed(seed), device="cpu") < p).to(DEVICE)
 
 
 def dense(b=2, nq=21, nk=37, h=4, hkv=2, d=16, dtype=torch.float32, seed=0):
-    generator = torch.Generator().manual_seed(seed)
+    generator = torch.Generator(device="cpu").manual_seed(seed)
     return tuple(randn(b, n, heads, d, dtype=dtype, generator=generator)
                  for n, heads in ((nq, h), (nk, hkv), (nk, hkv)))
 
@@ -309,7 +320,7 @@ def test_fully_masked_rows_and_hidden_keys_are_exact_zeros():
     mask = random_mask((2, 2, 21, 37), seed=8)
     mask[:, :, 4:7] = False
     mask[:, :, :, 16:20] = False
-    generator = torch.Generator().manual_seed(9)
+    generator = torch.Generator(device="cpu").manual_seed(9)
     out, lse, (dq, dk, dv) = gradients(flash_attention, q, k, v, randn(*q.shape, dtype=q.dtype, generator=generator),
                                        randn(2, 2, 21, dtype=torch.float32, generator=generator), attn_mask=mask)
     assert (out[:, 4:7] == 0).all() and (lse[:, :, 4:7] == -math.inf).all() and (dq[:, 4:7] == 0).all()
@@ -322,7 +333,7 @@ def test_fully_masked_rows_and_hidden_keys_are_exact_zeros():
 ], ids=["float16-nq<nk", "bfloat16-nq>nk-sliding", "float32-nq>nk-sliding"])
 def test_mask_of_the_causal_band_equals_causal_bitwise(dtype, nq, nk, window):
     q, k, v = dense(nq=nq, nk=nk, dtype=dtype, seed=10)
-    generator = torch.Generator().manual_seed(11)
+    generator = torch.Generator(device="cpu").manual_seed(11)
     grad_out, grad_lse = randn(*q.shape, dtype=dtype, generator=generator), randn(2, 4, nq, dtype=torch.float32,
                                                                                   generator=generator)
     causal = gradients(flash_attention, q, k, v, grad_out, grad_lse, causal=True, window=window)
@@ -338,7 +349,7 @@ def test_hidden_keys_holding_nan_or_inf_change_nothing():
     mask = torch.ones(2, 1, 1, 37, dtype=torch.bool)
     mask[0, ..., 3:9] = False
     mask[1, ..., 30:] = False
-    generator = torch.Generator().manual_seed(13)
+    generator = torch.Generator(device="cpu").manual_seed(13)
     grad_out, grad_lse = randn(*q.shape, dtype=q.dtype, generator=generator), randn(2, 4, 21, dtype=torch.float32,
                                                                                     generator=generator)
     hidden = ~mask[:, 0, 0]  # (B, Nk)
@@ -416,7 +427,7 @@ def launch_guarded(launches, q, k, v, *, lse_shape, softmax_scale=0.25, left=-1,
     for name, guarded in (("out", out), ("lse", lse)):
         guarded.check_guard(name)
         guarded.check_written(name)
-    generator = torch.Generator().manual_seed(grad_seed)
+    generator = torch.Generator(device="cpu").manual_seed(grad_seed)
     grad_out = randn(*q.shape, dtype=dtype, generator=generator)
     grad_lse = randn(*lse_shape, dtype=torch.float32, generator=generator)
     dq, dk, dv = Guarded(q.shape, dtype), Guarded(k.shape, dtype), Guarded(v.shape, dtype)

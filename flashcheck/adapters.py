@@ -11,7 +11,13 @@ and carries ``name``, ``device_kinds`` (``{"cpu", "cuda"}`` or a subset),
 ``flashcheck_features`` (what it supports, dtype names included) and
 ``flashcheck_features_by_device`` (the same, narrowed per device kind).  A
 request outside the declared features raises ``NotImplementedError`` naming the
-argument; nothing is ever silently ignored.  No adapter here supports varlen.
+argument; nothing is ever silently ignored.
+
+Packed variable-length input ("varlen": ``sdpa-math`` and ``flex``) is run as a packed
+batch of one, q ``(1, Tq, H, D)``, under the block-diagonal document mask with the
+causal/window band applied per sequence (:func:`flashcheck.masks.document`): SDPA math
+gets it as its boolean ``attn_mask``, Flex as a ``mask_mod`` over per-token sequence ids
+and positions.  out and lse come back in the packed layout.
 
 The adapters translate conventions and nothing else: they never repair what the
 peer returns (a NaN in a fully masked row is reported, not patched), so that
@@ -91,6 +97,7 @@ from typing import Callable, Mapping
 
 import torch
 
+from flashcheck import packing
 from flashcheck.masks import UNBOUNDED, band, effective_window
 from flashcheck.protocol import DEFAULT_FEATURES, DTYPE_NAMES, PROTOCOL_FEATURES, features_of
 
@@ -283,6 +290,10 @@ class Adapter:
             raise NotImplementedError(f"{self.name} runs on {sorted(self.device_kinds)} only, got q on {q.device}")
         varlen = dict(cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k,
                       max_seqlen_q=max_seqlen_q, max_seqlen_k=max_seqlen_k)
+        if any(value is not None for value in varlen.values()):
+            _refuse(self.name, self.flashcheck_features_by_device[kind], "varlen",
+                    "cu_seqlens_*/max_seqlen_* (packed variable-length input)")
+            return self._packed(q, k, v, causal, window, softmax_scale, attn_mask, varlen)
         left, right = effective_window(bool(causal), window)
         _check_shapes(q, k, v)
         _check_features(self.name, self.flashcheck_features_by_device[kind], q, k, v,
@@ -293,6 +304,15 @@ class Adapter:
         scale = 1.0 / math.sqrt(d) if softmax_scale is None else float(softmax_scale)
         req = _Request(b, nq, k.shape[1], h, k.shape[2], scale, bool(causal), left, right, attn_mask)
         return self._run(q, k, v, req)
+
+    def _packed(self, q, k, v, causal, window, softmax_scale, attn_mask, varlen):
+        """A packed call as a batch of one under the document mask; packed out and lse."""
+        if attn_mask is not None:
+            raise ValueError("attn_mask: the protocol's attn_mask is dense only; not with cu_seqlens_q/cu_seqlens_k")
+        kwargs = dict(causal=causal, window=window, softmax_scale=softmax_scale, **varlen)
+        q4, k4, v4, dense, _ = packing.as_dense(q, k, v, kwargs)  # validates, builds the document mask
+        out, lse = self(q4, k4, v4, **dense)
+        return out[0], None if lse is None else lse[0]
 
 
 # ---------------------------------------------------------------- sdpa peers
@@ -485,7 +505,7 @@ _BASIC = frozenset({"causal", "gqa", "backward", "lse"})
 
 
 def _sdpa_math() -> Adapter:
-    features = frozenset({"causal", "window", "gqa", "mask", "backward"}) | DTYPE_NAMES
+    features = frozenset({"causal", "window", "gqa", "mask", "varlen", "backward"}) | DTYPE_NAMES
     return Adapter("sdpa-math", {"cpu": features, "cuda": features}, _run_sdpa_math)
 
 
@@ -518,7 +538,7 @@ def _sdpa_cudnn() -> Adapter:
 
 
 def _flex() -> Adapter:
-    cpu = frozenset({"causal", "window", "gqa", "mask", "lse"}) | DTYPE_NAMES
+    cpu = frozenset({"causal", "window", "gqa", "mask", "varlen", "lse"}) | DTYPE_NAMES
     return Adapter("flex", {"cpu": cpu, "cuda": cpu | {"backward"}}, _run_flex)
 
 

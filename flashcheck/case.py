@@ -5,11 +5,25 @@ and a seed); :meth:`Case.materialize` turns it into tensors. Tensors are drawn o
 from a generator seeded by ``seed`` and then moved, so the same case gives bitwise the same
 inputs on every device and in every process. :meth:`Case.spec` prints the case as one
 line that :meth:`Case.from_spec` parses back, which is what reproduction commands carry.
+
+Two modes beyond a plain dense batch:
+
+- a boolean ``attn_mask`` (field ``mask``, a :class:`~flashcheck.maskspec.MaskSpec`, in a
+  spec e.g. ``mask=random:0.3,rows:1,shape:B1QK``), drawn from its own generator seeded by
+  ``seed`` so that q, k and v are those of the same case without a mask;
+- packed variable-length sequences (field ``seqlens``, per-sequence ``(nq, nk)`` pairs, in a
+  spec e.g. ``seqlens=3:5/0:2/1:1``): q is ``(Tq, H, D)``, k and v ``(Tk, Hkv, D)``; the case
+  then has ``batch=1``, ``seqlen_q=Tq`` and ``seqlen_k=Tk`` (:meth:`Case.packed` fills them
+  in), which is also how the reference sees it: a batch of one under the document mask.
+
+The tensors an implementation receives besides q, k, v (``attn_mask``, ``cu_seqlens_*``,
+``max_seqlen_*``) come from :meth:`Case.attention_kwargs` with a device.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 import numbers
 from typing import NamedTuple
@@ -17,6 +31,7 @@ from typing import NamedTuple
 import torch
 
 from flashcheck import masks
+from flashcheck.maskspec import MaskSpec
 
 DTYPES = {"float16": torch.float16, "bfloat16": torch.bfloat16, "float32": torch.float32}
 
@@ -60,6 +75,15 @@ class Case:
     layout: str = "contiguous"
     values: str = "normal"
     seed: int = 0
+    mask: MaskSpec = MaskSpec()
+    seqlens: tuple[tuple[int, int], ...] | None = None
+
+    @classmethod
+    def packed(cls, seqlens, **fields) -> "Case":
+        """A varlen case of per-sequence ``(nq, nk)`` lengths, batch and totals filled in."""
+        seqlens = _check_seqlens(seqlens)
+        return cls(batch=1, seqlen_q=sum(n for n, _ in seqlens), seqlen_k=sum(n for _, n in seqlens),
+                   seqlens=seqlens, **fields)
 
     def __post_init__(self):
         for name in ("batch", "seqlen_q", "seqlen_k", "heads", "kv_heads", "head_dim"):
@@ -91,6 +115,23 @@ class Case:
         masks.validate_window(self.window)
         object.__setattr__(self, "window", tuple(self.window))
         masks.effective_window(self.causal, self.window)
+        if isinstance(self.mask, str):
+            object.__setattr__(self, "mask", MaskSpec.parse(self.mask))
+        if not isinstance(self.mask, MaskSpec):
+            raise TypeError(f"mask: expected a MaskSpec or its one-line text, got {self.mask!r}")
+        self.mask.validate(self.batch, self.seqlen_q, self.seqlen_k)
+        if self.seqlens is not None:
+            object.__setattr__(self, "seqlens", _check_seqlens(self.seqlens))
+            if not self.mask.is_none:
+                raise ValueError("mask: the protocol's attn_mask is dense only; a case with seqlens has mask=none")
+            totals = {"batch": 1, "seqlen_q": sum(n for n, _ in self.seqlens),
+                      "seqlen_k": sum(n for _, n in self.seqlens)}
+            for name, expected in totals.items():
+                if getattr(self, name) != expected:
+                    raise ValueError(
+                        f"{name}: a packed case (seqlens) is a batch of one with seqlen_q, seqlen_k the token "
+                        f"totals, so {name} must be {expected}, got {getattr(self, name)} (Case.packed fills them in)"
+                    )
 
     # -- derived quantities -------------------------------------------------------------
     @property
@@ -108,24 +149,82 @@ class Case:
         return masks.effective_window(self.causal, self.window)
 
     @property
-    def is_masked(self) -> bool:
-        """True when some query may not attend some key."""
-        left, right = self.band
-        return (left != -1 and left < self.seqlen_k + self.seqlen_q) or (
-            right != -1 and right < self.seqlen_k + self.seqlen_q
+    def varlen(self) -> bool:
+        """True for packed variable-length sequences (q ``(Tq, H, D)``)."""
+        return self.seqlens is not None
+
+    @property
+    def out_shape(self) -> tuple[int, ...]:
+        if self.varlen:
+            return (self.seqlen_q, self.heads, self.head_dim)
+        return (self.batch, self.seqlen_q, self.heads, self.head_dim)
+
+    @property
+    def lse_shape(self) -> tuple[int, ...]:
+        return (self.heads, self.seqlen_q) if self.varlen else (self.batch, self.heads, self.seqlen_q)
+
+    def cu_seqlens(self, device="cpu") -> tuple[torch.Tensor, torch.Tensor]:
+        """int32 cumulative offsets ``(S + 1,)`` of the queries and the keys (varlen only)."""
+        if not self.varlen:
+            raise ValueError("seqlens: cu_seqlens exist only for a packed case")
+        return tuple(
+            torch.tensor([0, *itertools.accumulate(pair[side] for pair in self.seqlens)], dtype=torch.int32,
+                         device=device)
+            for side in (0, 1)
         )
 
+    def attn_mask(self, device="cpu") -> torch.Tensor | None:
+        """The case's boolean attn_mask (True = attend), drawn from ``seed``; None without one."""
+        if self.mask.is_none:
+            return None
+        # A generator of its own, so that q, k and v stay those of the same case unmasked.
+        generator = torch.Generator().manual_seed((self.seed * 0x9E3779B97F4A7C15 + 1) % 2**64)
+        return self.mask.draw(self.batch, self.heads, self.seqlen_q, self.seqlen_k, generator).to(device)
+
+    def allowed(self, device="cpu") -> torch.Tensor:
+        """Boolean ``(B|1, H|1, Nq, Nk)``: which keys each query may attend (band AND mask;
+        for a packed case the document mask over the packed tokens, a batch of one)."""
+        return masks.allowed(self.seqlen_q, self.seqlen_k, device=device,
+                             **self._mask_kwargs(device))
+
+    def _mask_kwargs(self, device) -> dict:
+        kwargs = {"causal": self.causal, "window": self.window, "attn_mask": self.attn_mask(device)}
+        if self.varlen:
+            kwargs["cu_seqlens_q"], kwargs["cu_seqlens_k"] = self.cu_seqlens(device)
+        return kwargs
+
     def keys_per_row(self) -> torch.Tensor:
-        return masks.keys_per_row(self.seqlen_q, self.seqlen_k, *self.band)
+        """Keys each query may attend: int64 ``(B|1, H|1, Nq)`` (a batch of one when packed)."""
+        if self.mask.is_none and not self.varlen:
+            return masks.keys_per_row(self.seqlen_q, self.seqlen_k, *self.band)[None, None]
+        return self.allowed().sum(dim=-1)
+
+    @property
+    def is_masked(self) -> bool:
+        """True when some query may not attend some key."""
+        if self.mask.is_none and not self.varlen:
+            left, right = self.band
+            return (left != -1 and left < self.seqlen_k + self.seqlen_q) or (
+                right != -1 and right < self.seqlen_k + self.seqlen_q
+            )
+        return not bool(self.allowed().all())
 
     @property
     def has_empty_rows(self) -> bool:
         """True when some query has no allowed key (its output is 0 and its lse -inf)."""
         return self.seqlen_q > 0 and bool((self.keys_per_row() == 0).any())
 
-    def attention_kwargs(self) -> dict:
-        """The protocol keyword arguments this case passes to an implementation."""
-        return {"causal": self.causal, "window": self.window, "softmax_scale": self.softmax_scale}
+    def attention_kwargs(self, device="cpu") -> dict:
+        """The protocol keyword arguments this case passes to an implementation, tensors
+        (attn_mask, cu_seqlens_*) on ``device``."""
+        kwargs = {"causal": self.causal, "window": self.window, "softmax_scale": self.softmax_scale}
+        if not self.mask.is_none:
+            kwargs["attn_mask"] = self.attn_mask(device)
+        if self.varlen:
+            kwargs["cu_seqlens_q"], kwargs["cu_seqlens_k"] = self.cu_seqlens(device)
+            kwargs["max_seqlen_q"] = max(n for n, _ in self.seqlens)
+            kwargs["max_seqlen_k"] = max(n for _, n in self.seqlens)
+        return kwargs
 
     def replace(self, **changes) -> "Case":
         return dataclasses.replace(self, **changes)
@@ -136,7 +235,11 @@ class Case:
         parts = []
         for field in dataclasses.fields(self):
             value = getattr(self, field.name)
-            if field.name == "window":
+            if field.name in ("mask", "seqlens") and value == field.default:
+                continue  # printed only when set, so that dense specs read as they always have
+            if field.name == "seqlens":
+                value = "/".join(f"{nq}:{nk}" for nq, nk in value)
+            elif field.name == "window":
                 value = f"{value[0]},{value[1]}"
             elif field.name == "softmax_scale" and value is not None:
                 value = repr(float(value))
@@ -157,11 +260,17 @@ class Case:
 
     # -- tensors ----------------------------------------------------------------------------
     def materialize(self, device="cpu") -> Inputs:
-        """Make q, k and v for this case on ``device``, bitwise reproducible from ``seed``."""
+        """Make q, k and v for this case on ``device``, bitwise reproducible from ``seed``.
+
+        Packed cases draw exactly the values of the dense batch of one with the same totals
+        and lay them out as ``(T, H, D)``.
+        """
         generator = torch.Generator().manual_seed(self.seed)
         q_shape = (self.batch, self.seqlen_q, self.heads, self.head_dim)
         kv_shape = (self.batch, self.seqlen_k, self.kv_heads, self.head_dim)
         q, k, v = _draw_values(self.values, q_shape, kv_shape, self.scale, generator)
+        if self.varlen:
+            return Inputs(*(_lay_out_packed(self.layout, t[0].to(self.torch_dtype), device) for t in (q, k, v)))
         return Inputs(*(self._lay_out(t.to(self.torch_dtype), device, generator) for t in (q, k, v)))
 
     def _lay_out(self, tensor: torch.Tensor, device, generator: torch.Generator) -> torch.Tensor:
@@ -179,7 +288,33 @@ class Case:
         return buffer[1 : b + 1, 2 : n + 2, 1 : h + 1, 3 : d + 3]
 
 
+#: NaN tokens after the last packed token in the padded varlen layout: at least one tile of
+#: the largest block size a kernel uses (128), so that reading past the last sequence by up
+#: to a block reads NaN, not whatever memory follows.
+TRAILING_TOKENS = 128
+
+
+def _lay_out_packed(layout: str, tensor: torch.Tensor, device) -> torch.Tensor:
+    """(T, H, D) in ``layout``: contiguous; heads-first (stored (H, T, D)); padded (a view
+    into a NaN buffer, NaN around it and for :data:`TRAILING_TOKENS` tokens after it)."""
+    if layout == "contiguous":
+        return tensor.to(device)
+    if layout == "heads-first":
+        return tensor.transpose(0, 1).contiguous().to(device).transpose(0, 1)
+    t, h, d = tensor.shape
+    buffer = torch.full((t + 2 + TRAILING_TOKENS, h + 2, d + 5), float("nan"), dtype=tensor.dtype)
+    buffer[2 : t + 2, 1 : h + 1, 3 : d + 3].copy_(tensor)
+    return buffer.to(device)[2 : t + 2, 1 : h + 1, 3 : d + 3]
+
+
 def _parse_field(key: str, raw: str):
+    if key == "mask":
+        return MaskSpec.parse(raw)
+    if key == "seqlens":
+        try:
+            return tuple(tuple(int(n) for n in pair.split(":", 1)) for pair in raw.split("/"))
+        except ValueError:
+            raise ValueError(f"seqlens: expected nq:nk pairs separated by '/', e.g. 3:5/0:2, got {raw!r}") from None
     if key == "window":
         left, right = raw.split(",")
         return (int(left), int(right))
@@ -192,6 +327,20 @@ def _parse_field(key: str, raw: str):
     if key in ("dtype", "layout", "values"):
         return raw
     return int(raw)
+
+
+def _check_seqlens(seqlens) -> tuple[tuple[int, int], ...]:
+    """``seqlens`` as a non-empty tuple of ``(nq, nk)`` pairs of non-negative ints."""
+    try:
+        pairs = tuple(tuple(pair) for pair in seqlens)
+    except TypeError:
+        pairs = None
+    if not pairs or not all(
+        len(pair) == 2 and all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in pair)
+        for pair in pairs
+    ):
+        raise ValueError(f"seqlens: expected a non-empty sequence of (nq, nk) pairs of non-negative ints, got {seqlens!r}")
+    return pairs
 
 
 def _draw_values(kind, q_shape, kv_shape, scale, generator):

@@ -18,14 +18,17 @@ from dataclasses import dataclass, field
 
 import torch
 
-#: Index names of each output's dimensions, used in reports.
+#: Index names of each output's dimensions, used in reports: the dense layout and the
+#: packed (varlen) one, told apart by the number of dimensions (``t`` a packed token).
 INDEX_NAMES = {
-    "out": ("b", "i", "h", "d"),
-    "lse": ("b", "h", "i"),
-    "q": ("b", "i", "h", "d"),
-    "k": ("b", "j", "h", "d"),
-    "v": ("b", "j", "h", "d"),
+    "out": (("b", "i", "h", "d"), ("t", "h", "d")),
+    "lse": (("b", "h", "i"), ("h", "t")),
+    "q": (("b", "i", "h", "d"), ("t", "h", "d")),
+    "k": (("b", "j", "h", "d"), ("t", "h", "d")),
+    "v": (("b", "j", "h", "d"), ("t", "h", "d")),
 }
+for _name, _source in (("dq", "q"), ("dk", "k"), ("dv", "v")):
+    INDEX_NAMES[_name] = INDEX_NAMES[_source]
 
 
 class PropertyFailure(AssertionError):
@@ -121,16 +124,23 @@ def measure(got: torch.Tensor, expected: torch.Tensor, allowed: torch.Tensor) ->
     )
 
 
-def check_close(name, got, expected, allowed, *, what="the float64 reference", explain=None) -> Metrics:
+def check_close(name, got, expected, allowed, *, what="the float64 reference", explain=None, locate=None) -> Metrics:
     """Raise :class:`PropertyFailure` unless ``|got - expected| <= allowed`` everywhere.
 
     ``name`` is the output's name (its index names come from :data:`INDEX_NAMES`);
-    ``explain(index) -> str`` may describe how the allowance at an index was made up.
+    ``explain(index) -> str`` may describe how the allowance at an index was made up;
+    ``locate(index) -> str`` may say more about where an index lies (for packed
+    sequences: which sequence and position), appended to each index in the report.
     """
     metrics = measure(got, expected, allowed)
     if metrics.exceeding == 0:
         return metrics
     index = metrics.worst_index
+
+    def format_index(name, index):  # noqa: F811  (the module's, plus the location)
+        text = _format_index(name, index)
+        return text if locate is None or index is None else f"{text} [{locate(index)}]"
+
     lines = [
         f"{name} differs from {what}",
         f"Mismatched elements: {metrics.exceeding} / {metrics.total} "
@@ -183,10 +193,13 @@ def bitwise_equal(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
 def format_index(name: str, index) -> str:
     if index is None:
         return "()"
-    names = INDEX_NAMES.get(name)
-    if names is None or len(names) != len(index):
+    names = next((n for n in INDEX_NAMES.get(name, ()) if len(n) == len(index)), None)
+    if names is None:
         return str(tuple(index))
     return "(" + ", ".join(f"{n}={i}" for n, i in zip(names, index)) + ")"
+
+
+_format_index = format_index
 
 
 def _value(tensor: torch.Tensor, index) -> str:

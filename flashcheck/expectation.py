@@ -4,6 +4,11 @@
 inputs and derives the tolerance of each output; :meth:`Expectation.check` compares an
 implementation's ``(out, lse)`` with it and raises :class:`~flashcheck.compare.PropertyFailure`
 with the evidence.
+
+Both take the protocol's keyword arguments. A packed (varlen) problem is checked as the
+dense batch of one under its document mask (:mod:`flashcheck.packing`); the comparisons
+then take and report the implementation's packed layout (out ``(Tq, H, D)``, lse
+``(H, Tq)``, dk ``(Tk, Hkv, D)``), each index with its sequence and position.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ import torch
 from hypothesis import target
 from hypothesis.control import currently_in_test_context
 
-from flashcheck import compare, plain, reference, tolerance
+from flashcheck import compare, packing, plain, reference, tolerance
 
 
 #: Callables ``observer(output_name, metrics)`` told of every comparison that passed its
@@ -23,21 +28,57 @@ from flashcheck import compare, plain, reference, tolerance
 OBSERVERS: list = []
 
 
+class _Layout:
+    """The implementation's layout: dense, or packed (``packing`` set). ``view`` takes a
+    dense batch-of-one tensor to the packed layout; ``dense_index`` maps back."""
+
+    packing: packing.Packing | None = None
+
+    def view(self, name: str, tensor: torch.Tensor) -> torch.Tensor:
+        return tensor if self.packing is None else packing.to_packed(name, tensor)
+
+    def dense_index(self, index) -> tuple:
+        return tuple(index) if self.packing is None else (0, *index)
+
+    def locate(self, name: str):
+        return None if self.packing is None else (lambda index: self.packing.describe(name, index))
+
+    def where(self, name: str, index) -> str:
+        text = compare.format_index(name, index)
+        return text if self.packing is None or index is None else f"{text} [{self.packing.describe(name, index)}]"
+
+
 @dataclass
-class Expectation:
-    ref: reference.Reference
-    out: tolerance.Bound
-    lse: tolerance.Bound
-    limits: dict  # output name -> largest error allowed anywhere (the aggregate rule)
+class Expectation(_Layout):
+    ref: reference.Reference = None  # dense: a packed problem's as a batch of one
+    out: tolerance.Bound = None
+    lse: tolerance.Bound = None
+    limits: dict = None  # output name -> largest error allowed anywhere (the aggregate rule)
+    packing: packing.Packing | None = None
+
+    @property
+    def expected_out(self) -> torch.Tensor:
+        """The float64 output in the implementation's layout."""
+        return self.view("out", self.ref.out)
+
+    @property
+    def expected_lse(self) -> torch.Tensor:
+        return self.view("lse", self.ref.lse)
+
+    def allowed(self, name: str) -> torch.Tensor:
+        """The allowed error of ``"out"`` or ``"lse"`` in the implementation's layout."""
+        return self.view(name, getattr(self, name).allowed)
 
     def check_out(self, got: torch.Tensor) -> compare.Metrics:
         """Both rules of :mod:`flashcheck.tolerance` for the output."""
-        expected = representable(self.ref.out, got.dtype)
-        metrics = compare.check_close("out", got, expected, self.out.allowed, explain=self.explain_out)
+        expected = representable(self.expected_out, got.dtype)
+        metrics = compare.check_close("out", got, expected, self.allowed("out"), explain=self.explain_out,
+                                      locate=self.locate("out"))
         return self._check_aggregate("out", metrics)
 
     def check_lse(self, got: torch.Tensor) -> compare.Metrics:
-        metrics = compare.check_close("lse", got, self.ref.lse, self.lse.allowed, explain=self.explain_lse)
+        metrics = compare.check_close("lse", got, self.expected_lse, self.allowed("lse"), explain=self.explain_lse,
+                                      locate=self.locate("lse"))
         return self._check_aggregate("lse", metrics)
 
     def _check_aggregate(self, name: str, metrics: compare.Metrics) -> compare.Metrics:
@@ -47,7 +88,7 @@ class Expectation:
         _steer(name, metrics)
         if metrics.max_abs > limit:
             raise compare.PropertyFailure(
-                f"{name}: largest error {metrics.max_abs:.3e} at {compare.format_index(name, metrics.max_abs_index)} "
+                f"{name}: largest error {metrics.max_abs:.3e} at {self.where(name, metrics.max_abs_index)} "
                 f"exceeds {tolerance.BASELINE_FACTOR:g} × the plain same-precision attention's largest error "
                 f"plus an ulp-scale floor: {limit:.3e} (every element is within its worst-case bound; "
                 f"the implementation is uniformly less accurate than its precision promises)"
@@ -55,15 +96,21 @@ class Expectation:
         return metrics
 
     def explain_out(self, index) -> str:
+        index = self.dense_index(index)
         return _explain(self.out, index, "2·[" + _terms(self.out, index) + "]")
 
     def explain_lse(self, index) -> str:
+        index = self.dense_index(index)
         return _explain(self.lse, index, "2·[" + _terms(self.lse, index) + "]")
 
 
-def expect(q, k, v, *, causal=False, window=(-1, -1), softmax_scale=None, tf32=False) -> Expectation:
-    """Reference outputs of ``q, k, v`` and the allowed error of each."""
-    kwargs = {"causal": causal, "window": window, "softmax_scale": softmax_scale}
+def expect(q, k, v, *, tf32=False, **kwargs) -> Expectation:
+    """Reference outputs of ``q, k, v`` and the allowed error of each.
+
+    ``kwargs`` are the protocol's (causal, window, softmax_scale, attn_mask, cu_seqlens_q,
+    cu_seqlens_k, max_seqlen_q, max_seqlen_k); ``tf32``: the implementation multiplies
+    float32 operands as TF32."""
+    q, k, v, kwargs, packed = packing.as_dense(q, k, v, kwargs)
     ref = reference.evaluate(q, k, v, **kwargs)
     baseline = plain.attention(q, k, v, **kwargs)
     bounds = {
@@ -74,7 +121,7 @@ def expect(q, k, v, *, causal=False, window=(-1, -1), softmax_scale=None, tf32=F
         name: tolerance.aggregate_limit(name, ref, baseline, dtype=q.dtype, head_dim=q.shape[-1])
         for name in ("out", "lse")
     }
-    return Expectation(ref, bounds["out"], bounds["lse"], limits)
+    return Expectation(ref=ref, out=bounds["out"], lse=bounds["lse"], limits=limits, packing=packed)
 
 
 def representable(exact: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
@@ -112,17 +159,26 @@ def _explain(bound: tolerance.Bound, index, model_text: str) -> str:
 
 
 @dataclass
-class GradientExpectation:
+class GradientExpectation(_Layout):
     """Float64 gradients for given upstream gradients, with the allowed error of each."""
 
-    grads: object  # reference.Gradients
-    bounds: dict  # "dq" | "dk" | "dv" -> tolerance.Bound
+    grads: object = None  # reference.Gradients (dense: a packed problem's as a batch of one)
+    bounds: dict = None  # "dq" | "dk" | "dv" -> tolerance.Bound
+    packing: packing.Packing | None = None
+
+    def expected(self, name: str) -> torch.Tensor:
+        """The float64 gradient ``name`` in the implementation's layout."""
+        return self.view(name, getattr(self.grads, name))
+
+    def allowed(self, name: str) -> torch.Tensor:
+        return self.view(name, self.bounds[name].allowed)
 
     def check(self, name: str, got: torch.Tensor) -> compare.Metrics:
         bound = self.bounds[name]
-        expected = representable(getattr(self.grads, name), got.dtype)
+        expected = representable(self.expected(name), got.dtype)
         metrics = compare.check_close(
-            name, got, expected, bound.allowed, explain=lambda index: _explain_gradient(bound, index)
+            name, got, expected, self.allowed(name),
+            explain=lambda index: _explain_gradient(bound, self.dense_index(index)), locate=self.locate(name),
         )
         for observer in OBSERVERS:
             observer(name, metrics)
@@ -130,20 +186,24 @@ class GradientExpectation:
         return metrics
 
 
-def expect_gradients(q, k, v, grad_out, grad_lse=None, *, causal=False, window=(-1, -1), softmax_scale=None,
-                     tf32=False) -> GradientExpectation:
+def expect_gradients(q, k, v, grad_out, grad_lse=None, *, tf32=False, **kwargs) -> GradientExpectation:
     """Reference gradients of ``q, k, v`` for upstream ``grad_out`` (and ``grad_lse``) and
-    the allowed error of each (see :func:`flashcheck.tolerance.gradient_bounds`)."""
-    forward = expect(q, k, v, causal=causal, window=window, softmax_scale=softmax_scale, tf32=tf32)
-    kwargs = {"causal": causal, "window": window, "softmax_scale": softmax_scale, "grad_lse": grad_lse}
-    grads = reference.gradients(q, k, v, grad_out, **kwargs)
-    baseline = plain.gradients(q, k, v, grad_out, **kwargs)
+    the allowed error of each (see :func:`flashcheck.tolerance.gradient_bounds`).
+    ``kwargs``: the protocol's, as for :func:`expect`; upstream gradients in the
+    implementation's layout (packed: grad_out ``(Tq, H, D)``, grad_lse ``(H, Tq)``)."""
+    q, k, v, kwargs, packed = packing.as_dense(q, k, v, kwargs)
+    if packed is not None:
+        grad_out, grad_lse = packing.to_dense(grad_out), packing.to_dense(grad_lse)
+    forward = expect(q, k, v, tf32=tf32, **kwargs)
+    grads = reference.gradients(q, k, v, grad_out, grad_lse=grad_lse, **kwargs)
+    baseline = plain.gradients(q, k, v, grad_out, grad_lse=grad_lse, **kwargs)
+    softmax_scale = kwargs.get("softmax_scale")
     scale = softmax_scale if softmax_scale is not None else q.shape[-1] ** -0.5
     bounds = tolerance.gradient_bounds(
         grads, forward.ref, forward.out, forward.lse, grad_out,
         dtype=q.dtype, head_dim=q.shape[-1], scale=scale, plain=baseline, q=q, k=k, grad_lse=grad_lse,
     )
-    return GradientExpectation(grads, bounds)
+    return GradientExpectation(grads=grads, bounds=bounds, packing=packed)
 
 
 def _explain_gradient(bound: tolerance.Bound, index) -> str:

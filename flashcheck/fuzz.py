@@ -41,25 +41,48 @@ class FuzzResult:
         return self.failure is not None
 
 
+#: ``Property.draw`` keys passed straight to :func:`flashcheck.strategies.cases`.
+_DRAW_ARGUMENTS = ("empty_rows", "mask", "varlen", "key_padding")
+
+
 def case_strategy(prop: Property, features, profile):
-    """Cases for ``prop`` inside ``features``, drawn as the property asks (``prop.draw``)."""
+    """Cases for ``prop`` inside ``features``, drawn as the property asks (``prop.draw``):
+    ``empty_rows``, ``mask``, ``varlen``, ``key_padding`` as in
+    :func:`flashcheck.strategies.cases`; ``unmasked``: no band, mask or packing."""
     kwargs = {"profile": profile, "features": features}
-    if prop.draw.get("empty_rows"):
-        kwargs["empty_rows"] = True
+    kwargs.update({key: prop.draw[key] for key in _DRAW_ARGUMENTS if key in prop.draw})
     if prop.draw.get("unmasked"):
-        kwargs["features"] = frozenset(features) - {"causal", "window"}
+        kwargs["features"] = frozenset(features) - {"causal", "window", "mask", "varlen"}
     return strategies.cases(**kwargs).filter(prop.applies)
 
 
 def drawable(prop: Property, features) -> bool:
-    """Whether cases for ``prop`` exist inside ``features`` (rows without keys need a mask)."""
-    return prop.requires <= features and not (prop.draw.get("empty_rows") and not features & {"causal", "window"})
+    """Whether cases for ``prop`` exist inside ``features`` (rows without keys need a band,
+    a mask or packing; masked or packed draws need that feature)."""
+    if not prop.requires <= features:
+        return False
+    if prop.draw.get("empty_rows") and not features & {"causal", "window", "mask", "varlen"}:
+        return False
+    if (prop.draw.get("mask") or prop.draw.get("key_padding")) and "mask" not in features:
+        return False
+    return not (prop.draw.get("varlen") and "varlen" not in features)
 
 
 def case_kinds(case) -> list[str]:
     """Labels that say which regions of the case space a case exercises."""
     kinds = [case.dtype, case.layout, case.values]
-    kinds.append("causal" if case.causal else ("window" if case.is_masked else "unmasked"))
+    banded = case.band != (-1, -1)
+    kinds.append("causal" if case.causal else ("window" if banded else "no band"))
+    if not case.mask.is_none:
+        kinds.append(f"mask {case.mask.kind}")
+        if case.mask.shape not in ("BHQK", "B11K"):
+            kinds.append("broadcast mask")
+    if case.varlen:
+        kinds.append("varlen")
+        if any(0 in pair for pair in case.seqlens):
+            kinds.append("empty sequence")
+    if not case.is_masked:
+        kinds.append("unmasked")
     if case.kv_heads < case.heads:
         kinds.append("gqa" if case.kv_heads > 1 else "mqa")
     if case.seqlen_q != case.seqlen_k:

@@ -22,12 +22,15 @@ from flashcheck import masks
 CHUNK_ELEMENTS = 1 << 25
 
 
-def attention(q, k, v, *, causal=False, window=(-1, -1), softmax_scale=None):
-    """Return ``(out, lse)``: out ``(B, Nq, H, D)`` in q's dtype, lse ``(B, H, Nq)`` float32."""
+def attention(q, k, v, *, causal=False, window=(-1, -1), softmax_scale=None, attn_mask=None):
+    """Return ``(out, lse)``: out ``(B, Nq, H, D)`` in q's dtype, lse ``(B, H, Nq)`` float32.
+    ``attn_mask``: boolean, broadcastable to ``(B, H, Nq, Nk)``, ANDed with the band."""
     batch, seqlen_q, heads, head_dim = q.shape
     seqlen_k, kv_heads = k.shape[1], k.shape[2]
     scale = softmax_scale if softmax_scale is not None else 1.0 / math.sqrt(head_dim)
     left, right = masks.effective_window(causal, window)
+    if attn_mask is not None:
+        attn_mask = masks.check_attn_mask(attn_mask, batch, heads, seqlen_q, seqlen_k).to(q.device)
     group = heads // kv_heads
     qf = q.float().transpose(1, 2)
     kf = k.float().transpose(1, 2).repeat_interleave(group, dim=1)
@@ -36,7 +39,7 @@ def attention(q, k, v, *, causal=False, window=(-1, -1), softmax_scale=None):
     lse = torch.full((batch, heads, seqlen_q), -math.inf, dtype=torch.float32, device=q.device)
     chunks = masks.query_chunks(
         seqlen_q, seqlen_k, left, right,
-        elements_per_row=batch * heads * seqlen_k, budget=CHUNK_ELEMENTS, device=q.device,
+        elements_per_row=batch * heads * seqlen_k, budget=CHUNK_ELEMENTS, device=q.device, attn_mask=attn_mask,
     )
     for rows, allowed in chunks:
         probs, row_max, total = _probabilities(qf[:, :, rows], kf, allowed, scale)
@@ -46,7 +49,8 @@ def attention(q, k, v, *, causal=False, window=(-1, -1), softmax_scale=None):
     return out.transpose(1, 2), lse
 
 
-def gradients(q, k, v, grad_out, *, causal=False, window=(-1, -1), softmax_scale=None, grad_lse=None):
+def gradients(q, k, v, grad_out, *, causal=False, window=(-1, -1), softmax_scale=None, grad_lse=None,
+              attn_mask=None):
     """The plain same-precision backward: ``(dq, dk, dv)`` in the input dtype.
 
     What a careful mixed-precision implementation computes without tiling: float32
@@ -59,19 +63,22 @@ def gradients(q, k, v, grad_out, *, causal=False, window=(-1, -1), softmax_scale
     first (a kernel receives dO in the output's dtype); grad_lse ``(B, H, Nq)`` or None, used
     in float32 (it shifts ``delta``: ``dS = P ∘ (dP - (delta - grad_lse))``). Rows with no
     allowed key contribute nothing: their dq is exactly 0 and their grad_out and grad_lse are
-    ignored, even when not finite. Float32 products never run in TF32.
+    ignored, even when not finite. Float32 products never run in TF32. ``attn_mask`` as in
+    :func:`attention`.
     """
     batch, seqlen_q, heads, head_dim = q.shape
     seqlen_k, kv_heads = k.shape[1], k.shape[2]
     scale = softmax_scale if softmax_scale is not None else 1.0 / math.sqrt(head_dim)
     left, right = masks.effective_window(causal, window)
+    if attn_mask is not None:
+        attn_mask = masks.check_attn_mask(attn_mask, batch, heads, seqlen_q, seqlen_k).to(q.device)
     group = heads // kv_heads
-    out, _ = attention(q, k, v, causal=causal, window=window, softmax_scale=softmax_scale)
+    out, _ = attention(q, k, v, causal=causal, window=window, softmax_scale=softmax_scale, attn_mask=attn_mask)
     # Rows without keys have P = 0, but 0 * inf is NaN: zero their upstream gradients
     # instead, so that nothing they carry reaches dK and dV.
-    empty = (masks.keys_per_row(seqlen_q, seqlen_k, left, right) == 0).to(q.device)
+    empty = masks.count_keys(seqlen_q, seqlen_k, left, right, attn_mask=attn_mask, device=q.device) == 0
     qf = q.float().transpose(1, 2)
-    do = grad_out.to(q.dtype).float().transpose(1, 2).masked_fill(empty[:, None], 0.0)
+    do = grad_out.to(q.dtype).float().transpose(1, 2).masked_fill(empty[..., None], 0.0)
     kf = k.float().transpose(1, 2).repeat_interleave(group, dim=1)
     vf = v.float().transpose(1, 2).repeat_interleave(group, dim=1)
     delta = (do * out.float().transpose(1, 2)).sum(dim=-1)
@@ -81,7 +88,7 @@ def gradients(q, k, v, grad_out, *, causal=False, window=(-1, -1), softmax_scale
     dk, dv = torch.zeros_like(kf), torch.zeros_like(vf)
     chunks = masks.query_chunks(
         seqlen_q, seqlen_k, left, right,
-        elements_per_row=batch * heads * seqlen_k, budget=CHUNK_ELEMENTS, device=q.device,
+        elements_per_row=batch * heads * seqlen_k, budget=CHUNK_ELEMENTS, device=q.device, attn_mask=attn_mask,
     )
     for rows, allowed in chunks:
         probs, _, _ = _probabilities(qf[:, :, rows], kf, allowed, scale)

@@ -72,9 +72,11 @@ def default_device() -> str:
 
 
 def call(impl, inputs, case, **extra):
-    """Call ``impl`` on ``inputs`` with ``case``'s arguments; check the returned shapes."""
+    """Call ``impl`` on ``inputs`` with ``case``'s arguments (tensors on q's device), any of
+    them replaced by ``extra``; check the returned shapes (packed: out ``(Tq, H, D)``, lse
+    ``(H, Tq)``)."""
     q, k, v = inputs
-    result = impl(q, k, v, **case.attention_kwargs(), **extra)
+    result = impl(q, k, v, **{**case.attention_kwargs(q.device), **extra})
     if not isinstance(result, (tuple, list)) or len(result) != 2:
         raise PropertyFailure(f"protocol: expected (out, lse) from the implementation, got {type(result).__name__}")
     out, lse = result
@@ -85,7 +87,7 @@ def call(impl, inputs, case, **extra):
             f"{'' if not isinstance(out, torch.Tensor) else ' ' + str(out.dtype)}"
         )
     if lse is not None:
-        lse_shape = (q.shape[0], q.shape[2], q.shape[1])
+        lse_shape = (q.shape[1], q.shape[0]) if q.dim() == 3 else (q.shape[0], q.shape[2], q.shape[1])
         if not isinstance(lse, torch.Tensor) or tuple(lse.shape) != lse_shape or lse.dtype != torch.float32:
             raise PropertyFailure(
                 f"protocol: lse must be a float32 tensor of shape {lse_shape}, got "

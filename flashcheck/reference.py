@@ -1,7 +1,9 @@
 """The specification: standard attention in float64, written plainly.
 
 ``attention`` computes ``softmax(scale * q k^T + mask) v`` and the per-row log-sum-exp with
-an explicit band mask and an explicit softmax, one chunk of queries at a time so that
+an explicit boolean mask (the causal/window band AND an optional ``attn_mask``, broadcastable
+to ``(B, H, Nq, Nk)``; masked logits are set to ``-inf``, so masked keys contribute exactly
+nothing) and an explicit softmax, one chunk of queries at a time so that
 memory stays bounded (a 32K x 32K problem needs a few hundred MB per chunk, not 8 GB).
 Rows with no allowed key give output 0 and lse ``-inf``. It runs on the inputs' device.
 
@@ -36,25 +38,29 @@ class Reference(NamedTuple):
     abs_pv: torch.Tensor  # (B, Nq, H, D): sum_j p_ij |v_jd|
     max_abs_logit: torch.Tensor  # (B, H, Nq): max over allowed j of |scale q_i.k_j|
     max_abs_dot: torch.Tensor  # (B, H, Nq): max over allowed j of |scale| sum_d |q_id k_jd|
-    keys: torch.Tensor  # (Nq,) int64: allowed keys per row
+    keys: torch.Tensor  # (B, H, Nq) int64: allowed keys per row
 
 
-def attention(q, k, v, *, causal=False, window=(-1, -1), softmax_scale=None):
+def attention(q, k, v, *, causal=False, window=(-1, -1), softmax_scale=None, attn_mask=None):
     """Float64 standard attention with the protocol's conventions; returns ``(out, lse)``.
 
-    q ``(B, Nq, H, D)``, k and v ``(B, Nk, Hkv, D)`` with ``H % Hkv == 0``; out
-    ``(B, Nq, H, D)`` and lse ``(B, H, Nq)``, both float64.
+    q ``(B, Nq, H, D)``, k and v ``(B, Nk, Hkv, D)`` with ``H % Hkv == 0``; ``attn_mask`` a
+    boolean tensor broadcastable to ``(B, H, Nq, Nk)`` (True = attend) or None, ANDed with
+    the band; out ``(B, Nq, H, D)`` and lse ``(B, H, Nq)``, both float64. Inputs are taken
+    to be finite (a non-finite value of a masked key still reaches ``P·V`` as ``0·inf``).
     """
-    result = evaluate(q, k, v, causal=causal, window=window, softmax_scale=softmax_scale)
+    result = evaluate(q, k, v, causal=causal, window=window, softmax_scale=softmax_scale, attn_mask=attn_mask)
     return result.out, result.lse
 
 
-def evaluate(q, k, v, *, causal=False, window=(-1, -1), softmax_scale=None) -> Reference:
+def evaluate(q, k, v, *, causal=False, window=(-1, -1), softmax_scale=None, attn_mask=None) -> Reference:
     """Like :func:`attention`, also returning the magnitudes the tolerance model uses."""
     batch, seqlen_q, heads, head_dim = q.shape
     seqlen_k, kv_heads = k.shape[1], k.shape[2]
     scale = softmax_scale if softmax_scale is not None else 1.0 / math.sqrt(head_dim)
     left, right = masks.effective_window(causal, window)
+    if attn_mask is not None:
+        attn_mask = masks.check_attn_mask(attn_mask, batch, heads, seqlen_q, seqlen_k).to(q.device)
     q, k, v = (_as_bhnd(t, heads // kv_heads if t is not q else 1) for t in (q, k, v))
 
     out = torch.zeros(batch, heads, seqlen_q, head_dim, dtype=torch.float64, device=q.device)
@@ -62,11 +68,13 @@ def evaluate(q, k, v, *, causal=False, window=(-1, -1), softmax_scale=None) -> R
     lse = torch.full((batch, heads, seqlen_q), -math.inf, dtype=torch.float64, device=q.device)
     max_abs_logit = torch.zeros_like(lse)
     max_abs_dot = torch.zeros_like(lse)
+    keys = torch.zeros(batch, heads, seqlen_q, dtype=torch.int64, device=q.device)
     chunks = masks.query_chunks(
         seqlen_q, seqlen_k, left, right,
-        elements_per_row=batch * heads * seqlen_k, budget=CHUNK_ELEMENTS, device=q.device,
+        elements_per_row=batch * heads * seqlen_k, budget=CHUNK_ELEMENTS, device=q.device, attn_mask=attn_mask,
     )
-    for rows, allowed in chunks:
+    for rows, allowed in chunks:  # allowed: (B|1, H|1, rows, Nk)
+        keys[:, :, rows] = allowed.sum(dim=-1)
         qc = q[:, :, rows]
         logits, probs, row_max, total = _softmax(qc, k, allowed, scale)
         out[:, :, rows] = probs @ v
@@ -75,10 +83,7 @@ def evaluate(q, k, v, *, causal=False, window=(-1, -1), softmax_scale=None) -> R
         abs_dot = abs(scale) * (qc.abs() @ k.abs().transpose(-1, -2))
         max_abs_dot[:, :, rows] = abs_dot.masked_fill(~allowed, 0.0).amax(dim=-1)
         max_abs_logit[:, :, rows] = logits.abs().masked_fill(~allowed, 0.0).amax(dim=-1)
-    keys = masks.keys_per_row(seqlen_q, seqlen_k, left, right)
-    return Reference(
-        out.transpose(1, 2), lse, abs_pv.transpose(1, 2), max_abs_logit, max_abs_dot, keys.to(q.device)
-    )
+    return Reference(out.transpose(1, 2), lse, abs_pv.transpose(1, 2), max_abs_logit, max_abs_dot, keys)
 
 
 def _softmax(qc, k, allowed, scale):
@@ -132,12 +137,13 @@ class Gradients(NamedTuple):
     delta: torch.Tensor  # (B, H, Nq): Σ_d dO_id O_id
 
 
-def gradients(q, k, v, grad_out, *, causal=False, window=(-1, -1), softmax_scale=None, grad_lse=None) -> Gradients:
+def gradients(q, k, v, grad_out, *, causal=False, window=(-1, -1), softmax_scale=None, grad_lse=None,
+              attn_mask=None) -> Gradients:
     """Analytic float64 gradients of ``Σ out·grad_out + Σ lse·grad_lse`` w.r.t. q, k, v.
 
     q ``(B, Nq, H, D)``, k and v ``(B, Nk, Hkv, D)``, grad_out like q and grad_lse
     ``(B, H, Nq)`` or None (= 0), in any dtype (widened exactly to float64); mask arguments
-    as in :func:`attention`. Returns :class:`Gradients`, all float64 on q's device: dk and
+    (``attn_mask`` included) as in :func:`attention`. Returns :class:`Gradients`, all float64 on q's device: dk and
     dv hold the sums over each GQA group's query heads.
 
     ``P = softmax(scale·Q·Kᵀ + mask)``, ``dV = Pᵀ·dO``, ``dP = dO·Vᵀ``, ``delta_i = Σ_d dO_id
@@ -154,6 +160,8 @@ def gradients(q, k, v, grad_out, *, causal=False, window=(-1, -1), softmax_scale
     group = heads // kv_heads
     scale = softmax_scale if softmax_scale is not None else 1.0 / math.sqrt(head_dim)
     left, right = masks.effective_window(causal, window)
+    if attn_mask is not None:
+        attn_mask = masks.check_attn_mask(attn_mask, batch, heads, seqlen_q, seqlen_k).to(q.device)
     q, do = _as_bhnd(q, 1), _as_bhnd(grad_out, 1)
     k, v = _as_bhnd(k, group), _as_bhnd(v, group)
     dlse = None if grad_lse is None else grad_lse.to(torch.float64).to(q.device)
@@ -166,20 +174,20 @@ def gradients(q, k, v, grad_out, *, causal=False, window=(-1, -1), softmax_scale
     deltas = torch.zeros_like(abs_dp_max)
     chunks = masks.query_chunks(
         seqlen_q, seqlen_k, left, right,
-        elements_per_row=batch * heads * seqlen_k, budget=CHUNK_ELEMENTS, device=q.device,
+        elements_per_row=batch * heads * seqlen_k, budget=CHUNK_ELEMENTS, device=q.device, attn_mask=attn_mask,
     )
-    for rows, allowed in chunks:
+    for rows, allowed in chunks:  # allowed: (B|1, H|1, rows, Nk)
         # A row without keys has P = 0, but 0 * inf is NaN: zero its upstream gradients
         # rather than multiply them by 0, so that nothing it carries can leak into dK, dV.
-        empty = ~allowed.any(dim=-1)  # (rows,)
-        qc, doc = q[:, :, rows], do[:, :, rows].masked_fill(empty[:, None], 0.0)
+        empty = ~allowed.any(dim=-1, keepdim=True)  # (B|1, H|1, rows, 1)
+        qc, doc = q[:, :, rows], do[:, :, rows].masked_fill(empty, 0.0)
         _, probs, _, _ = _softmax(qc, k, allowed, scale)
         dp = doc @ v.transpose(-1, -2)
         delta = (doc * (probs @ v)).sum(dim=-1, keepdim=True)
         upstream = dp - delta
         magnitude = dp.abs() + delta.abs()  # the terms of upstream, before any cancellation
         if dlse is not None:
-            dlse_c = dlse[:, :, rows, None].masked_fill(empty[:, None], 0.0)
+            dlse_c = dlse[:, :, rows, None].masked_fill(empty, 0.0)
             upstream = upstream + dlse_c
             magnitude = magnitude + dlse_c.abs()
         ds = probs * upstream

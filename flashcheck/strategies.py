@@ -42,10 +42,14 @@ from flashcheck import case as case_module
 from flashcheck import protocol
 from flashcheck import profiles as profiles_module
 from flashcheck.case import Case
+from flashcheck.maskspec import MaskSpec
 from flashcheck.profiles import SizeProfile
 
 __all__ = [
     "cases",
+    "key_padding_masks",
+    "mask_specs",
+    "packed_seqlens",
     "empty_row_windows",
     "gqa_heads",
     "head_dims",
@@ -301,6 +305,117 @@ def empty_row_windows(
     )
 
 
+# -- boolean masks and packed sequences ------------------------------------------------------
+
+#: Mask shapes drawn: full first, then each way of broadcasting (see flashcheck.maskspec).
+_MASK_SHAPES = ("BHQK", "B1QK", "1HQK", "11QK", "QK", "BH1K", "1K")
+
+
+def mask_specs(batch: int, heads: int, seqlen_q: int, seqlen_k: int, *, empty_rows: bool = False):
+    """:class:`~flashcheck.maskspec.MaskSpec` objects valid for these sizes, never ``none``.
+
+    Random masks of density from 0 (everything masked) to 1 (nothing), the round values
+    0, 1, 0.5, 0.9 and 0.1 often; block-structured masks (tiles of 1 to 16 or the whole
+    length); key-padding masks (:func:`key_padding_masks`); each with, now and then, fully
+    masked query rows and key columns, in any broadcast shape. ``empty_rows=True`` draws
+    only masks with at least one fully masked row. Shrinks towards ``random:0.5``.
+    """
+    for name, value in (("batch", batch), ("heads", heads), ("seqlen_q", seqlen_q), ("seqlen_k", seqlen_k)):
+        _check_int(name, value, minimum=0 if name.startswith("seqlen") else 1)
+    _check_bool("empty_rows", empty_rows)
+    if empty_rows and seqlen_q == 0:
+        raise InvalidArgument("mask_specs(empty_rows=True): needs seqlen_q >= 1")
+    return _mask_specs(batch, heads, seqlen_q, seqlen_k, empty_rows)
+
+
+def _densities():
+    return _weighted((3, st.sampled_from((0.5, 0.0, 1.0, 0.9, 0.1))), (2, st.floats(0.0, 1.0)))
+
+
+@st.composite
+def _mask_specs(draw, batch, heads, seqlen_q, seqlen_k, empty_rows):
+    kind = draw(_weighted((3, st.just("random")), (2, st.just("blocks")), (0 if empty_rows else 1,
+                                                                            st.just("key-padding"))))
+    if kind == "key-padding":
+        return draw(key_padding_masks(batch, seqlen_k))
+    fields = {"kind": kind, "density": draw(_densities())}
+    if kind == "blocks":
+        sizes = sorted({b for b in (2, 4, 1, 8, 16, max(seqlen_q, seqlen_k, 1)) if b >= 1})
+        fields["block"] = draw(st.sampled_from(sizes))
+    shapes = [s for s in _MASK_SHAPES if "Q" in s] if empty_rows else list(_MASK_SHAPES)
+    fields["shape"] = draw(st.sampled_from(shapes))
+    if "Q" in fields["shape"] and seqlen_q > 0:
+        low = 1 if empty_rows else 0
+        fields["rows"] = draw(_weighted((0 if empty_rows else 3, st.just(0)), (1, st.integers(max(low, 1), seqlen_q))))
+    if seqlen_k > 0:
+        fields["cols"] = draw(_weighted((3, st.just(0)), (1, st.integers(1, seqlen_k))))
+    return MaskSpec(**fields)
+
+
+def key_padding_masks(batch: int, seqlen_k: int):
+    """Key-padding :class:`~flashcheck.maskspec.MaskSpec` objects: per batch entry a number
+    of valid keys, often 0, 1, ``seqlen_k - 1`` or ``seqlen_k``. Shrinks towards all keys valid."""
+    _check_int("batch", batch, minimum=1)
+    _check_int("seqlen_k", seqlen_k, minimum=0)
+    special = sorted({seqlen_k, 0, 1, max(seqlen_k - 1, 0)} & set(range(seqlen_k + 1)), key=lambda n: -n)
+    length = _weighted((2, st.sampled_from(special)), (1, st.integers(0, seqlen_k)))
+    return st.lists(length, min_size=batch, max_size=batch).map(
+        lambda lengths: MaskSpec(kind="key-padding", key_lengths=tuple(lengths), shape="B11K")
+    )
+
+
+def packed_seqlens(*, profile: SizeProfile | str | None = None, max_tokens: int | None = None,
+                   empty_rows: bool | None = None):
+    """Per-sequence ``(nq, nk)`` lengths of a packed batch, at most ``max_tokens`` tokens on
+    each side (default: ``profile.long_seqlen`` and ``isqrt(profile.max_elements)``).
+
+    One to eight sequences; lengths often 0 (empty on either side), 1, or a block size and
+    its neighbours; now and then one long sequence among short ones; ``nq`` and ``nk``
+    drawn independently about two times in three. ``empty_rows=True``: some sequence has
+    queries but no keys; ``False``: every sequence has a key. Shrinks towards ``((1, 1),)``.
+    """
+    profile = _check_profile(profile)
+    if max_tokens is None:
+        max_tokens = min(profile.long_seqlen, math.isqrt(profile.max_elements))
+    _check_int("max_tokens", max_tokens, minimum=1)
+    if empty_rows is not None:
+        _check_bool("empty_rows", empty_rows)
+    return _packed_seqlens(profile, max_tokens, empty_rows)
+
+
+@st.composite
+def _packed_seqlens(draw, profile, max_tokens, empty_rows):
+    count = draw(_weighted((2, st.just(1)), (3, st.integers(2, 4)), (1, st.integers(5, 8))))
+    short = _weighted((3, st.sampled_from((1, 0, 2, 3))), (2, st.integers(0, max(1, max_tokens // (2 * count)))))
+    long_index = draw(_weighted((2, st.just(None)), (1, st.integers(0, count - 1))))
+    pairs, used_q, used_k = [], 0, 0
+    for index in range(count):
+        room_q, room_k = max_tokens - used_q, max_tokens - used_k
+        if index == long_index:
+            nq = draw(seqlens(profile=profile, min_value=0, max_value=max(room_q, 0)))
+        else:
+            nq = min(draw(short), room_q)
+        minimum_k = 1 if empty_rows is False else 0
+        if draw(_weighted((1, st.just(True)), (2, st.just(False)))) and minimum_k <= nq <= room_k:
+            nk = nq
+        elif index == long_index:
+            nk = draw(seqlens(profile=profile, min_value=min(minimum_k, room_k), max_value=max(room_k, 0)))
+        else:
+            nk = max(min(draw(short), room_k), min(minimum_k, room_k))
+        pairs.append((nq, nk))
+        used_q, used_k = used_q + nq, used_k + nk
+    if empty_rows:
+        with_queries = [i for i, (nq, _) in enumerate(pairs) if nq > 0]
+        if with_queries:
+            where = draw(st.sampled_from(with_queries))
+            pairs[where] = (pairs[where][0], 0)
+        else:  # no query anywhere yet, so there is room for one
+            pairs[draw(st.integers(0, count - 1))] = (1, 0)
+    elif empty_rows is False:
+        pairs = [(nq if nk > 0 else 0, nk) for nq, nk in pairs]
+    return tuple(pairs)
+
+
 # -- scale ------------------------------------------------------------------------------------
 
 
@@ -326,8 +441,12 @@ def cases(
     layouts=None,
     values=None,
     empty_rows: bool | None = None,
+    mask: bool | None = None,
+    varlen: bool | None = None,
+    key_padding: bool = False,
 ):
-    """Dense :class:`~flashcheck.case.Case` objects within ``profile``.
+    """:class:`~flashcheck.case.Case` objects within ``profile``: dense, with a boolean
+    mask, or packed.
 
     - ``profile``: a :class:`~flashcheck.profiles.SizeProfile`, its name, or ``None`` for
       :func:`flashcheck.profiles.size_profile`'s choice for this machine.
@@ -335,15 +454,23 @@ def cases(
     - ``features``: what the implementation supports, as in the protocol's
       ``flashcheck_features``. Without ``"causal"`` no case is causal; without
       ``"window"`` no case has a window other than ``(-1, -1)``; without ``"gqa"``
-      ``kv_heads == heads``; if it names dtypes, only those are drawn. Other protocol
-      features (``varlen``, ``mask``, ``backward``, ``lse``, ``out``, ...) do not concern
-      dense cases and are ignored; names outside the protocol's set raise
-      ``InvalidArgument``. ``None``: everything.
+      ``kv_heads == heads``; without ``"mask"`` no case has an attn_mask; without
+      ``"varlen"`` no case is packed; if it names dtypes, only those are drawn. Other
+      protocol features (``backward``, ``lse``, ``out``, ...) do not concern the cases and
+      are ignored; names outside the protocol's set raise ``InvalidArgument``. ``None``:
+      everything.
     - ``layouts``, ``values``: from :data:`flashcheck.case.LAYOUTS` and
       :data:`flashcheck.case.VALUES` (default: all).
     - ``empty_rows``: ``True`` draws only cases where some query has no allowed key
       (:attr:`Case.has_empty_rows`; needs ``"causal"`` or ``"window"``), ``False`` only
-      cases without, ``None`` either.
+      cases without, ``None`` either. Rows may be emptied by the band, by a mask's
+      fully masked rows, or by a packed sequence with queries and no keys.
+    - ``mask``: ``True`` only cases with an attn_mask (:func:`mask_specs`), ``False`` none,
+      ``None`` either when the features allow. ``key_padding=True``: only key-padding masks
+      and no band (the padded-batch layout).
+    - ``varlen``: ``True`` only packed cases (:func:`packed_seqlens`), ``False`` none,
+      ``None`` either when the features allow. Packed cases have ``Tq * Tk * H`` within
+      ``max_elements`` like dense ones.
 
     Draw order: dtype; lengths (equal, or independent so that both ``Nq < Nk`` and
     ``Nq > Nk`` occur); the mask given the lengths; heads and batch within what
@@ -355,7 +482,7 @@ def cases(
     profile = _check_profile(profile)
     dtypes = _choices("dtypes", dtypes, profile.dtypes)
     if features is None:
-        allow_causal = allow_window = allow_gqa = True
+        allow_causal = allow_window = allow_gqa = allow_mask = allow_varlen = True
     else:
         if isinstance(features, str) or not all(isinstance(f, str) for f in features):
             raise InvalidArgument(f"features: expected a collection of feature names, got {features!r}")
@@ -366,6 +493,7 @@ def cases(
                 f"features: unknown {sorted(unknown)}; known: {sorted(_FEATURES | set(_DTYPE_NAMES))}"
             )
         allow_causal, allow_window, allow_gqa = ("causal" in features), ("window" in features), ("gqa" in features)
+        allow_mask, allow_varlen = ("mask" in features), ("varlen" in features)
         named = [d for d in dtypes if d in features]
         if features & set(_DTYPE_NAMES):
             if not named:
@@ -376,14 +504,35 @@ def cases(
             dtypes = tuple(named)
     layouts = _choices("layouts", layouts, case_module.LAYOUTS)
     values = _choices("values", values, case_module.VALUES)
-    if empty_rows is not None:
-        _check_bool("empty_rows", empty_rows)
+    for name, value in (("empty_rows", empty_rows), ("mask", mask), ("varlen", varlen)):
+        if value is not None:
+            _check_bool(name, value)
+    _check_bool("key_padding", key_padding)
+    mask = True if key_padding else mask
+    for name, wanted, allowed in (("mask", mask, allow_mask), ("varlen", varlen, allow_varlen)):
+        if wanted and not allowed:
+            raise InvalidArgument(f"{name}=True: needs the {name!r} feature")
+    if mask and varlen:
+        raise InvalidArgument("mask=True, varlen=True: the protocol's attn_mask is dense only")
+    modes = ["dense"] if not (mask or varlen) else []
+    if allow_mask and mask is not False and not varlen:
+        modes.append("mask")
+    if allow_varlen and varlen is not False and not mask:
+        modes.append("varlen")
+    if empty_rows is False:
+        modes = [m for m in modes if m != "mask"]  # a drawn mask may empty rows
     if empty_rows:
+        if not (allow_causal or allow_window) and "dense" in modes and len(modes) == 1:
+            raise InvalidArgument("empty_rows=True: needs the 'causal', 'window', 'mask' or 'varlen' feature; "
+                                  "without a mask no row is empty")
         if not (allow_causal or allow_window):
-            raise InvalidArgument("empty_rows=True: needs the 'causal' or 'window' feature; without a mask no row is empty")
+            modes = [m for m in modes if m != "dense"]
         if profile.long_seqlen < 2 or profile.max_elements < 2:
             raise InvalidArgument(f"empty_rows=True: profile {profile.name!r} is too small for seqlen_q > seqlen_k")
-    return _cases(profile, dtypes, allow_causal, allow_window, allow_gqa, layouts, values, empty_rows)
+    if not modes:
+        raise InvalidArgument(f"cases: no case meets mask={mask}, varlen={varlen}, empty_rows={empty_rows}")
+    return _cases(profile, dtypes, allow_causal and not key_padding, allow_window and not key_padding, allow_gqa,
+                  layouts, values, empty_rows, tuple(modes), key_padding)
 
 
 def _longest_shorter(profile: SizeProfile) -> int:
@@ -409,26 +558,45 @@ def _lengths(draw, profile: SizeProfile, empty_rows):
 
 
 @st.composite
-def _cases(draw, profile, dtypes, allow_causal, allow_window, allow_gqa, layouts, values, empty_rows):
+def _cases(draw, profile, dtypes, allow_causal, allow_window, allow_gqa, layouts, values, empty_rows, modes,
+           key_padding):
     dtype = draw(st.sampled_from(dtypes))
-    seqlen_q, seqlen_k = draw(_lengths(profile, empty_rows))
-    max_bound = max(seqlen_q, seqlen_k) + 1
-    if empty_rows:
-        band = empty_row_windows(
-            seqlen_q, seqlen_k, allow_causal=allow_causal, allow_window=allow_window, max_bound=max_bound
-        )
-    else:
-        min_right = max(0, seqlen_q - seqlen_k) if empty_rows is False else 0
+    mode = draw(_weighted(*((4 if m == "dense" else 2, st.just(m)) for m in modes)))
+    seqlens_drawn = None
+    if mode == "varlen":
+        seqlens_drawn = draw(packed_seqlens(profile=profile, empty_rows=empty_rows))
+        seqlen_q, seqlen_k = sum(n for n, _ in seqlens_drawn), sum(n for _, n in seqlens_drawn)
+        gap = max((nq - nk for nq, nk in seqlens_drawn if nk > 0), default=0)
+        max_bound = max(max(pair) for pair in seqlens_drawn) + 1
+        min_right = max(0, gap) if empty_rows is False else 0
         band = windows(allow_causal=allow_causal, allow_window=allow_window, max_bound=max_bound, min_right=min_right)
+    else:
+        band_empties = empty_rows and mode == "dense"
+        seqlen_q, seqlen_k = draw(_lengths(profile, band_empties))
+        max_bound = max(seqlen_q, seqlen_k) + 1
+        if band_empties:
+            band = empty_row_windows(
+                seqlen_q, seqlen_k, allow_causal=allow_causal, allow_window=allow_window, max_bound=max_bound
+            )
+        else:
+            min_right = max(0, seqlen_q - seqlen_k) if empty_rows is False else 0
+            band = windows(allow_causal=allow_causal, allow_window=allow_window, max_bound=max_bound,
+                           min_right=min_right)
     causal, window = draw(band)
 
-    scores = seqlen_q * seqlen_k
+    scores = max(1, seqlen_q * seqlen_k)
     heads, kv_heads = draw(
         gqa_heads(profile=profile, max_heads=max(1, min(profile.max_heads, profile.max_elements // scores)),
                   allow_gqa=allow_gqa)
     )
-    max_batch = max(1, min(profile.max_batch, profile.max_elements // (heads * scores)))
+    max_batch = 1 if mode == "varlen" else max(1, min(profile.max_batch, profile.max_elements // (heads * scores)))
     batch = draw(_weighted((1, st.just(1)), (1, st.integers(1, max_batch))))
+    mask = MaskSpec()
+    if mode == "mask":
+        if key_padding:
+            mask = draw(key_padding_masks(batch, seqlen_k))
+        else:
+            mask = draw(mask_specs(batch, heads, seqlen_q, seqlen_k, empty_rows=bool(empty_rows and seqlen_q)))
     head_dim = draw(head_dims(profile=profile))
     softmax_scale = draw(softmax_scales())
     layout = draw(st.sampled_from(layouts))
@@ -437,7 +605,7 @@ def _cases(draw, profile, dtypes, allow_causal, allow_window, allow_gqa, layouts
     drawn = Case(
         batch=batch, seqlen_q=seqlen_q, seqlen_k=seqlen_k, heads=heads, kv_heads=kv_heads,
         head_dim=head_dim, dtype=dtype, causal=causal, window=window, softmax_scale=softmax_scale,
-        layout=layout, values=value_kind, seed=seed,
+        layout=layout, values=value_kind, seed=seed, mask=mask, seqlens=seqlens_drawn,
     )
     # Guaranteed by construction; a failure here is a bug in this module, not in a kernel.
     if empty_rows is not None and drawn.has_empty_rows != empty_rows:

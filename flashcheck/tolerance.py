@@ -126,11 +126,11 @@ def bound_for(
     u_product = TF32_ROUNDOFF if (tf32 and dtype == torch.float32) else u
     keys = ref.keys.to(torch.float64)
     delta_s = logit_error(ref, dtype=dtype, head_dim=head_dim, tf32=tf32)  # (B, H, Nq)
-    sums = LAMBDA * torch.sqrt(keys) * U32  # (Nq,)
+    sums = LAMBDA * torch.sqrt(keys) * U32  # (B, H, Nq)
     if output == "out":
         # Row quantities (B, H, Nq) -> (B, Nq, H, 1) to broadcast over (B, Nq, H, D).
         delta_s = delta_s.transpose(1, 2).unsqueeze(-1)
-        sums = sums[None, :, None, None]
+        sums = sums.transpose(1, 2).unsqueeze(-1)
         relative = u_product + 8.0 * U32 + 3.0 * sums + 2.0 * delta_s
         terms = {
             "probability rounding": u_product * ref.abs_pv,
@@ -263,7 +263,7 @@ def gradient_bounds(grads, ref: Reference, out_bound: Bound, lse_bound: Bound, g
         return row_quantity.transpose(1, 2).unsqueeze(-1)
 
     queries = math.sqrt(max(1, seqlen_q * (heads // kv_heads)))
-    keys = torch.sqrt(ref.keys.to(torch.float64))[None, :, None, None]
+    keys = per_row(torch.sqrt(ref.keys.to(torch.float64)))
     tiny = torch.finfo(dtype).tiny
     models = {
         "dv": SAFETY * ((u + 8.0 * U32 + LAMBDA * queries * U32 + group_max(p_rel)) * grads.abs_dv

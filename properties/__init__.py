@@ -4,7 +4,7 @@ raises :class:`flashcheck.compare.PropertyFailure` carrying its evidence; they a
 registered by name in :data:`PROPERTIES`.
 """
 
-from flashcheck.properties import forward, gradients, memory, metamorphic  # noqa: F401  (registration)
+from flashcheck.properties import forward, gradients, masking, memory, metamorphic, packed  # noqa: F401
 from flashcheck.properties.registry import PROPERTIES, Property, applicable
 
 __all__ = ["PROPERTIES", "Property", "applicable"]

@@ -1,6 +1,14 @@
-"""Helpers shared by the properties."""
+"""Helpers shared by the properties.
+
+Properties see a packed (varlen) case's tensors in the implementation's layout (q
+``(Tq, H, D)``); :func:`batched` views any per-token tensor as a batch of one so that code
+written for ``(B, N, H, D)`` indexes both layouts alike (the view shares storage, so writes
+through it reach the packed tensor).
+"""
 
 from __future__ import annotations
+
+import torch
 
 from flashcheck import expectation, protocol
 
@@ -9,10 +17,11 @@ def materialize(case, device):
     return case.materialize(device or protocol.default_device())
 
 
-def expect(impl, case, inputs) -> expectation.Expectation:
-    """The reference and tolerances for ``inputs``, with the precision ``impl`` declares."""
+def expect(impl, case, inputs, **extra) -> expectation.Expectation:
+    """The reference and tolerances for ``inputs``, with the precision ``impl`` declares;
+    ``extra`` replaces protocol arguments of the case (e.g. another ``attn_mask``)."""
     tf32 = "tf32" in protocol.features_of(impl)
-    return expectation.expect(*inputs, **case.attention_kwargs(), tf32=tf32)
+    return expectation.expect(*inputs, **{**case.attention_kwargs(inputs[0].device), **extra}, tf32=tf32)
 
 
 def run(impl, case, inputs, **extra):
@@ -23,4 +32,16 @@ def run(impl, case, inputs, **extra):
 def expect_gradients(impl, case, inputs, grad_out, grad_lse) -> expectation.GradientExpectation:
     """Reference gradients and their tolerances for ``inputs`` and the upstream gradients."""
     tf32 = "tf32" in protocol.features_of(impl)
-    return expectation.expect_gradients(*inputs, grad_out, grad_lse, **case.attention_kwargs(), tf32=tf32)
+    return expectation.expect_gradients(*inputs, grad_out, grad_lse, **case.attention_kwargs(inputs[0].device),
+                                        tf32=tf32)
+
+
+def batched(case, tensor: torch.Tensor | None) -> torch.Tensor | None:
+    """A per-token tensor of ``case`` (q, k, v, out, dq, ... or lse) in the dense layout:
+    packed tensors gain a batch dimension of one (a view), dense ones are returned as they are."""
+    return tensor.unsqueeze(0) if tensor is not None and case.varlen else tensor
+
+
+def empty_rows(case, device) -> torch.Tensor:
+    """Boolean ``(B, H, Nq)`` (a batch of one when packed): rows with no allowed key."""
+    return (case.keys_per_row().to(device) == 0).expand(case.batch, case.heads, case.seqlen_q)

@@ -7,7 +7,7 @@ import torch
 
 from flashcheck import compare
 from flashcheck.compare import PropertyFailure
-from flashcheck.properties.common import expect, materialize, run
+from flashcheck.properties.common import batched, empty_rows, expect, materialize, run
 from flashcheck.properties.registry import prop
 
 
@@ -41,16 +41,24 @@ def outputs_finite(impl, case, *, device=None):
             f"{compare.format_index('out', index)}: {float(out[index])}"
         )
     if lse is not None:
-        empty = (case.keys_per_row() == 0).to(lse.device)
-        expected_inf = empty[None, None, :].expand_as(lse)
-        wrong = (~torch.isfinite(lse) & ~expected_inf) | (expected_inf & ~(lse == float("-inf")))
+        empty = empty_rows(case, lse.device)
+        lse_b = batched(case, lse)
+        wrong = (~torch.isfinite(lse_b) & ~empty) | (empty & ~(lse_b == float("-inf")))
         if wrong.any():
             index = tuple(int(i) for i in wrong.nonzero()[0])
+            keys = int(case.keys_per_row().expand(case.batch, case.heads, case.seqlen_q)[index])
             raise PropertyFailure(
                 f"lse is non-finite where a row has keys, or not -inf where it has none: "
-                f"{int(wrong.sum())} elements; first at {compare.format_index('lse', index)}: "
-                f"{float(lse[index])} (row has {int(case.keys_per_row()[index[2]])} allowed keys)"
+                f"{int(wrong.sum())} elements; first at {_where('lse', case, index)}: "
+                f"{float(lse_b[index])} (row has {keys} allowed keys)"
             )
+
+
+def _where(name, case, index) -> str:
+    """An index of the dense (batch-of-one) view, in the implementation's own layout."""
+    if case.varlen:
+        index = index[1:]
+    return compare.format_index(name, index)
 
 
 @prop(applies=lambda case: case.has_empty_rows, draw={"empty_rows": True})
@@ -58,23 +66,23 @@ def empty_rows_exact(impl, case, *, device=None):
     """A row with no allowed key has output exactly 0 and lse exactly -inf."""
     inputs = materialize(case, device)
     out, lse = run(impl, case, inputs)
-    empty = (case.keys_per_row() == 0).to(out.device)
-    rows = out[:, empty]
-    if (rows != 0).any():
-        index = tuple(int(i) for i in (rows != 0).nonzero()[0])
-        row = int(empty.nonzero()[index[1]])
+    empty = empty_rows(case, out.device)  # (B, H, Nq)
+    out_b = batched(case, out)
+    wrong = (out_b != 0) & empty.transpose(1, 2)[..., None]
+    if wrong.any():
+        index = tuple(int(i) for i in wrong.nonzero()[0])
         raise PropertyFailure(
-            f"out is not 0 on a row with no allowed key: {int((rows != 0).sum())} elements; first at "
-            f"{compare.format_index('out', (index[0], row, index[2], index[3]))}: {float(rows[index])}"
+            f"out is not 0 on a row with no allowed key: {int(wrong.sum())} elements; first at "
+            f"{_where('out', case, index)}: {float(out_b[index])}"
         )
     if lse is not None:
-        lse_rows = lse[:, :, empty]
-        if (lse_rows != float("-inf")).any():
-            index = tuple(int(i) for i in (lse_rows != float("-inf")).nonzero()[0])
-            row = int(empty.nonzero()[index[2]])
+        lse_b = batched(case, lse)
+        wrong = (lse_b != float("-inf")) & empty
+        if wrong.any():
+            index = tuple(int(i) for i in wrong.nonzero()[0])
             raise PropertyFailure(
                 f"lse is not -inf on a row with no allowed key; first at "
-                f"{compare.format_index('lse', (index[0], index[1], row))}: {float(lse_rows[index])}"
+                f"{_where('lse', case, index)}: {float(lse_b[index])}"
             )
 
 

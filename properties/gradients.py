@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import torch
 
-from flashcheck import compare, masks
+from flashcheck import compare
 from flashcheck.compare import PropertyFailure
-from flashcheck.properties.common import expect_gradients, materialize
+from flashcheck.properties.common import batched, empty_rows, expect_gradients, materialize
 from flashcheck.properties.registry import prop
 
 #: Scales of the upstream gradient dO, chosen by the case's seed.
@@ -38,7 +38,7 @@ def gradients(impl, case, inputs, grad_out=None, grad_lse=None):
     gradients are drawn from the case when not given. lse enters the loss only on rows
     that have keys (elsewhere it is the constant -inf)."""
     leaves = [t.detach().requires_grad_() for t in inputs]
-    out, lse = impl(*leaves, **case.attention_kwargs())
+    out, lse = impl(*leaves, **case.attention_kwargs(leaves[0].device))
     if grad_out is None:
         grad_out, grad_lse = upstream(case, out, lse)
     loss = (out.float() * grad_out.float()).sum()
@@ -59,25 +59,28 @@ def grads_match_reference(impl, case, *, device=None):
         expected.check(name, got)
 
 
-def _unseen_keys(case) -> torch.Tensor:
-    rows = torch.arange(case.seqlen_q)
-    return ~masks.band(rows, case.seqlen_q, case.seqlen_k, *case.band).any(dim=0)
+def unseen_keys(case, device="cpu") -> torch.Tensor:
+    """Boolean ``(B, Nk, Hkv)`` (a batch of one when packed): keys that no query of any
+    head of their KV group may attend."""
+    allowed = case.allowed(device).expand(case.batch, case.heads, case.seqlen_q, case.seqlen_k)
+    seen = allowed.any(dim=2).unflatten(1, (case.kv_heads, -1)).any(dim=2)  # (B, Hkv, Nk)
+    return ~seen.transpose(1, 2)
 
 
-@prop(requires={"backward"}, applies=lambda case: bool(_unseen_keys(case).any()))
+@prop(requires={"backward"}, applies=lambda case: bool(unseen_keys(case).any()))
 def unseen_keys_get_zero_gradient(impl, case, *, device=None):
     """Keys that no query may attend receive exactly zero dK and dV."""
     inputs = materialize(case, device)
     (_, dk, dv), _, _ = gradients(impl, case, inputs)
-    unseen = _unseen_keys(case).to(dk.device)
+    unseen = unseen_keys(case, dk.device)[..., None]
     for name, grad in (("dk", dk), ("dv", dv)):
-        leaked = grad[:, unseen] != 0
+        leaked = (batched(case, grad) != 0) & unseen
         if leaked.any():
             index = tuple(int(i) for i in leaked.nonzero()[0])
-            key = int(unseen.nonzero()[index[1]])
             raise PropertyFailure(
-                f"{name} is not zero for key {key}, which no query may attend: "
-                f"{int(leaked.sum())} nonzero elements; first {float(grad[index[0], key, index[2], index[3]]):.6g}"
+                f"{name} is not zero for a key that no query may attend: {int(leaked.sum())} nonzero elements; "
+                f"first at {compare.format_index(name, index[1:] if case.varlen else index)}: "
+                f"{float(batched(case, grad)[index]):.6g}"
             )
 
 
@@ -86,13 +89,13 @@ def empty_rows_get_zero_dq(impl, case, *, device=None):
     """A query row with no allowed key receives exactly zero dQ."""
     inputs = materialize(case, device)
     (dq, _, _), _, _ = gradients(impl, case, inputs)
-    empty = (case.keys_per_row() == 0).to(dq.device)
-    leaked = dq[:, empty] != 0
+    empty = empty_rows(case, dq.device).transpose(1, 2)[..., None]  # (B, Nq, H, 1)
+    leaked = (batched(case, dq) != 0) & empty
     if leaked.any():
         index = tuple(int(i) for i in leaked.nonzero()[0])
-        row = int(empty.nonzero()[index[1]])
         raise PropertyFailure(
-            f"dq is not zero on row {row}, which has no allowed key: {int(leaked.sum())} nonzero elements"
+            f"dq is not zero on a row with no allowed key: {int(leaked.sum())} nonzero elements; first at "
+            f"{compare.format_index('dq', index[1:] if case.varlen else index)}"
         )
 
 
@@ -103,16 +106,18 @@ def gqa_grads_match_repeated_kv(impl, case, *, device=None):
     q, k, v = inputs = materialize(case, device)
     group = case.heads // case.kv_heads
     (dq, dk, dv), grad_out, grad_lse = gradients(impl, case, inputs)
-    repeated = (q, k.repeat_interleave(group, dim=2), v.repeat_interleave(group, dim=2))
+    head_dim = k.dim() - 2  # 2 dense, 1 packed
+    repeated = (q, k.repeat_interleave(group, dim=head_dim), v.repeat_interleave(group, dim=head_dim))
     (dq_r, dk_r, dv_r), _, _ = gradients(impl, case.replace(kv_heads=case.heads), repeated, grad_out, grad_lse)
     sums = {
-        name: g.double().unflatten(2, (case.kv_heads, group)).sum(dim=3) for name, g in (("dk", dk_r), ("dv", dv_r))
+        name: g.double().unflatten(head_dim, (case.kv_heads, group)).sum(dim=head_dim + 1)
+        for name, g in (("dk", dk_r), ("dv", dv_r))
     }
     expected = expect_gradients(impl, case, inputs, grad_out, grad_lse)
     what = "the group sum of the gradients with K/V repeated per head"
-    compare.check_close("dk", dk, sums["dk"], 2 * expected.bounds["dk"].allowed, what=what)
-    compare.check_close("dv", dv, sums["dv"], 2 * expected.bounds["dv"].allowed, what=what)
-    compare.check_close("dq", dq, dq_r, 2 * expected.bounds["dq"].allowed, what="dq with K/V repeated per head")
+    compare.check_close("dk", dk, sums["dk"], 2 * expected.allowed("dk"), what=what)
+    compare.check_close("dv", dv, sums["dv"], 2 * expected.allowed("dv"), what=what)
+    compare.check_close("dq", dq, dq_r, 2 * expected.allowed("dq"), what="dq with K/V repeated per head")
 
 
 @prop(requires={"backward"})
@@ -129,7 +134,8 @@ def backward_deterministic(impl, case, *, device=None):
 def backward_leaves_inputs_unchanged(impl, case, *, device=None):
     """Forward and backward modify neither q, k, v nor the upstream gradients."""
     inputs = materialize(case, device)
-    out, lse = impl(*(t.detach().requires_grad_() for t in inputs), **case.attention_kwargs())
+    leaves = [t.detach().requires_grad_() for t in inputs]
+    out, lse = impl(*leaves, **case.attention_kwargs(inputs[0].device))
     grad_out, grad_lse = upstream(case, out.detach(), lse)
     saved = [t.clone() for t in (*inputs, grad_out)] + ([grad_lse.clone()] if grad_lse is not None else [])
     gradients(impl, case, inputs, grad_out, grad_lse)

@@ -51,9 +51,9 @@ def outputs_written_in_bounds(impl, case, *, device=None):
     out and lse and no byte outside them."""
     inputs = materialize(case, device)
     q = inputs.q
-    out_buf, out_view, out_inside = _guarded(tuple(q.shape), q.dtype, q.device, (1, 2, 1, 3))
-    lse_shape = (case.batch, case.heads, case.seqlen_q)
-    lse_buf, lse_view, lse_inside = _guarded(lse_shape, torch.float32, q.device, (1, 1, 5))
+    out_buf, out_view, out_inside = _guarded(tuple(q.shape), q.dtype, q.device, (1, 2, 1, 3)[-q.dim():])
+    lse_shape = case.lse_shape
+    lse_buf, lse_view, lse_inside = _guarded(lse_shape, torch.float32, q.device, (1, 1, 5)[-len(lse_shape):])
     out, lse = run(impl, case, inputs, out=out_view, lse_out=lse_view)
     for name, buffer, view, inside, returned in (
         ("out", out_buf, out_view, out_inside, out),

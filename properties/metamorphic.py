@@ -13,7 +13,7 @@ from __future__ import annotations
 import torch
 
 from flashcheck import compare
-from flashcheck.properties.common import expect, materialize, run
+from flashcheck.properties.common import batched, expect, materialize, run
 from flashcheck.properties.registry import prop
 
 
@@ -27,12 +27,13 @@ def key_permutation_invariance(impl, case, *, device=None):
     q, k, v = inputs = materialize(case, device)
     perm = torch.randperm(case.seqlen_k, generator=_generator(case, 1)).to(k.device)
     out, lse = run(impl, case, inputs)
-    out_p, lse_p = run(impl, case, (q, k[:, perm], v[:, perm]))
+    permuted = [t[perm] if case.varlen else t[:, perm] for t in (k, v)]
+    out_p, lse_p = run(impl, case, (q, *permuted))
     exp = expect(impl, case, inputs)
     what = "the output with keys in their original order"
-    compare.check_close("out", out_p, out, 2 * exp.out.allowed, what=what)
+    compare.check_close("out", out_p, out, 2 * exp.allowed("out"), what=what)
     if lse is not None:
-        compare.check_close("lse", lse_p, lse, 2 * exp.lse.allowed, what="the lse with keys in their original order")
+        compare.check_close("lse", lse_p, lse, 2 * exp.allowed("lse"), what="the lse with keys in their original order")
 
 
 @prop()
@@ -46,6 +47,8 @@ def key_shift_invariance(impl, case, *, device=None):
     u = torch.randn(case.batch, 1, case.kv_heads, case.head_dim, generator=generator, dtype=torch.float64)
     q_rms = float(q.double().pow(2).mean().sqrt()) if q.numel() else 1.0
     u *= magnitude / (abs(case.scale) * case.head_dim**0.5 * max(q_rms, 1e-3))
+    if case.varlen:
+        u = u[0]  # one vector for every packed key
     limit = torch.finfo(case.torch_dtype).max / 4
     shifted_k = (k.double() + u.to(k.device)).clamp(-limit, limit).to(k.dtype)
     shifted = (q, shifted_k, v)
@@ -53,20 +56,20 @@ def key_shift_invariance(impl, case, *, device=None):
     out_s, lse_s = run(impl, case, shifted)
     exp, exp_s = expect(impl, case, inputs), expect(impl, case, shifted)
     exp_s.check_out(out_s)
-    drift = (exp_s.ref.out - exp.ref.out).abs()
+    drift = (exp_s.expected_out - exp.expected_out).abs()
     compare.check_close(
-        "out", out_s, out, exp.out.allowed + exp_s.out.allowed + drift,
+        "out", out_s, out, exp.allowed("out") + exp_s.allowed("out") + drift,
         what="the output before every key was shifted by the same vector",
     )
     if lse is not None:
         exp_s.check_lse(lse_s)
-        finite = torch.isfinite(exp.ref.lse)
+        finite = torch.isfinite(exp.expected_lse)
         zero = torch.zeros((), dtype=torch.float64, device=lse.device)
         compare.check_close(
             "lse",
             torch.where(finite, lse_s.double() - lse.double(), zero),
-            torch.where(finite, exp_s.ref.lse - exp.ref.lse, zero),
-            exp.lse.allowed + exp_s.lse.allowed,
+            torch.where(finite, exp_s.expected_lse - exp.expected_lse, zero),
+            exp.allowed("lse") + exp_s.allowed("lse"),
             what="the float64 shift scale·q·u of lse (lse after minus lse before)",
         )
 
@@ -97,8 +100,8 @@ def value_linearity(impl, case, *, device=None):
     out_other, _ = run(impl, case, (q, k, other))
     out_total, _ = run(impl, case, (q, k, total))
     exps = [expect(impl, case, (q, k, x)) for x in (v, other, total)]
-    drift = (exps[2].ref.out - exps[0].ref.out - exps[1].ref.out).abs()
-    allowed = sum(e.out.allowed for e in exps) + drift
+    drift = (exps[2].expected_out - exps[0].expected_out - exps[1].expected_out).abs()
+    allowed = sum(e.allowed("out") for e in exps) + drift
     compare.check_close(
         "out", out_total, out.double() + out_other.double(), allowed,
         what="out(V1) + out(V2)",
@@ -110,13 +113,14 @@ def gqa_matches_repeated_kv(impl, case, *, device=None):
     """Grouped-query attention equals attention with K and V repeated per query head."""
     q, k, v = inputs = materialize(case, device)
     group = case.heads // case.kv_heads
-    repeated = (q, k.repeat_interleave(group, dim=2), v.repeat_interleave(group, dim=2))
+    head_dim = k.dim() - 2  # 2 dense, 1 packed
+    repeated = (q, k.repeat_interleave(group, dim=head_dim), v.repeat_interleave(group, dim=head_dim))
     out, lse = run(impl, case, inputs)
     out_r, lse_r = run(impl, case.replace(kv_heads=case.heads), repeated)
     exp = expect(impl, case, inputs)
-    compare.check_close("out", out, out_r, 2 * exp.out.allowed, what="the output with K/V repeated per head")
+    compare.check_close("out", out, out_r, 2 * exp.allowed("out"), what="the output with K/V repeated per head")
     if lse is not None:
-        compare.check_close("lse", lse, lse_r, 2 * exp.lse.allowed, what="the lse with K/V repeated per head")
+        compare.check_close("lse", lse, lse_r, 2 * exp.allowed("lse"), what="the lse with K/V repeated per head")
 
 
 @prop(applies=lambda case: case.batch * case.kv_heads > 1)
@@ -129,16 +133,17 @@ def batch_head_independence(impl, case, *, device=None):
     g = (case.seed // max(case.batch, 1)) % case.kv_heads
     group = case.heads // case.kv_heads
     heads = slice(g * group, (g + 1) * group)
-    with torch.no_grad():
-        other.q[b, :, heads] = inputs.q[b, :, heads]
-        other.k[b, :, g] = inputs.k[b, :, g]
-        other.v[b, :, g] = inputs.v[b, :, g]
+    with torch.no_grad():  # through batch-of-one views when packed: they write the packed tensors
+        batched(case, other.q)[b, :, heads] = batched(case, inputs.q)[b, :, heads]
+        batched(case, other.k)[b, :, g] = batched(case, inputs.k)[b, :, g]
+        batched(case, other.v)[b, :, g] = batched(case, inputs.v)[b, :, g]
     out, lse = run(impl, case, inputs)
     out_o, lse_o = run(impl, case, other)
     what = f"the output when only batch {b}, KV head {g} is kept and all else is replaced"
-    compare.check_equal("out", out_o[b, :, heads], out[b, :, heads], what=what)
+    compare.check_equal("out", batched(case, out_o)[b, :, heads], batched(case, out)[b, :, heads], what=what)
     if lse is not None:
-        compare.check_equal("lse", lse_o[b, heads], lse[b, heads], what=what.replace("output", "lse"))
+        compare.check_equal("lse", batched(case, lse_o)[b, heads], batched(case, lse)[b, heads],
+                            what=what.replace("output", "lse"))
 
 
 @prop()

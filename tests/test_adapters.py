@@ -113,7 +113,7 @@ def test_adapter_declares_name_devices_and_features(name):
     assert impl.device_kinds <= {"cpu", "cuda"} and "cuda" in impl.device_kinds
     assert impl.flashcheck_features <= PROTOCOL_FEATURES | DTYPE_NAMES
     assert impl.flashcheck_features & DTYPE_NAMES, "dtype names must always be listed"
-    assert "varlen" not in impl.flashcheck_features
+    assert ("varlen" in impl.flashcheck_features) == (impl.name in ("sdpa-math", "flex"))
     for kind in impl.device_kinds:
         assert features_of(impl, kind) <= impl.flashcheck_features
 
@@ -130,7 +130,7 @@ def test_adapter_has_exactly_the_protocol_signature(name):
 
 
 def test_declared_features_per_peer():
-    assert features_of(resolve("sdpa-math"), "cpu") == {"causal", "window", "gqa", "mask", "backward"} | DTYPE_NAMES
+    assert features_of(resolve("sdpa-math"), "cpu") == {"causal", "window", "gqa", "mask", "varlen", "backward"} | DTYPE_NAMES
     for name in ("sdpa-flash", "sdpa-cudnn"):
         impl = resolve(name)
         assert impl.device_kinds == {"cuda"}
@@ -253,13 +253,17 @@ def test_sdpa_math_gradients_match_float64_including_empty_rows():
 # ------------------------------------------------------------- refusals and validation
 
 
-def test_varlen_arguments_are_refused_by_name():
+def test_incomplete_varlen_arguments_are_rejected_by_name():
+    """Packed input needs all four arguments and 3-D tensors; a partial set is an error
+    naming what is wrong (adapters without "varlen" refuse it: tests/test_adapters_varlen.py)."""
     q, k, v = make_inputs(1, 4, 4, 2, 2, 8)
     cu = torch.tensor([0, 4], dtype=torch.int32)
     for name in CPU_PEERS:
         for arg, value in [("cu_seqlens_q", cu), ("cu_seqlens_k", cu), ("max_seqlen_q", 4), ("max_seqlen_k", 4)]:
-            with pytest.raises(NotImplementedError, match=arg):
+            with pytest.raises((TypeError, ValueError), match="q, k, v|cu_seqlens"):
                 resolve(name)(q, k, v, **{arg: value})
+            with pytest.raises((TypeError, ValueError), match="cu_seqlens|max_seqlen"):
+                resolve(name)(q[0], k[0], v[0], **{arg: value})
 
 
 def test_flex_refuses_backward_on_cpu():

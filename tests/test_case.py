@@ -84,7 +84,7 @@ def test_derived_quantities():
     assert Case(causal=True, window=(3, -1)).band == (3, 0)
     assert Case(seqlen_q=5, seqlen_k=3, causal=True).has_empty_rows
     assert not Case(seqlen_q=3, seqlen_k=5, causal=True).has_empty_rows
-    assert Case(seqlen_q=5, seqlen_k=3, causal=True).keys_per_row().tolist() == [0, 0, 1, 2, 3]
+    assert Case(seqlen_q=5, seqlen_k=3, causal=True).keys_per_row().tolist() == [[[0, 0, 1, 2, 3]]]
     assert Case(causal=True, window=(1, 0), softmax_scale=0.5).attention_kwargs() == {
         "causal": True, "window": (1, 0), "softmax_scale": 0.5,
     }

@@ -15,7 +15,7 @@ from flashcheck.compare import PropertyFailure
 from flashcheck.kernels import flash_attention
 from flashcheck.properties import PROPERTIES
 
-from tests import mutants
+from tests import buggy, mutants
 
 GQA = dict(heads=4, kv_heads=2)
 
@@ -81,8 +81,37 @@ def test_determinism_catches_a_race(property_name, racy):
         prop.check(racy(flash_attention), case)
 
 
+#: Properties of masks and packed sequences, which the project kernel does not support yet:
+#: (property, pure-torch implementation with a planted bug, case that exposes it). The
+#: correct pure-torch implementation (tests/buggy.py) passes each case.
+PACKED = dict(heads=2, kv_heads=1, causal=True)
+CAUGHT_WITHOUT_KERNEL = [
+    ("varlen_matches_separate_calls", "across_documents", Case.packed(((3, 4), (2, 5), (4, 2)), **PACKED)),
+    ("nan_padding_never_leaks", "reads_past_the_end", Case.packed(((3, 4), (2, 5)), **PACKED)),
+    ("future_keys_cannot_change_output", "leaky_mask",
+     Case(seqlen_q=6, seqlen_k=9, mask="random:0.5", dtype="float32", seed=3)),
+    ("masked_keys_with_huge_logits_change_nothing", "additive_mask",
+     Case(seqlen_q=6, seqlen_k=9, mask="random:0.5", seed=3)),
+    ("mask_equal_to_band_matches_flag", "ignores_mask", Case(seqlen_q=7, seqlen_k=7, causal=True)),
+    ("padded_batch_matches_unpadded", "ignores_mask", Case(batch=2, seqlen_q=4, seqlen_k=6, mask="key-padding:3/6")),
+    ("out_matches_reference", "ignores_mask", Case(seqlen_q=4, seqlen_k=6, mask="random:0.5")),
+    ("empty_rows_exact", "additive_mask", Case(seqlen_q=4, seqlen_k=6, mask="random:1.0,rows:2")),
+]
+
+
+@pytest.mark.parametrize(
+    "property_name, bug, case", CAUGHT_WITHOUT_KERNEL, ids=[f"{p}-catches-{b}" for p, b, _ in CAUGHT_WITHOUT_KERNEL]
+)
+def test_mask_and_packing_properties_catch_planted_bugs(property_name, bug, case):
+    prop = PROPERTIES[property_name]
+    assert prop.applies(case)
+    prop.check(buggy.correct, case, device="cpu")
+    with pytest.raises(PropertyFailure):
+        prop.check(getattr(buggy, bug), case, device="cpu")
+
+
 def test_every_property_has_a_catching_mutant():
-    covered = {name for name, _, _ in CAUGHT} | {"deterministic", "backward_deterministic"}
+    covered = {name for name, _, _ in CAUGHT + CAUGHT_WITHOUT_KERNEL} | {"deterministic", "backward_deterministic"}
     assert covered == set(PROPERTIES), f"properties without a planted bug: {set(PROPERTIES) - covered}"
 
 

@@ -37,8 +37,9 @@ def within(case: Case, profile: SizeProfile) -> None:
     assert 1 <= case.kv_heads <= case.heads <= profile.max_heads
     assert case.heads % case.kv_heads == 0
     assert case.heads // case.kv_heads <= profile.max_kv_ratio
-    assert 1 <= case.seqlen_q <= profile.long_seqlen
-    assert 1 <= case.seqlen_k <= profile.long_seqlen
+    minimum = 0 if case.varlen else 1  # packed sequences may all be empty on a side
+    assert minimum <= case.seqlen_q <= profile.long_seqlen
+    assert minimum <= case.seqlen_k <= profile.long_seqlen
     assert 1 <= case.head_dim <= profile.max_head_dim
     assert case.batch * case.heads * case.seqlen_q * case.seqlen_k <= profile.max_elements
     assert case.dtype in profile.dtypes
@@ -91,8 +92,9 @@ def test_materialize_is_reproducible(case):
         assert a.shape == b.shape and a.stride() == b.stride()
         assert torch.equal(a, b)
     q, k, _ = first_inputs
-    assert q.shape == (case.batch, case.seqlen_q, case.heads, case.head_dim)
-    assert k.shape == (case.batch, case.seqlen_k, case.kv_heads, case.head_dim)
+    assert q.shape == case.out_shape
+    kv_shape = (case.seqlen_k, case.kv_heads, case.head_dim)
+    assert k.shape == (kv_shape if case.varlen else (case.batch, *kv_shape))
 
 
 # -- features and empty rows ------------------------------------------------------------------
@@ -125,6 +127,10 @@ def test_features_are_respected(features):
             assert case.kv_heads == case.heads
         if named_dtypes:
             assert case.dtype in named_dtypes
+        if "mask" not in features:
+            assert case.mask.is_none
+        if "varlen" not in features:
+            assert not case.varlen
 
     check()
 
@@ -137,7 +143,7 @@ def test_empty_rows_is_respected(empty_rows, features):
     def check(case):
         within(case, INTERPRETER)
         assert case.has_empty_rows == empty_rows
-        if empty_rows:
+        if empty_rows and case.mask.is_none and not case.varlen:  # emptied by the band
             assert case.seqlen_q > case.seqlen_k
 
     check()
@@ -381,3 +387,69 @@ def test_environment_variable_and_default_profile_choice():
     assert (local["before"], local["loaded"], local["max_examples"], local["derandomize"]) == (
         "default", "dev", 50, False,
     )
+
+
+# -- masks and packed sequences ----------------------------------------------------------------
+@pytest.mark.parametrize(
+    "kwargs",
+    [dict(mask=True), dict(varlen=True), dict(key_padding=True), dict(mask=True, empty_rows=True),
+     dict(varlen=True, empty_rows=True), dict(varlen=True, empty_rows=False), dict(mask=False, varlen=False)],
+    ids=str,
+)
+def test_mask_and_varlen_requests_are_respected(kwargs):
+    @FAST
+    @given(strategies.cases(profile=INTERPRETER, **kwargs))
+    def check(case):
+        within(case, INTERPRETER)
+        assert Case.from_spec(case.spec()) == case
+        if kwargs.get("mask"):
+            assert not case.mask.is_none and not case.varlen
+        if kwargs.get("key_padding"):
+            assert case.mask.kind == "key-padding" and case.band == (-1, -1)
+        if kwargs.get("varlen"):
+            assert case.varlen and case.mask.is_none
+        if kwargs.get("mask") is False:
+            assert case.mask.is_none and not case.varlen
+        if "empty_rows" in kwargs:
+            assert case.has_empty_rows == kwargs["empty_rows"]
+
+    check()
+
+
+def test_mask_and_varlen_need_their_features():
+    with pytest.raises(InvalidArgument, match="mask"):
+        strategies.cases(features={"causal"}, mask=True)
+    with pytest.raises(InvalidArgument, match="varlen"):
+        strategies.cases(features={"causal"}, varlen=True)
+    with pytest.raises(InvalidArgument, match="dense only"):
+        strategies.cases(mask=True, varlen=True)
+
+
+def test_shrinking_ends_without_mask_or_packing():
+    simplest = find(strategies.cases(profile=INTERPRETER), lambda case: True)
+    assert simplest.mask.is_none and not simplest.varlen
+    assert find(strategies.cases(profile=INTERPRETER, varlen=True), lambda case: True).seqlens == ((1, 1),)
+
+
+MASK_AND_VARLEN_REGIONS = {
+    "empty mask (density 0)": lambda c: c.mask.kind == "random" and c.mask.density == 0.0,
+    "full mask (density 1)": lambda c: c.mask.kind == "random" and c.mask.density == 1.0,
+    "block mask": lambda c: c.mask.kind == "blocks",
+    "key padding with an empty entry": lambda c: c.mask.kind == "key-padding" and 0 in c.mask.key_lengths,
+    "fully masked rows and columns": lambda c: c.mask.rows > 0 and c.mask.cols > 0,
+    "a different mask per batch entry": lambda c: c.batch > 1 and c.mask.shape.startswith("B"),
+    "mask broadcast over heads": lambda c: c.mask.shape == "B1QK" and c.heads > 1,
+    "mask broadcast over queries": lambda c: c.mask.shape == "BH1K",
+    "packed with an empty query side": lambda c: c.varlen and any(nq == 0 < nk for nq, nk in c.seqlens),
+    "packed with an empty key side": lambda c: c.varlen and any(nk == 0 < nq for nq, nk in c.seqlens),
+    "packed length-1 sequence": lambda c: c.varlen and (1, 1) in c.seqlens and len(c.seqlens) > 1,
+    "packed, one long among short": lambda c: c.varlen and len(c.seqlens) > 2
+    and max(map(max, c.seqlens)) >= 16 and min(map(max, c.seqlens)) <= 3,
+    "packed, nq != nk in a sequence": lambda c: c.varlen and any(0 < nq != nk > 0 for nq, nk in c.seqlens),
+    "packed causal": lambda c: c.varlen and c.causal and len(c.seqlens) > 1,
+}
+
+
+@pytest.mark.parametrize("condition", MASK_AND_VARLEN_REGIONS.values(), ids=MASK_AND_VARLEN_REGIONS.keys())
+def test_mask_and_varlen_regions_are_reachable(condition):
+    first(strategies.cases(profile=INTERPRETER), condition, examples=2000)

@@ -7,23 +7,31 @@ from hypothesis import given, settings
 
 import pytest
 
-from flashcheck import compare, expectation, plain, profiles, reference, strategies, tolerance
+from flashcheck import compare, expectation, packing, plain, profiles, reference, strategies, tolerance
 from flashcheck.case import Case
 from flashcheck.compare import PropertyFailure
 
 SMALL = profiles.size_profile("interpreter")
 
 
+def _dense(case, device="cpu"):
+    """q, k, v and the dense keyword arguments (packed cases as a batch of one under the
+    document mask; masked cases with their attn_mask)."""
+    q, k, v, kwargs, _ = packing.as_dense(*case.materialize(device), case.attention_kwargs(device))
+    return (q, k, v), kwargs
+
+
 def _reference(case, device="cpu"):
-    q, k, v = case.materialize(device)
-    return (q, k, v), reference.evaluate(q, k, v, **case.attention_kwargs())
+    (q, k, v), kwargs = _dense(case, device)
+    return (q, k, v), reference.evaluate(q, k, v, **kwargs)
 
 
 @given(case=strategies.cases(profile=SMALL))
 def test_model_bounds_the_error_of_a_plain_same_precision_attention(case):
-    """The cross-check: the model, on its own, covers what real rounding does."""
+    """The cross-check: the model, on its own, covers what real rounding does (dense,
+    masked and packed cases alike)."""
     (q, k, v), ref = _reference(case)
-    out, lse = plain.attention(q, k, v, **case.attention_kwargs())
+    out, lse = plain.attention(q, k, v, **_dense(case)[1])
     for name, got, expected in (("out", out, ref.out), ("lse", lse, ref.lse)):
         bound = tolerance.bound_for(name, ref, dtype=q.dtype, head_dim=case.head_dim)
         finite = torch.isfinite(expected)
@@ -114,8 +122,7 @@ def test_logit_error_grows_with_logit_magnitude():
 @given(case=strategies.cases(profile=SMALL))
 def test_gradient_model_bounds_the_plain_same_precision_backward(case):
     """The cross-check for gradients: the model alone covers a plain backward's rounding."""
-    q, k, v = case.materialize()
-    kwargs = case.attention_kwargs()
+    (q, k, v), kwargs = _dense(case)
     generator = torch.Generator().manual_seed(case.seed)
     grad_out = torch.randn(q.shape, generator=generator).to(q.dtype)
     grad_lse = torch.randn(case.batch, case.heads, case.seqlen_q, generator=generator)

@@ -26,6 +26,9 @@ FLOAT16_DS_OVERFLOW = (
     "window=-1,-1 softmax_scale=None layout=contiguous values=outliers seed=315278"
 )
 
+#: Packed sequences with Nq != Nk, one without queries and a length-1 one, several blocks long.
+PACKED = Case.packed(((5, 19), (0, 3), (21, 7), (1, 1), (17, 24)), heads=2, kv_heads=1, causal=True)
+
 # (property, mutant, case that exposes it)
 CAUGHT = [
     ("out_matches_reference", "mask_right_off_by_one", Case(seqlen_q=20, seqlen_k=20, causal=True)),
@@ -56,6 +59,22 @@ CAUGHT = [
     ("empty_rows_get_zero_dq", "unguarded_empty_rows_backward", Case(seqlen_q=6, seqlen_k=3, causal=True)),
     ("gqa_grads_match_repeated_kv", "first_head_of_group_only", Case(seqlen_q=5, seqlen_k=7, heads=4, kv_heads=2)),
     ("backward_leaves_inputs_unchanged", "dq_stored_into_q", Case(seqlen_q=5, seqlen_k=5)),
+    # packed variable-length sequences
+    ("varlen_matches_separate_calls", "varlen_query_offset_off_by_one", PACKED),
+    ("varlen_matches_separate_calls", "backward_varlen_writes_past_sequence_end", PACKED),
+    ("nan_padding_never_leaks", "varlen_keys_read_to_max_seqlen", Case.packed(((21, 24), (3, 7)), heads=2, kv_heads=1)),
+    ("future_keys_cannot_change_output", "varlen_band_from_total_lengths", PACKED),
+    # boolean masks
+    ("out_matches_reference", "mask_broadcast_strides_ignored", Case(batch=2, seqlen_q=20, seqlen_k=24, heads=2,
+                                                                     mask="random:0.5,shape:B1QK")),
+    ("grads_match_reference", "backward_ignores_mask", Case(seqlen_q=20, seqlen_k=24, mask="random:0.5",
+                                                            dtype="float32")),
+    ("masked_keys_with_huge_logits_change_nothing", "mask_multiplied_after_exp",
+     Case(seqlen_q=20, seqlen_k=24, mask="random:0.5")),
+    ("future_keys_cannot_change_output", "mask_multiplied_after_exp", Case(seqlen_q=20, seqlen_k=24, mask="random:0.5")),
+    ("mask_equal_to_band_matches_flag", "mask_right_off_by_one", Case(seqlen_q=20, seqlen_k=20, causal=True)),
+    ("padded_batch_matches_unpadded", "mask_broadcast_strides_ignored",
+     Case(batch=3, seqlen_q=9, seqlen_k=24, mask="key-padding:5/0/17")),
 ]
 
 

@@ -14,10 +14,11 @@ float64 reference. Two are named:
 
 :func:`size_profile` picks one by name, or by the machine when no name is given.
 
-**Hypothesis profiles.** :func:`register_hypothesis_profiles` registers four settings
+**Hypothesis profiles.** :func:`register_hypothesis_profiles` registers five settings
 profiles: ``ci`` (deterministic: derandomized, no example database, 25 examples),
-``dev`` (50 examples), ``gpu`` (200 examples) and ``fuzz`` (a million examples: stop it
-with a time budget). None has a deadline: kernel runs, above all in the interpreter, vary
+``dev`` (50 examples), ``gpu`` (200 examples), ``fuzz`` (a million examples: stop it
+with a time budget) and ``smoke`` (5 derandomized examples, for peers that compile anew
+for every shape). None has a deadline: kernel runs, above all in the interpreter, vary
 too much in time for one. :func:`load_hypothesis_profile` loads one, chosen by argument,
 then ``FLASHCHECK_HYPOTHESIS_PROFILE``, then ``ci`` on CI, then ``dev``.
 
@@ -150,7 +151,7 @@ def size_profile(name: str | SizeProfile | None = None) -> SizeProfile:
 # -- hypothesis settings profiles -----------------------------------------------------------
 
 #: The hypothesis profiles flashcheck registers.
-HYPOTHESIS_PROFILES = ("ci", "dev", "gpu", "fuzz")
+HYPOTHESIS_PROFILES = ("ci", "dev", "gpu", "fuzz", "smoke")
 
 #: Environment variable naming the hypothesis profile to load.
 PROFILE_VARIABLE = "FLASHCHECK_HYPOTHESIS_PROFILE"
@@ -170,11 +171,13 @@ def _profile_settings() -> dict[str, settings]:
         "dev": settings(base, max_examples=50, **common),
         "gpu": settings(base, max_examples=200, print_blob=True, **common),
         "fuzz": settings(base, max_examples=10**6, print_blob=True, **common),
+        # For peers that compile anew for every shape (compiled FlexAttention: 5-60 s each).
+        "smoke": settings(base, max_examples=5, derandomize=True, database=None, print_blob=True, **common),
     }
 
 
 def register_hypothesis_profiles() -> None:
-    """Register (or re-register) the ``ci``, ``dev``, ``gpu`` and ``fuzz`` profiles.
+    """Register (or re-register) the ``ci``, ``dev``, ``gpu``, ``fuzz`` and ``smoke`` profiles.
 
     ``ci`` deliberately replaces hypothesis's built-in profile of that name; if that one
     is active (hypothesis detected CI at import), ours becomes active immediately. Call it

@@ -22,7 +22,7 @@ if not CUDA:
 
 
 # -- Hypothesis profiles ------------------------------------------------------------------
-# flashcheck's "ci", "dev", "gpu" and "fuzz" profiles; "ci" replaces hypothesis's own profile
+# flashcheck's "ci", "dev", "gpu", "fuzz" and "smoke" profiles; "ci" replaces hypothesis's own profile
 # of that name, which hypothesis activates by itself when the CI variable is set.
 # FLASHCHECK_HYPOTHESIS_PROFILE picks one explicitly (the GPU run uses "gpu").
 from flashcheck import profiles  # noqa: E402  (after TRITON_INTERPRET is settled)

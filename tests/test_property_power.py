@@ -29,7 +29,10 @@ FLOAT16_DS_OVERFLOW = (
 #: Packed sequences with Nq != Nk, one without queries and a length-1 one, several blocks long.
 PACKED = Case.packed(((5, 19), (0, 3), (21, 7), (1, 1), (17, 24)), heads=2, kv_heads=1, causal=True)
 
-# (property, mutant, case that exposes it)
+# (property, mutant, case that exposes it). Mutants that write out of bounds into memory the
+# test does not own (backward_varlen_writes_past_sequence_end) are caught by the guarded
+# launcher tests of tests/test_kernel_varlen_mask.py instead: the interpreter checks no
+# bounds, and a stray store into the heap can take the test process down.
 CAUGHT = [
     ("out_matches_reference", "mask_right_off_by_one", Case(seqlen_q=20, seqlen_k=20, causal=True)),
     ("out_matches_reference", "mask_left_off_by_one", Case(seqlen_q=20, seqlen_k=24, window=(2, 1))),
@@ -61,7 +64,6 @@ CAUGHT = [
     ("backward_leaves_inputs_unchanged", "dq_stored_into_q", Case(seqlen_q=5, seqlen_k=5)),
     # packed variable-length sequences
     ("varlen_matches_separate_calls", "varlen_query_offset_off_by_one", PACKED),
-    ("varlen_matches_separate_calls", "backward_varlen_writes_past_sequence_end", PACKED),
     ("nan_padding_never_leaks", "varlen_keys_read_to_max_seqlen", Case.packed(((21, 24), (3, 7)), heads=2, kv_heads=1)),
     ("future_keys_cannot_change_output", "varlen_band_from_total_lengths", PACKED),
     # boolean masks

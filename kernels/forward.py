@@ -163,10 +163,7 @@ def _attention_forward(
         m_safe = tl.where(m_new == float("-inf"), 0.0, m_new)
         alpha = tl.math.exp2(m_i - m_safe)
         p = tl.math.exp2(s - m_safe[:, None])
-        # An explicit fused multiply-add: left to the compiler, whether this contracts
-        # depends on the rest of the kernel variant (mask or not, stride specialisation),
-        # and lse would then differ in its last bit between variants of the same problem.
-        l_i = tl.fma(l_i, alpha, tl.sum(p, 1))
+        l_i = l_i * alpha + tl.sum(p, 1)
         acc = acc * alpha[:, None]
         v = tl.load(v_base + cols[:, None] * stride_vn, mask=kv_ok[:, None] & d_ok[None, :], other=0.0)
         if EMULATE_BF16:

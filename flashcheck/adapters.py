@@ -484,6 +484,10 @@ def _run_flex(q, k, v, req: _Request):
         lse_request = {"return_aux": fa.AuxRequest(lse=True)}
     else:
         lse_request = {"return_lse": True}
+    if q.device.type == "cuda" and q.shape[-1] < 16:
+        # [2.11 H100] compiled flex: "NYI: embedding dimension of the query, key, and value
+        # must be at least 16".
+        raise NotImplementedError(f"flex: compiled FlexAttention needs head dim >= 16, got {q.shape[-1]}")
     block_mask = _flex_block_mask(req, q.device)
     if not torch.is_grad_enabled():
         # torch refuses flex on CPU for inputs that require grad even under no_grad.

@@ -29,8 +29,8 @@ and masking with the sequence's own lengths, as the forward does. lse and delta 
 
 Boolean mask (``HAS_MASK``): the recomputed P uses the forward's mask, and dS is set to 0
 outside the allowed entries with ``tl.where`` (``0 * NaN`` would otherwise carry NaN from a
-hidden key's value into dS); keys that no row of a query block may attend are loaded as 0
-in ``_dq``. A key hidden from every query thus gets exactly zero dK and dV.
+hidden key's value into dS). A key hidden from every query thus gets exactly zero dK and
+dV. Hidden keys are loaded like visible ones (see the forward's comment on why).
 """
 
 from __future__ import annotations
@@ -298,9 +298,6 @@ def _dq(
         cols = start_n + offs_n
         col_ok = cols < seqlen_k
         allowed = _allowed(offs_m, cols, seqlen_q, seqlen_k, lo, hi, Mask, stride_mm, stride_mn, HAS_MASK)
-        if HAS_MASK:
-            # Keys no row of the block may attend are read as 0 (NaN there must not leak).
-            col_ok = col_ok & (tl.max(allowed.to(tl.int32), 0) > 0)
         kt = _load_columns(k_base, cols, offs_d, stride_kn, stride_kd, col_ok, d_ok)
         vt = _load_columns(v_base, cols, offs_d, stride_vn, stride_vd, col_ok, d_ok)
         if EMULATE_BF16:

@@ -17,9 +17,9 @@ query block lies past their sequence's end return at once.
 
 Boolean mask (``HAS_MASK``, dense only): a ``(B, H, Nq, Nk)`` view of uint8 with stride 0
 along broadcast dims. It is ANDed into ``allowed`` before the row maximum (``tl.where`` to
--inf, never a multiplication, so huge or NaN logits of hidden entries cannot leak), and keys
-that no row of the block may attend are loaded as 0, so NaN or inf stored in keys hidden
-from the whole query block never enters a product. Without a mask (and without
+-inf, never a multiplication, so huge logits of hidden entries cannot leak). Hidden keys
+and values are loaded like visible ones and enter the products with probability 0, so they
+must be finite, as the protocol's inputs are (0 * NaN is NaN). Without a mask (and without
 ``IS_VARLEN``) the kernel computes exactly what it did before either existed.
 
 Interpreter (``TRITON_INTERPRET=1``) and bfloat16: the interpreter multiplies the raw bit
@@ -141,14 +141,15 @@ def _attention_forward(
         cols = start_n + offs_n
         col_ok = cols < seqlen_k
         allowed = col_ok[None, :] & (cols[None, :] >= lo[:, None]) & (cols[None, :] <= hi[:, None])
-        kv_ok = col_ok
         if HAS_MASK:
+            # Hidden keys are still loaded: masking their loads by the tile's mask ties the
+            # mask's register layout to the loads', and the compiled kernel then sums rows in
+            # an order that depends on the inputs' strides (found on an H100: lse differed in
+            # its last bit between a tensor and its contiguous copy, and between a mask and
+            # the equivalent causal flag).
             keep = _mask_tile(Mask, offs_m, cols, stride_mm, stride_mn, row_ok, col_ok)
             allowed = allowed & keep
-            # Keys no row of this block may attend are read as 0: NaN or inf stored there
-            # would otherwise reach the products (0 * NaN is NaN).
-            kv_ok = col_ok & (tl.max(allowed.to(tl.int32), 0) > 0)
-        k = tl.load(k_base + cols[None, :] * stride_kn, mask=d_ok[:, None] & kv_ok[None, :], other=0.0)
+        k = tl.load(k_base + cols[None, :] * stride_kn, mask=d_ok[:, None] & col_ok[None, :], other=0.0)
         if EMULATE_BF16:
             k = k.to(tl.float32)
         if FP32_IEEE:
@@ -165,7 +166,7 @@ def _attention_forward(
         p = tl.math.exp2(s - m_safe[:, None])
         l_i = l_i * alpha + tl.sum(p, 1)
         acc = acc * alpha[:, None]
-        v = tl.load(v_base + cols[:, None] * stride_vn, mask=kv_ok[:, None] & d_ok[None, :], other=0.0)
+        v = tl.load(v_base + cols[:, None] * stride_vn, mask=col_ok[:, None] & d_ok[None, :], other=0.0)
         if EMULATE_BF16:
             acc += tl.dot(_round_to_bfloat16(p), v.to(tl.float32), input_precision="ieee")
         elif FP32_IEEE:

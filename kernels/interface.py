@@ -52,9 +52,9 @@ def flash_attention(
     ``attn_mask`` (dense calls only): a bool tensor on q's device broadcastable to
     ``(B, H, Nq, Nk)`` (dims of size 1 or absent on the left broadcast, without being
     materialised), True = may attend, ANDed with causal/window. Masked entries are excluded
-    before the softmax's maximum, so huge logits there change nothing; a key hidden from
-    every query of a block of queries is never read into a product, so NaN or inf stored in
-    it cannot reach the outputs either.
+    before the softmax's maximum, so huge (finite) logits there change nothing. Hidden keys
+    and values still enter the products, with probability 0: like every input they must be
+    finite (NaN there gives NaN, as in standard attention).
 
     A row with no allowed key (by the band, the mask or an empty sequence) returns output 0
     and lse ``-inf``, and gets zero gradient.

@@ -98,7 +98,7 @@ from typing import Callable, Mapping
 import torch
 
 from flashcheck import packing
-from flashcheck.masks import UNBOUNDED, band, effective_window
+from flashcheck.masks import UNBOUNDED, band, check_attn_mask, effective_window
 from flashcheck.protocol import DEFAULT_FEATURES, DTYPE_NAMES, PROTOCOL_FEATURES, features_of
 
 __all__ = [
@@ -160,17 +160,10 @@ def _check_shapes(q, k, v) -> None:
         raise ValueError(f"q, k, v dtypes differ: {q.dtype}, {k.dtype}, {v.dtype}")
 
 
-def _check_mask(mask: torch.Tensor, shape: tuple[int, int, int, int], device: torch.device) -> None:
-    if not isinstance(mask, torch.Tensor) or mask.dtype != torch.bool:
-        raise TypeError(f"attn_mask must be a bool tensor (True = attend), got {getattr(mask, 'dtype', type(mask))}")
+def _check_mask(mask, shape: tuple[int, int, int, int], device: torch.device) -> None:
+    check_attn_mask(mask, *shape)  # a bool tensor broadcastable to (B, H, Nq, Nk)
     if mask.device != device:
         raise ValueError(f"attn_mask is on {mask.device}, q on {device}")
-    try:
-        fits = mask.dim() <= 4 and torch.broadcast_shapes(mask.shape, shape) == torch.Size(shape)
-    except RuntimeError:
-        fits = False
-    if not fits:
-        raise ValueError(f"attn_mask {tuple(mask.shape)} does not broadcast to (B, H, Nq, Nk) {shape}")
 
 
 def _refuse(adapter: str, features: frozenset, needed: str, what: str) -> None:

@@ -19,6 +19,7 @@ import torch
 from flashcheck.kernels import backward, config, flash_attention, forward
 
 from tests import mutants
+from tests.witness import allowed_matrix as band
 
 DTYPES = [torch.float16, torch.bfloat16, torch.float32]
 
@@ -35,20 +36,6 @@ def _tensors_on_the_kernel_device():
 
 
 # -- float64 reference ----------------------------------------------------------------------
-def band(nq, nk, causal=False, window=(-1, -1)):
-    """(Nq, Nk) bool: query i may attend key j (bottom-right aligned)."""
-    left, right = window
-    right = 0 if causal else right
-    i = torch.arange(nq)[:, None] + (nk - nq)
-    j = torch.arange(nk)[None, :]
-    allowed = torch.ones(nq, nk, dtype=torch.bool)
-    if left != -1:
-        allowed &= j >= i - left
-    if right != -1:
-        allowed &= j <= i + right
-    return allowed
-
-
 def reference(q, k, v, *, causal=False, window=(-1, -1), attn_mask=None, softmax_scale=None):
     """Dense float64 attention with explicit masks, differentiable; rows with no allowed key
     give out 0, lse -inf and zero gradient."""

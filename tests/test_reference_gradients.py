@@ -17,6 +17,8 @@ import torch
 
 from flashcheck import plain, reference
 
+from tests.witness import allowed_matrix
+
 U32 = 2.0**-24
 UNIT_ROUNDOFF = {torch.float16: 2.0**-11, torch.bfloat16: 2.0**-8, torch.float32: U32}
 PER_QUERY = ("dq", "abs_dq", "abs_dq_terms", "p_abs_k")
@@ -38,22 +40,6 @@ def make_inputs(batch, nq, nk, heads, kv_heads, dim, *, seed, dtype=torch.float6
     grad_out = draw(batch, nq, heads, dim)
     grad_lse = torch.randn(batch, heads, nq, generator=generator, dtype=torch.float64)
     return q, k, v, grad_out, grad_lse
-
-
-def allowed_matrix(nq, nk, causal, window):
-    """Boolean (Nq, Nk) band from the protocol text: i attends j iff
-    ``i + Nk - Nq - left <= j <= i + Nk - Nq + right`` (-1 unbounded; causal: right = 0)."""
-    left, right = window
-    if causal:
-        right = 0
-    i = torch.arange(nq)[:, None] + (nk - nq)
-    j = torch.arange(nk)[None, :]
-    allowed = torch.ones(nq, nk, dtype=torch.bool)
-    if left != -1:
-        allowed &= j >= i - left
-    if right != -1:
-        allowed &= j <= i + right
-    return allowed
 
 
 def safe_attention(q, k, v, *, causal, window, softmax_scale):

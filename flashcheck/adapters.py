@@ -98,7 +98,7 @@ from typing import Callable, Mapping
 import torch
 
 from flashcheck import packing
-from flashcheck.masks import UNBOUNDED, band, check_attn_mask, effective_window
+from flashcheck.masks import UNBOUNDED, as_4d, band, check_attn_mask, effective_window
 from flashcheck.protocol import DEFAULT_FEATURES, DTYPE_NAMES, PROTOCOL_FEATURES, features_of
 
 __all__ = [
@@ -202,13 +202,9 @@ def _allowed(req: _Request, device) -> torch.Tensor | None:
     return allowed
 
 
-def _as_4d(mask: torch.Tensor) -> torch.Tensor:
-    return mask.reshape((1,) * (4 - mask.dim()) + tuple(mask.shape))
-
-
 def _additive_bias(allowed: torch.Tensor, req: _Request, dtype, align: int = 16) -> torch.Tensor:
     """0 / -inf bias of shape (B, H, Nq, Nk) in ``dtype``, key axis storage padded to ``align``."""
-    allowed = _as_4d(allowed)
+    allowed = as_4d(allowed)
     bm, hm = allowed.shape[0], allowed.shape[1]
     padded = -(-req.nk // align) * align
     storage = torch.zeros(bm, hm, req.nq, padded, dtype=dtype, device=allowed.device)
@@ -300,9 +296,7 @@ class Adapter:
 
     def _packed(self, q, k, v, causal, window, softmax_scale, attn_mask, varlen):
         """A packed call as a batch of one under the document mask; packed out and lse."""
-        if attn_mask is not None:
-            raise ValueError("attn_mask: the protocol's attn_mask is dense only; not with cu_seqlens_q/cu_seqlens_k")
-        kwargs = dict(causal=causal, window=window, softmax_scale=softmax_scale, **varlen)
+        kwargs = dict(causal=causal, window=window, softmax_scale=softmax_scale, attn_mask=attn_mask, **varlen)
         q4, k4, v4, dense, _ = packing.as_dense(q, k, v, kwargs)  # validates, builds the document mask
         out, lse = self(q4, k4, v4, **dense)
         return out[0], None if lse is None else lse[0]
@@ -446,7 +440,7 @@ def _flex_mask_mod(req: _Request, device):
     offset = req.nk - req.nq
     lo = torch.tensor(offset - (unbounded if req.left == UNBOUNDED else req.left), device=device)
     hi = torch.tensor(offset + (unbounded if req.right == UNBOUNDED else req.right), device=device)
-    user = None if req.mask is None else _as_4d(req.mask).expand(req.batch, req.heads, req.nq, req.nk)
+    user = None if req.mask is None else as_4d(req.mask).expand(req.batch, req.heads, req.nq, req.nk)
 
     def mask_mod(b, h, q_idx, kv_idx):
         inside = (kv_idx - q_idx >= lo) & (kv_idx - q_idx <= hi)
@@ -461,7 +455,7 @@ def _flex_block_mask(req: _Request, device):
     mask_mod = _flex_mask_mod(req, device)
     if mask_mod is None:
         return None
-    shared = req.mask is None or _as_4d(req.mask).shape[:2] == (1, 1)
+    shared = req.mask is None or as_4d(req.mask).shape[:2] == (1, 1)
     # None, None: one block mask for every batch and head.  A mask varying over either
     # gets the full (B, H) block mask: on torch 2.11 a (B, 1) block mask with GQA failed
     # to compile (inductor NoValidChoicesError) where (B, H) and (1, H) compiled.

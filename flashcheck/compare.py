@@ -136,26 +136,22 @@ def check_close(name, got, expected, allowed, *, what="the float64 reference", e
     if metrics.exceeding == 0:
         return metrics
     index = metrics.worst_index
-
-    def format_index(name, index):  # noqa: F811  (the module's, plus the location)
-        text = _format_index(name, index)
-        return text if locate is None or index is None else f"{text} [{locate(index)}]"
-
     lines = [
         f"{name} differs from {what}",
         f"Mismatched elements: {metrics.exceeding} / {metrics.total} "
         f"({100.0 * metrics.exceeding / metrics.total:.3g}%) exceed the allowed error",
-        f"Worst element {format_index(name, index)}: got {_value(got, index)}, expected {_value(expected, index)}",
+        f"Worst element {format_index(name, index, locate)}: got {_value(got, index)}, "
+        f"expected {_value(expected, index)}",
         f"  error {metrics.worst_error:.3e} > allowed {metrics.worst_allowed:.3e} "
         f"(error/allowed = {metrics.worst_ratio:.3g})",
     ]
     if explain is not None:
         lines.append(f"  allowed here = {explain(index)}")
     lines.append(
-        f"Greatest absolute difference: {metrics.max_abs:.3e} at {format_index(name, metrics.max_abs_index)}"
+        f"Greatest absolute difference: {metrics.max_abs:.3e} at {format_index(name, metrics.max_abs_index, locate)}"
     )
     lines.append(
-        f"Greatest relative difference: {metrics.max_rel:.3e} at {format_index(name, metrics.max_rel_index)}"
+        f"Greatest relative difference: {metrics.max_rel:.3e} at {format_index(name, metrics.max_rel_index, locate)}"
     )
     raise PropertyFailure("\n".join(lines))
 
@@ -190,16 +186,14 @@ def bitwise_equal(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     return a == b
 
 
-def format_index(name: str, index) -> str:
+def format_index(name: str, index, locate=None) -> str:
+    """``index`` of output ``name`` with its dimension names; ``locate(index) -> str``, when
+    given, adds where it lies (for packed sequences: the sequence and position)."""
     if index is None:
         return "()"
     names = next((n for n in INDEX_NAMES.get(name, ()) if len(n) == len(index)), None)
-    if names is None:
-        return str(tuple(index))
-    return "(" + ", ".join(f"{n}={i}" for n, i in zip(names, index)) + ")"
-
-
-_format_index = format_index
+    text = str(tuple(index)) if names is None else "(" + ", ".join(f"{n}={i}" for n, i in zip(names, index)) + ")"
+    return text if locate is None else f"{text} [{locate(index)}]"
 
 
 def _value(tensor: torch.Tensor, index) -> str:

@@ -43,10 +43,6 @@ class _Layout:
     def locate(self, name: str):
         return None if self.packing is None else (lambda index: self.packing.describe(name, index))
 
-    def where(self, name: str, index) -> str:
-        text = compare.format_index(name, index)
-        return text if self.packing is None or index is None else f"{text} [{self.packing.describe(name, index)}]"
-
 
 @dataclass
 class Expectation(_Layout):
@@ -87,8 +83,9 @@ class Expectation(_Layout):
             observer(name, metrics)
         _steer(name, metrics)
         if metrics.max_abs > limit:
+            where = compare.format_index(name, metrics.max_abs_index, self.locate(name))
             raise compare.PropertyFailure(
-                f"{name}: largest error {metrics.max_abs:.3e} at {self.where(name, metrics.max_abs_index)} "
+                f"{name}: largest error {metrics.max_abs:.3e} at {where} "
                 f"exceeds {tolerance.BASELINE_FACTOR:g} × the plain same-precision attention's largest error "
                 f"plus an ulp-scale floor: {limit:.3e} (every element is within its worst-case bound; "
                 f"the implementation is uniformly less accurate than its precision promises)"

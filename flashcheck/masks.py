@@ -90,7 +90,7 @@ def count_keys(seqlen_q, seqlen_k, left, right, *, attn_mask=None, device="cpu")
     """Keys each query may attend under the band AND ``attn_mask``: int64 ``(B|1, H|1, Nq)``."""
     if attn_mask is None:
         return keys_per_row(seqlen_q, seqlen_k, left, right).to(device)[None, None]
-    mask = attn_mask.reshape((1,) * (4 - attn_mask.dim()) + tuple(attn_mask.shape))
+    mask = as_4d(attn_mask)
     counts = torch.zeros(mask.shape[0], mask.shape[1], seqlen_q, dtype=torch.int64, device=device)
     for rows, ok in query_chunks(seqlen_q, seqlen_k, left, right, elements_per_row=mask.shape[0] * mask.shape[1]
                                  * max(seqlen_k, 1), budget=1 << 24, device=device, attn_mask=attn_mask):
@@ -115,7 +115,13 @@ def check_attn_mask(attn_mask, batch: int, heads: int, seqlen_q: int, seqlen_k: 
         fits = False
     if not fits:
         raise ValueError(f"attn_mask: shape {tuple(attn_mask.shape)} does not broadcast to (B, H, Nq, Nk) {shape}")
-    return attn_mask.reshape((1,) * (4 - attn_mask.dim()) + tuple(attn_mask.shape))
+    return as_4d(attn_mask)
+
+
+def as_4d(mask: torch.Tensor) -> torch.Tensor:
+    """A mask broadcastable to ``(B, H, Nq, Nk)`` viewed with all four dims (missing leading
+    dims as 1)."""
+    return mask.reshape((1,) * (4 - mask.dim()) + tuple(mask.shape))
 
 
 def sequence_lengths(name: str, cu_seqlens, total: int) -> list[int]:
@@ -133,6 +139,16 @@ def sequence_lengths(name: str, cu_seqlens, total: int) -> list[int]:
     if any(n < 0 for n in lengths):
         raise ValueError(f"{name}: offsets must be non-decreasing, got {offsets}")
     return lengths
+
+
+def packed_lengths(cu_seqlens_q, cu_seqlens_k, total_q: int, total_k: int) -> tuple[list[int], list[int]]:
+    """Per-sequence query and key lengths of a packed problem, checked as in
+    :func:`sequence_lengths` and for the same number of sequences on both sides."""
+    lengths_q = sequence_lengths("cu_seqlens_q", cu_seqlens_q, total_q)
+    lengths_k = sequence_lengths("cu_seqlens_k", cu_seqlens_k, total_k)
+    if len(lengths_q) != len(lengths_k):
+        raise ValueError(f"cu_seqlens_k: {len(lengths_k)} sequences, but cu_seqlens_q has {len(lengths_q)}")
+    return lengths_q, lengths_k
 
 
 def _describe(x) -> str:
@@ -189,16 +205,11 @@ def allowed(seqlen_q: int, seqlen_k: int, *, causal=False, window=(-1, -1), attn
     if cu_seqlens_q is not None:
         if attn_mask is not None:
             raise ValueError("attn_mask: the protocol's attn_mask is dense only; not with cu_seqlens_q/cu_seqlens_k")
-        lengths_q = sequence_lengths("cu_seqlens_q", cu_seqlens_q, seqlen_q)
-        lengths_k = sequence_lengths("cu_seqlens_k", cu_seqlens_k, seqlen_k)
-        if len(lengths_q) != len(lengths_k):
-            raise ValueError(
-                f"cu_seqlens_k: {len(lengths_k)} sequences, but cu_seqlens_q has {len(lengths_q)}"
-            )
+        packed_lengths(cu_seqlens_q, cu_seqlens_k, seqlen_q, seqlen_k)
         return document(cu_seqlens_q, cu_seqlens_k, left, right, rows)[None, None]
     result = band(rows, seqlen_q, seqlen_k, left, right)[None, None]
     if attn_mask is not None:
-        mask = attn_mask.reshape((1,) * (4 - attn_mask.dim()) + tuple(attn_mask.shape))
+        mask = as_4d(attn_mask)
         rows_of_mask = rows if mask.shape[2] > 1 else rows.new_zeros(len(rows))
         result = result & mask.to(device)[:, :, rows_of_mask]
     return result

@@ -49,10 +49,7 @@ def check_varlen_arguments(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, ma
             f"q, k, v: packed sequences need q (Tq, H, D) and k, v (Tk, Hkv, D); got shapes "
             f"{tuple(q.shape)}, {tuple(k.shape)}, {tuple(v.shape)}"
         )
-    lengths_q = masks.sequence_lengths("cu_seqlens_q", cu_seqlens_q, q.shape[0])
-    lengths_k = masks.sequence_lengths("cu_seqlens_k", cu_seqlens_k, k.shape[0])
-    if len(lengths_q) != len(lengths_k):
-        raise ValueError(f"cu_seqlens_k: {len(lengths_k)} sequences, but cu_seqlens_q has {len(lengths_q)}")
+    lengths_q, lengths_k = masks.packed_lengths(cu_seqlens_q, cu_seqlens_k, q.shape[0], k.shape[0])
     for name, value, lengths in (("max_seqlen_q", max_seqlen_q, lengths_q), ("max_seqlen_k", max_seqlen_k, lengths_k)):
         if not isinstance(value, int) or isinstance(value, bool) or value < max(lengths, default=0):
             raise ValueError(f"{name}: expected an int at least the longest sequence {max(lengths, default=0)}, "
@@ -73,11 +70,9 @@ def as_dense(q, k, v, kwargs: dict):
     if kwargs.get("attn_mask") is not None:
         raise ValueError("attn_mask: the protocol's attn_mask is dense only; not with cu_seqlens_q/cu_seqlens_k")
     packing = check_varlen_arguments(q, k, v, **varlen)
-    document = masks.allowed(
-        q.shape[0], k.shape[0], causal=kwargs.pop("causal", False), window=kwargs.pop("window", (-1, -1)),
-        cu_seqlens_q=varlen["cu_seqlens_q"], cu_seqlens_k=varlen["cu_seqlens_k"], device=q.device,
-    )
-    kwargs["attn_mask"] = document
+    left, right = masks.effective_window(kwargs.pop("causal", False), kwargs.pop("window", (-1, -1)))
+    rows = torch.arange(q.shape[0], device=q.device)
+    kwargs["attn_mask"] = masks.document(varlen["cu_seqlens_q"], varlen["cu_seqlens_k"], left, right, rows)[None, None]
     return q.unsqueeze(0), k.unsqueeze(0), v.unsqueeze(0), kwargs, packing
 
 

@@ -295,8 +295,7 @@ FLOAT32_TINY = 2.0**-126
 def _underflow_terms(grads, grad_out, grad_lse, q, k, scale, finite) -> dict:
     """Absolute errors of dq, dk, dv from an error of up to FLOAT32_TINY in every
     probability (see :func:`gradient_bounds`), shaped to broadcast against each gradient."""
-    batch, seqlen_q, heads, head_dim = q.shape
-    kv_heads = k.shape[2]
+    heads, kv_heads = q.shape[2], k.shape[2]
     group = heads // kv_heads
     upstream = grads.abs_dp_max + grads.delta.abs()  # (B, H, Nq)
     if grad_lse is not None:

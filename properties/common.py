@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import torch
 
-from flashcheck import expectation, protocol
+from flashcheck import compare, expectation, protocol
 
 
 def materialize(case, device):
@@ -45,3 +45,15 @@ def batched(case, tensor: torch.Tensor | None) -> torch.Tensor | None:
 def empty_rows(case, device) -> torch.Tensor:
     """Boolean ``(B, H, Nq)`` (a batch of one when packed): rows with no allowed key."""
     return (case.keys_per_row().to(device) == 0).expand(case.batch, case.heads, case.seqlen_q)
+
+
+def format_batched_index(case, name: str, index) -> str:
+    """An index into the :func:`batched` view of output ``name``, formatted in the
+    implementation's own layout (without the batch of one when packed)."""
+    return compare.format_index(name, index[1:] if case.varlen else index)
+
+
+def seeded_generator(case, salt: int) -> torch.Generator:
+    """A CPU generator for a property's own random choices, from the case's seed and a
+    ``salt`` that keeps different uses independent."""
+    return torch.Generator().manual_seed((case.seed * 1_000_003 + salt) % (2**63))

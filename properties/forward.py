@@ -7,7 +7,7 @@ import torch
 
 from flashcheck import compare
 from flashcheck.compare import PropertyFailure
-from flashcheck.properties.common import batched, empty_rows, expect, materialize, run
+from flashcheck.properties.common import batched, empty_rows, expect, format_batched_index, materialize, run
 from flashcheck.properties.registry import prop
 
 
@@ -49,16 +49,9 @@ def outputs_finite(impl, case, *, device=None):
             keys = int(case.keys_per_row().expand(case.batch, case.heads, case.seqlen_q)[index])
             raise PropertyFailure(
                 f"lse is non-finite where a row has keys, or not -inf where it has none: "
-                f"{int(wrong.sum())} elements; first at {_where('lse', case, index)}: "
+                f"{int(wrong.sum())} elements; first at {format_batched_index(case, 'lse', index)}: "
                 f"{float(lse_b[index])} (row has {keys} allowed keys)"
             )
-
-
-def _where(name, case, index) -> str:
-    """An index of the dense (batch-of-one) view, in the implementation's own layout."""
-    if case.varlen:
-        index = index[1:]
-    return compare.format_index(name, index)
 
 
 @prop(applies=lambda case: case.has_empty_rows, draw={"empty_rows": True})
@@ -73,7 +66,7 @@ def empty_rows_exact(impl, case, *, device=None):
         index = tuple(int(i) for i in wrong.nonzero()[0])
         raise PropertyFailure(
             f"out is not 0 on a row with no allowed key: {int(wrong.sum())} elements; first at "
-            f"{_where('out', case, index)}: {float(out_b[index])}"
+            f"{format_batched_index(case, 'out', index)}: {float(out_b[index])}"
         )
     if lse is not None:
         lse_b = batched(case, lse)
@@ -82,7 +75,7 @@ def empty_rows_exact(impl, case, *, device=None):
             index = tuple(int(i) for i in wrong.nonzero()[0])
             raise PropertyFailure(
                 f"lse is not -inf on a row with no allowed key; first at "
-                f"{_where('lse', case, index)}: {float(lse_b[index])}"
+                f"{format_batched_index(case, 'lse', index)}: {float(lse_b[index])}"
             )
 
 

@@ -7,7 +7,7 @@ import torch
 
 from flashcheck import compare
 from flashcheck.compare import PropertyFailure
-from flashcheck.properties.common import batched, empty_rows, expect_gradients, materialize
+from flashcheck.properties.common import batched, empty_rows, expect_gradients, format_batched_index, materialize
 from flashcheck.properties.registry import prop
 
 #: Scales of the upstream gradient dO, chosen by the case's seed.
@@ -79,7 +79,7 @@ def unseen_keys_get_zero_gradient(impl, case, *, device=None):
             index = tuple(int(i) for i in leaked.nonzero()[0])
             raise PropertyFailure(
                 f"{name} is not zero for a key that no query may attend: {int(leaked.sum())} nonzero elements; "
-                f"first at {compare.format_index(name, index[1:] if case.varlen else index)}: "
+                f"first at {format_batched_index(case, name, index)}: "
                 f"{float(batched(case, grad)[index]):.6g}"
             )
 
@@ -95,7 +95,7 @@ def empty_rows_get_zero_dq(impl, case, *, device=None):
         index = tuple(int(i) for i in leaked.nonzero()[0])
         raise PropertyFailure(
             f"dq is not zero on a row with no allowed key: {int(leaked.sum())} nonzero elements; first at "
-            f"{compare.format_index('dq', index[1:] if case.varlen else index)}"
+            f"{format_batched_index(case, 'dq', index)}"
         )
 
 
@@ -106,12 +106,11 @@ def gqa_grads_match_repeated_kv(impl, case, *, device=None):
     q, k, v = inputs = materialize(case, device)
     group = case.heads // case.kv_heads
     (dq, dk, dv), grad_out, grad_lse = gradients(impl, case, inputs)
-    head_dim = k.dim() - 2  # 2 dense, 1 packed
-    repeated = (q, k.repeat_interleave(group, dim=head_dim), v.repeat_interleave(group, dim=head_dim))
+    # The head axis is -2 in both layouts: (B, N, H, D) and packed (T, H, D).
+    repeated = (q, k.repeat_interleave(group, dim=-2), v.repeat_interleave(group, dim=-2))
     (dq_r, dk_r, dv_r), _, _ = gradients(impl, case.replace(kv_heads=case.heads), repeated, grad_out, grad_lse)
     sums = {
-        name: g.double().unflatten(head_dim, (case.kv_heads, group)).sum(dim=head_dim + 1)
-        for name, g in (("dk", dk_r), ("dv", dv_r))
+        name: g.double().unflatten(-2, (case.kv_heads, group)).sum(dim=-2) for name, g in (("dk", dk_r), ("dv", dv_r))
     }
     expected = expect_gradients(impl, case, inputs, grad_out, grad_lse)
     what = "the group sum of the gradients with K/V repeated per head"

@@ -20,12 +20,8 @@ import torch
 
 from flashcheck import compare, masks
 from flashcheck.compare import PropertyFailure
-from flashcheck.properties.common import batched, expect, materialize, run
+from flashcheck.properties.common import batched, expect, materialize, run, seeded_generator
 from flashcheck.properties.registry import prop
-
-
-def _generator(case, salt: int) -> torch.Generator:
-    return torch.Generator().manual_seed((case.seed * 1_000_003 + salt) % (2**63))
 
 
 def _hidden_keys(case, allowed):
@@ -76,7 +72,7 @@ def _perturbed_keys(case, device, fill):
 def future_keys_cannot_change_output(impl, case, *, device=None):
     """Replacing keys and values that a query may not attend by fresh values leaves that
     query's output and lse bitwise unchanged (causal, window, attn_mask and packed cases)."""
-    generator = _generator(case, 11)
+    generator = seeded_generator(case, 11)
 
     def fresh(k, v):
         return (torch.randn(k.shape, generator=generator).to(k.dtype).to(k.device),
@@ -95,7 +91,7 @@ def masked_keys_with_huge_logits_change_nothing(impl, case, *, device=None):
     dtype = case.torch_dtype
     magnitude = huge_key_magnitude(case)
     sign = 1.0 if case.scale >= 0 else -1.0
-    generator = _generator(case, 12)
+    generator = seeded_generator(case, 12)
 
     def huge(k, v):
         direction = torch.randn(k.shape, generator=generator).sign().to(k.device)

@@ -13,19 +13,15 @@ from __future__ import annotations
 import torch
 
 from flashcheck import compare
-from flashcheck.properties.common import batched, expect, materialize, run
+from flashcheck.properties.common import batched, expect, materialize, run, seeded_generator
 from flashcheck.properties.registry import prop
-
-
-def _generator(case, salt: int) -> torch.Generator:
-    return torch.Generator().manual_seed((case.seed * 1_000_003 + salt) % (2**63))
 
 
 @prop(applies=lambda case: not case.is_masked and case.seqlen_k > 1, draw={"unmasked": True})
 def key_permutation_invariance(impl, case, *, device=None):
     """Permuting keys and values jointly leaves output and lse unchanged (unmasked cases)."""
     q, k, v = inputs = materialize(case, device)
-    perm = torch.randperm(case.seqlen_k, generator=_generator(case, 1)).to(k.device)
+    perm = torch.randperm(case.seqlen_k, generator=seeded_generator(case, 1)).to(k.device)
     out, lse = run(impl, case, inputs)
     permuted = [t[perm] if case.varlen else t[:, perm] for t in (k, v)]
     out_p, lse_p = run(impl, case, (q, *permuted))
@@ -42,7 +38,7 @@ def key_shift_invariance(impl, case, *, device=None):
     scale·q·u; shifts reach thousands, so a kernel that does not subtract the row maximum
     or starts it at a finite sentinel breaks."""
     q, k, v = inputs = materialize(case, device)
-    generator = _generator(case, 2)
+    generator = seeded_generator(case, 2)
     magnitude = [30.0, 300.0, 3e4][case.seed % 3]
     u = torch.randn(case.batch, 1, case.kv_heads, case.head_dim, generator=generator, dtype=torch.float64)
     q_rms = float(q.double().pow(2).mean().sqrt()) if q.numel() else 1.0
@@ -95,7 +91,7 @@ def value_linearity(impl, case, *, device=None):
             "out", out_double, 2 * out, where=doubling_is_exact(out),
             what="twice the output for V (doubling V is exact away from subnormals)",
         )
-    other = torch.randn(v.shape, generator=_generator(case, 3)).to(v.dtype).to(v.device)
+    other = torch.randn(v.shape, generator=seeded_generator(case, 3)).to(v.dtype).to(v.device)
     total = (v.double() + other.double()).to(v.dtype)
     out_other, _ = run(impl, case, (q, k, other))
     out_total, _ = run(impl, case, (q, k, total))
@@ -113,8 +109,8 @@ def gqa_matches_repeated_kv(impl, case, *, device=None):
     """Grouped-query attention equals attention with K and V repeated per query head."""
     q, k, v = inputs = materialize(case, device)
     group = case.heads // case.kv_heads
-    head_dim = k.dim() - 2  # 2 dense, 1 packed
-    repeated = (q, k.repeat_interleave(group, dim=head_dim), v.repeat_interleave(group, dim=head_dim))
+    # The head axis is -2 in both layouts: (B, N, H, D) and packed (T, H, D).
+    repeated = (q, k.repeat_interleave(group, dim=-2), v.repeat_interleave(group, dim=-2))
     out, lse = run(impl, case, inputs)
     out_r, lse_r = run(impl, case.replace(kv_heads=case.heads), repeated)
     exp = expect(impl, case, inputs)

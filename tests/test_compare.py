@@ -8,7 +8,7 @@ import math
 import pytest
 import torch
 
-from flashcheck import compare
+from flashcheck import compare, expectation
 from flashcheck.case import Case
 from flashcheck.compare import PropertyFailure
 
@@ -88,3 +88,17 @@ def test_doubling_is_exact_excludes_a_subnormal_rounded_up_to_the_smallest_norma
     assert not doubling_is_exact(rounded.reshape(1)).any()
     normal = torch.tensor([3 * tiny, 1.0], dtype=torch.float16)
     assert doubling_is_exact(normal).all()
+
+
+def test_packed_report_names_sequence_and_position():
+    """For packed sequences, each index in a report also says which sequence and position."""
+    case = Case.packed(((3, 5), (4, 2)), heads=2, dtype="float32")
+    q, k, v = case.materialize()
+    expected = expectation.expect(q, k, v, **case.attention_kwargs())
+    wrong = expected.expected_out.float().clone()
+    wrong[5, 1, 3] += 1.0  # token 5 is position 2 of sequence 1
+    with pytest.raises(PropertyFailure) as failure:
+        expected.check_out(wrong)
+    lines = str(failure.value).splitlines()
+    assert "Worst element (t=5, h=1, d=3) [sequence 1, position 2]" in lines[2]
+    assert lines[-2].endswith("at (t=5, h=1, d=3) [sequence 1, position 2]")

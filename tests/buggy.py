@@ -30,17 +30,24 @@ def _protocol(dense):
 correct = _protocol(plain.attention)
 
 
-def _additive(q, k, v, *, causal=False, window=(-1, -1), softmax_scale=None, attn_mask=None):
-    """The mask as an additive bias of -1e4 instead of -inf: huge hidden logits win."""
-    if attn_mask is None:
-        return plain.attention(q, k, v, causal=causal, window=window, softmax_scale=softmax_scale)
+def _float32_logits(q, k, v, causal, window, softmax_scale, attn_mask):
+    """Unmasked float32 logits ``(B, H, Nq, Nk)``, the allowed entries, and V with its heads
+    repeated per query head, ``(B, H, Nk, D)``: what the buggy masked variants start from."""
     allowed = masks.allowed(q.shape[1], k.shape[1], causal=causal, window=window, attn_mask=attn_mask,
                             device=q.device)
     group = q.shape[2] // k.shape[2]
     scale = softmax_scale if softmax_scale is not None else 1 / math.sqrt(q.shape[-1])
     qf, kf, vf = (t.float().transpose(1, 2) for t in (q, k, v))
     kf, vf = kf.repeat_interleave(group, dim=1), vf.repeat_interleave(group, dim=1)
-    logits = scale * (qf @ kf.transpose(-1, -2)) + (~allowed).float() * -1e4
+    return scale * (qf @ kf.transpose(-1, -2)), allowed, vf
+
+
+def _additive(q, k, v, *, causal=False, window=(-1, -1), softmax_scale=None, attn_mask=None):
+    """The mask as an additive bias of -1e4 instead of -inf: huge hidden logits win."""
+    if attn_mask is None:
+        return plain.attention(q, k, v, causal=causal, window=window, softmax_scale=softmax_scale)
+    logits, allowed, vf = _float32_logits(q, k, v, causal, window, softmax_scale, attn_mask)
+    logits = logits + (~allowed).float() * -1e4
     lse = torch.logsumexp(logits, dim=-1)
     out = (torch.softmax(logits, dim=-1) @ vf).to(q.dtype).transpose(1, 2)
     return out, lse
@@ -58,13 +65,7 @@ ignores_mask = _protocol(_ignoring_mask)
 
 def _leaky(q, k, v, *, causal=False, window=(-1, -1), softmax_scale=None, attn_mask=None):
     """Hidden keys keep a weight of 1e-7 of their exponential: far below any tolerance."""
-    allowed = masks.allowed(q.shape[1], k.shape[1], causal=causal, window=window, attn_mask=attn_mask,
-                            device=q.device)
-    group = q.shape[2] // k.shape[2]
-    scale = softmax_scale if softmax_scale is not None else 1 / math.sqrt(q.shape[-1])
-    qf, kf, vf = (t.float().transpose(1, 2) for t in (q, k, v))
-    kf, vf = kf.repeat_interleave(group, dim=1), vf.repeat_interleave(group, dim=1)
-    logits = scale * (qf @ kf.transpose(-1, -2))
+    logits, allowed, vf = _float32_logits(q, k, v, causal, window, softmax_scale, attn_mask)
     weights = torch.exp(logits - logits.amax(dim=-1, keepdim=True)) * (allowed + 1e-7 * ~allowed)
     total = weights.sum(dim=-1, keepdim=True)
     out = (weights / total.clamp(min=1e-30)) @ vf

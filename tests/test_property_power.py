@@ -102,13 +102,13 @@ def test_determinism_catches_a_race(property_name, racy):
         prop.check(racy(flash_attention), case)
 
 
-#: Properties of masks and packed sequences, which the project kernel does not support yet:
-#: (property, pure-torch implementation with a planted bug, case that exposes it). The
-#: correct pure-torch implementation (tests/buggy.py) passes each case.
-PACKED = dict(heads=2, kv_heads=1, causal=True)
+#: Properties of masks and packed sequences shown to catch bugs independently of the project
+#: kernel too: (property, pure-torch implementation with a planted bug, case that exposes
+#: it). The correct pure-torch implementation (tests/buggy.py) passes each case.
+SMALL_PACKED = dict(heads=2, kv_heads=1, causal=True)
 CAUGHT_WITHOUT_KERNEL = [
-    ("varlen_matches_separate_calls", "across_documents", Case.packed(((3, 4), (2, 5), (4, 2)), **PACKED)),
-    ("nan_padding_never_leaks", "reads_past_the_end", Case.packed(((3, 4), (2, 5)), **PACKED)),
+    ("varlen_matches_separate_calls", "across_documents", Case.packed(((3, 4), (2, 5), (4, 2)), **SMALL_PACKED)),
+    ("nan_padding_never_leaks", "reads_past_the_end", Case.packed(((3, 4), (2, 5)), **SMALL_PACKED)),
     ("future_keys_cannot_change_output", "leaky_mask",
      Case(seqlen_q=6, seqlen_k=9, mask="random:0.5", dtype="float32", seed=3)),
     ("masked_keys_with_huge_logits_change_nothing", "additive_mask",

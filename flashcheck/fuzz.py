@@ -40,6 +40,29 @@ class FuzzResult:
     def found(self) -> bool:
         return self.failure is not None
 
+    def to_json(self, *, impl_name: str, device: str, budget: float) -> dict:
+        """The result as plain data: ``impl``, ``device``, ``budget``, ``seconds``, ``cases``,
+        ``declined``, ``found``, ``by_property`` and ``by_kind`` (counts), and ``failures``:
+        a list of ``{"kind", "property", "case", "evidence", "replay"}`` where ``kind`` is
+        ``"property"`` (the property failed), ``"crash"`` (the process running the case died)
+        or ``"hang"`` (the case ran past its timeout), ``case`` a case spec or None."""
+        failures = []
+        if self.failure is not None:
+            failure = self.failure
+            case = getattr(failure, "case", None)
+            failures.append({
+                "kind": "property",
+                "property": getattr(failure, "property_name", None),
+                "case": case.spec() if case is not None else None,
+                "evidence": getattr(failure, "evidence", str(failure)),
+                "replay": failure.reproduction() if hasattr(failure, "reproduction") else None,
+            })
+        return {
+            "impl": impl_name, "device": device, "budget": budget, "seconds": round(self.seconds, 3),
+            "cases": self.cases, "declined": self.declined, "found": self.found,
+            "by_property": dict(self.by_property), "by_kind": dict(self.by_kind), "failures": failures,
+        }
+
 
 #: ``Property.draw`` keys passed straight to :func:`flashcheck.strategies.cases`.
 _DRAW_ARGUMENTS = ("empty_rows", "mask", "varlen", "key_padding")

@@ -1,0 +1,10 @@
+"""The subcommands of ``flashcheck``: one module each, with ``register(subparsers)`` adding
+its parser (whose default ``run(args, device) -> exit status`` runs it)."""
+
+from __future__ import annotations
+
+EXIT_OK, EXIT_FOUND, EXIT_USAGE = 0, 1, 2
+
+from flashcheck.commands import check, fuzz, listing  # noqa: E402  (they import the exit codes)
+
+COMMANDS = (fuzz, check, listing)

@@ -1,0 +1,44 @@
+"""``flashcheck check``: replay one property on one case (the line a failure report prints)."""
+
+from __future__ import annotations
+
+import sys
+
+from flashcheck.commands import EXIT_FOUND, EXIT_OK, EXIT_USAGE
+from flashcheck.commands.common import add_impl_arguments, load
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("check", help="run one property on one case")
+    add_impl_arguments(parser)
+    parser.add_argument("--property", required=True, help="property name (see 'flashcheck list')")
+    parser.add_argument("--case", required=True, help="case spec, as printed in failure reports")
+    parser.set_defaults(run=run)
+
+
+def run(args, device) -> int:
+    from flashcheck import protocol
+    from flashcheck.case import Case
+    from flashcheck.compare import PropertyFailure
+    from flashcheck.properties import PROPERTIES
+
+    try:
+        impl, _ = load(args)
+        if args.property not in PROPERTIES:
+            raise ValueError(f"--property: unknown {args.property!r}; known: {sorted(PROPERTIES)}")
+        case = Case.from_spec(args.case)
+    except (ValueError, ImportError, AttributeError, TypeError) as error:
+        print(f"flashcheck: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    prop = PROPERTIES[args.property]
+    if not prop.runnable(protocol.features_of(impl, device), case):
+        print(f"flashcheck: {prop.name} does not apply to this case for {args.impl}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        prop.check(impl, case, device=device)
+    except PropertyFailure as failure:
+        failure.property_name, failure.case, failure.impl_name = prop.name, case, args.impl
+        print(failure)
+        return EXIT_FOUND
+    print(f"{prop.name} holds for {args.impl} on {device}: {case.spec()}")
+    return EXIT_OK

@@ -1,0 +1,1 @@
+"""flashcheck's pytest plugin (placeholder, replaced by its implementation)."""

@@ -1,1 +1,368 @@
-"""flashcheck's pytest plugin (placeholder, replaced by its implementation)."""
+"""flashcheck's pytest plugin: options, markers, the Triton interpreter switch, GPU pinning.
+
+Installed through the ``pytest11`` entry point, so it is active in every pytest run of an
+environment holding flashcheck (``-p no:flashcheck`` turns it off). It provides:
+
+``--flashcheck-impl NAME`` (repeatable)
+    the implementations the property suite (:mod:`flashcheck.suite`) runs on: a built-in
+    name (``flash``, ``sdpa-math``, ``sdpa-flash``, ...) or ``module:attr``; else
+    ``$FLASHCHECK_IMPLS`` (comma-separated); else ``flash`` and ``sdpa-math``, plus the
+    CUDA-only peers where torch sees a GPU. A name that does not resolve is a usage error.
+``--flashcheck-profile NAME``
+    the hypothesis settings profile (``ci``, ``dev``, ``gpu``, ``fuzz``, ``smoke``; see
+    :mod:`flashcheck.profiles`); else ``$FLASHCHECK_HYPOTHESIS_PROFILE``, else ``ci`` on
+    CI, else ``dev``. hypothesis's own ``--hypothesis-profile``, applied later, still wins.
+``--flashcheck-size interpreter|gpu``
+    the size profile of drawn cases; by default chosen by the machine.
+``--flashcheck-ratio-log PATH``
+    append every comparison's worst error/allowed ratio to PATH (JSON lines); else
+    ``$FLASHCHECK_RATIO_LOG``.
+``--run-slow`` and the markers ``gpu`` and ``slow``
+    a ``gpu`` test is skipped where torch sees no CUDA device; a ``slow`` test is skipped
+    unless ``--run-slow`` is given or the ``-m`` expression names ``slow``.
+
+Timing matters, so the work is spread over the hooks by when it must happen:
+
+- importing this module imports nothing heavy: pytest imports it in every run.
+- :func:`pytest_load_initial_conftests` runs before any conftest or test module is
+  imported. There, in this order: an xdist worker is pinned to its GPU (before anything
+  touches CUDA); without CUDA, ``TRITON_INTERPRET=1`` is set (triton reads it when it is
+  imported, and ``flashcheck.kernels`` when it is imported); flashcheck's hypothesis
+  profiles are registered (before test modules build ``@settings`` objects, and replacing
+  hypothesis's own ``ci``) and the chosen one is loaded. A plugin loaded later (from a
+  conftest's ``pytest_plugins``) does the same in :func:`pytest_configure`, where it may be
+  too late for triton: that is then a usage error, not a silently compiled run.
+- :func:`pytest_configure` checks the explicitly chosen implementations, so that a wrong
+  name stops the run before any test.
+
+**GPU pinning under pytest-xdist.** Worker ``gwN`` on a machine with ``count > 1`` visible
+GPUs takes GPU ``N mod count`` (:func:`worker_gpu`), so ``pytest -n <GPUs>`` gives each
+worker a GPU of its own. The pin is made by narrowing ``CUDA_VISIBLE_DEVICES`` to that one
+GPU before CUDA is initialised in the worker: the worker then sees it as ``cuda:0``, and
+so does every process it spawns (the fuzzer's isolated workers, compiler subprocesses),
+where ``torch.cuda.set_device`` would pin this process only and leave code that names
+``cuda:0`` on the first GPU. The GPUs are counted through NVML, which does not
+initialise CUDA; where NVML cannot count them, the worker falls back to
+``torch.cuda.set_device``. Each worker reports its GPU; the controller lists them at the
+end of the run ("flashcheck GPUs").
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import sys
+
+import pytest
+
+#: Peers that run on CUDA only: in the default selection where torch sees a GPU.
+CUDA_ONLY = ("sdpa-flash", "sdpa-efficient", "sdpa-cudnn", "flex")
+#: Environment variables read when the corresponding option is not given.
+IMPLS_VARIABLE = "FLASHCHECK_IMPLS"
+RATIO_LOG_VARIABLE = "FLASHCHECK_RATIO_LOG"
+
+MARKERS = (
+    "gpu: needs a CUDA device; skipped where torch sees none",
+    "slow: long-running; skipped unless --run-slow is given or -m names slow",
+)
+
+
+@dataclasses.dataclass
+class _State:
+    """What this plugin settled for one pytest config (kept in its stash, never in module
+    globals, so that nested in-process runs, as pytester makes them, stay apart)."""
+
+    early_done: bool = False
+    cuda: bool = False
+    gpu_pin: str | None = None  # how this xdist worker was pinned, for its report
+    previous_hypothesis_profile: str | None = None
+    hypothesis_profile: str | None = None
+    impl_names: tuple[str, ...] = ()
+    impl_source: str = "default"
+    implementations: dict = dataclasses.field(default_factory=dict)
+
+
+_STATE = pytest.StashKey[_State]()
+_WORKER_DEVICES = pytest.StashKey[dict]()
+
+
+def _state(config) -> _State:
+    return config.stash.setdefault(_STATE, _State())
+
+
+# -- options and markers ---------------------------------------------------------------------
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("flashcheck", "flashcheck: property suite for attention kernels")
+    group.addoption(
+        "--flashcheck-impl", action="append", dest="flashcheck_impl", metavar="NAME", default=None,
+        help="implementation the property suite runs on: a built-in name (flash, sdpa-math, sdpa-flash, "
+             "sdpa-efficient, sdpa-cudnn, flex) or module:attr; repeatable. Default: $FLASHCHECK_IMPLS "
+             "(comma-separated), else flash and sdpa-math (plus the CUDA-only peers on a GPU).",
+    )
+    group.addoption(
+        "--flashcheck-profile", dest="flashcheck_profile", metavar="NAME", default=None,
+        help="hypothesis settings profile: ci, dev, gpu, fuzz or smoke. Default: "
+             "$FLASHCHECK_HYPOTHESIS_PROFILE, else ci on CI, else dev.",
+    )
+    group.addoption(
+        "--flashcheck-size", dest="flashcheck_size", choices=("interpreter", "gpu"), default=None,
+        help="size profile of drawn cases. Default: gpu with CUDA (and no TRITON_INTERPRET=1), else interpreter.",
+    )
+    group.addoption(
+        "--flashcheck-ratio-log", dest="flashcheck_ratio_log", metavar="PATH", default=None,
+        help="append each comparison's worst error/allowed ratio to PATH (JSON lines). "
+             "Default: $FLASHCHECK_RATIO_LOG.",
+    )
+    group.addoption(
+        "--run-slow", action="store_true", dest="run_slow", default=False,
+        help="run tests marked slow (also run when the -m expression names slow).",
+    )
+
+
+# -- before conftests: GPU pin, interpreter switch, hypothesis profiles -----------------------
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config, parser, args):
+    _early_setup(early_config, early_config.known_args_namespace)
+
+
+def _early_setup(config, options) -> None:
+    state = _state(config)
+    if state.early_done:
+        return
+    state.early_done = True
+    state.gpu_pin = _pin_xdist_worker(os.environ.get("PYTEST_XDIST_WORKER"))
+
+    import torch  # after the pin: counting through NVML leaves CUDA uninitialised
+
+    state.cuda = torch.cuda.is_available()
+    _use_interpreter_without_cuda(state.cuda)
+    _load_hypothesis_profile(state, getattr(options, "flashcheck_profile", None))
+
+
+def _use_interpreter_without_cuda(cuda: bool) -> None:
+    """Without CUDA the Triton kernels run in Triton's CPU interpreter, which must be chosen
+    before triton is imported."""
+    if cuda or os.environ.get("TRITON_INTERPRET") == "1":
+        return
+    if "triton" in sys.modules:
+        raise pytest.UsageError(
+            "triton was imported before flashcheck's pytest plugin could set TRITON_INTERPRET=1 "
+            "(load the plugin through its entry point or -p flashcheck.pytest_plugin, not a conftest), "
+            "or export TRITON_INTERPRET=1 before running pytest on a machine without CUDA"
+        )
+    os.environ["TRITON_INTERPRET"] = "1"
+
+
+def _load_hypothesis_profile(state: _State, name: str | None) -> None:
+    from hypothesis import settings
+    from hypothesis.errors import InvalidArgument
+
+    from flashcheck import profiles
+
+    state.previous_hypothesis_profile = settings.get_current_profile_name()
+    profiles.register_hypothesis_profiles()
+    try:
+        state.hypothesis_profile = profiles.load_hypothesis_profile(name)
+    except InvalidArgument as error:
+        source = "--flashcheck-profile" if name is not None else f"${profiles.PROFILE_VARIABLE}"
+        raise pytest.UsageError(
+            f"{source}: unknown hypothesis profile {profiles.hypothesis_profile_name(name)!r}; "
+            f"expected one of {', '.join(profiles.HYPOTHESIS_PROFILES)} ({error})"
+        ) from None
+
+
+# -- GPU pinning under xdist -----------------------------------------------------------------
+
+_WORKER_ID = re.compile(r"gw(\d+)")
+
+
+def worker_gpu(worker_id: str | None, device_count: int) -> int | None:
+    """The GPU index (among the visible ones) that xdist worker ``worker_id`` should use.
+
+    ``"gwN"`` with ``device_count > 1`` GPUs gets ``N mod device_count``: workers spread
+    round-robin, so ``-n <device_count>`` gives each its own. None (leave the device alone)
+    outside xdist (``worker_id`` None or not ``gwN``, e.g. ``"master"``) and with fewer
+    than two GPUs.
+    """
+    if not isinstance(device_count, int) or isinstance(device_count, bool) or device_count < 0:
+        raise ValueError(f"device_count: expected a non-negative int, got {device_count!r}")
+    match = _WORKER_ID.fullmatch(worker_id or "")
+    if match is None or device_count < 2:
+        return None
+    return int(match.group(1)) % device_count
+
+
+def visible_device_entry(gpu: int, visible: str | None) -> str:
+    """The ``CUDA_VISIBLE_DEVICES`` value that leaves exactly visible GPU ``gpu`` visible:
+    its entry in ``visible`` (the current value: indices or UUIDs), or its index when the
+    variable is unset or empty."""
+    entries = [part.strip() for part in (visible or "").split(",") if part.strip()]
+    if not entries:
+        return str(gpu)
+    if not 0 <= gpu < len(entries):
+        raise ValueError(f"gpu: expected an index below the {len(entries)} entries of {visible!r}, got {gpu}")
+    return entries[gpu]
+
+
+def _pin_xdist_worker(worker_id: str | None) -> str | None:
+    """Pin this process to its GPU if it is an xdist worker on a machine with several;
+    return how it was pinned, for the report (None when it was not)."""
+    if _WORKER_ID.fullmatch(worker_id or "") is None:
+        return None
+    import torch
+
+    if not torch.cuda._is_compiled():
+        return None
+    # NVML counts without initialising CUDA; CUDA_VISIBLE_DEVICES only acts before that.
+    count = getattr(torch.cuda, "_device_count_nvml", lambda: -1)()
+    if count >= 0:
+        gpu = worker_gpu(worker_id, count)
+        if gpu is None:
+            return None
+        entry = visible_device_entry(gpu, os.environ.get("CUDA_VISIBLE_DEVICES"))
+        os.environ["CUDA_VISIBLE_DEVICES"] = entry
+        return f"CUDA_VISIBLE_DEVICES={entry}"
+    gpu = worker_gpu(worker_id, torch.cuda.device_count())
+    if gpu is None:
+        return None
+    torch.cuda.set_device(gpu)  # this process only: NVML could not count the GPUs
+    return f"torch.cuda.set_device({gpu})"
+
+
+def _device_description(state: _State) -> str:
+    if not state.cuda:
+        return "cpu" + (", Triton interpreter" if os.environ.get("TRITON_INTERPRET") == "1" else "")
+    import torch
+
+    index = torch.cuda.current_device()
+    props = torch.cuda.get_device_properties(index)
+    uuid = str(getattr(props, "uuid", "") or "")
+    return f"cuda:{index} {props.name}" + (f" GPU-{uuid[:8]}" if uuid else "") + (
+        f" ({state.gpu_pin})" if state.gpu_pin else "")
+
+
+# -- configure: markers, implementations ------------------------------------------------------
+
+
+def pytest_configure(config):
+    for marker in MARKERS:
+        config.addinivalue_line("markers", marker)
+    _early_setup(config, config.option)  # a no-op unless the plugin was loaded late
+    state = _state(config)
+    state.impl_names, state.impl_source = _chosen_implementations(config, state.cuda)
+    if state.impl_source != "default":
+        for name in state.impl_names:
+            implementation(config, name)  # a wrong name stops the run here, before any test
+    if hasattr(config, "workeroutput"):  # an xdist worker: tell the controller where it ran
+        config.workeroutput["flashcheck_device"] = _device_description(state)
+
+
+def pytest_unconfigure(config):
+    # Leave hypothesis as it was found (matters for in-process nested runs).
+    state = config.stash.get(_STATE, None)
+    if state is not None and state.previous_hypothesis_profile is not None:
+        from hypothesis import settings
+
+        settings.load_profile(state.previous_hypothesis_profile)
+
+
+def _chosen_implementations(config, cuda: bool) -> tuple[tuple[str, ...], str]:
+    given = config.getoption("flashcheck_impl")
+    if given:
+        return tuple(dict.fromkeys(given)), "--flashcheck-impl"
+    from_env = [name.strip() for name in os.environ.get(IMPLS_VARIABLE, "").split(",") if name.strip()]
+    if from_env:
+        return tuple(dict.fromkeys(from_env)), f"${IMPLS_VARIABLE}"
+    return ("flash", "sdpa-math") + (CUDA_ONLY if cuda else ()), "default"
+
+
+def implementation_names(config) -> tuple[str, ...]:
+    """The implementations the property suite runs on, in the order chosen."""
+    return _active_state(config).impl_names
+
+
+def implementation(config, name: str):
+    """The implementation called ``name`` (resolved once per run); a name that does not
+    resolve is a ``pytest.UsageError`` naming where it came from."""
+    state = _active_state(config)
+    if name not in state.implementations:
+        from flashcheck import adapters
+
+        try:
+            state.implementations[name] = adapters.resolve(name)
+        except ValueError as error:
+            raise pytest.UsageError(f"{state.impl_source} {name!r}: {error}") from None
+    return state.implementations[name]
+
+
+def size_profile(config):
+    """The :class:`flashcheck.profiles.SizeProfile` chosen by ``--flashcheck-size``, or by
+    the machine."""
+    from flashcheck import profiles
+
+    return profiles.size_profile(config.getoption("flashcheck_size", None))
+
+
+def ratio_log_path(config) -> str | None:
+    """Where to append error/allowed ratios (an absolute path), or None."""
+    path = config.getoption("flashcheck_ratio_log", None) or os.environ.get(RATIO_LOG_VARIABLE)
+    return os.path.abspath(path) if path else None
+
+
+def _active_state(config) -> _State:
+    state = config.stash.get(_STATE, None)
+    if state is None or not state.early_done:
+        raise pytest.UsageError("the flashcheck pytest plugin is not active (was it disabled with -p no:flashcheck?)")
+    return state
+
+
+# -- markers at collection ----------------------------------------------------------------------
+
+
+def _names_slow(markexpr: str | None) -> bool:
+    return bool(markexpr) and re.search(r"\bslow\b", markexpr) is not None
+
+
+def pytest_collection_modifyitems(config, items):
+    state = _state(config)
+    run_slow = config.getoption("run_slow") or _names_slow(config.getoption("markexpr", None))
+    no_gpu = pytest.mark.skip(reason="marked gpu: needs a CUDA device, and torch sees none")
+    not_slow = pytest.mark.skip(reason="marked slow: run with --run-slow or -m slow")
+    for item in items:
+        if not state.cuda and item.get_closest_marker("gpu") is not None:
+            item.add_marker(no_gpu)
+        if not run_slow and item.get_closest_marker("slow") is not None:
+            item.add_marker(not_slow)
+
+
+# -- reporting ----------------------------------------------------------------------------------
+
+
+def pytest_report_header(config):
+    state = _state(config)
+    return [
+        f"flashcheck: implementations {', '.join(state.impl_names)} ({state.impl_source}); "
+        f"hypothesis profile {state.hypothesis_profile}; sizes {size_profile(config).name}; "
+        f"device {_device_description(state)}"
+    ]
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    """xdist controller: remember where each worker ran."""
+    device = getattr(node, "workeroutput", {}).get("flashcheck_device")
+    if device is not None:
+        node.config.stash.setdefault(_WORKER_DEVICES, {})[node.gateway.id] = device
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    devices = config.stash.get(_WORKER_DEVICES, None)
+    if devices:
+        terminalreporter.section("flashcheck GPUs")
+        for worker in sorted(devices, key=lambda w: (len(w), w)):
+            terminalreporter.line(f"{worker}: {devices[worker]}")

@@ -16,13 +16,16 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 
 from flashcheck.commands import COMMANDS, EXIT_USAGE
 
 
 def main(argv=None) -> int:
+    started = time.monotonic()
     parser = _parser()
     args = parser.parse_args(argv)
+    args.started = started  # time budgets count from here, the command's own setup included
     if args.command is None:
         parser.print_help()
         return EXIT_USAGE

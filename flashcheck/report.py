@@ -12,7 +12,7 @@ console = Console()
 class FuzzProgress:
     """A progress bar over the time budget with cases per second and what was exercised."""
 
-    def __init__(self, impl_name: str, device: str, budget: float):
+    def __init__(self, impl_name: str, device: str, budget: float, workers: int = 1):
         self._progress = Progress(
             TextColumn("[bold]{task.description}"),
             BarColumn(),
@@ -23,7 +23,8 @@ class FuzzProgress:
             transient=False,
         )
         self._task = self._progress.add_task(
-            f"fuzzing {impl_name} on {device}", total=budget, rate="", coverage=""
+            f"fuzzing {impl_name} on {device} ({workers} worker{'s' if workers > 1 else ''})",
+            total=budget, rate="", coverage="",
         )
 
     def __enter__(self):
@@ -51,11 +52,17 @@ def print_fuzz_result(result, impl_name: str, device: str) -> None:
     console.print(table)
     if result.declined:
         console.print(f"{result.declined} cases declined by the implementation (NotImplementedError)")
+    if len(result.workers) > 1 or any(worker["processes"] > 1 for worker in result.workers):
+        for worker in result.workers:
+            console.print(f"worker {worker['worker']}: {worker['cases']} cases on {worker['device']}"
+                          f" ({worker['processes']} process{'es' if worker['processes'] > 1 else ''})",
+                          highlight=False)
     if result.by_kind:
         kinds = ", ".join(f"{kind} {count}" for kind, count in sorted(result.by_kind.items()))
         console.print(f"case kinds: {kinds}", highlight=False)
-    if result.found:
-        console.print("[bold red]counterexample found (shrunk):[/]")
-        console.print(str(result.failure), markup=False, highlight=False, soft_wrap=True)
-    else:
+    for failure in result.failures:
+        title = "counterexample (shrunk)" if failure.kind == "property" else f"{failure.kind} of a worker process"
+        console.print(f"[bold red]{title}:[/]")
+        console.print(str(failure), markup=False, highlight=False, soft_wrap=True)
+    if not result.found:
         console.print(f"[bold green]no counterexample[/] in {result.cases} cases")

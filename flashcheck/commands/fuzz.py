@@ -1,10 +1,15 @@
-"""``flashcheck fuzz``: run the properties on an implementation until a time budget is spent."""
+"""``flashcheck fuzz``: run the properties on an implementation until a time budget is spent.
+
+Cases run in spawned worker processes (:mod:`flashcheck.isolation`), so a kernel that
+crashes or hangs is reported with its case and the run goes on in a fresh worker.
+"""
 
 from __future__ import annotations
 
 import json
 import re
 import sys
+import time
 from pathlib import Path
 
 from flashcheck.commands import EXIT_FOUND, EXIT_OK, EXIT_USAGE
@@ -18,6 +23,22 @@ def register(subparsers) -> None:
     parser.add_argument("--seed", type=int, default=None, help="make the run reproducible")
     parser.add_argument("--property", action="append", dest="properties", help="only this property (repeatable)")
     parser.add_argument(
+        "--workers", type=int, default=1,
+        help="worker processes (default 1); on CUDA, worker i uses GPU i modulo the visible GPUs",
+    )
+    parser.add_argument(
+        "--case-timeout", type=float, default=120.0,
+        help="seconds one case may run before it counts as a hang (default 120)",
+    )
+    parser.add_argument(
+        "--shrink-time", type=float, default=30.0,
+        help="seconds spent shrinking a failure at most (default 30)",
+    )
+    parser.add_argument(
+        "--max-crashes", type=int, default=3,
+        help="end the run after this many crashes and hangs (default 3)",
+    )
+    parser.add_argument(
         "--database", default=".flashcheck/examples",
         help="hypothesis example database; failures found are replayed first next time",
     )
@@ -29,27 +50,45 @@ def register(subparsers) -> None:
 
 
 def run(args, device) -> int:
-    from flashcheck import fuzz
+    from flashcheck import fuzz, isolation, protocol
     from flashcheck.properties import PROPERTIES
 
     try:
-        impl, profile = load(args)
+        impl, profile = load(args)  # loaded here only to reject a bad --impl before spawning
         unknown = [name for name in args.properties or () if name not in PROPERTIES]
         if unknown:
             raise ValueError(f"--property: unknown {unknown}; known: {sorted(PROPERTIES)}")
-        if args.budget <= 0:
-            raise ValueError(f"--budget: expected a positive number of seconds, got {args.budget}")
+        features = protocol.features_of(impl, device)
+        chosen = args.properties or list(PROPERTIES)
+        if not any(fuzz.drawable(PROPERTIES[name], features) for name in chosen):
+            raise ValueError(f"--impl {args.impl}: no chosen property applies to its features {sorted(features)}")
+        for name in ("budget", "case_timeout", "shrink_time"):
+            if not getattr(args, name) > 0:
+                raise ValueError(f"--{name.replace('_', '-')}: expected a positive number of seconds, "
+                                 f"got {getattr(args, name)}")
+        for name in ("workers", "max_crashes"):
+            if getattr(args, name) < 1:
+                raise ValueError(f"--{name.replace('_', '-')}: expected a positive count, got {getattr(args, name)}")
+        setup = time.monotonic() - args.started  # loading the implementation counts against the budget
+        options = isolation.FuzzOptions(
+            impl=args.impl, device=device, budget=max(args.budget - setup, 0.1), seed=args.seed,
+            properties=tuple(args.properties) if args.properties else None, profile=profile.name,
+            database=str(Path(args.database) / re.sub(r"[^A-Za-z0-9_.-]", "_", args.impl)),
+            workers=args.workers, case_timeout=args.case_timeout, shrink_time=args.shrink_time,
+            max_crashes=args.max_crashes,
+        )
     except (ValueError, ImportError, AttributeError) as error:
         print(f"flashcheck: {error}", file=sys.stderr)
         return EXIT_USAGE
     from flashcheck import report
 
-    database = str(Path(args.database) / re.sub(r"[^A-Za-z0-9_.-]", "_", args.impl))
-    with report.FuzzProgress(args.impl, device, args.budget) as progress:
-        result = fuzz.run(
-            impl, impl_name=args.impl, budget=args.budget, device=device, profile=profile,
-            seed=args.seed, database=database, properties=args.properties, on_case=progress.update,
-        )
+    try:
+        with report.FuzzProgress(args.impl, device, args.budget, args.workers) as progress:
+            result = isolation.fuzz(options, on_progress=progress.update)
+    except isolation.WorkerError as error:
+        print(f"flashcheck: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    result.seconds = time.monotonic() - args.started
     report.print_fuzz_result(result, args.impl, device)
     if args.json:
         Path(args.json).write_text(json.dumps(result.to_json(impl_name=args.impl, device=device, budget=args.budget),

@@ -1,0 +1,506 @@
+"""Fuzzing in spawned worker processes: a crash or a hang is a finding, not the end of the run.
+
+The parent process runs no case and never initialises CUDA. It spawns workers (``spawn``,
+not ``fork``: CUDA does not survive a fork), each running the in-process engine
+(:func:`flashcheck.fuzz.run`) with a seed of its own and, on CUDA, pinned to one GPU
+(worker ``i`` gets the ``i``-th visible GPU modulo their number, through
+``CUDA_VISIBLE_DEVICES`` set before the worker imports torch).
+
+Before every call a worker writes the property and case it is about to run to its case
+file. The parent watches the workers: one that dies (a segfault, an abort, a fatal CUDA
+error) or whose case has run longer than ``case_timeout`` (it is then killed) is reported
+as a failure carrying that case and the command that replays it, and a fresh worker takes
+its place while time and ``max_crashes`` allow. A property failure found by one worker
+stops the others while it shrinks its case; the run ends there.
+
+Crashes and hangs cannot enter hypothesis's example database (the process that would
+save them is gone), so the parent keeps them in ``crashes.json`` inside the database
+folder, and the next run replays them first; one that no longer fails leaves the file.
+
+This module imports nothing heavy at the top: a spawned worker imports it before it has
+set its environment (``CUDA_VISIBLE_DEVICES``, ``TRITON_INTERPRET``).
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import queue
+import signal
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+#: Exit status of a worker that met an error after which it could not go on (a CUDA error).
+FATAL_EXIT = 86
+#: Lines of a dead worker's log quoted in its failure's evidence.
+LOG_TAIL_LINES = 20
+#: How often the parent looks at its workers, in seconds.
+POLL_SECONDS = 0.1
+
+
+@dataclass(frozen=True)
+class FuzzOptions:
+    """Everything a worker needs to fuzz, as plain data (it crosses a spawn).
+
+    ``impl``: a name :func:`flashcheck.adapters.resolve` understands. ``profile``: a size
+    profile name or None (chosen by the device). ``database``: the hypothesis example
+    database folder or None. ``seed``: None for a random run.
+    """
+
+    impl: str
+    device: str
+    budget: float
+    seed: int | None = None
+    properties: tuple[str, ...] | None = None
+    profile: str | None = None
+    database: str | None = None
+    workers: int = 1
+    case_timeout: float = 120.0
+    shrink_time: float = 30.0
+    max_crashes: int = 3
+
+
+@dataclass
+class _Slot:
+    """One worker position: the process in it now and its files."""
+
+    index: int
+    gpu: str | None
+    process: multiprocessing.Process | None = None
+    stop: object = None  # a multiprocessing Event
+    case_file: Path | None = None
+    log_file: Path | None = None
+    finished: bool = False  # the worker reported "done"
+    replay: list = field(default_factory=list)  # stored crashes this worker replays first
+
+
+def fuzz(options: FuzzOptions, *, on_progress: Callable | None = None):
+    """Fuzz ``options.impl`` in ``options.workers`` spawned processes for ``options.budget``
+    seconds; return a :class:`flashcheck.fuzz.FuzzResult` whose failures include crashes
+    and hangs (each with its case when one was running).
+
+    ``on_progress(result)`` is called whenever a case completes. The run ends at the
+    budget (cases in flight are given a short grace, then their workers are stopped), at
+    the first property failure (once shrunk), or after ``max_crashes`` crashes and hangs.
+    Raises :class:`WorkerError` when a worker fails outside any case (a setup error).
+    """
+    from flashcheck.fuzz import FuzzResult  # deferred: the parent needs it, workers import it themselves
+
+    context = multiprocessing.get_context("spawn")
+    messages = context.Queue()
+    run_dir = Path(tempfile.mkdtemp(prefix="flashcheck-fuzz-"))
+    store = CrashStore(Path(options.database) / "crashes.json" if options.database else None)
+    result = FuzzResult()
+    start = time.monotonic()
+    deadline = start + options.budget
+    wall_deadline = time.time() + options.budget
+    slots = [_Slot(i, gpu) for i, gpu in enumerate(_gpus_for_workers(options))]
+    slots[0].replay = store.entries()
+    result.workers = [{"worker": slot.index, "gpu": slot.gpu, "device": None, "cases": 0, "processes": 0}
+                      for slot in slots]
+    spawned = 0
+    crashes = 0
+    stopping = False
+    finder: _Slot | None = None
+    unshrunk: list[dict] = []  # the first property failure as found, before shrinking
+
+    def spawn(slot: _Slot) -> None:
+        nonlocal spawned
+        seed = None if options.seed is None else options.seed + 7919 * spawned
+        spawned += 1
+        result.workers[slot.index]["processes"] += 1
+        slot.case_file = run_dir / f"worker-{spawned}.case.json"
+        slot.log_file = run_dir / f"worker-{spawned}.log"
+        slot.stop = context.Event()
+        slot.finished = False
+        slot.process = context.Process(
+            target=worker_main, name=f"flashcheck-worker-{slot.index}",
+            args=(options, slot.index, seed, wall_deadline, slot.gpu, list(slot.replay),
+                  str(slot.case_file), str(slot.log_file), messages, slot.stop),
+            daemon=True,
+        )
+        slot.process.start()
+
+    def stop_all() -> None:
+        nonlocal stopping
+        stopping = True
+        for slot in slots:
+            if slot.stop is not None and slot is not finder:
+                slot.stop.set()
+
+    def handle(index: int, kind: str, payload) -> None:
+        nonlocal finder
+        slot = slots[index]
+        if kind == "started":
+            result.workers[index]["device"] = payload
+        elif kind == "case":
+            prop, kinds = payload
+            result.count(prop, kinds)
+            result.workers[index]["cases"] += 1
+            result.seconds = time.monotonic() - start
+            if on_progress is not None:
+                on_progress(result)
+        elif kind == "found":
+            if finder is None:
+                finder = slot
+                unshrunk.append(payload)
+            stop_all()
+        elif kind == "failure":
+            result.failures.append(_failure_from(payload))
+        elif kind == "replayed":
+            prop, spec, still_fails = payload
+            slot.replay = [entry for entry in slot.replay if entry != (prop, spec)]
+            if not still_fails:
+                store.remove(prop, spec)
+        elif kind == "declined":
+            result.declined += 1
+        elif kind == "done":
+            slot.finished = True
+        elif kind == "error":
+            raise WorkerError(payload)
+
+    for slot in slots:
+        spawn(slot)
+    try:
+        while any(slot.process is not None for slot in slots):
+            try:
+                handle(*messages.get(timeout=POLL_SECONDS))
+            except queue.Empty:
+                pass
+            _drain(messages, handle)
+            if time.monotonic() > deadline and not stopping:
+                stop_all()
+            for slot in slots:
+                failure = _check_worker(slot, options, messages, handle)
+                if failure is None:
+                    continue
+                result.failures.append(failure)
+                if failure.case is not None:
+                    store.add(failure.property, failure.case, failure.kind)
+                    slot.replay = [entry for entry in slot.replay if entry != (failure.property, failure.case)]
+                crashes += 1
+                if crashes >= options.max_crashes:
+                    stop_all()
+                if not stopping and time.monotonic() < deadline - 1.0:
+                    spawn(slot)
+            overtime = time.monotonic() - deadline
+            for slot in slots:
+                # Past the budget, a worker between cases has nothing left to say: stop it
+                # now. One with a case in flight gets a grace to finish it; a finder still
+                # shrinking (its shrinking ends with the budget) gets a second grace, then
+                # its failure is reported as first found, unshrunk.
+                if slot.process is None or overtime <= 0:
+                    continue
+                if slot is finder:
+                    limit = 2 * _grace(options)
+                else:
+                    limit = _grace(options) if _running_case(slot.case_file) is not None else 0.0
+                if overtime > limit:
+                    _kill(slot)
+                    if slot is finder and not any(f.kind == "property" for f in result.failures):
+                        result.failures.append(_failure_from(unshrunk[0]))
+    finally:
+        for slot in slots:
+            if slot.process is not None:
+                _kill(slot)
+    _drain(messages, handle)
+    result.seconds = time.monotonic() - start
+    return result
+
+
+class WorkerError(RuntimeError):
+    """A worker failed outside any case: the implementation could not be loaded, or the
+    fuzzer itself broke. Not a finding about the implementation."""
+
+
+def _check_worker(slot: _Slot, options: FuzzOptions, messages, handle):
+    """A crash or hang :class:`~flashcheck.fuzz.Failure` if the worker in ``slot`` died
+    (or exited without finishing) or has run its case past the timeout; None otherwise.
+    The slot is empty afterwards whenever its process is gone."""
+    process = slot.process
+    if process is None:
+        return None
+    running = _running_case(slot.case_file)
+    if not process.is_alive():
+        process.join()
+        _drain(messages, handle)  # what it said before it went
+        slot.process = None
+        if slot.finished and process.exitcode == 0:
+            return None
+        return _crash_failure(options.impl, process.exitcode, running, slot.log_file)
+    if running is not None and time.time() - running["started"] > options.case_timeout:
+        _kill(slot)
+        return _hang_failure(options.impl, options.case_timeout, running, slot.log_file)
+    return None
+
+
+def _kill(slot: _Slot) -> None:
+    slot.process.kill()
+    slot.process.join()
+    slot.process = None
+
+
+def _grace(options: FuzzOptions) -> float:
+    """How long cases still running at the end of the budget may finish: 5% of the budget
+    (at least 2 s), so that the run ends within 10% of it."""
+    return max(2.0, 0.05 * options.budget)
+
+
+def _gpus_for_workers(options: FuzzOptions) -> list[str | None]:
+    """The ``CUDA_VISIBLE_DEVICES`` value of each worker: the visible GPUs round-robin on
+    CUDA (counted without creating a CUDA context), None on the CPU."""
+    if options.device != "cuda":
+        return [None] * options.workers
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible:
+        ids = [part.strip() for part in visible.split(",") if part.strip()]
+    else:
+        import torch
+
+        ids = [str(i) for i in range(torch.cuda.device_count())]
+    if not ids:
+        raise ValueError("--device cuda: no visible GPU")
+    return [ids[i % len(ids)] for i in range(options.workers)]
+
+
+def _drain(messages, handle) -> None:
+    while True:
+        try:
+            handle(*messages.get_nowait())
+        except queue.Empty:
+            return
+
+
+def _running_case(case_file: Path | None) -> dict | None:
+    """The case a worker has started and not finished, from its case file (None if idle)."""
+    try:
+        record = json.loads(case_file.read_text())
+    except (OSError, ValueError, AttributeError):
+        return None
+    return record if record.get("case") is not None else None
+
+
+def _failure_from(payload: dict):
+    from flashcheck.fuzz import Failure
+
+    return Failure(**payload)
+
+
+def _log_tail(log_file: Path | None) -> str:
+    """What a dead worker said last: from Python's fatal-error report when there is one
+    (it lists the innermost frames first), else the last lines of its log."""
+    try:
+        lines = [line for line in log_file.read_text(errors="replace").splitlines() if line.strip()]
+    except (OSError, AttributeError):
+        return ""
+    fatal = [i for i, line in enumerate(lines) if line.startswith("Fatal Python error")]
+    quoted = lines[fatal[-1]:][:LOG_TAIL_LINES] if fatal else lines[-LOG_TAIL_LINES:]
+    return "\n".join(["the worker's last output:"] + ["  " + line for line in quoted]) if quoted else ""
+
+
+def _describe_exit(exitcode: int | None) -> str:
+    if exitcode is None:
+        return "an unknown status"
+    if exitcode < 0:
+        try:
+            return f"signal {signal.Signals(-exitcode).name} (exit {exitcode})"
+        except ValueError:
+            return f"signal {-exitcode}"
+    if exitcode == FATAL_EXIT:
+        return "a fatal device error, after which it could not go on"
+    return f"exit status {exitcode}"
+
+
+def _crash_failure(impl: str, exitcode, running: dict | None, log_file):
+    from flashcheck.fuzz import Failure
+
+    where = f"while running {running['property']}" if running else "between cases"
+    evidence = f"the worker process died with {_describe_exit(exitcode)} {where}"
+    tail = _log_tail(log_file)
+    return Failure("crash", running and running["property"], running and running["case"],
+                   evidence + ("\n" + tail if tail else ""), impl)
+
+
+def _hang_failure(impl: str, timeout: float, running: dict, log_file):
+    from flashcheck.fuzz import Failure
+
+    evidence = f"the case ran longer than the per-case timeout of {timeout:g} s; the worker was killed"
+    tail = _log_tail(log_file)
+    return Failure("hang", running["property"], running["case"], evidence + ("\n" + tail if tail else ""), impl)
+
+
+class CrashStore:
+    """Cases that crashed or hung a worker, kept as JSON (a list of ``{"property",
+    "case", "kind"}``) so that the next run replays them first. ``path`` None keeps nothing."""
+
+    def __init__(self, path: Path | None):
+        self.path = path
+
+    def _load(self) -> list[dict]:
+        if self.path is None or not self.path.exists():
+            return []
+        try:
+            return list(json.loads(self.path.read_text()))
+        except ValueError:
+            return []  # a damaged store only loses replays, never a run
+
+    def entries(self) -> list[tuple[str, str]]:
+        return [(entry["property"], entry["case"]) for entry in self._load()]
+
+    def add(self, prop: str, spec: str, kind: str) -> None:
+        entries = [e for e in self._load() if (e["property"], e["case"]) != (prop, spec)]
+        self._save(entries + [{"property": prop, "case": spec, "kind": kind}])
+
+    def remove(self, prop: str, spec: str) -> None:
+        entries = self._load()
+        kept = [e for e in entries if (e["property"], e["case"]) != (prop, spec)]
+        if kept != entries:
+            self._save(kept)
+
+    def _save(self, entries: list[dict]) -> None:
+        if self.path is None:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.path.write_text(json.dumps(entries, indent=1) + "\n")
+
+
+# -- the worker side ---------------------------------------------------------------------
+
+
+def worker_main(options: FuzzOptions, index: int, seed, wall_deadline: float, gpu, replay,
+                case_file: str, log_file: str, messages, stop) -> None:
+    """A spawned worker: set the environment, load the implementation, replay stored
+    crashes, fuzz until the deadline or ``stop``, and report through ``messages``
+    (``(index, kind, payload)`` tuples)."""
+    if gpu is not None:
+        os.environ["CUDA_VISIBLE_DEVICES"] = gpu  # before torch is imported: this process sees one GPU
+    if options.device == "cpu":
+        os.environ["TRITON_INTERPRET"] = "1"
+    _redirect_output(log_file)
+    import faulthandler
+
+    faulthandler.enable()  # a segfault leaves a Python traceback in the log
+    try:
+        from flashcheck import adapters, fuzz, profiles
+
+        impl = adapters.resolve(options.impl)
+        profile = profiles.size_profile(options.profile)
+    except Exception as error:  # noqa: BLE001 - any setup error ends the run as a usage problem
+        messages.put((index, "error", f"worker {index} could not load {options.impl!r}: {error}"))
+        return
+    messages.put((index, "started", _device_description(options.device)))
+    case_path = Path(case_file)
+
+    def before_case(prop: str, case) -> None:
+        _write_atomically(case_path, {"property": prop, "case": case.spec(), "started": time.time()})
+
+    def after_case(prop: str, case) -> None:
+        _write_atomically(case_path, {"property": None, "case": None, "started": time.time()})
+        messages.put((index, "case", (prop, fuzz.case_kinds(case))))
+
+    def on_fatal(error: BaseException) -> None:
+        import traceback
+
+        traceback.print_exception(error)
+        _flush_and_exit(FATAL_EXIT)
+
+    if not _replay(impl, options, replay, index, messages, before_case, after_case, on_fatal):
+        messages.put((index, "done", None))
+        return
+    database = options.database
+    result = fuzz.run(
+        impl, impl_name=options.impl, budget=max(0.0, wall_deadline - time.time()), device=options.device,
+        profile=profile, seed=seed, database=database, properties=list(options.properties or ()) or None,
+        on_case=after_case, before_case=before_case, on_fatal=on_fatal,
+        on_declined=lambda prop, case: messages.put((index, "declined", None)),
+        on_found=lambda failure: messages.put((index, "found", vars(fuzz.Failure.from_property_failure(failure)))),
+        should_stop=stop.is_set, shrink_time=options.shrink_time,
+    )
+    for failure in result.failures:
+        messages.put((index, "failure", vars(failure)))
+    messages.put((index, "done", None))
+
+
+def _device_description(device: str) -> str:
+    """The device this worker runs on, in words (a GPU's name and bus id on CUDA)."""
+    if device != "cuda":
+        return "cpu (Triton interpreter)" if os.environ.get("TRITON_INTERPRET") == "1" else "cpu"
+    import torch
+
+    properties = torch.cuda.get_device_properties(torch.cuda.current_device())
+    bus = getattr(properties, "pci_bus_id", None)
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES", "all")
+    return f"{properties.name} (CUDA_VISIBLE_DEVICES={visible}" + (f", PCI bus {bus})" if bus is not None else ")")
+
+
+def _replay(impl, options, replay, index, messages, before_case, after_case, on_fatal) -> bool:
+    """Run stored crash cases first. Returns False when one of them failed a property
+    (the run then ends with it, as with any property failure)."""
+    from flashcheck.case import Case
+    from flashcheck.compare import PropertyFailure
+    from flashcheck.fuzz import Failure, is_fatal
+    from flashcheck.properties import PROPERTIES
+
+    for prop_name, spec in replay:
+        prop, case = PROPERTIES.get(prop_name), Case.from_spec(spec)
+        if prop is None:
+            continue
+        before_case(prop_name, case)
+        try:
+            prop.check(impl, case, device=options.device)
+        except NotImplementedError:
+            pass
+        except PropertyFailure as failure:
+            failure.property_name, failure.case, failure.impl_name = prop_name, case, options.impl
+            report = vars(Failure.from_property_failure(failure))
+            messages.put((index, "replayed", (prop_name, spec, True)))
+            messages.put((index, "found", report))
+            messages.put((index, "failure", report))
+            return False
+        except Exception as error:  # noqa: BLE001 - reported as the property's failure
+            if is_fatal(error):
+                on_fatal(error)
+            evidence = f"the implementation raised {type(error).__name__}: {error}"
+            report = vars(Failure("property", prop_name, spec, evidence, options.impl))
+            messages.put((index, "replayed", (prop_name, spec, True)))
+            messages.put((index, "found", report))
+            messages.put((index, "failure", report))
+            return False
+        after_case(prop_name, case)
+        messages.put((index, "replayed", (prop_name, spec, False)))
+    return True
+
+
+def _write_atomically(path: Path, record: dict) -> None:
+    temporary = path.with_suffix(".tmp")
+    temporary.write_text(json.dumps(record))
+    os.replace(temporary, path)
+
+
+def _redirect_output(log_file: str) -> None:
+    """Send this process's stdout and stderr, native writes included, to ``log_file``."""
+    import sys
+
+    descriptor = os.open(log_file, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (AttributeError, ValueError):
+            pass
+    os.dup2(descriptor, 1)
+    os.dup2(descriptor, 2)
+    os.close(descriptor)
+    sys.stdout = open(1, "w", buffering=1, closefd=False)
+    sys.stderr = open(2, "w", buffering=1, closefd=False)
+
+
+def _flush_and_exit(status: int) -> None:
+    import sys
+
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status)

@@ -1,0 +1,124 @@
+"""``flashcheck fuzz`` end to end: exit codes, counterexamples with their replay line, the
+example database, and crash and hang isolation in spawned worker processes.
+
+The implementations fuzzed here are small pure-torch ones (``tests/buggy.py``,
+``tests/misbehaving.py``), so that each run costs seconds even in CPU CI; the project
+kernel's own fuzzing is what the README's first command runs.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+
+import pytest
+
+from flashcheck import cli
+from flashcheck.commands import EXIT_FOUND, EXIT_OK, EXIT_USAGE
+
+
+def fuzz(tmp_path, impl, *extra, budget=8):
+    """Run ``flashcheck fuzz`` in this process; return its exit status and JSON result."""
+    result_file = tmp_path / "result.json"
+    status = cli.main([
+        "fuzz", "--impl", impl, "--budget", str(budget), "--seed", "1", "--device", "cpu",
+        "--database", str(tmp_path / "examples"), "--json", str(result_file), *extra,
+    ])
+    return status, (json.loads(result_file.read_text()) if result_file.exists() else None)
+
+
+def test_a_correct_implementation_is_never_flagged_and_the_run_keeps_to_its_budget(tmp_path):
+    budget = 8
+    status, result = fuzz(tmp_path, "tests.buggy:correct", "--workers", "2", budget=budget)
+    assert status == EXIT_OK
+    assert not result["found"] and result["failures"] == []
+    assert result["cases"] > 0 and len(result["by_property"]) > 1
+    assert [worker["worker"] for worker in result["workers"]] == [0, 1]
+    assert all(worker["device"] for worker in result["workers"])
+    # Cases in flight at the end get a grace of max(2 s, 5%) to finish.
+    assert budget * 0.9 <= result["seconds"] <= budget + 2.5
+
+
+def test_a_bug_is_found_shrunk_replayable_and_replayed_first_next_time(tmp_path, capsys):
+    status, result = fuzz(tmp_path, "tests.buggy:additive_mask", budget=120)
+    assert status == EXIT_FOUND
+    [failure] = result["failures"]
+    assert failure["kind"] == "property" and failure["property"] in failure["replay"]
+    assert "error/allowed" in failure["evidence"] or "differ" in failure["evidence"]
+    assert result["seconds"] < 60, "a bug this plain is found in seconds, not by spending the budget"
+    out = capsys.readouterr().out
+    assert "counterexample (shrunk)" in out and failure["replay"] in out
+
+    # The replay line reproduces exactly that failure.
+    replay = shlex.split(failure["replay"])
+    assert replay[:2] == ["flashcheck", "check"]
+    assert cli.main(replay[1:] + ["--device", "cpu"]) == EXIT_FOUND
+
+    # The example database hands the shrunk case back first on the next run.
+    status, again = fuzz(tmp_path, "tests.buggy:additive_mask", budget=120)
+    assert status == EXIT_FOUND
+    assert again["failures"][0]["case"] == failure["case"]
+    assert again["cases"] == 0, "the stored counterexample is replayed before anything new is drawn"
+
+
+@pytest.mark.parametrize("impl, signal_name", [("tests.misbehaving:segfault", "SIGSEGV"),
+                                               ("tests.misbehaving:abort", "SIGABRT")])
+def test_a_worker_that_dies_is_a_failure_with_its_case_and_the_run_goes_on(tmp_path, impl, signal_name):
+    status, result = fuzz(tmp_path, impl, "--max-crashes", "2", budget=60)
+    assert status == EXIT_FOUND
+    crashes = result["failures"]
+    assert len(crashes) == 2, "the first crash does not end the run: a fresh worker goes on until --max-crashes"
+    assert result["workers"][0]["processes"] >= 2
+    for crash in crashes:
+        assert crash["kind"] == "crash" and signal_name in crash["evidence"]
+        assert crash["case"] is not None and crash["property"] is not None
+        assert "seqlen_q=1 " not in crash["case"], "the case running when the worker died, not another"
+        assert crash["case"] in crash["replay"]
+    stored = json.loads((tmp_path / "examples" / impl.replace(":", "_") / "crashes.json").read_text())
+    assert {(entry["property"], entry["case"]) for entry in stored} == {(c["property"], c["case"]) for c in crashes}
+
+
+def test_stored_crashes_are_replayed_first_and_forgotten_once_they_pass(tmp_path):
+    status, first = fuzz(tmp_path, "tests.misbehaving:segfault", "--max-crashes", "1", budget=60)
+    assert status == EXIT_FOUND
+    status, second = fuzz(tmp_path, "tests.misbehaving:segfault", "--max-crashes", "1", budget=60)
+    assert status == EXIT_FOUND
+    assert second["failures"][0]["case"] == first["failures"][0]["case"]
+    assert second["cases"] == 0, "the stored crash is the first case the next run tries"
+
+    # The same database under a fixed implementation: the stored case passes and leaves the store.
+    store = tmp_path / "examples" / "tests.misbehaving_segfault" / "crashes.json"
+    fixed_store = tmp_path / "examples" / "tests.buggy_correct" / "crashes.json"
+    fixed_store.parent.mkdir(parents=True)
+    fixed_store.write_text(store.read_text())
+    status, fixed = fuzz(tmp_path, "tests.buggy:correct", budget=6)
+    assert status == EXIT_OK and fixed["cases"] >= 1
+    assert json.loads(fixed_store.read_text()) == []
+
+
+def test_a_case_that_hangs_is_killed_and_reported(tmp_path):
+    status, result = fuzz(tmp_path, "tests.misbehaving:hang", "--case-timeout", "2", "--max-crashes", "1", budget=60)
+    assert status == EXIT_FOUND
+    [hang] = result["failures"]
+    assert hang["kind"] == "hang" and "timeout of 2 s" in hang["evidence"]
+    assert hang["case"] is not None
+    assert result["seconds"] < 30
+
+
+@pytest.mark.parametrize("arguments, message", [
+    (["--impl", "no_such_module:attention"], "no_such_module"),
+    (["--impl", "nonexistent"], "unknown implementation"),
+    (["--budget", "0"], "--budget"),
+    (["--workers", "0"], "--workers"),
+    (["--case-timeout", "-1"], "--case-timeout"),
+    (["--property", "no_such_property"], "--property"),
+])
+def test_usage_errors_exit_2_naming_the_argument(arguments, message, capsys):
+    assert cli.main(["fuzz", "--device", "cpu", *arguments]) == EXIT_USAGE
+    assert message in capsys.readouterr().err
+
+
+def test_an_implementation_that_fails_to_load_in_the_worker_is_a_usage_error(tmp_path, capsys):
+    status, result = fuzz(tmp_path, "tests.refusing_worker:attention", budget=10)
+    assert status == EXIT_USAGE and result is None
+    assert "could not load" in capsys.readouterr().err

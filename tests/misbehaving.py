@@ -32,3 +32,24 @@ segfault = _misbehaving(lambda: ctypes.string_at(0))
 abort = _misbehaving(os.abort)
 #: Never returns, as a kernel spinning on a barrier would.
 hang = _misbehaving(lambda: time.sleep(10**6))
+
+
+def _illegal_address():
+    """Store through a wild pointer on the GPU: CUDA reports an illegal address, and the
+    process's CUDA context is unusable from then on (only a fresh process recovers)."""
+    import torch
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def wild_store(pointer):
+        tl.store(pointer + (1 << 40), 1.0)
+
+    target = torch.zeros(1, device="cuda")
+    wild_store[(1,)](target)
+    torch.cuda.synchronize()
+
+
+#: A kernel that stores far outside its tensor (CUDA only: the interpreter checks no bounds
+#: and would scribble over this process's memory instead).
+illegal_address = _misbehaving(_illegal_address)

@@ -10,8 +10,12 @@ from __future__ import annotations
 
 import json
 import shlex
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
+import torch
 
 from flashcheck import cli
 from flashcheck.commands import EXIT_FOUND, EXIT_OK, EXIT_USAGE
@@ -122,3 +126,49 @@ def test_an_implementation_that_fails_to_load_in_the_worker_is_a_usage_error(tmp
     status, result = fuzz(tmp_path, "tests.refusing_worker:attention", budget=10)
     assert status == EXIT_USAGE and result is None
     assert "could not load" in capsys.readouterr().err
+
+
+cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+
+#: Runs the command in a fresh process and reports whether that process ever set up CUDA.
+_PARENT = """
+import json, sys, torch
+from flashcheck import cli
+status = cli.main(sys.argv[1:])
+print(json.dumps({"status": status, "cuda_initialized": torch.cuda.is_initialized()}))
+"""
+
+
+def fuzz_on_cuda(tmp_path, impl, *extra):
+    """``flashcheck fuzz --device cuda`` in a fresh process (this one may have used CUDA
+    already): its exit status, its JSON result, and whether the parent initialised CUDA."""
+    result_file = tmp_path / "result.json"
+    arguments = ["fuzz", "--impl", impl, "--seed", "1", "--device", "cuda",
+                 "--database", str(tmp_path / "examples"), "--json", str(result_file), *extra]
+    run = subprocess.run([sys.executable, "-c", _PARENT, *arguments], capture_output=True, text=True,
+                         timeout=300, cwd=Path(__file__).parent.parent)
+    parent = json.loads(run.stdout.strip().splitlines()[-1])
+    return parent["status"], json.loads(result_file.read_text()), parent["cuda_initialized"]
+
+
+@pytest.mark.gpu
+@cuda
+def test_an_illegal_address_on_the_gpu_is_a_crash_and_the_parent_never_touches_cuda(tmp_path):
+    status, result, parent_used_cuda = fuzz_on_cuda(
+        tmp_path, "tests.misbehaving:illegal_address", "--budget", "60", "--max-crashes", "1")
+    assert status == EXIT_FOUND
+    [crash] = result["failures"]
+    assert crash["kind"] == "crash" and crash["case"] is not None
+    assert "illegal" in crash["evidence"].lower()
+    assert not parent_used_cuda, "the parent must stay free to spawn CUDA workers"
+
+
+@pytest.mark.gpu
+@cuda
+def test_workers_are_spread_over_the_gpus(tmp_path):
+    gpus = torch.cuda.device_count()
+    status, result, parent_used_cuda = fuzz_on_cuda(tmp_path, "sdpa-math", "--budget", "20", "--workers", str(gpus))
+    assert status == EXIT_OK
+    assert [worker["gpu"] for worker in result["workers"]] == [str(i) for i in range(gpus)]
+    assert all(worker["cases"] > 0 for worker in result["workers"])
+    assert not parent_used_cuda

@@ -1,18 +1,91 @@
-"""``flashcheck mutate``: placeholder, replaced by its implementation."""
+"""``flashcheck mutate``: fuzz every mutant of a kernel's mutation catalogue and report the
+kill matrix and the mutation score (the engine is :mod:`flashcheck.mutate`).
+
+Exit 0 when every mutant not declared equivalent was killed; 1 when one survived, when a
+declared-equivalent mutant was killed (the declaration is wrong), or when the suite
+flags the unmutated implementation (nothing is scored then); 2 on usage errors and on
+fuzz runs that failed to set up.
+"""
 
 from __future__ import annotations
 
+import json
 import sys
+from pathlib import Path
 
-from flashcheck.commands import EXIT_USAGE
+from flashcheck.commands import EXIT_FOUND, EXIT_OK, EXIT_USAGE
+from flashcheck.commands.common import add_device_argument
+
+DEFAULT_CATALOGUE = "flashcheck.kernels.mutations"
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser("mutate", help="(not implemented yet)")
-    parser.add_argument("--device", default="cpu")
+    parser = subparsers.add_parser("mutate", help="measure which planted kernel bugs the properties kill")
+    parser.add_argument("--catalogue", default=DEFAULT_CATALOGUE,
+                        help=f"module holding MUTATIONS and the mutants (default {DEFAULT_CATALOGUE})")
+    parser.add_argument("--budget", type=float, default=30.0, help="seconds of fuzzing per mutant (default 30)")
+    parser.add_argument("--seed", type=int, default=None, help="make the fuzz runs reproducible")
+    parser.add_argument("--jobs", type=int, default=1, help="mutants fuzzed at once (default 1)")
+    parser.add_argument("--only", nargs="+", metavar="NAME", help="only these mutants")
+    add_device_argument(parser)
+    parser.add_argument("--json", default=None, metavar="PATH", help="also write the kill matrix as JSON")
+    parser.add_argument("--properties", nargs="+", metavar="NAME", help="only these properties (default: all)")
+    parser.add_argument("--grace", type=float, default=60.0,
+                        help="seconds past the budget before a fuzz run counts as hung (default 60)")
+    parser.add_argument("--database", default=".flashcheck/mutants",
+                        help="root of the per-mutant example databases (earlier kills are replayed first)")
     parser.set_defaults(run=run)
 
 
 def run(args, device) -> int:
-    print("flashcheck mutate: not implemented yet", file=sys.stderr)
-    return EXIT_USAGE
+    from flashcheck import mutate
+    from flashcheck.properties import PROPERTIES
+
+    try:
+        entries = mutate.load_catalogue(args.catalogue)
+        unknown = [name for name in args.only or () if name not in entries]
+        if unknown:
+            raise ValueError(f"--only: unknown mutants {unknown} in {args.catalogue}; known: {sorted(entries)}")
+        unknown = [name for name in args.properties or () if name not in PROPERTIES]
+        if unknown:
+            raise ValueError(f"--properties: unknown {unknown}; known: {sorted(PROPERTIES)}")
+        if args.jobs < 1:
+            raise ValueError(f"--jobs: expected at least 1, got {args.jobs}")
+        settings = mutate.Settings(budget=args.budget, device=device, seed=args.seed, grace=args.grace,
+                                   database=args.database,
+                                   properties=tuple(args.properties) if args.properties else None)
+    except ValueError as error:
+        message = str(error)
+        for field in ("budget", "grace"):  # Settings names its field; the user typed an option
+            if message.startswith(f"{field}:"):
+                message = f"--{message}"
+        print(f"flashcheck: {message}", file=sys.stderr)
+        return EXIT_USAGE
+    chosen = [entries[name] for name in args.only] if args.only else list(entries.values())
+
+    from flashcheck import mutation_report
+
+    console = mutation_report.make_console()
+    console.print(f"fuzzing the unmutated implementation {args.catalogue}:{mutate.ORIGINAL} "
+                  f"for {settings.budget:g} s on {device}", highlight=False)
+    original = mutate.check_original(args.catalogue, settings)
+    if original.verdict == "error":
+        mutation_report.print_error(console, original)
+        return EXIT_USAGE
+    if original.killed:
+        mutation_report.print_original_flagged(console, original)
+        _write_json(args.json, mutate.MutationRun(args.catalogue, settings, original))
+        return EXIT_FOUND
+    console.print(f"{len(chosen)} mutants, {settings.budget:g} s each, {args.jobs} at a time", highlight=False)
+    result = mutate.run(args.catalogue, chosen, settings, jobs=args.jobs, original=original,
+                        on_outcome=lambda outcome: mutation_report.print_progress(console, outcome))
+    mutation_report.print_run(console, result)
+    _write_json(args.json, result)
+    if result.errors:
+        return EXIT_USAGE
+    return EXIT_FOUND if result.survivors or result.wrongly_equivalent else EXIT_OK
+
+
+def _write_json(path, result) -> None:
+    if path:
+        Path(path).write_text(json.dumps(result.to_json(), indent=2))

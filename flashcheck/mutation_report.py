@@ -1,0 +1,76 @@
+"""Console output of ``flashcheck mutate``: progress lines, the kill matrix and the score."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+
+from flashcheck.mutate import MutationRun, Outcome
+
+
+def make_console() -> Console:
+    """A console writing to the current ``sys.stdout``, wide enough for the matrix when
+    the output is not a terminal (CI logs, files)."""
+    console = Console()
+    return console if console.is_terminal else Console(width=200)
+
+
+def _plain(console: Console, text: str) -> None:
+    console.print(text, markup=False, highlight=False, soft_wrap=True)
+
+
+def print_progress(console: Console, outcome: Outcome) -> None:
+    """One line as each mutant finishes."""
+    cases = f", {outcome.cases} cases" if outcome.cases is not None else ""
+    _plain(console, f"  {outcome.name}: {outcome.result} ({outcome.seconds:.1f} s{cases})")
+
+
+def print_error(console: Console, outcome: Outcome) -> None:
+    _plain(console, f"error fuzzing {outcome.name}: {outcome.detail}")
+
+
+def print_original_flagged(console: Console, outcome: Outcome) -> None:
+    """The suite flagged the unmutated implementation: no score is meaningful."""
+    console.print("[bold red]the property suite flags the unmutated implementation[/]; "
+                  "a mutation score would be meaningless. Fix the kernel or the suite first.")
+    _plain(console, f"killed by {outcome.result}: {outcome.evidence}")
+    if outcome.case:
+        _plain(console, f"case: {outcome.case}")
+    if outcome.replay:
+        _plain(console, f"replay: {outcome.replay}")
+
+
+def print_run(console: Console, run: MutationRun) -> None:
+    """The kill matrix, the score, then survivors, declared-equivalent mutants and errors."""
+    settings = run.settings
+    table = Table(title=f"{run.catalogue} on {settings.device}, {settings.budget:g} s per mutant")
+    for column, justify in (("mutant", "left"), ("operator", "left"), ("killed by", "left"),
+                            ("seconds", "right"), ("cases", "right"), ("evidence", "left")):
+        table.add_column(column, justify=justify, overflow="fold")
+    for outcome in run.outcomes:
+        style = {"SURVIVED": "bold red", "ERROR": "bold red", "equivalent": "dim"}.get(outcome.result)
+        if outcome.equivalent and outcome.killed:
+            style = "bold yellow"
+        table.add_row(outcome.name, outcome.operator, outcome.result, f"{outcome.seconds:.1f}",
+                      "" if outcome.cases is None else str(outcome.cases), outcome.evidence or "", style=style)
+    console.print(table)
+
+    scored = [o for o in run.scored if o.verdict != "error"]
+    equivalent = [o for o in run.outcomes if o.equivalent]
+    score = "n/a" if run.score is None else f"{run.score:.1%}"
+    _plain(console, f"mutation score: {len(run.killed)}/{len(scored)} = {score} "
+                    f"(killed / (mutants - {len(equivalent)} declared equivalent))")
+    if run.survivors:
+        _plain(console, "survivors:")
+        for outcome in run.survivors:
+            unexercised = " [no case ran within the budget: raise --budget]" if outcome.cases == 0 else ""
+            _plain(console, f"  {outcome.name} ({outcome.operator}): {outcome.bug}{unexercised}")
+    if equivalent:
+        _plain(console, "declared equivalent (not scored):")
+        for outcome in equivalent:
+            _plain(console, f"  {outcome.name}: {outcome.equivalent}")
+    for outcome in run.wrongly_equivalent:
+        _plain(console, f"WRONG EQUIVALENCE: {outcome.name} is declared equivalent but was killed by "
+                        f"{outcome.result} ({outcome.evidence}); case: {outcome.case}")
+    for outcome in run.errors:
+        print_error(console, outcome)

@@ -1,0 +1,150 @@
+"""The kernel's mutation catalogue and ``flashcheck mutate``.
+
+The command tests fuzz real subprocesses in the interpreter, so they pick mutants that the
+first case of one property kills, restrict the properties, and keep budgets to seconds.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+
+from flashcheck import adapters, mutate
+from flashcheck.cli import main
+from flashcheck.kernels import interface, mutations
+
+CATALOGUE = "flashcheck.kernels.mutations"
+FAST = ["--budget", "5", "--seed", "0", "--jobs", "2", "--device", "cpu"]
+#: Each of these mutants is killed by the first case with a non-empty row of one of these
+#: properties, and only by it: lse in base 2 leaves out unchanged, and a bias of 1e-3 on
+#: the accumulator leaves lse unchanged but breaks out(-V) = -out(V).
+KILLS = {"lse_in_log2": "lse_matches_reference", "accumulator_bias": "value_linearity"}
+
+
+# -- the catalogue ------------------------------------------------------------------------------
+
+
+def test_catalogue_has_at_least_twenty_operators_and_each_applies_to_the_current_source():
+    assert len(mutations.CATALOGUE) >= 20
+    for mutation in mutations.CATALOGUE:
+        mutated = mutations.apply(mutation)  # raises unless the fragment occurs as declared
+        assert mutated != mutations.source(mutation.file), mutation.name
+        assert mutation.operator in mutations.OPERATORS
+        assert mutation.equivalent is None or len(mutation.equivalent) > 20, f"{mutation.name}: say why"
+
+
+def test_the_issue_examples_are_in_the_catalogue():
+    names = set(mutations.MUTATIONS)
+    assert {"v_load_unmasked", "k_load_unmasked", "skip_last_key_block", "drop_rescale", "drop_normalisation",
+            "gqa_modulo_mapping", "lse_in_log2", "finite_sentinel", "drop_delta",
+            "contiguous_query_assumed"} <= names
+
+
+def test_a_fragment_that_no_longer_occurs_is_an_error():
+    stale = mutations.Mutation("stale", "forward", "arithmetic", "x", "no such fragment", "y")
+    with pytest.raises(ValueError, match="stale: fragment occurs 0 times in forward.py, expected 1"):
+        mutations.apply(stale)
+
+
+def test_a_mutant_resolves_by_module_and_attribute():
+    impl = adapters.resolve(f"{CATALOGUE}:drop_rescale")
+    assert impl is mutations.drop_rescale  # built once, then cached
+    assert impl.__name__ == "mutant_drop_rescale"
+    assert impl.flashcheck_features == interface.FEATURES
+    assert adapters.resolve(f"{CATALOGUE}:original") is interface.flash_attention
+    with pytest.raises(ValueError, match="has no attribute 'no_such_mutant'"):
+        adapters.resolve(f"{CATALOGUE}:no_such_mutant")
+
+
+# -- how a fuzz subprocess ends --------------------------------------------------------------
+
+
+def _fake_fuzz(monkeypatch, script: str):
+    """Replace the fuzz command line by ``python -c script JSON_PATH``."""
+    monkeypatch.setattr(mutate, "fuzz_command",
+                        lambda impl, settings, json_path, database: [sys.executable, "-c", script, str(json_path)])
+
+
+ENTRY = mutate.Entry("m", "arithmetic", "a bug")
+
+
+def test_a_process_killed_by_a_signal_is_a_crash(monkeypatch, tmp_path):
+    _fake_fuzz(monkeypatch, "import os, signal; os.kill(os.getpid(), signal.SIGSEGV)")
+    outcome = mutate.fuzz_one("x", ENTRY, mutate.Settings(budget=5, device="cpu", database=str(tmp_path)))
+    assert (outcome.verdict, outcome.killed_by, outcome.signal) == ("killed", "crash", "SIGSEGV")
+    assert outcome.result == "crash (SIGSEGV)"
+
+
+def test_a_process_past_budget_and_grace_is_killed_as_a_hang(monkeypatch, tmp_path):
+    _fake_fuzz(monkeypatch, "import time; time.sleep(60)")
+    settings = mutate.Settings(budget=0.2, grace=0.3, device="cpu", database=str(tmp_path))
+    outcome = mutate.fuzz_one("x", ENTRY, settings)
+    assert (outcome.verdict, outcome.killed_by, outcome.result) == ("killed", "hang", "hang")
+    assert outcome.seconds < 30
+
+
+@pytest.mark.parametrize("script, expected", [
+    ("raise SystemExit(2)", "exited 2"),
+    ("raise SystemExit(1)", "without a readable JSON result"),
+])
+def test_usage_errors_and_unreadable_results_are_errors_not_kills(monkeypatch, tmp_path, script, expected):
+    _fake_fuzz(monkeypatch, script)
+    outcome = mutate.fuzz_one("x", ENTRY, mutate.Settings(budget=5, device="cpu", database=str(tmp_path)))
+    assert outcome.verdict == "error" and outcome.result == "ERROR"
+    assert expected in outcome.detail
+
+
+def test_the_counterexample_in_the_json_is_the_kill(monkeypatch, tmp_path):
+    failure = {"kind": "property", "property": "out_matches_reference", "case": "seqlen_q=3",
+               "evidence": "\nout differs\nmore", "replay": "flashcheck check ..."}
+    result = {"found": True, "cases": 4, "seconds": 1.5, "failures": [failure]}
+    _fake_fuzz(monkeypatch, f"import json, sys; open(sys.argv[1], 'w').write(json.dumps({result!r})); sys.exit(1)")
+    outcome = mutate.fuzz_one("x", ENTRY, mutate.Settings(budget=5, device="cpu", database=str(tmp_path)))
+    assert (outcome.verdict, outcome.property_name, outcome.cases, outcome.seconds) == (
+        "killed", "out_matches_reference", 4, 1.5)
+    assert outcome.evidence == "out differs"
+
+
+# -- the command -------------------------------------------------------------------------------
+
+
+def test_chosen_mutants_are_killed_by_the_property_that_sees_their_bug(tmp_path, capsys):
+    report = tmp_path / "matrix.json"
+    status = main(["mutate", "--only", *KILLS, "--properties", *KILLS.values(), *FAST,
+                   "--database", str(tmp_path / "db"), "--json", str(report)])
+    output = capsys.readouterr().out
+    assert status == 0, output
+    matrix = json.loads(report.read_text())
+    killed_by = {m["name"]: (m["verdict"], m["killed_by"], m["property_name"]) for m in matrix["mutants"]}
+    assert killed_by == {name: ("killed", "property", prop) for name, prop in KILLS.items()}
+    assert matrix["original"]["verdict"] == "survived"
+    assert (matrix["killed"], matrix["scored"], matrix["score"]) == (2, 2, 1.0)
+    assert "mutation score: 2/2 = 100.0%" in output
+
+
+def test_a_mutation_that_changes_nothing_survives_unless_declared_equivalent(tmp_path, capsys):
+    report = tmp_path / "matrix.json"
+    status = main(["mutate", "--catalogue", "tests.noop_mutations", *FAST, "--budget", "3",
+                   "--properties", "out_matches_reference", "--database", str(tmp_path / "db"), "--json", str(report)])
+    output = capsys.readouterr().out
+    assert status == 1, output
+    matrix = json.loads(report.read_text())
+    assert matrix["survivors"] == ["comment_only"]
+    assert (matrix["killed"], matrix["scored"], matrix["score"]) == (0, 1, 0.0)  # the declared one is not scored
+    assert "survivors:\n  comment_only (arithmetic): a comment added to the rescale" in output
+    assert "declared equivalent (not scored):\n  declared_comment_only: only a comment changes" in output
+
+
+@pytest.mark.parametrize("arguments, named", [
+    (["--only", "no_such_mutant"], "--only: unknown mutants ['no_such_mutant']"),
+    (["--catalogue", "no.such.module"], "--catalogue: cannot import 'no.such.module'"),
+    (["--catalogue", "flashcheck.case"], "--catalogue: 'flashcheck.case' has no MUTATIONS"),
+    (["--budget", "0"], "--budget: expected a positive number of seconds, got 0.0"),
+    (["--jobs", "0"], "--jobs: expected at least 1, got 0"),
+    (["--properties", "no_such_property"], "--properties: unknown ['no_such_property']"),
+])
+def test_usage_errors_exit_2_naming_the_argument(arguments, named, capsys):
+    assert main(["mutate", "--device", "cpu", *arguments]) == 2
+    assert named in capsys.readouterr().err

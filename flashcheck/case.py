@@ -255,7 +255,10 @@ class Case:
             key, sep, raw = item.partition("=")
             if not sep or key not in kinds:
                 raise ValueError(f"case spec: unknown or malformed item {item!r}; known keys: {sorted(kinds)}")
-            values[key] = _parse_field(key, raw)
+            try:
+                values[key] = _parse_field(key, raw)
+            except ValueError as error:
+                raise ValueError(f"case spec: bad value {raw!r} for {key}: {error}") from None
         return cls(**values)
 
     # -- tensors ----------------------------------------------------------------------------

@@ -1,0 +1,47 @@
+"""``flashcheck check`` (replay one property on one case) and ``flashcheck list``."""
+
+from __future__ import annotations
+
+import pytest
+
+from flashcheck import adapters, cli
+from flashcheck.commands import EXIT_FOUND, EXIT_OK, EXIT_USAGE
+from flashcheck.properties import PROPERTIES
+
+MASKED_CASE = "batch=1 seqlen_q=4 seqlen_k=6 heads=1 kv_heads=1 head_dim=8 dtype=float32 seed=3 mask=random:0.5"
+
+
+def check(impl, prop, case):
+    return cli.main(["check", "--impl", impl, "--property", prop, "--case", case, "--device", "cpu"])
+
+
+def test_list_names_every_property_and_builtin_implementation(capsys):
+    assert cli.main(["list"]) == EXIT_OK
+    out = capsys.readouterr().out
+    for name in list(PROPERTIES) + list(adapters.REGISTRY):
+        assert name in out
+
+
+def test_check_passes_a_correct_implementation(capsys):
+    assert check("tests.buggy:correct", "out_matches_reference", MASKED_CASE) == EXIT_OK
+    assert "holds for tests.buggy:correct" in capsys.readouterr().out
+
+
+def test_check_fails_a_buggy_one_with_the_evidence_and_its_own_replay_line(capsys):
+    assert check("tests.buggy:ignores_mask", "out_matches_reference", MASKED_CASE) == EXIT_FOUND
+    out = capsys.readouterr().out
+    assert "property out_matches_reference failed for tests.buggy:ignores_mask" in out
+    assert "exceed the allowed error" in out
+    assert "reproduce: flashcheck check --impl tests.buggy:ignores_mask --property out_matches_reference" in out
+
+
+@pytest.mark.parametrize("impl, prop, case, message", [
+    ("tests.buggy:correct", "no_such_property", MASKED_CASE, "--property"),
+    ("tests.buggy:correct", "out_matches_reference", "seqlen_q=banana", "seqlen_q"),
+    ("no_such_module:attention", "out_matches_reference", MASKED_CASE, "no_such_module"),
+    # The pure-torch implementation declares no backward: the gradient property does not apply.
+    ("tests.buggy:correct", "grads_match_reference", MASKED_CASE, "does not apply"),
+])
+def test_check_usage_errors_exit_2_naming_the_problem(impl, prop, case, message, capsys):
+    assert check(impl, prop, case) == EXIT_USAGE
+    assert message in capsys.readouterr().err

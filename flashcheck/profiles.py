@@ -233,13 +233,16 @@ def load_hypothesis_profile(name: str | None = None) -> str:
         register_hypothesis_profiles()
     chosen = hypothesis_profile_name(name)
     try:
-        settings.load_profile(chosen)
+        # Looked up before loading: settings.load_profile makes an unknown name current before
+        # it fails, and every later register_profile then raises KeyError.
+        settings.get_profile(chosen)
     except InvalidArgument:
         source = "argument" if name is not None else f"${PROFILE_VARIABLE}"
         raise InvalidArgument(
             f"hypothesis profile {chosen!r} (from {source}) is not registered; "
             f"flashcheck registers {list(HYPOTHESIS_PROFILES)}"
         ) from None
+    settings.load_profile(chosen)
     return chosen
 
 

@@ -1,0 +1,265 @@
+"""flashcheck's pytest plugin and the installed property suite, run as a user would run them.
+
+Inner pytest runs (the ``pytester`` fixture) run in this process where that is safe (the
+plugin keeps its state per run and restores hypothesis's profile), in a subprocess only
+where the run must start from a fresh interpreter (the Triton interpreter switch). The
+implementations are tiny pure-torch ones restricted to float32, and ``-k`` keeps each
+suite run to a couple of properties, so that the whole module takes seconds.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+from hypothesis import settings
+
+import flashcheck.suite  # noqa: F401  (see below)
+from flashcheck import profiles
+from flashcheck.pytest_plugin import visible_device_entry, worker_gpu
+
+pytest_plugins = ["pytester"]
+
+# flashcheck.suite is imported above so that the modules it needs stay loaded across inner
+# runs: pytester drops the modules an in-process run imported, but not the attributes of
+# their parent package, so a second run would mix ``from flashcheck import compare`` (the old
+# module) with ``from flashcheck.compare import PropertyFailure`` (a new class) and fail to
+# catch its own PropertyFailure.
+
+# A correct implementation and one whose output is 1% too large, both declaring float32
+# only, so that few and cheap cases are drawn.
+TINY = '''
+from flashcheck import plain
+
+def correct(q, k, v, **kwargs):
+    return plain.attention(q, k, v, **kwargs)
+
+def too_large(q, k, v, **kwargs):
+    out, lse = plain.attention(q, k, v, **kwargs)
+    return out * 1.01, lse
+
+correct.flashcheck_features = too_large.flashcheck_features = {"float32", "lse"}
+'''
+
+TWO_PROPERTIES = ("-k", "out_matches_reference or lse_matches_reference")
+QUICK = ("--flashcheck-profile", "ci", "--flashcheck-size", "interpreter", "-p", "no:xdist")
+
+
+@pytest.fixture
+def tiny(pytester, monkeypatch):
+    """A pytester directory holding the importable module ``tinyattn``, with no flashcheck
+    variable leaking in from the outer run."""
+    for variable in ("FLASHCHECK_IMPLS", "FLASHCHECK_RATIO_LOG", profiles.PROFILE_VARIABLE):
+        monkeypatch.delenv(variable, raising=False)
+    pytester.makepyfile(tinyattn=TINY)
+    pytester.syspathinsert()
+    return pytester
+
+
+def run_suite(pytester, *args):
+    return pytester.runpytest_inprocess("--pyargs", "flashcheck.suite", *QUICK, *args)
+
+
+# -- the suite on user implementations -----------------------------------------------------------
+
+
+def test_suite_passes_on_a_correct_implementation(tiny):
+    result = run_suite(tiny, "--flashcheck-impl", "tinyattn:correct", *TWO_PROPERTIES, "-v")
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines([
+        "*test_property_holds?tinyattn:correct-out_matches_reference? PASSED*",
+        "*test_property_holds?tinyattn:correct-lse_matches_reference? PASSED*",
+    ])
+
+
+def test_suite_fails_a_buggy_implementation_with_the_evidence(tiny):
+    result = run_suite(tiny, "--flashcheck-impl", "tinyattn:too_large", "-k", "out_matches_reference")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([
+        "*property out_matches_reference failed for tinyattn:too_large*",
+        "*flashcheck check --impl tinyattn:too_large --property out_matches_reference --case*",
+    ])
+
+
+def test_the_option_wins_over_the_environment_variable(tiny, monkeypatch):
+    monkeypatch.setenv("FLASHCHECK_IMPLS", "tinyattn:too_large")
+    result = run_suite(tiny, "--co", "-q", "-k", "out_matches_reference")
+    result.stdout.fnmatch_lines(["*tinyattn:too_large-out_matches_reference*"])
+    result = run_suite(tiny, "--co", "-q", "-k", "out_matches_reference", "--flashcheck-impl", "tinyattn:correct")
+    result.stdout.fnmatch_lines(["*tinyattn:correct-out_matches_reference*"])
+    result.stdout.no_fnmatch_line("*too_large*")
+
+
+@pytest.mark.parametrize(
+    "args, env, message",
+    [
+        (("--flashcheck-impl", "no-such-kernel"), None, "--flashcheck-impl 'no-such-kernel': unknown implementation*"),
+        (("--flashcheck-impl", "tinyattn:missing"), None, "--flashcheck-impl 'tinyattn:missing': *no attribute 'missing'*"),
+        ((), "sdpa-math,no-such-kernel", "$FLASHCHECK_IMPLS 'no-such-kernel': unknown implementation*"),
+    ],
+    ids=["unknown-name", "missing-attribute", "from-environment"],
+)
+def test_an_unknown_implementation_is_a_usage_error_before_any_test(tiny, monkeypatch, args, env, message):
+    if env is not None:
+        monkeypatch.setenv("FLASHCHECK_IMPLS", env)
+    tiny.makepyfile(test_marker="def test_never_runs():\n    raise AssertionError('ran')\n")
+    result = tiny.runpytest_inprocess(*args, "test_marker.py")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"ERROR: {message}"])
+    result.stdout.no_fnmatch_line("*ran*")
+
+
+def test_the_ratio_log_records_each_comparison(tiny, tmp_path):
+    log = tmp_path / "ratios.jsonl"
+    result = run_suite(tiny, "--flashcheck-impl", "tinyattn:correct", "-k", "out_matches_reference",
+                       "--flashcheck-ratio-log", str(log))
+    result.assert_outcomes(passed=1)
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    assert len(records) >= 25  # the ci profile's 25 cases, each compared at least once
+    assert {(r["impl"], r["property"], r["output"]) for r in records} == {
+        ("tinyattn:correct", "out_matches_reference", "out")}
+    assert all(0 <= r["ratio"] <= 1 for r in records)
+
+
+# -- markers ---------------------------------------------------------------------------------------
+
+MARKED = '''
+import pytest
+
+@pytest.mark.gpu
+def test_on_gpu():
+    pass
+
+@pytest.mark.slow
+def test_slow():
+    pass
+
+def test_plain():
+    pass
+'''
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the skip on a machine without CUDA")
+def test_gpu_tests_are_skipped_with_a_reason_without_cuda(pytester):
+    pytester.makepyfile(test_marked=MARKED)
+    result = pytester.runpytest_inprocess("-rs", "--run-slow")
+    result.assert_outcomes(passed=2, skipped=1)
+    result.stdout.fnmatch_lines(["SKIPPED [[]1[]] test_marked.py:*: marked gpu: needs a CUDA device, and torch sees none"])
+
+
+@pytest.mark.parametrize(
+    "args, slow_ran",
+    [((), False), (("--run-slow",), True), (("-m", "slow"), True), (("-m", "slow or gpu"), True)],
+    ids=["default", "run-slow", "m-slow", "m-expression"],
+)
+def test_slow_tests_run_only_when_selected(pytester, args, slow_ran):
+    pytester.makepyfile(test_marked=MARKED)
+    result = pytester.runpytest_inprocess("-rs", "-v", *args)
+    result.stdout.fnmatch_lines(["*::test_slow PASSED*" if slow_ran else "*::test_slow SKIPPED (marked slow*"])
+    if not slow_ran:
+        result.stdout.fnmatch_lines(["SKIPPED [[]1[]] test_marked.py:*: marked slow: run with --run-slow or -m slow"])
+
+
+def test_the_markers_are_registered(pytester):
+    result = pytester.runpytest_inprocess("--markers")
+    result.stdout.fnmatch_lines(["@pytest.mark.gpu: needs a CUDA device*", "@pytest.mark.slow: long-running*"])
+
+
+# -- hypothesis profiles -------------------------------------------------------------------------
+
+PROFILE_PROBE = '''
+from hypothesis import settings
+
+def test_profile():
+    print("PROFILE", settings.get_current_profile_name(), settings.default.max_examples)
+'''
+
+
+@pytest.mark.parametrize(
+    "args, env, expected",
+    [
+        (("--flashcheck-profile", "smoke"), None, "PROFILE smoke 5"),
+        ((), "gpu", "PROFILE gpu 200"),
+        (("--flashcheck-profile", "ci"), "gpu", "PROFILE ci 25"),
+        (("--flashcheck-profile", "ci", "--hypothesis-profile", "dev"), None, "PROFILE dev 50"),
+    ],
+    ids=["option", "environment", "option-over-environment", "hypothesis-option-wins"],
+)
+def test_the_profile_option_selects_the_hypothesis_profile(pytester, monkeypatch, args, env, expected):
+    if env is None:
+        monkeypatch.delenv(profiles.PROFILE_VARIABLE, raising=False)
+    else:
+        monkeypatch.setenv(profiles.PROFILE_VARIABLE, env)
+    pytester.makepyfile(test_probe=PROFILE_PROBE)
+    before = settings.get_current_profile_name()
+    result = pytester.runpytest_inprocess("-s", *args)
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines([f"*{expected}"])
+    assert settings.get_current_profile_name() == before  # the inner run put ours back
+
+
+def test_an_unknown_profile_is_a_usage_error(pytester):
+    pytester.makepyfile(test_probe=PROFILE_PROBE)
+    result = pytester.runpytest_inprocess("--flashcheck-profile", "turbo")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["ERROR: --flashcheck-profile: unknown hypothesis profile 'turbo'*"])
+
+
+def test_the_header_names_the_choices(tiny):
+    result = tiny.runpytest_inprocess("--co", "--flashcheck-impl", "tinyattn:correct", "--flashcheck-size", "gpu",
+                                      "--flashcheck-profile", "smoke")
+    result.stdout.fnmatch_lines([
+        "flashcheck: implementations tinyattn:correct (--flashcheck-impl); hypothesis profile smoke; sizes gpu; device *"
+    ])
+
+
+# -- the Triton interpreter switch -----------------------------------------------------------------
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="the interpreter is chosen only without CUDA")
+def test_without_cuda_triton_interpret_is_set_before_conftests_are_imported(pytester, monkeypatch):
+    # A fresh interpreter: in this process triton is long imported.
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    pytester.makeconftest('import os, sys\nSEEN = (os.environ.get("TRITON_INTERPRET"), "triton" in sys.modules)\n')
+    pytester.makepyfile(test_seen="from conftest import SEEN\n\ndef test_seen():\n    assert SEEN == ('1', False)\n")
+    result = pytester.runpytest_subprocess("-p", "no:xdist")
+    result.assert_outcomes(passed=1)
+
+
+# -- GPU pinning under xdist -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "worker_id, count, expected",
+    [
+        ("gw0", 2, 0), ("gw1", 2, 1), ("gw2", 2, 0), ("gw7", 4, 3), ("gw13", 8, 5),
+        ("gw1", 1, None), ("gw1", 0, None),  # one GPU or none: nothing to spread over
+        (None, 4, None), ("master", 4, None), ("gwx", 4, None),  # not an xdist worker
+    ],
+)
+def test_workers_map_round_robin_onto_the_gpus(worker_id, count, expected):
+    assert worker_gpu(worker_id, count) == expected
+
+
+def test_every_gpu_gets_one_worker_when_there_are_as_many_workers_as_gpus():
+    for count in range(2, 9):
+        assert sorted(worker_gpu(f"gw{n}", count) for n in range(count)) == list(range(count))
+
+
+def test_worker_gpu_validates_the_count():
+    with pytest.raises(ValueError, match="device_count"):
+        worker_gpu("gw0", -1)
+
+
+@pytest.mark.parametrize(
+    "gpu, visible, expected",
+    [(1, None, "1"), (0, "", "0"), (1, "4,6", "6"), (0, " GPU-ab12 , GPU-cd34", "GPU-ab12")],
+)
+def test_the_pin_keeps_the_chosen_entry_of_cuda_visible_devices(gpu, visible, expected):
+    assert visible_device_entry(gpu, visible) == expected
+
+
+def test_the_pin_rejects_an_index_beyond_cuda_visible_devices():
+    with pytest.raises(ValueError, match="gpu: expected an index below the 2 entries"):
+        visible_device_entry(2, "4,6")

@@ -57,7 +57,9 @@ class Entry:
 class Settings:
     """How each mutant is fuzzed: seconds per mutant, seed (None: random), device,
     ``grace`` seconds past the budget before a run counts as hung, the root of the
-    per-mutant example databases, and the properties (None: all)."""
+    per-mutant example databases, the properties (None: all) and ``case_timeout``, the
+    seconds one case may run before the fuzzer reports it as a hang (see
+    :func:`default_case_timeout`)."""
 
     budget: float
     device: str
@@ -65,12 +67,23 @@ class Settings:
     grace: float = 60.0
     database: str = ".flashcheck/mutants"
     properties: tuple[str, ...] | None = None
+    case_timeout: float | None = None
 
     def __post_init__(self):
         if not self.budget > 0:
             raise ValueError(f"budget: expected a positive number of seconds, got {self.budget}")
         if not self.grace >= 0:
             raise ValueError(f"grace: expected a non-negative number of seconds, got {self.grace}")
+        if self.case_timeout is not None and not self.case_timeout > 0:
+            raise ValueError(f"case_timeout: expected a positive number of seconds, got {self.case_timeout}")
+
+
+def default_case_timeout(budget: float) -> float:
+    """Half the budget, at least 10 s and at most 120 s. The fuzzer stops a case still
+    running when its budget ends without reporting it, so a mutant that hangs is only
+    seen when a case times out inside the budget: half of it leaves room for the first
+    cases, while 10 s keeps a slow correct case in the interpreter from counting as hung."""
+    return max(10.0, min(120.0, budget / 2))
 
 
 @dataclass
@@ -221,6 +234,8 @@ def fuzz_command(impl: str, settings: Settings, json_path: Path, database: Path)
                "--device", settings.device, "--json", str(json_path), "--database", str(database)]
     if settings.seed is not None:
         command += ["--seed", str(settings.seed)]
+    if settings.case_timeout is not None:
+        command += ["--case-timeout", str(settings.case_timeout)]
     for name in settings.properties or ():
         command += ["--property", name]
     return command

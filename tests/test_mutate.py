@@ -143,6 +143,7 @@ def test_a_mutation_that_changes_nothing_survives_unless_declared_equivalent(tmp
     (["--catalogue", "flashcheck.case"], "--catalogue: 'flashcheck.case' has no MUTATIONS"),
     (["--budget", "0"], "--budget: expected a positive number of seconds, got 0.0"),
     (["--jobs", "0"], "--jobs: expected at least 1, got 0"),
+    (["--case-timeout", "0"], "--case-timeout: expected a positive number of seconds, got 0.0"),
     (["--properties", "no_such_property"], "--properties: unknown ['no_such_property']"),
 ])
 def test_usage_errors_exit_2_naming_the_argument(arguments, named, capsys):

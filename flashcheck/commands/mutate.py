@@ -32,6 +32,9 @@ def register(subparsers) -> None:
     parser.add_argument("--properties", nargs="+", metavar="NAME", help="only these properties (default: all)")
     parser.add_argument("--grace", type=float, default=60.0,
                         help="seconds past the budget before a fuzz run counts as hung (default 60)")
+    parser.add_argument("--case-timeout", type=float, default=None,
+                        help="seconds one case may run before it counts as a hang (default: half the budget, "
+                             "10 to 120 s)")
     parser.add_argument("--database", default=".flashcheck/mutants",
                         help="root of the per-mutant example databases (earlier kills are replayed first)")
     parser.set_defaults(run=run)
@@ -53,12 +56,14 @@ def run(args, device) -> int:
             raise ValueError(f"--jobs: expected at least 1, got {args.jobs}")
         settings = mutate.Settings(budget=args.budget, device=device, seed=args.seed, grace=args.grace,
                                    database=args.database,
-                                   properties=tuple(args.properties) if args.properties else None)
+                                   properties=tuple(args.properties) if args.properties else None,
+                                   case_timeout=args.case_timeout if args.case_timeout is not None
+                                   else mutate.default_case_timeout(max(args.budget, 0)))
     except ValueError as error:
         message = str(error)
-        for field in ("budget", "grace"):  # Settings names its field; the user typed an option
+        for field in ("budget", "grace", "case_timeout"):  # Settings names its field; the user typed an option
             if message.startswith(f"{field}:"):
-                message = f"--{message}"
+                message = f"--{field.replace('_', '-')}" + message[len(field):]
         print(f"flashcheck: {message}", file=sys.stderr)
         return EXIT_USAGE
     chosen = [entries[name] for name in args.only] if args.only else list(entries.values())

@@ -2,23 +2,35 @@
 # GPU CI: the test suite at GPU sizes on every implementation that runs on this machine (the
 # project kernel, torch SDPA's math, flash, efficient and cuDNN backends, FlexAttention). Each
 # implementation's property suite runs in a pytest process of its own, so that a peer which
-# faults with a sticky CUDA error cannot poison the others' results. Uses the torch and
-# triton already installed and installs flashcheck itself without touching them.
-# Extra arguments go to every pytest call (e.g. -n 4). Results: $FLASHCHECK_GPU_OUT.
+# faults with a sticky CUDA error cannot poison the others' results. With several GPUs each
+# pytest process spreads over them with pytest-xdist, one worker per GPU (flashcheck's pytest
+# plugin pins worker gwN to GPU N mod count; the "flashcheck devices" section at the end of each
+# run lists them). Uses the torch and triton already installed and installs flashcheck itself
+# without touching them.
+# Extra arguments go to every pytest call (e.g. -n 4 to override the worker count).
+# Results: $FLASHCHECK_GPU_OUT. Hypothesis profile: $FLASHCHECK_HYPOTHESIS_PROFILE (default gpu).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 python3 -m pip install -q --no-build-isolation --no-deps -e . || exit 2
-export FLASHCHECK_HYPOTHESIS_PROFILE="${FLASHCHECK_HYPOTHESIS_PROFILE:-gpu}"
+default_profile="${FLASHCHECK_HYPOTHESIS_PROFILE:-gpu}"
 out="${FLASHCHECK_GPU_OUT:-.flashcheck/gpu}"
 mkdir -p "$out"
+# Counted by torch in a process of its own (it honours CUDA_VISIBLE_DEVICES, as the workers will).
+gpus=$(python3 -c 'import torch; print(torch.cuda.device_count())' 2>/dev/null || echo 0)
+spread=()
+if [ "${gpus:-0}" -gt 1 ] && python3 -c 'import xdist' 2>/dev/null; then
+    spread=(-n "$gpus")
+fi
+echo "== $gpus GPU(s); pytest ${spread[*]:-without xdist}"
 status=0
-python3 -m pytest -q -rfExX --ignore=tests/test_properties.py --junitxml="$out/unit.xml" "$@" || status=1
+python3 -m pytest -q -rfExX --ignore=tests/test_properties.py --flashcheck-profile "$default_profile" \
+    --junitxml="$out/unit.xml" "${spread[@]}" "$@" || status=1
 for impl in ${FLASHCHECK_GPU_IMPLS:-flash sdpa-math sdpa-flash sdpa-efficient sdpa-cudnn flex}; do
     echo "== property suite on $impl"
-    profile="$FLASHCHECK_HYPOTHESIS_PROFILE"
+    profile="$default_profile"
     # Compiled FlexAttention compiles anew for every shape (5-60 s each): a few cases only.
     [ "$impl" = flex ] && profile=smoke
-    FLASHCHECK_IMPLS="$impl" FLASHCHECK_RATIO_LOG="$out/ratios.jsonl" FLASHCHECK_HYPOTHESIS_PROFILE="$profile" \
-        python3 -m pytest -q -rfExX tests/test_properties.py --junitxml="$out/$impl.xml" "$@" || status=1
+    python3 -m pytest -q -rfExX tests/test_properties.py --flashcheck-impl "$impl" --flashcheck-profile "$profile" \
+        --flashcheck-ratio-log "$out/ratios.jsonl" --junitxml="$out/$impl.xml" "${spread[@]}" "$@" || status=1
 done
 exit $status

@@ -44,7 +44,7 @@ where ``torch.cuda.set_device`` would pin this process only and leave code that 
 ``cuda:0`` on the first GPU. The GPUs are counted through NVML, which does not
 initialise CUDA; where NVML cannot count them, the worker falls back to
 ``torch.cuda.set_device``. Each worker reports its GPU; the controller lists them at the
-end of the run ("flashcheck GPUs").
+end of the run ("flashcheck devices").
 """
 
 from __future__ import annotations
@@ -363,6 +363,6 @@ def pytest_testnodedown(node, error):
 def pytest_terminal_summary(terminalreporter, config):
     devices = config.stash.get(_WORKER_DEVICES, None)
     if devices:
-        terminalreporter.section("flashcheck GPUs")
+        terminalreporter.section("flashcheck devices")
         for worker in sorted(devices, key=lambda w: (len(w), w)):
             terminalreporter.line(f"{worker}: {devices[worker]}")

@@ -26,8 +26,9 @@ def displaced(peer: str, fraction: float):
         target = (exact + fraction * expected.allowed("out") * signs.to(exact.device)).to(out.dtype)
         return out + (target - out).detach(), lse
 
-    attention.flashcheck_features_by_device = base.flashcheck_features_by_device
-    attention.flashcheck_features = base.flashcheck_features
+    for declaration in ("flashcheck_features", "flashcheck_features_by_device"):
+        if hasattr(base, declaration):
+            setattr(attention, declaration, getattr(base, declaration))
     return attention
 
 

@@ -124,7 +124,7 @@ def measure(impl, case: Case, device, *, elementwise: bool = False) -> dict[str,
     keeps every element's error/allowed (for histograms).
 
     Raises ValueError when ``case`` needs a feature ``impl`` does not declare (see
-    :func:`supports`), and lets the implementation's own exceptions through.
+    :func:`needed_features`), and lets the implementation's own exceptions through.
     """
     from flashcheck.properties.gradients import gradients  # properties build on flashcheck
 
@@ -152,11 +152,6 @@ def measure(impl, case: Case, device, *, elementwise: bool = False) -> dict[str,
             expected = expectation.representable(backward.expected(name), got.dtype)
             results[name] = _compare(name, got, expected, backward.allowed(name), None, elementwise)
     return results
-
-
-def supports(impl, case: Case, device) -> bool:
-    """True when ``impl`` declares every feature ``case`` needs on ``device``."""
-    return needed_features(case) <= protocol.features_of(impl, device)
 
 
 @dataclasses.dataclass
@@ -214,7 +209,8 @@ def length_of(case: Case) -> int:
 
 def mask_kind(case: Case) -> str:
     """One of ``none``, ``causal``, ``window``, ``mask`` (a boolean attn_mask) and ``varlen``
-    (packed sequences), the first that applies from the right: a packed causal case is varlen."""
+    (packed sequences), the most specific that applies: a packed causal case is varlen, a
+    causal case with an attn_mask is mask."""
     if case.varlen:
         return "varlen"
     if not case.mask.is_none:

@@ -77,7 +77,6 @@ class _State:
     cuda: bool = False
     gpu_pin: str | None = None  # how this xdist worker was pinned, for its report
     previous_hypothesis_profile: str | None = None
-    hypothesis_profile: str | None = None
     impl_names: tuple[str, ...] = ()
     impl_source: str = "default"
     implementations: dict = dataclasses.field(default_factory=dict)
@@ -167,7 +166,7 @@ def _load_hypothesis_profile(state: _State, name: str | None) -> None:
     state.previous_hypothesis_profile = settings.get_current_profile_name()
     profiles.register_hypothesis_profiles()
     try:
-        state.hypothesis_profile = profiles.load_hypothesis_profile(name)
+        profiles.load_hypothesis_profile(name)
     except InvalidArgument as error:
         source = "--flashcheck-profile" if name is not None else f"${profiles.PROFILE_VARIABLE}"
         raise pytest.UsageError(
@@ -216,7 +215,7 @@ def _pin_xdist_worker(worker_id: str | None) -> str | None:
         return None
     import torch
 
-    if not torch.cuda._is_compiled():
+    if not torch.backends.cuda.is_built():
         return None
     # NVML counts without initialising CUDA; CUDA_VISIBLE_DEVICES only acts before that.
     count = getattr(torch.cuda, "_device_count_nvml", lambda: -1)()
@@ -344,10 +343,13 @@ def pytest_collection_modifyitems(config, items):
 
 
 def pytest_report_header(config):
+    from hypothesis import settings
+
     state = _state(config)
     return [
+        # The profile as hypothesis has it now: its own --hypothesis-profile may have replaced ours.
         f"flashcheck: implementations {', '.join(state.impl_names)} ({state.impl_source}); "
-        f"hypothesis profile {state.hypothesis_profile}; sizes {size_profile(config).name}; "
+        f"hypothesis profile {settings.get_current_profile_name()}; sizes {size_profile(config).name}; "
         f"device {_device_description(state)}"
     ]
 

@@ -248,9 +248,19 @@ def _device_description(state: _State) -> str:
 # -- configure: markers, implementations ------------------------------------------------------
 
 
+#: The Triton interpreter's numpy calls warn by the thousand (deprecations; overflow in
+#: planted-bug kernels, by design); they say nothing about the code under test.
+INTERPRETER_WARNINGS = (
+    "ignore::DeprecationWarning:triton.runtime.interpreter",
+    "ignore::RuntimeWarning:triton.runtime.interpreter",
+)
+
+
 def pytest_configure(config):
     for marker in MARKERS:
         config.addinivalue_line("markers", marker)
+    for warning_filter in INTERPRETER_WARNINGS:
+        config.addinivalue_line("filterwarnings", warning_filter)
     _early_setup(config, config.option)  # a no-op unless the plugin was loaded late
     state = _state(config)
     state.impl_names, state.impl_source = _chosen_implementations(config, state.cuda)

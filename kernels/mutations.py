@@ -209,7 +209,11 @@ CATALOGUE = (
              "mask=col_ok[:, None] & d_ok[None, :], other=0.0)", "mask=d_ok[None, :], other=0.0)"),
     _forward("k_load_unmasked", "load-bounds",
              "K is loaded without its key bound: keys past the end are read (their logits are then masked)",
-             "mask=d_ok[:, None] & col_ok[None, :], other=0.0)", "mask=d_ok[:, None], other=0.0)"),
+             "mask=d_ok[:, None] & col_ok[None, :], other=0.0)", "mask=d_ok[:, None], other=0.0)",
+             equivalent="no result changes: a key past the end only reaches its own column of the logits, "
+                        "which `allowed` (col_ok) replaces by -inf, NaN included. It is still an out-of-bounds "
+                        "read, which value-based properties cannot see: a memory checker (compute-sanitizer) "
+                        "or a guard page after K would"),
     _forward("skip_last_key_block", "loop-bounds",
              "the key loop stops at the last full block: a trailing partial key block is never read",
              "for start_n in range(n_start, n_end, BLOCK_N):",
@@ -275,8 +279,9 @@ CATALOGUE = (
     _forward("varlen_band_from_total_lengths", "varlen",
              "the causal/window band is aligned with the packed tensors' total lengths, not the sequence's",
              "diagonal = offs_m + (seqlen_k - seqlen_q)",
-             "diagonal = offs_m + (tl.load(CuSeqlensK + tl.num_programs(1) // heads)"
-             " - tl.load(CuSeqlensQ + tl.num_programs(1) // heads))"),
+             # Only when packed: dense calls have no offsets to load.
+             "diagonal = offs_m + ((tl.load(CuSeqlensK + tl.num_programs(1) // heads)"
+             " - tl.load(CuSeqlensQ + tl.num_programs(1) // heads)) if IS_VARLEN else (seqlen_k - seqlen_q))"),
     # -- forward: boolean masks ------------------------------------------------------------
     _forward("mask_multiplied_after_exp", "mask",
              "the mask multiplies P after exp instead of excluding entries before the row maximum",

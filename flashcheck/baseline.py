@@ -51,7 +51,6 @@ FORMAT_VERSION = 1
 
 HEAD_DIM_CLASSES = (32, 64, 128, 256)  # d<=32, d<=64, d<=128, d<=256, then d>256
 LENGTH_CLASSES = (32, 256, 2048)  # n<=32 (a couple of interpreter blocks), n<=256, n<=2048, n>2048
-MASK_KINDS = ("none", "causal", "window", "mask", "varlen")
 DTYPE_ORDER = ("float16", "bfloat16", "float32")
 
 
@@ -121,8 +120,8 @@ def sort_key(key: str) -> tuple:
         return (text[1] == ">", int(number) if number.isdigit() else 0)
 
     output, dtype, head_dim, mask, length = parts
-    return (rank(corpora.OUTPUTS, output), rank(DTYPE_ORDER, dtype), bound(head_dim), rank(MASK_KINDS, mask),
-            bound(length), key)
+    return (rank(corpora.OUTPUTS, output), rank(DTYPE_ORDER, dtype), bound(head_dim),
+            rank(corpora.MASK_KINDS, mask), bound(length), key)
 
 
 def buckets(results) -> dict[str, Bucket]:

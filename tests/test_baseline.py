@@ -83,7 +83,7 @@ def test_buckets_group_by_output_dtype_head_dim_mask_and_length():
     cases = corpus.BASELINE_CORPORA["cpu"].cases
     keys = {baseline.bucket_key("out", case) for case in cases}
     assert len(keys) == len(cases)  # the CPU corpus puts each case in a bucket of its own
-    assert {key.split()[3] for key in keys} == set(baseline.MASK_KINDS)
+    assert {key.split()[3] for key in keys} == set(corpus.MASK_KINDS)
     assert {key.split()[1] for key in keys} == {"float16", "bfloat16", "float32"}
 
 
@@ -91,7 +91,7 @@ def test_cuda_corpus_covers_the_real_sizes_and_has_its_default_file():
     cases = corpus.BASELINE_CORPORA["cuda"].cases
     assert {case.head_dim for case in cases} == {64, 128, 256}
     assert max(corpus.length_of(case) for case in cases) >= 2048
-    assert {corpus.mask_kind(case) for case in cases} == set(baseline.MASK_KINDS)
+    assert {corpus.mask_kind(case) for case in cases} == set(corpus.MASK_KINDS)
     assert baseline.default_path("flash", "cuda") == Path("ci/baselines/flash-cuda.json")
 
 

@@ -140,8 +140,10 @@ def _run(impl, chosen, device, impl_name):
 
 def _beyond_line(impl_name, case, output, error) -> str:
     metrics = error.metrics
-    what = (f"error/allowed {metrics.worst_ratio:.3g} ({metrics.exceeding} of {metrics.total} elements beyond)"
-            if metrics.exceeding else f"largest error {metrics.max_abs:.3e} beyond the aggregate limit {error.limit:.3e}")
+    if metrics.exceeding:
+        what = f"error/allowed {metrics.worst_ratio:.3g} ({metrics.exceeding} of {metrics.total} elements beyond)"
+    else:
+        what = f"largest error {metrics.max_abs:.3e} beyond the aggregate limit {error.limit:.3e}"
     replay = (f"flashcheck check --impl {shlex.quote(impl_name)} --property {PROPERTY_OF[output]} "
               f"--case {shlex.quote(case.spec())}")
     return f"  case {case.spec()}\n    output {output}: {what}\n    replay: {replay}"

@@ -338,16 +338,10 @@ def subprocess_environment(catalogue: str) -> dict:
     return environment
 
 
-def check_original(catalogue: str, settings: Settings) -> Outcome:
-    """Fuzz the unmutated implementation (``<catalogue>:original``) as the mutants will be."""
-    entry = Entry(ORIGINAL, "", "the unmutated implementation")
-    return fuzz_one(catalogue, entry, settings, environment=subprocess_environment(catalogue))
-
-
-def run(catalogue: str, entries: list[Entry], settings: Settings, *, jobs: int = 1, original: Outcome,
-        on_outcome: Callable[[Outcome], None] | None = None) -> MutationRun:
-    """Fuzz every mutant of ``entries``, ``jobs`` at a time; outcomes in catalogue order.
-    ``original`` is the unmutated implementation's outcome (:func:`check_original`)."""
+def run(catalogue: str, entries: list[Entry], settings: Settings, *, jobs: int = 1,
+        on_outcome: Callable[[Outcome], None] | None = None) -> list[Outcome]:
+    """Fuzz every entry (a mutant, or ``Entry(ORIGINAL, ...)`` for the unmutated
+    implementation), ``jobs`` at a time; outcomes in the entries' order."""
     if jobs < 1:
         raise ValueError(f"jobs: expected at least 1, got {jobs}")
     environment = subprocess_environment(catalogue)
@@ -359,5 +353,9 @@ def run(catalogue: str, entries: list[Entry], settings: Settings, *, jobs: int =
         return outcome
 
     with ThreadPoolExecutor(max_workers=jobs) as pool:
-        outcomes = list(pool.map(one, entries))
-    return MutationRun(catalogue, settings, original, outcomes)
+        return list(pool.map(one, entries))
+
+
+def original_entry() -> Entry:
+    """The catalogue's unmutated implementation as an entry to fuzz like the mutants."""
+    return Entry(ORIGINAL, "", "the unmutated implementation")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
-from flashcheck.mutate import MutationRun, Outcome
+from flashcheck.mutate import ORIGINAL, MutationRun, Outcome
 
 
 def make_console() -> Console:
@@ -19,10 +19,14 @@ def _plain(console: Console, text: str) -> None:
     console.print(text, markup=False, highlight=False, soft_wrap=True)
 
 
-def print_progress(console: Console, outcome: Outcome) -> None:
-    """One line as each mutant finishes."""
+def print_progress(console: Console, outcome: Outcome, prop: str | None = None) -> None:
+    """One line as each fuzz run finishes (``prop``: the one property it ran)."""
     cases = f", {outcome.cases} cases" if outcome.cases is not None else ""
-    _plain(console, f"  {outcome.name}: {outcome.result} ({outcome.seconds:.1f} s{cases})")
+    result = outcome.result
+    if outcome.name == ORIGINAL and not outcome.killed and outcome.verdict != "error":
+        result = "passes"
+    name = f"{outcome.name} × {prop}" if prop else outcome.name
+    _plain(console, f"  {name}: {result} ({outcome.seconds:.1f} s{cases})")
 
 
 def print_error(console: Console, outcome: Outcome) -> None:
@@ -74,3 +78,26 @@ def print_run(console: Console, run: MutationRun) -> None:
                         f"{outcome.result} ({outcome.evidence}); case: {outcome.case}")
     for outcome in run.errors:
         print_error(console, outcome)
+
+
+#: Matrix cells: killed by the property, a crash or a hang; survived; error.
+_CELL = {"property": "K", "crash": "C", "hang": "H"}
+
+
+def print_property_matrix(console: Console, matrix) -> None:
+    """Mutants x properties (numbered, with a legend): K killed, C crash, H hang,
+    . survived, E error."""
+    table = Table(title="kill matrix per property")
+    table.add_column("mutant")
+    for index in range(len(matrix.properties)):
+        table.add_column(str(index + 1), justify="center")
+    for name, row in matrix.cells.items():
+        marks = []
+        for prop in matrix.properties:
+            cell = row[prop]
+            marks.append(_CELL.get(cell.killed_by, "K") if cell.killed else ("E" if cell.verdict == "error" else "."))
+        table.add_row(name, *marks)
+    console.print(table)
+    _plain(console, "K killed by the property, C crash, H hang, . survived, E error; properties:")
+    for index, prop in enumerate(matrix.properties):
+        _plain(console, f"  {index + 1}: {prop}")

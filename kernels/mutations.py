@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from flashcheck.kernels import backward, forward, interface
-from flashcheck.kernels.interface import flash_attention as original
+from flashcheck.kernels.interface import flash_attention as original  # noqa: F401  (the unmutated kernel)
 
 #: The kernel files a mutation may change, by the name a :class:`Mutation` uses.
 FILES = {"forward": Path(forward.__file__), "backward": Path(backward.__file__)}

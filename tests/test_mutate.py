@@ -149,3 +149,19 @@ def test_a_mutation_that_changes_nothing_survives_unless_declared_equivalent(tmp
 def test_usage_errors_exit_2_naming_the_argument(arguments, named, capsys):
     assert main(["mutate", "--device", "cpu", *arguments]) == 2
     assert named in capsys.readouterr().err
+
+
+def test_per_property_mode_fills_the_matrix_with_each_property_alone(tmp_path, capsys):
+    report = tmp_path / "matrix.json"
+    status = main(["mutate", "--per-property", "--only", "lse_in_log2", *FAST, "--budget", "12",
+                   "--properties", "out_matches_reference", "lse_matches_reference",
+                   "--database", str(tmp_path / "db"), "--json", str(report)])
+    output = capsys.readouterr().out
+    assert status == 0, output
+    matrix = json.loads(report.read_text())
+    # out is exactly that of the correct kernel: only the lse property can see the bug.
+    assert matrix["per_property"] == {
+        "lse_in_log2": {"out_matches_reference": "SURVIVED", "lse_matches_reference": "lse_matches_reference"},
+    }
+    assert matrix["mutants"][0]["property_name"] == "lse_matches_reference"
+    assert "lse_in_log2 × lse_matches_reference: lse_matches_reference" in output

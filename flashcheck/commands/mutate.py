@@ -35,6 +35,9 @@ def register(subparsers) -> None:
     parser.add_argument("--case-timeout", type=float, default=None,
                         help="seconds one case may run before it counts as a hang (default: half the budget, "
                              "10 to 120 s)")
+    parser.add_argument("--per-property", action="store_true",
+                        help="fill the full kill matrix: fuzz each property alone on each mutant, the budget split "
+                             "evenly among the properties")
     parser.add_argument("--database", default=".flashcheck/mutants",
                         help="root of the per-mutant example databases (earlier kills are replayed first)")
     parser.set_defaults(run=run)
@@ -71,26 +74,53 @@ def run(args, device) -> int:
     from flashcheck import mutation_report
 
     console = mutation_report.make_console()
+    fuzz = _per_property if args.per_property else _whole_suite
     console.print(f"fuzzing the unmutated implementation {args.catalogue}:{mutate.ORIGINAL} "
                   f"for {settings.budget:g} s on {device}", highlight=False)
-    original = mutate.check_original(args.catalogue, settings)
+    (original,), _ = fuzz(args, settings, [mutate.original_entry()], console)
     if original.verdict == "error":
         mutation_report.print_error(console, original)
         return EXIT_USAGE
     if original.killed:
         mutation_report.print_original_flagged(console, original)
-        _write_json(args.json, mutate.MutationRun(args.catalogue, settings, original))
+        _write_json(args.json, mutate.MutationRun(args.catalogue, settings, original), None)
         return EXIT_FOUND
-    console.print(f"{len(chosen)} mutants, {settings.budget:g} s each, {args.jobs} at a time", highlight=False)
-    result = mutate.run(args.catalogue, chosen, settings, jobs=args.jobs, original=original,
-                        on_outcome=lambda outcome: mutation_report.print_progress(console, outcome))
+    console.print(f"{len(chosen)} mutant{'s' * (len(chosen) != 1)}, {settings.budget:g} s each, "
+                  f"{args.jobs} at a time", highlight=False)
+    outcomes, matrix = fuzz(args, settings, chosen, console)
+    result = mutate.MutationRun(args.catalogue, settings, original, outcomes)
     mutation_report.print_run(console, result)
-    _write_json(args.json, result)
+    if matrix is not None:
+        mutation_report.print_property_matrix(console, matrix)
+    _write_json(args.json, result, matrix)
     if result.errors:
         return EXIT_USAGE
     return EXIT_FOUND if result.survivors or result.wrongly_equivalent else EXIT_OK
 
 
-def _write_json(path, result) -> None:
+def _whole_suite(args, settings, entries, console):
+    """One fuzz run per entry over all chosen properties: (outcomes, None)."""
+    from flashcheck import mutate, mutation_report
+
+    outcomes = mutate.run(args.catalogue, entries, settings, jobs=args.jobs,
+                          on_outcome=lambda outcome: mutation_report.print_progress(console, outcome))
+    return outcomes, None
+
+
+def _per_property(args, settings, entries, console):
+    """One fuzz run per entry and property, the budget split: (summary outcomes, matrix)."""
+    from flashcheck import mutation_matrix, mutation_report
+    from flashcheck.properties import PROPERTIES
+
+    properties = list(settings.properties or PROPERTIES)
+    matrix = mutation_matrix.run(args.catalogue, entries, settings, properties, jobs=args.jobs,
+                                 on_cell=lambda prop, cell: mutation_report.print_progress(console, cell, prop))
+    return [matrix.summary(entry) for entry in entries], matrix
+
+
+def _write_json(path, result, matrix) -> None:
     if path:
-        Path(path).write_text(json.dumps(result.to_json(), indent=2))
+        data = result.to_json()
+        if matrix is not None:
+            data["per_property"] = matrix.to_json()
+        Path(path).write_text(json.dumps(data, indent=2))

@@ -1,15 +1,19 @@
-"""Fuzzing: draw (property, case) pairs with hypothesis until a time budget is spent.
+"""Fuzzing: run the properties on cases hypothesis draws until a time budget is spent.
 
-Hypothesis draws the property and the case structure; a failure is shrunk to a minimal
-case and kept in an example database, so the next run replays it first. The engine runs
-hypothesis in short rounds (each a fresh ``@given`` run with its own seed) so that it can
-stop at the budget, and reports what it exercised.
+The properties take turns, each a short hypothesis run (a fresh ``@given`` with a seed of
+its own) drawing the case structure for it, so that every property is exercised however
+short the budget and the engine can stop at the budget's end. A failure is shrunk to a
+minimal case and kept in an example database (one key per property), and the next run
+replays it before drawing anything new. This is the in-process engine; ``flashcheck
+fuzz`` runs it in worker processes (:mod:`flashcheck.isolation`).
 """
 
 from __future__ import annotations
 
+import random
 import shlex
 import time
+import unittest
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable
@@ -25,7 +29,8 @@ from flashcheck.compare import PropertyFailure
 from flashcheck.properties import PROPERTIES
 from flashcheck.properties.registry import Property
 
-ROUND_EXAMPLES = 10
+#: Examples in one property's turn: short turns spread a short budget over every property.
+ROUND_EXAMPLES = 4
 
 
 @dataclass
@@ -43,6 +48,7 @@ class Failure:
     case: str | None
     evidence: str
     impl: str
+    seconds: float | None = None  # into the run when it was found (before shrinking)
 
     @classmethod
     def from_property_failure(cls, failure: PropertyFailure) -> "Failure":
@@ -60,7 +66,7 @@ class Failure:
 
     def to_json(self) -> dict:
         return {"kind": self.kind, "property": self.property, "case": self.case, "evidence": self.evidence,
-                "replay": self.reproduction()}
+                "replay": self.reproduction(), "seconds": self.seconds}
 
     def __str__(self) -> str:
         what = {"property": "failed", "crash": "crashed the process", "hang": "hung"}[self.kind]
@@ -86,6 +92,9 @@ class FuzzResult:
     #: Per worker process position (isolated runs): ``{"worker", "gpu", "device", "cases",
     #: "processes"}``, where ``device`` is what the worker reported it runs on.
     workers: list[dict] = field(default_factory=list)
+    #: Cases still running when the budget ran out, stopped with their worker: neither
+    #: passed nor failed (``{"property", "case", "running_for"}``).
+    unfinished: list[dict] = field(default_factory=list)
 
     @property
     def found(self) -> bool:
@@ -100,12 +109,14 @@ class FuzzResult:
     def to_json(self, *, impl_name: str, device: str, budget: float) -> dict:
         """The result as plain data: ``impl``, ``device``, ``budget``, ``seconds``, ``cases``,
         ``declined``, ``found``, ``by_property`` and ``by_kind`` (counts), and ``failures``:
-        a list of ``{"kind", "property", "case", "evidence", "replay"}`` (see :class:`Failure`)."""
+        a list of ``{"kind", "property", "case", "evidence", "replay", "seconds"}`` (see
+        :class:`Failure`; ``seconds``: when it was found), ``workers`` and ``unfinished``."""
         return {
             "impl": impl_name, "device": device, "budget": budget, "seconds": round(self.seconds, 3),
             "cases": self.cases, "declined": self.declined, "found": self.found,
             "by_property": dict(self.by_property), "by_kind": dict(self.by_kind),
             "failures": [failure.to_json() for failure in self.failures], "workers": self.workers,
+            "unfinished": self.unfinished,
         }
 
 
@@ -196,26 +207,33 @@ def run(
     chosen = [p for p in chosen if drawable(p, features)]
     if not chosen:
         raise ValueError(f"no property applies to {impl_name} with features {sorted(features)}")
-    pairs = st.sampled_from(chosen).flatmap(
-        lambda prop: st.tuples(st.just(prop), case_strategy(prop, features, profile))
-    )
+    # Properties take turns, a short hypothesis run each, in an order of this seed's own:
+    # every property is exercised within one turn of the list however short the budget
+    # (drawing the property at random left a third of them unexercised in short runs).
+    order = list(chosen)
+    random.Random(seed).shuffle(order)
     result = FuzzResult()
     start = time.monotonic()
     deadline = start + budget
-    # Failures seen so far, by (property, case): once time is up, these fail again at once
-    # and every other case passes, so hypothesis ends its shrink on the smallest failure
-    # seen and its final replay of it reproduces without running anything.
+    # Failures seen so far, by (property, case spec): once time is up, these fail again at
+    # once and every other case passes, so hypothesis ends its shrink on the smallest
+    # failure seen and its final replay of it reproduces without running anything.
     seen: dict[tuple[str, str], PropertyFailure] = {}
+    # Cases already run and passed: every hypothesis run starts from its simplest case,
+    # which would otherwise run again at each property's every turn.
+    passed: set[tuple[str, str]] = set()
     stop_shrinking = [deadline]
 
     def out_of_time() -> bool:
         return time.monotonic() > stop_shrinking[0] or should_stop()
 
-    def one_case(pair):
-        prop, case = pair
+    def run_case(prop: Property, case: Case) -> None:
+        key = (prop.name, case.spec())
         if out_of_time():
-            if (prop.name, case.spec()) in seen:
-                raise seen[prop.name, case.spec()]
+            if key in seen:
+                raise seen[key]
+            return
+        if key in passed:
             return
         if before_case is not None:
             before_case(prop.name, case)
@@ -245,6 +263,7 @@ def run(
             )
             _first_failure(failure)
             raise failure from error
+        passed.add(key)
         result.count(prop.name, case_kinds(case))
         result.seconds = time.monotonic() - start
         if on_case is not None:
@@ -258,22 +277,36 @@ def run(
                 on_found(failure)
         seen[failure.property_name, failure.case.spec()] = failure
 
-    config = settings(
-        max_examples=ROUND_EXAMPLES,
-        deadline=None,
-        database=DirectoryBasedExampleDatabase(database) if database else None,
-        suppress_health_check=list(HealthCheck),
-        phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink],
-        print_blob=False,
-        report_multiple_bugs=False,
-    )
+    def hypothesis_run(prop: Property, phases, round_seed):
+        def one_case(case):
+            run_case(prop, case)
+
+        # One example-database key per property (hypothesis's own hook for telling apart
+        # runs of one function, as its pytest plugin does for parametrized tests).
+        one_case._hypothesis_internal_add_digest = prop.name.encode()
+        test = given(case_strategy(prop, features, profile))(one_case)
+        if round_seed is not None:
+            test = hypothesis_seed(round_seed)(test)
+        return settings(
+            max_examples=ROUND_EXAMPLES, deadline=None,
+            database=DirectoryBasedExampleDatabase(database) if database else None,
+            suppress_health_check=list(HealthCheck), phases=phases, print_blob=False,
+            report_multiple_bugs=False,
+        )(test)
+
+    # First every property replays what the database kept (earlier failures), then fuzzing.
+    runs = [(prop, [Phase.reuse, Phase.shrink], seed) for prop in order]
     round_number = 0
     while not out_of_time():
-        test = given(pairs)(one_case)
-        if seed is not None:
-            test = hypothesis_seed(seed + round_number)(test)
+        if not runs:
+            prop = order[round_number % len(order)]
+            round_seed = None if seed is None else seed + round_number
+            runs.append((prop, [Phase.generate, Phase.shrink], round_seed))
+            round_number += 1
         try:
-            config(test)()
+            hypothesis_run(*runs.pop(0))()
+        except unittest.SkipTest:
+            pass  # a replay with nothing stored for that property: hypothesis ran nothing
         except Exception as error:
             if not seen:
                 raise
@@ -282,7 +315,6 @@ def run(
             failure = error if isinstance(error, PropertyFailure) else list(seen.values())[-1]
             result.failures.append(Failure.from_property_failure(failure))
             break
-        round_number += 1
     result.seconds = time.monotonic() - start
     return result
 

@@ -147,10 +147,12 @@ def fuzz(options: FuzzOptions, *, on_progress: Callable | None = None):
         elif kind == "found":
             if finder is None:
                 finder = slot
-                unshrunk.append(payload)
+                unshrunk.append({**payload, "seconds": time.monotonic() - start})
             stop_all()
         elif kind == "failure":
-            result.failures.append(_failure_from(payload))
+            # Timed from when it was first found, not from the end of its shrinking.
+            found_at = unshrunk[0]["seconds"] if unshrunk else time.monotonic() - start
+            result.failures.append(_failure_from({**payload, "seconds": found_at}))
         elif kind == "replayed":
             prop, spec, still_fails = payload
             slot.replay = [entry for entry in slot.replay if entry != (prop, spec)]
@@ -178,6 +180,7 @@ def fuzz(options: FuzzOptions, *, on_progress: Callable | None = None):
                 failure = _check_worker(slot, options, messages, handle)
                 if failure is None:
                     continue
+                failure.seconds = time.monotonic() - start
                 result.failures.append(failure)
                 if failure.case is not None:
                     store.add(failure.property, failure.case, failure.kind)
@@ -200,6 +203,13 @@ def fuzz(options: FuzzOptions, *, on_progress: Callable | None = None):
                 else:
                     limit = _grace(options) if _running_case(slot.case_file) is not None else 0.0
                 if overtime > limit:
+                    running = _running_case(slot.case_file)
+                    if running is not None:
+                        # Not a hang (it did not reach the per-case timeout), not a pass.
+                        result.unfinished.append({
+                            "property": running["property"], "case": running["case"],
+                            "running_for": round(time.time() - running["started"], 1),
+                        })
                     _kill(slot)
                     if slot is finder and not any(f.kind == "property" for f in result.failures):
                         result.failures.append(_failure_from(unshrunk[0]))
@@ -411,15 +421,21 @@ def worker_main(options: FuzzOptions, index: int, seed, wall_deadline: float, gp
     if not _replay(impl, options, replay, index, messages, before_case, after_case, on_fatal):
         messages.put((index, "done", None))
         return
-    database = options.database
-    result = fuzz.run(
-        impl, impl_name=options.impl, budget=max(0.0, wall_deadline - time.time()), device=options.device,
-        profile=profile, seed=seed, database=database, properties=list(options.properties or ()) or None,
-        on_case=after_case, before_case=before_case, on_fatal=on_fatal,
-        on_declined=lambda prop, case: messages.put((index, "declined", None)),
-        on_found=lambda failure: messages.put((index, "found", vars(fuzz.Failure.from_property_failure(failure)))),
-        should_stop=stop.is_set, shrink_time=options.shrink_time,
-    )
+    try:
+        result = fuzz.run(
+            impl, impl_name=options.impl, budget=max(0.0, wall_deadline - time.time()), device=options.device,
+            profile=profile, seed=seed, database=options.database,
+            properties=list(options.properties or ()) or None,
+            on_case=after_case, before_case=before_case, on_fatal=on_fatal,
+            on_declined=lambda prop, case: messages.put((index, "declined", None)),
+            on_found=lambda failure: messages.put((index, "found", vars(fuzz.Failure.from_property_failure(failure)))),
+            should_stop=stop.is_set, shrink_time=options.shrink_time,
+        )
+    except Exception:  # noqa: BLE001 - the fuzzer itself broke: a setup error, not a finding
+        import traceback
+
+        messages.put((index, "error", f"worker {index}: the fuzzer failed:\n{traceback.format_exc()}"))
+        return
     for failure in result.failures:
         messages.put((index, "failure", vars(failure)))
     messages.put((index, "done", None))

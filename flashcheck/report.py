@@ -60,6 +60,9 @@ def print_fuzz_result(result, impl_name: str, device: str) -> None:
     if result.by_kind:
         kinds = ", ".join(f"{kind} {count}" for kind, count in sorted(result.by_kind.items()))
         console.print(f"case kinds: {kinds}", highlight=False)
+    for case in result.unfinished:
+        console.print(f"stopped at the end of the budget after {case['running_for']} s, unfinished "
+                      f"(neither passed nor failed): {case['property']} on {case['case']}", highlight=False)
     for failure in result.failures:
         title = "counterexample (shrunk)" if failure.kind == "property" else f"{failure.kind} of a worker process"
         console.print(f"[bold red]{title}:[/]")

@@ -17,7 +17,10 @@ from pathlib import Path
 import pytest
 import torch
 
-from flashcheck import cli
+from flashcheck import cli, protocol
+from flashcheck import fuzz as fuzz_engine
+from flashcheck.properties import PROPERTIES
+from tests import buggy
 from flashcheck.commands import EXIT_FOUND, EXIT_OK, EXIT_USAGE
 
 
@@ -36,7 +39,9 @@ def test_a_correct_implementation_is_never_flagged_and_the_run_keeps_to_its_budg
     status, result = fuzz(tmp_path, "tests.buggy:correct", "--workers", "2", budget=budget)
     assert status == EXIT_OK
     assert not result["found"] and result["failures"] == []
-    assert result["cases"] > 0 and len(result["by_property"]) > 1
+    assert result["cases"] > 0
+    drawable = {p.name for p in PROPERTIES.values() if fuzz_engine.drawable(p, protocol.features_of(buggy.correct))}
+    assert set(result["by_property"]) == drawable, "every property takes its turn, even in a short run"
     assert [worker["worker"] for worker in result["workers"]] == [0, 1]
     assert all(worker["device"] for worker in result["workers"])
     # Cases in flight at the end get a grace of max(2 s, 5%) to finish.
@@ -48,6 +53,7 @@ def test_a_bug_is_found_shrunk_replayable_and_replayed_first_next_time(tmp_path,
     assert status == EXIT_FOUND
     [failure] = result["failures"]
     assert failure["kind"] == "property" and failure["property"] in failure["replay"]
+    assert 0 < failure["seconds"] <= result["seconds"]
     assert "error/allowed" in failure["evidence"] or "differ" in failure["evidence"]
     assert result["seconds"] < 60, "a bug this plain is found in seconds, not by spending the budget"
     out = capsys.readouterr().out
@@ -109,6 +115,15 @@ def test_a_case_that_hangs_is_killed_and_reported(tmp_path):
     assert result["seconds"] < 30
 
 
+def test_a_case_still_running_when_the_budget_ends_is_reported_unfinished_not_passed(tmp_path, capsys):
+    status, result = fuzz(tmp_path, "tests.misbehaving:hang", "--case-timeout", "100", budget=6)
+    assert status == EXIT_OK and result["failures"] == []
+    [unfinished] = result["unfinished"]
+    assert unfinished["case"] is not None and unfinished["running_for"] > 0
+    assert "unfinished" in capsys.readouterr().out
+    assert result["seconds"] < 15
+
+
 @pytest.mark.parametrize("arguments, message", [
     (["--impl", "no_such_module:attention"], "no_such_module"),
     (["--impl", "nonexistent"], "unknown implementation"),
@@ -133,7 +148,10 @@ cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA de
 #: Runs the command in a fresh process and reports whether that process ever set up CUDA.
 _PARENT = """
 import json, sys, torch
-from flashcheck import cli
+from flashcheck import cli, protocol
+from flashcheck import fuzz as fuzz_engine
+from flashcheck.properties import PROPERTIES
+from tests import buggy
 status = cli.main(sys.argv[1:])
 print(json.dumps({"status": status, "cuda_initialized": torch.cuda.is_initialized()}))
 """

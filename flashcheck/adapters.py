@@ -333,6 +333,9 @@ def _output_and_lse(op, result):
 #   sdpa-flash, sdpa-cudnn: a negative softmax_scale gives NaN outputs and +inf lse, even for
 #     one query and one key.
 #   sdpa-efficient: a row with no allowed key gets lse 0 instead of -inf (its output is 0).
+#   sdpa-cudnn: the backward refuses one query and one key ("cuDNN Frontend error: s_q = s_kv
+#     = 1 is not supported"), and under `flashcheck fuzz` once took its worker process down
+#     there with SIGSEGV ([2.11 H200], backward_deterministic, Nq = Nk = 1, D = 16, float16).
 
 
 def _decline_negative_scale(name: str, req: _Request) -> None:
@@ -368,6 +371,11 @@ def _run_sdpa_cudnn(q, k, v, req: _Request):
     """aten._scaled_dot_product_cudnn_attention; causal only for Nq == Nk; GQA by repeating KV."""
     op = torch.ops.aten._scaled_dot_product_cudnn_attention.default
     _decline_negative_scale("sdpa-cudnn", req)
+    if req.nq == req.nk == 1 and any(t.requires_grad for t in (q, k, v)):
+        raise NotImplementedError(
+            "sdpa-cudnn: one query and one key with gradients is declined: its backward refuses them, "
+            "and crashed its process once (known divergence, see flashcheck.adapters)"
+        )
     causal = _square_causal("sdpa-cudnn", req)
     result = op(*_prepare_kv_and_layout(q, k, v, req), attn_bias=None, compute_log_sumexp=True,
                 dropout_p=0.0, is_causal=causal, return_debug_mask=False, scale=req.scale)

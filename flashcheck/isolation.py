@@ -448,9 +448,9 @@ def _device_description(device: str) -> str:
     import torch
 
     properties = torch.cuda.get_device_properties(torch.cuda.current_device())
-    bus = getattr(properties, "pci_bus_id", None)
+    uuid = str(getattr(properties, "uuid", "") or "")
     visible = os.environ.get("CUDA_VISIBLE_DEVICES", "all")
-    return f"{properties.name} (CUDA_VISIBLE_DEVICES={visible}" + (f", PCI bus {bus})" if bus is not None else ")")
+    return f"{properties.name} (CUDA_VISIBLE_DEVICES={visible}" + (f", GPU-{uuid[:8]})" if uuid else ")")
 
 
 def _replay(impl, options, replay, index, messages, before_case, after_case, on_fatal) -> bool:

@@ -102,20 +102,26 @@ def empty_rows_get_zero_dq(impl, case, *, device=None):
 @prop(requires={"backward", "gqa"}, applies=lambda case: case.kv_heads < case.heads)
 def gqa_grads_match_repeated_kv(impl, case, *, device=None):
     """With GQA, dK and dV equal the group sums of the gradients with K and V repeated per
-    query head, and dQ equals the repeated case's dQ (within tolerance)."""
+    query head, and dQ equals the repeated case's dQ (within tolerance).
+
+    Where a per-head gradient of the repeated case is infinite (its exact value lies beyond
+    the dtype's range, as with float16 and logits offset by thousands), the group sum is
+    undefined (+inf and -inf give NaN) and says nothing about the GQA gradient there; those
+    elements are left to ``grads_match_reference``, which holds them to the float64 value.
+    """
     q, k, v = inputs = materialize(case, device)
     group = case.heads // case.kv_heads
     (dq, dk, dv), grad_out, grad_lse = gradients(impl, case, inputs)
     # The head axis is -2 in both layouts: (B, N, H, D) and packed (T, H, D).
     repeated = (q, k.repeat_interleave(group, dim=-2), v.repeat_interleave(group, dim=-2))
     (dq_r, dk_r, dv_r), _, _ = gradients(impl, case.replace(kv_heads=case.heads), repeated, grad_out, grad_lse)
-    sums = {
-        name: g.double().unflatten(-2, (case.kv_heads, group)).sum(dim=-2) for name, g in (("dk", dk_r), ("dv", dv_r))
-    }
     expected = expect_gradients(impl, case, inputs, grad_out, grad_lse)
     what = "the group sum of the gradients with K/V repeated per head"
-    compare.check_close("dk", dk, sums["dk"], 2 * expected.allowed("dk"), what=what)
-    compare.check_close("dv", dv, sums["dv"], 2 * expected.allowed("dv"), what=what)
+    for name, got, per_head in (("dk", dk, dk_r), ("dv", dv, dv_r)):
+        per_head = per_head.double().unflatten(-2, (case.kv_heads, group))
+        defined = per_head.isfinite().all(dim=-2)
+        group_sum = torch.where(defined, per_head.sum(dim=-2), got.double())
+        compare.check_close(name, got, group_sum, 2 * expected.allowed(name), what=what)
     compare.check_close("dq", dq, dq_r, 2 * expected.allowed("dq"), what="dq with K/V repeated per head")
 
 

@@ -38,7 +38,8 @@ class Failure:
     """One counterexample, as plain data that crosses process boundaries.
 
     ``kind``: ``"property"`` (the property failed; the case is shrunk when found by
-    fuzzing), ``"crash"`` (the process running the case died: a segfault, an abort, a
+    fuzzing), ``"known"`` (it failed, and the implementation declares that property a
+    known divergence: reported, not a finding; not shrunk), ``"crash"`` (the process running the case died: a segfault, an abort, a
     fatal CUDA error) or ``"hang"`` (the case ran past its timeout). ``case`` is a case
     spec (:meth:`flashcheck.case.Case.spec`), None when the process died between cases.
     """
@@ -69,7 +70,8 @@ class Failure:
                 "replay": self.reproduction(), "seconds": self.seconds}
 
     def __str__(self) -> str:
-        what = {"property": "failed", "crash": "crashed the process", "hang": "hung"}[self.kind]
+        what = {"property": "failed", "crash": "crashed the process", "hang": "hung",
+                "known": "failed as declared (a known divergence)"}[self.kind]
         lines = [f"property {self.property} {what} for {self.impl}" if self.property else f"{self.impl}: {what}",
                  self.evidence]
         if self.case is not None:
@@ -92,6 +94,9 @@ class FuzzResult:
     #: Per worker process position (isolated runs): ``{"worker", "gpu", "device", "cases",
     #: "processes"}``, where ``device`` is what the worker reported it runs on.
     workers: list[dict] = field(default_factory=list)
+    #: Failures of properties the implementation declares known divergences
+    #: (``flashcheck_known_divergences``): expected, reported, not findings.
+    known: list[Failure] = field(default_factory=list)
     #: Cases still running when the budget ran out, stopped with their worker: neither
     #: passed nor failed (``{"property", "case", "running_for"}``).
     unfinished: list[dict] = field(default_factory=list)
@@ -116,7 +121,7 @@ class FuzzResult:
             "cases": self.cases, "declined": self.declined, "found": self.found,
             "by_property": dict(self.by_property), "by_kind": dict(self.by_kind),
             "failures": [failure.to_json() for failure in self.failures], "workers": self.workers,
-            "unfinished": self.unfinished,
+            "unfinished": self.unfinished, "known": [failure.to_json() for failure in self.known],
         }
 
 
@@ -185,6 +190,7 @@ def run(
     before_case: Callable[[str, Case], None] | None = None,
     on_declined: Callable[[str, Case], None] | None = None,
     on_found: Callable[[PropertyFailure], None] | None = None,
+    on_known: Callable[[Failure], None] | None = None,
     on_fatal: Callable[[BaseException], None] | None = None,
     should_stop: Callable[[], bool] = lambda: False,
     shrink_time: float | None = None,
@@ -195,7 +201,9 @@ def run(
     Hooks: ``before_case(property, case)`` just before each call (the isolated fuzzer
     writes the case to disk there), ``on_case(property, case)`` after each completed case, ``on_declined(property,
     case)`` after each case the implementation declined,
-    ``on_found(failure)`` at the first failure, before shrinking, ``on_fatal(error)`` for
+    ``on_found(failure)`` at the first failure, before shrinking, ``on_known(failure)``
+    when a property the implementation declares a known divergence fails (that property
+    is then dropped from the run), ``on_fatal(error)`` for
     an error after which the process cannot run further cases (:func:`is_fatal`; it
     should end the process: the isolated fuzzer's worker reports the case as a crash),
     and ``should_stop()`` polled before each case. Shrinking stops at the budget's end or ``shrink_time``
@@ -212,6 +220,7 @@ def run(
     # (drawing the property at random left a third of them unexercised in short runs).
     order = list(chosen)
     random.Random(seed).shuffle(order)
+    known_divergences = protocol.known_divergences(impl)
     result = FuzzResult()
     start = time.monotonic()
     deadline = start + budget
@@ -229,6 +238,8 @@ def run(
 
     def run_case(prop: Property, case: Case) -> None:
         key = (prop.name, case.spec())
+        if prop not in order:
+            return  # a known divergence already seen
         if out_of_time():
             if key in seen:
                 raise seen[key]
@@ -248,6 +259,16 @@ def run(
             return
         except PropertyFailure as failure:
             failure.property_name, failure.case, failure.impl_name = prop.name, case, impl_name
+            if prop.name in known_divergences:
+                # Declared: report it as seen (once) and give its turns to the others.
+                known = Failure.from_property_failure(failure)
+                known.kind = "known"
+                known.evidence = f"{failure.evidence}\ndeclared: {known_divergences[prop.name]}"
+                result.known.append(known)
+                order.remove(prop)
+                if on_known is not None:
+                    on_known(known)
+                return
             _first_failure(failure)
             raise
         except Exception as error:
@@ -297,7 +318,7 @@ def run(
     # First every property replays what the database kept (earlier failures), then fuzzing.
     runs = [(prop, [Phase.reuse, Phase.shrink], seed) for prop in order]
     round_number = 0
-    while not out_of_time():
+    while not out_of_time() and order:
         if not runs:
             prop = order[round_number % len(order)]
             round_seed = None if seed is None else seed + round_number

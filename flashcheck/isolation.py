@@ -158,6 +158,8 @@ def fuzz(options: FuzzOptions, *, on_progress: Callable | None = None):
             slot.replay = [entry for entry in slot.replay if entry != (prop, spec)]
             if not still_fails:
                 store.remove(prop, spec)
+        elif kind == "known":
+            result.known.append(_failure_from({**payload, "seconds": time.monotonic() - start}))
         elif kind == "declined":
             result.declined += 1
         elif kind == "done":
@@ -429,6 +431,7 @@ def worker_main(options: FuzzOptions, index: int, seed, wall_deadline: float, gp
             on_case=after_case, before_case=before_case, on_fatal=on_fatal,
             on_declined=lambda prop, case: messages.put((index, "declined", None)),
             on_found=lambda failure: messages.put((index, "found", vars(fuzz.Failure.from_property_failure(failure)))),
+            on_known=lambda failure: messages.put((index, "known", vars(failure))),
             should_stop=stop.is_set, shrink_time=options.shrink_time,
         )
     except Exception:  # noqa: BLE001 - the fuzzer itself broke: a setup error, not a finding

@@ -63,6 +63,9 @@ def print_fuzz_result(result, impl_name: str, device: str) -> None:
     for case in result.unfinished:
         console.print(f"stopped at the end of the budget after {case['running_for']} s, unfinished "
                       f"(neither passed nor failed): {case['property']} on {case['case']}", highlight=False)
+    for failure in result.known:
+        console.print("[bold yellow]known divergence seen (expected, not a finding):[/]")
+        console.print(str(failure), markup=False, highlight=False, soft_wrap=True)
     for failure in result.failures:
         title = "counterexample (shrunk)" if failure.kind == "property" else f"{failure.kind} of a worker process"
         console.print(f"[bold red]{title}:[/]")

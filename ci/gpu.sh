@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# GPU CI: the test suite at GPU sizes on every implementation that runs on this machine (the
-# project kernel, torch SDPA's math, flash, efficient and cuDNN backends, FlexAttention). Each
+# GPU CI: the unit tests, the project kernel's regression tolerances (flashcheck baseline check
+# against ci/baselines/flash-cuda.json), and the property suite at GPU sizes on every
+# implementation that runs on this machine (the project kernel, torch SDPA's math, flash,
+# efficient and cuDNN backends, FlexAttention). Each
 # implementation's property suite runs in a pytest process of its own, so that a peer which
 # faults with a sticky CUDA error cannot poison the others' results. With several GPUs each
 # pytest process spreads over them with pytest-xdist, one worker per GPU (flashcheck's pytest
@@ -25,6 +27,8 @@ echo "== $gpus GPU(s); pytest ${spread[*]:-without xdist}"
 status=0
 python3 -m pytest -q -rfExX --ignore=tests/test_properties.py --flashcheck-profile "$default_profile" \
     --junitxml="$out/unit.xml" "${spread[@]}" "$@" || status=1
+echo "== regression tolerances of the project kernel (ci/baselines/flash-cuda.json)"
+flashcheck baseline check --impl flash --device cuda || status=1
 for impl in ${FLASHCHECK_GPU_IMPLS:-flash sdpa-math sdpa-flash sdpa-efficient sdpa-cudnn flex}; do
     echo "== property suite on $impl"
     profile="$default_profile"

@@ -80,16 +80,16 @@ def run(args, device) -> int:
     except (ValueError, ImportError, AttributeError) as error:
         print(f"flashcheck: {error}", file=sys.stderr)
         return EXIT_USAGE
-    from flashcheck import report
+    from flashcheck import fuzz_console
 
     try:
-        with report.FuzzProgress(args.impl, device, args.budget, args.workers) as progress:
+        with fuzz_console.FuzzProgress(args.impl, device, args.budget, args.workers) as progress:
             result = isolation.fuzz(options, on_progress=progress.update)
     except isolation.WorkerError as error:
         print(f"flashcheck: {error}", file=sys.stderr)
         return EXIT_USAGE
     result.seconds = time.monotonic() - args.started
-    report.print_fuzz_result(result, args.impl, device)
+    fuzz_console.print_fuzz_result(result, args.impl, device)
     if args.json:
         Path(args.json).write_text(json.dumps(result.to_json(impl_name=args.impl, device=device, budget=args.budget),
                                               indent=2))

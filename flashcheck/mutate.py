@@ -93,8 +93,8 @@ class Outcome:
     ``verdict``: "killed", "survived" or "error". ``killed_by``: "property", "crash" or
     "hang" when killed. ``property_name``, ``case``, ``evidence`` (its first line) and
     ``replay`` come from the fuzzer's counterexample; ``signal`` names the signal of a
-    crash. ``seconds``: the fuzzer's own time to its (shrunk) counterexample or to the
-    end of the budget, or the wall time of a crash or hang. ``detail``: for an error or
+    crash. ``seconds``: the fuzzer's time to its first counterexample (before
+    shrinking) or to the end of the budget, or the wall time of a crash or hang. ``detail``: for an error or
     a crash, the tail of the subprocess's output.
     """
 
@@ -301,6 +301,8 @@ def _classify(outcome: Outcome, status: int, result: dict, tail: str) -> Outcome
         outcome.property_name, outcome.case = failure.get("property"), failure.get("case")
         outcome.replay = failure.get("replay")
         outcome.evidence = first_line(failure.get("evidence"))
+        if failure.get("seconds") is not None:
+            outcome.seconds = float(failure["seconds"])  # when it was found, before shrinking
         return outcome
     outcome.detail = f"flashcheck fuzz exited {status} but its JSON says found={result.get('found')}:\n{tail}"
     return outcome

@@ -16,7 +16,7 @@ from flashcheck.cli import main
 from flashcheck.kernels import interface, mutations
 
 CATALOGUE = "flashcheck.kernels.mutations"
-FAST = ["--budget", "5", "--seed", "0", "--jobs", "2", "--device", "cpu"]
+FAST = ["--budget", "12", "--seed", "0", "--jobs", "2", "--device", "cpu"]
 #: Each of these mutants is killed by the first case with a non-empty row of one of these
 #: properties, and only by it: lse in base 2 leaves out unchanged, and a bias of 1e-3 on
 #: the accumulator leaves lse unchanged but breaks out(-V) = -out(V).

@@ -30,7 +30,11 @@ from flashcheck.properties import PROPERTIES
 from flashcheck.properties.registry import Property
 
 #: Examples in one property's turn: short turns spread a short budget over every property.
-ROUND_EXAMPLES = 4
+#: Each turn's first example is hypothesis's simplest case, run once and then remembered.
+ROUND_EXAMPLES = 2
+#: The comparisons with the float64 reference (the specification itself) open every cycle
+#: of turns; the other properties follow in an order of the seed's own, shuffled anew each cycle.
+PRIMARY = ("out_matches_reference", "lse_matches_reference", "grads_match_reference")
 
 
 @dataclass
@@ -215,11 +219,11 @@ def run(
     chosen = [p for p in chosen if drawable(p, features)]
     if not chosen:
         raise ValueError(f"no property applies to {impl_name} with features {sorted(features)}")
-    # Properties take turns, a short hypothesis run each, in an order of this seed's own:
-    # every property is exercised within one turn of the list however short the budget
-    # (drawing the property at random left a third of them unexercised in short runs).
+    # Properties take turns, a short hypothesis run each: every property is exercised within
+    # one cycle however short the budget (drawing the property at random left a third of
+    # them unexercised in short runs).
     order = list(chosen)
-    random.Random(seed).shuffle(order)
+    shuffler = random.Random(seed)
     known_divergences = protocol.known_divergences(impl)
     result = FuzzResult()
     start = time.monotonic()
@@ -320,10 +324,10 @@ def run(
     round_number = 0
     while not out_of_time() and order:
         if not runs:
-            prop = order[round_number % len(order)]
-            round_seed = None if seed is None else seed + round_number
-            runs.append((prop, [Phase.generate, Phase.shrink], round_seed))
-            round_number += 1
+            for prop in cycle(order, shuffler):
+                round_seed = None if seed is None else seed + round_number
+                runs.append((prop, [Phase.generate, Phase.shrink], round_seed))
+                round_number += 1
         try:
             hypothesis_run(*runs.pop(0))()
         except unittest.SkipTest:
@@ -338,6 +342,15 @@ def run(
             break
     result.seconds = time.monotonic() - start
     return result
+
+
+def cycle(properties: list[Property], shuffler: random.Random) -> list[Property]:
+    """One cycle of turns: the :data:`PRIMARY` properties among ``properties`` first, then
+    the others in an order drawn from ``shuffler``."""
+    primary = [p for name in PRIMARY for p in properties if p.name == name]
+    others = [p for p in properties if p.name not in PRIMARY]
+    shuffler.shuffle(others)
+    return primary + others
 
 
 def is_fatal(error: BaseException) -> bool:

@@ -9,7 +9,8 @@
 # plugin pins worker gwN to GPU N mod count; the "flashcheck devices" section at the end of each
 # run lists them). Uses the torch and triton already installed and installs flashcheck itself
 # without touching them.
-# Extra arguments go to every pytest call (e.g. -n 4 to override the worker count).
+# Extra arguments go to every pytest call but the benchmarks' (e.g. -n 4 to override the worker count).
+# Last, the speed benchmarks (tests/benchmarks) and their report, in $FLASHCHECK_GPU_OUT/bench.
 # Results: $FLASHCHECK_GPU_OUT. Hypothesis profile: $FLASHCHECK_HYPOTHESIS_PROFILE (default gpu).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -37,4 +38,27 @@ for impl in ${FLASHCHECK_GPU_IMPLS:-flash sdpa-math sdpa-flash sdpa-efficient sd
     python3 -m pytest -q -rfExX tests/test_properties.py --flashcheck-impl "$impl" --flashcheck-profile "$profile" \
         --flashcheck-ratio-log "$out/ratios.jsonl" --junitxml="$out/$impl.xml" "${spread[@]}" "$@" || status=1
 done
+echo "== speed benchmarks (tests/benchmarks; report: $out/bench/bench.md)"
+# One process on one GPU: without xdist, under which pytest-benchmark disables itself, and
+# without the extra arguments (they may be -n). When pytest-benchmark's storage holds a run
+# saved on this kind of machine (.benchmarks/<machine id>/NNNN_*.json, by --benchmark-save),
+# the run is compared with the latest one and fails if any benchmark's fastest round is
+# more than 10% slower. FLASHCHECK_BENCH_SAVE=NAME saves this run there as the next baseline.
+storage="${FLASHCHECK_BENCH_STORAGE:-.benchmarks}"
+machine=$(python3 -c 'from pytest_benchmark.utils import get_machine_id; print(get_machine_id())' 2>/dev/null || true)
+bench_args=(--benchmark-storage "$storage")
+if [ -n "$machine" ] && compgen -G "$storage/$machine/[0-9][0-9][0-9][0-9]_*.json" >/dev/null; then
+    bench_args+=(--benchmark-compare --benchmark-compare-fail=min:10%)
+fi
+if [ -n "${FLASHCHECK_BENCH_SAVE:-}" ]; then
+    bench_args+=(--benchmark-save "$FLASHCHECK_BENCH_SAVE")
+fi
+rm -f "$out/bench.json"
+python3 -m pytest -q -rs -p no:xdist tests/benchmarks -m benchmark --junitxml="$out/bench.xml" \
+    --benchmark-json "$out/bench.json" "${bench_args[@]}" || status=1
+if [ -s "$out/bench.json" ]; then
+    flashcheck bench-report "$out/bench.json" --out "$out/bench" || status=1
+else
+    echo "no benchmark JSON was written"; status=1
+fi
 exit $status

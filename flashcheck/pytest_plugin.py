@@ -17,9 +17,12 @@ environment holding flashcheck (``-p no:flashcheck`` turns it off). It provides:
 ``--flashcheck-ratio-log PATH``
     append every comparison's worst error/allowed ratio to PATH (JSON lines); else
     ``$FLASHCHECK_RATIO_LOG``.
-``--run-slow`` and the markers ``gpu`` and ``slow``
+``--run-slow``, ``--run-benchmarks`` and the markers ``gpu``, ``slow`` and ``benchmark``
     a ``gpu`` test is skipped where torch sees no CUDA device; a ``slow`` test is skipped
-    unless ``--run-slow`` is given or the ``-m`` expression names ``slow``.
+    unless ``--run-slow`` is given or the ``-m`` expression names ``slow``; a ``benchmark``
+    test likewise unless ``--run-benchmarks`` is given or ``-m`` names ``benchmark``.
+    (``benchmark`` is also pytest-benchmark's marker for per-test settings: a test carrying
+    it is treated as a benchmark either way.)
 
 Timing matters, so the work is spread over the hooks by when it must happen:
 
@@ -65,6 +68,7 @@ RATIO_LOG_VARIABLE = "FLASHCHECK_RATIO_LOG"
 MARKERS = (
     "gpu: needs a CUDA device; skipped where torch sees none",
     "slow: long-running; skipped unless --run-slow is given or -m names slow",
+    "benchmark: speed benchmark; skipped unless --run-benchmarks is given or -m names benchmark",
 )
 
 
@@ -118,6 +122,10 @@ def pytest_addoption(parser):
     group.addoption(
         "--run-slow", action="store_true", dest="run_slow", default=False,
         help="run tests marked slow (also run when the -m expression names slow).",
+    )
+    group.addoption(
+        "--run-benchmarks", action="store_true", dest="run_benchmarks", default=False,
+        help="run tests marked benchmark (also run when the -m expression names benchmark).",
     )
 
 
@@ -333,20 +341,25 @@ def _active_state(config) -> _State:
 # -- markers at collection ----------------------------------------------------------------------
 
 
-def _names_slow(markexpr: str | None) -> bool:
-    return bool(markexpr) and re.search(r"\bslow\b", markexpr) is not None
+def _names(markexpr: str | None, marker: str) -> bool:
+    return bool(markexpr) and re.search(rf"\b{marker}\b", markexpr) is not None
 
 
 def pytest_collection_modifyitems(config, items):
     state = _state(config)
-    run_slow = config.getoption("run_slow") or _names_slow(config.getoption("markexpr", None))
+    markexpr = config.getoption("markexpr", None)
+    run_slow = config.getoption("run_slow") or _names(markexpr, "slow")
+    run_benchmarks = config.getoption("run_benchmarks") or _names(markexpr, "benchmark")
     no_gpu = pytest.mark.skip(reason="marked gpu: needs a CUDA device, and torch sees none")
     not_slow = pytest.mark.skip(reason="marked slow: run with --run-slow or -m slow")
+    not_benchmark = pytest.mark.skip(reason="marked benchmark: run with --run-benchmarks or -m benchmark")
     for item in items:
         if not state.cuda and item.get_closest_marker("gpu") is not None:
             item.add_marker(no_gpu)
         if not run_slow and item.get_closest_marker("slow") is not None:
             item.add_marker(not_slow)
+        if not run_benchmarks and item.get_closest_marker("benchmark") is not None:
+            item.add_marker(not_benchmark)
 
 
 # -- reporting ----------------------------------------------------------------------------------

@@ -161,9 +161,38 @@ def test_slow_tests_run_only_when_selected(pytester, args, slow_ran):
         result.stdout.fnmatch_lines(["SKIPPED [[]1[]] test_marked.py:*: marked slow: run with --run-slow or -m slow"])
 
 
+BENCHMARKED = '''
+import pytest
+
+@pytest.mark.benchmark
+def test_speed():
+    pass
+
+def test_plain():
+    pass
+'''
+
+
+@pytest.mark.parametrize(
+    "args, benchmark_ran",
+    [((), False), (("--run-benchmarks",), True), (("-m", "benchmark"), True), (("-m", "slow or benchmark"), True),
+     (("--run-slow",), False)],
+    ids=["default", "run-benchmarks", "m-benchmark", "m-expression", "run-slow"],
+)
+def test_benchmarks_run_only_when_selected(pytester, args, benchmark_ran):
+    pytester.makepyfile(test_benchmarked=BENCHMARKED)
+    result = pytester.runpytest_inprocess("-rs", "-v", "-p", "no:xdist", *args)
+    if benchmark_ran:
+        result.stdout.fnmatch_lines(["*::test_speed PASSED*"])
+    else:
+        result.stdout.fnmatch_lines([
+            "SKIPPED [[]1[]] test_benchmarked.py:*: marked benchmark: run with --run-benchmarks or -m benchmark"])
+
+
 def test_the_markers_are_registered(pytester):
     result = pytester.runpytest_inprocess("--markers")
-    result.stdout.fnmatch_lines(["@pytest.mark.gpu: needs a CUDA device*", "@pytest.mark.slow: long-running*"])
+    result.stdout.fnmatch_lines(["@pytest.mark.gpu: needs a CUDA device*", "@pytest.mark.slow: long-running*",
+                                 "@pytest.mark.benchmark: speed benchmark; skipped unless --run-benchmarks*"])
 
 
 # -- hypothesis profiles -------------------------------------------------------------------------

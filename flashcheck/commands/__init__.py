@@ -5,6 +5,6 @@ from __future__ import annotations
 
 EXIT_OK, EXIT_FOUND, EXIT_USAGE = 0, 1, 2
 
-from flashcheck.commands import baseline, check, fuzz, listing, mutate, report  # noqa: E402  (they import the exit codes)
+from flashcheck.commands import baseline, bench_report, check, fuzz, listing, mutate, report  # noqa: E402  (they import the exit codes)
 
-COMMANDS = (fuzz, check, listing, baseline, mutate, report)
+COMMANDS = (fuzz, check, listing, baseline, mutate, report, bench_report)

@@ -1,0 +1,38 @@
+"""What the speed benchmarks could not measure, carried into pytest-benchmark's JSON.
+
+A provider that runs out of memory or is unavailable has no timings, so pytest-benchmark
+leaves it out of ``--benchmark-json``; the test records it here instead, and
+:func:`pytest_benchmark_update_json` adds the records under the key ``"flashcheck"``
+(``{"out_of_memory": [...], "unavailable": [...], "device": ..., "versions": {...}}``, each
+record an ``extra_info``-like dict with a ``message``), where :mod:`flashcheck.bench_report` reads them.
+"""
+from __future__ import annotations
+
+import pytest
+
+_RECORDS = pytest.StashKey[dict]()
+
+
+def _records(config) -> dict:
+    return config.stash.setdefault(_RECORDS, {"out_of_memory": [], "unavailable": []})
+
+
+@pytest.fixture
+def bench_records(request) -> dict:
+    """This run's records of unmeasured cases: ``{"out_of_memory": [...], "unavailable": [...]}``."""
+    return _records(request.config)
+
+
+def pytest_benchmark_update_json(config, benchmarks, output_json):
+    import torch
+
+    # pytest-benchmark's machine_info describes the CPU only.
+    device = torch.cuda.get_device_name() if torch.cuda.is_available() else "cpu"
+    versions = {"torch": torch.__version__}
+    try:
+        import triton
+
+        versions["triton"] = triton.__version__
+    except ImportError:
+        pass
+    output_json["flashcheck"] = dict(_records(config), device=device, versions=versions)

@@ -54,7 +54,7 @@ if [ -n "${FLASHCHECK_BENCH_SAVE:-}" ]; then
     bench_args+=(--benchmark-save "$FLASHCHECK_BENCH_SAVE")
 fi
 rm -f "$out/bench.json"
-python3 -m pytest -q -rs -p no:xdist tests/benchmarks -m benchmark --junitxml="$out/bench.xml" \
+python3 -m pytest -q -rs -p no:xdist tests/benchmarks -m speed --junitxml="$out/bench.xml" \
     --benchmark-json "$out/bench.json" "${bench_args[@]}" || status=1
 if [ -s "$out/bench.json" ]; then
     flashcheck bench-report "$out/bench.json" --out "$out/bench" || status=1

@@ -17,12 +17,12 @@ environment holding flashcheck (``-p no:flashcheck`` turns it off). It provides:
 ``--flashcheck-ratio-log PATH``
     append every comparison's worst error/allowed ratio to PATH (JSON lines); else
     ``$FLASHCHECK_RATIO_LOG``.
-``--run-slow``, ``--run-benchmarks`` and the markers ``gpu``, ``slow`` and ``benchmark``
+``--run-slow``, ``--run-benchmarks`` and the markers ``gpu``, ``slow`` and ``speed``
     a ``gpu`` test is skipped where torch sees no CUDA device; a ``slow`` test is skipped
-    unless ``--run-slow`` is given or the ``-m`` expression names ``slow``; a ``benchmark``
-    test likewise unless ``--run-benchmarks`` is given or ``-m`` names ``benchmark``.
-    (``benchmark`` is also pytest-benchmark's marker for per-test settings: a test carrying
-    it is treated as a benchmark either way.)
+    unless ``--run-slow`` is given or the ``-m`` expression names ``slow``; a ``speed``
+    test (a speed benchmark) likewise unless ``--run-benchmarks`` is given or ``-m`` names
+    ``speed``. (Not pytest-benchmark's own ``benchmark`` marker, which sets per-test
+    options: users' benchmarks carrying it are left alone.)
 
 Timing matters, so the work is spread over the hooks by when it must happen:
 
@@ -68,7 +68,7 @@ RATIO_LOG_VARIABLE = "FLASHCHECK_RATIO_LOG"
 MARKERS = (
     "gpu: needs a CUDA device; skipped where torch sees none",
     "slow: long-running; skipped unless --run-slow is given or -m names slow",
-    "benchmark: speed benchmark; skipped unless --run-benchmarks is given or -m names benchmark",
+    "speed: speed benchmark; skipped unless --run-benchmarks is given or -m names speed",
 )
 
 
@@ -125,7 +125,7 @@ def pytest_addoption(parser):
     )
     group.addoption(
         "--run-benchmarks", action="store_true", dest="run_benchmarks", default=False,
-        help="run tests marked benchmark (also run when the -m expression names benchmark).",
+        help="run tests marked speed (also run when the -m expression names speed).",
     )
 
 
@@ -349,16 +349,16 @@ def pytest_collection_modifyitems(config, items):
     state = _state(config)
     markexpr = config.getoption("markexpr", None)
     run_slow = config.getoption("run_slow") or _names(markexpr, "slow")
-    run_benchmarks = config.getoption("run_benchmarks") or _names(markexpr, "benchmark")
+    run_benchmarks = config.getoption("run_benchmarks") or _names(markexpr, "speed")
     no_gpu = pytest.mark.skip(reason="marked gpu: needs a CUDA device, and torch sees none")
     not_slow = pytest.mark.skip(reason="marked slow: run with --run-slow or -m slow")
-    not_benchmark = pytest.mark.skip(reason="marked benchmark: run with --run-benchmarks or -m benchmark")
+    not_benchmark = pytest.mark.skip(reason="marked speed: run with --run-benchmarks or -m speed")
     for item in items:
         if not state.cuda and item.get_closest_marker("gpu") is not None:
             item.add_marker(no_gpu)
         if not run_slow and item.get_closest_marker("slow") is not None:
             item.add_marker(not_slow)
-        if not run_benchmarks and item.get_closest_marker("benchmark") is not None:
+        if not run_benchmarks and item.get_closest_marker("speed") is not None:
             item.add_marker(not_benchmark)
 
 

@@ -258,7 +258,7 @@ def test_the_benchmark_runs_end_to_end_in_smoke_mode(tmp_path):
     out = tmp_path / "bench.json"
     env = dict(os.environ, FLASHCHECK_BENCH_SMOKE="1")
     command = [sys.executable, "-m", "pytest", "-p", "no:xdist", "-q", "-p", "no:cacheprovider",
-               "tests/benchmarks/test_attention_speed.py", "-m", "benchmark", "-k", "float32-d16-causal-n32",
+               "tests/benchmarks/test_attention_speed.py", "-m", "speed", "-k", "float32-d16-causal-n32",
                f"--benchmark-json={out}"]
     done = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]

@@ -164,8 +164,12 @@ def test_slow_tests_run_only_when_selected(pytester, args, slow_ran):
 BENCHMARKED = '''
 import pytest
 
-@pytest.mark.benchmark
+@pytest.mark.speed
 def test_speed():
+    pass
+
+@pytest.mark.benchmark(group="users-own")  # pytest-benchmark's settings marker: not a selection
+def test_users_own_benchmark_settings():
     pass
 
 def test_plain():
@@ -175,9 +179,9 @@ def test_plain():
 
 @pytest.mark.parametrize(
     "args, benchmark_ran",
-    [((), False), (("--run-benchmarks",), True), (("-m", "benchmark"), True), (("-m", "slow or benchmark"), True),
-     (("--run-slow",), False)],
-    ids=["default", "run-benchmarks", "m-benchmark", "m-expression", "run-slow"],
+    [((), False), (("--run-benchmarks",), True), (("-m", "speed"), True),
+     (("-m", "slow or speed"), True), (("--run-slow",), False)],
+    ids=["default", "run-benchmarks", "m-speed", "m-expression", "run-slow"],
 )
 def test_benchmarks_run_only_when_selected(pytester, args, benchmark_ran):
     pytester.makepyfile(test_benchmarked=BENCHMARKED)
@@ -186,13 +190,15 @@ def test_benchmarks_run_only_when_selected(pytester, args, benchmark_ran):
         result.stdout.fnmatch_lines(["*::test_speed PASSED*"])
     else:
         result.stdout.fnmatch_lines([
-            "SKIPPED [[]1[]] test_benchmarked.py:*: marked benchmark: run with --run-benchmarks or -m benchmark"])
+            "SKIPPED [[]1[]] test_benchmarked.py:*: marked speed: run with --run-benchmarks or -m speed"])
+    if "-m" not in args:
+        result.stdout.fnmatch_lines(["*::test_users_own_benchmark_settings PASSED*"])
 
 
 def test_the_markers_are_registered(pytester):
     result = pytester.runpytest_inprocess("--markers")
     result.stdout.fnmatch_lines(["@pytest.mark.gpu: needs a CUDA device*", "@pytest.mark.slow: long-running*",
-                                 "@pytest.mark.benchmark: speed benchmark; skipped unless --run-benchmarks*"])
+                                 "@pytest.mark.speed: speed benchmark; skipped unless --run-benchmarks*"])
 
 
 # -- hypothesis profiles -------------------------------------------------------------------------

@@ -1,9 +1,9 @@
 """Speed of the project kernel and its peers: TFLOP/s and peak extra memory.
 
-Collected under the ``benchmark`` marker (skipped unless ``-m benchmark`` or
+Collected under the ``speed`` marker (skipped unless ``-m speed`` or
 ``--run-benchmarks``) and the ``gpu`` marker (skipped without CUDA)::
 
-    python3 -m pytest tests/benchmarks -m benchmark --benchmark-json bench.json
+    python3 -m pytest tests/benchmarks -m speed --benchmark-json bench.json
     flashcheck bench-report bench.json --out reports/bench
 
 One test per (configuration, provider): the grid, FLOP convention, timer, memory measure
@@ -35,7 +35,7 @@ SMOKE = os.environ.get("FLASHCHECK_BENCH_SMOKE") == "1"
 SIZES = dict(hidden=bench.SMOKE["hidden"], tokens=bench.SMOKE["tokens"]) if SMOKE else {}
 GRID = bench.grid(**bench.SMOKE) if SMOKE else bench.grid()
 PROVIDERS = bench.SMOKE_PROVIDERS if SMOKE else bench.PROVIDERS
-MARKS = () if SMOKE else (pytest.mark.gpu,)
+MARKS = (pytest.mark.speed,) if SMOKE else (pytest.mark.speed, pytest.mark.gpu)
 # The smoke grid checks the plumbing: three single-call rounds are enough.
 TIMING = dict(budget=0.0, round_seconds=0.0) if SMOKE else {}
 

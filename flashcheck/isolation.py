@@ -27,6 +27,7 @@ import json
 import multiprocessing
 import os
 import queue
+import shutil
 import signal
 import tempfile
 import time
@@ -219,6 +220,9 @@ def fuzz(options: FuzzOptions, *, on_progress: Callable | None = None):
         for slot in slots:
             if slot.process is not None:
                 _kill(slot)
+        # The case files and logs served while the workers ran; what a dead worker said
+        # is already quoted in its failure.
+        shutil.rmtree(run_dir, ignore_errors=True)
     _drain(messages, handle)
     result.seconds = time.monotonic() - start
     return result

@@ -256,7 +256,9 @@ def test_the_command_refuses_a_file_that_is_not_the_benchmarks_json(tmp_path, ca
 
 def test_the_benchmark_runs_end_to_end_in_smoke_mode(tmp_path):
     out = tmp_path / "bench.json"
-    env = dict(os.environ, FLASHCHECK_BENCH_SMOKE="1")
+    # Not an xdist worker's environment: pytest-benchmark disables itself when it sees one.
+    env = {key: value for key, value in os.environ.items() if not key.startswith("PYTEST_XDIST")}
+    env["FLASHCHECK_BENCH_SMOKE"] = "1"
     command = [sys.executable, "-m", "pytest", "-p", "no:xdist", "-q", "-p", "no:cacheprovider",
                "tests/benchmarks/test_attention_speed.py", "-m", "speed", "-k", "float32-d16-causal-n32",
                f"--benchmark-json={out}"]

@@ -9,6 +9,7 @@ kernel's own fuzzing is what the README's first command runs.
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import subprocess
 import sys
@@ -224,6 +225,6 @@ def test_workers_are_spread_over_the_gpus(tmp_path):
     status, result, parent_used_cuda = fuzz_on_cuda(tmp_path, "tests.buggy:correct", "--budget", "20",
                                                     "--property", "out_matches_reference", "--workers", str(gpus))
     assert status == EXIT_OK
-    assert [worker["gpu"] for worker in result["workers"]] == [str(i) for i in range(gpus)]
+    assert [worker["gpu"] for worker in result["workers"]] == expected_ids
     assert all(worker["cases"] > 0 for worker in result["workers"])
     assert not parent_used_cuda

@@ -31,6 +31,12 @@ for _name, _source in (("dq", "q"), ("dk", "k"), ("dv", "v")):
     INDEX_NAMES[_name] = INDEX_NAMES[_source]
 
 
+def replay_command(impl_name: str, property_name: str, case_spec: str) -> str:
+    """The one command line that replays ``property_name`` for ``impl_name`` on one case."""
+    return (f"flashcheck check --impl {shlex.quote(impl_name)} --property {property_name} "
+            f"--case {shlex.quote(case_spec)}")
+
+
 class PropertyFailure(AssertionError):
     """A property does not hold for an implementation on a case.
 
@@ -48,11 +54,7 @@ class PropertyFailure(AssertionError):
     def reproduction(self) -> str | None:
         if self.case is None or self.property_name is None:
             return None
-        impl = self.impl_name or "flash"
-        return (
-            f"flashcheck check --impl {shlex.quote(impl)} --property {self.property_name} "
-            f"--case {shlex.quote(self.case.spec())}"
-        )
+        return replay_command(self.impl_name or "flash", self.property_name, self.case.spec())
 
     def __str__(self) -> str:
         lines = []

@@ -11,7 +11,6 @@ fuzz`` runs it in worker processes (:mod:`flashcheck.isolation`).
 from __future__ import annotations
 
 import random
-import shlex
 import time
 import unittest
 from collections import Counter
@@ -25,7 +24,7 @@ from hypothesis.database import DirectoryBasedExampleDatabase
 
 from flashcheck import protocol, strategies
 from flashcheck.case import Case
-from flashcheck.compare import PropertyFailure
+from flashcheck.compare import PropertyFailure, replay_command
 from flashcheck.properties import PROPERTIES
 from flashcheck.properties.registry import Property
 
@@ -64,10 +63,7 @@ class Failure:
         """One command line that replays exactly this case (None without a case)."""
         if self.case is None or self.property is None:
             return None
-        return (
-            f"flashcheck check --impl {shlex.quote(self.impl)} --property {self.property} "
-            f"--case {shlex.quote(self.case)}"
-        )
+        return replay_command(self.impl, self.property, self.case)
 
     def to_json(self) -> dict:
         return {"kind": self.kind, "property": self.property, "case": self.case, "evidence": self.evidence,

@@ -17,8 +17,10 @@ Crashes and hangs cannot enter hypothesis's example database (the process that w
 save them is gone), so the parent keeps them in ``crashes.json`` inside the database
 folder, and the next run replays them first; one that no longer fails leaves the file.
 
-This module imports nothing heavy at the top: a spawned worker imports it before it has
-set its environment (``CUDA_VISIBLE_DEVICES``, ``TRITON_INTERPRET``).
+This module imports neither triton nor anything that initialises CUDA at the top: a spawned
+worker imports it before it has set its environment (``CUDA_VISIBLE_DEVICES``,
+``TRITON_INTERPRET``); torch, which the package imports, reads ``CUDA_VISIBLE_DEVICES`` only
+when CUDA is first used.
 """
 
 from __future__ import annotations

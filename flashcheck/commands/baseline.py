@@ -10,10 +10,10 @@ missing, unreadable or other-version file, a corpus that changed since recording
 
 from __future__ import annotations
 
-import shlex
 import sys
 
 from flashcheck.commands import EXIT_FOUND, EXIT_OK, EXIT_USAGE
+from flashcheck.compare import replay_command
 from flashcheck.commands.common import add_device_argument
 
 #: The property that fails when an output exceeds its allowance (for replay lines).
@@ -144,8 +144,7 @@ def _beyond_line(impl_name, case, output, error) -> str:
         what = f"error/allowed {metrics.worst_ratio:.3g} ({metrics.exceeding} of {metrics.total} elements beyond)"
     else:
         what = f"largest error {metrics.max_abs:.3e} beyond the aggregate limit {error.limit:.3e}"
-    replay = (f"flashcheck check --impl {shlex.quote(impl_name)} --property {PROPERTY_OF[output]} "
-              f"--case {shlex.quote(case.spec())}")
+    replay = replay_command(impl_name, PROPERTY_OF[output], case.spec())
     return f"  case {case.spec()}\n    output {output}: {what}\n    replay: {replay}"
 
 

@@ -1,5 +1,5 @@
 """``flashcheck bench-report JSON --out DIR``: the speed benchmark's report from the JSON that
-``pytest tests/benchmarks -m benchmark --benchmark-json JSON`` wrote.
+``pytest tests/benchmarks -m speed --benchmark-json JSON`` wrote.
 
 Writes ``DIR/bench.md`` (headline, ratios against each peer, TFLOP/s and memory tables) and
 ``DIR/bench.png`` (see :mod:`flashcheck.bench_report`) and prints the headline. Exit 0, or

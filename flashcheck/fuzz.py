@@ -199,16 +199,15 @@ def run(
     shrunk to a minimal case.
 
     Hooks: ``before_case(property, case)`` just before each call (the isolated fuzzer
-    writes the case to disk there), ``on_case(property, case)`` after each completed case, ``on_declined(property,
-    case)`` after each case the implementation declined,
-    ``on_found(failure)`` at the first failure, before shrinking, ``on_known(failure)``
+    writes the case to disk there); ``on_case(property, case)`` after each completed case;
+    ``on_declined(property, case)`` after each case the implementation declined;
+    ``on_found(failure)`` at the first failure, before shrinking; ``on_known(failure)``
     when a property the implementation declares a known divergence fails (that property
-    is then dropped from the run), ``on_fatal(error)`` for
-    an error after which the process cannot run further cases (:func:`is_fatal`; it
-    should end the process: the isolated fuzzer's worker reports the case as a crash),
-    and ``should_stop()`` polled before each case. Shrinking stops at the budget's end or ``shrink_time``
-    seconds after the first failure, whichever comes first; the smallest failing case
-    found by then is the counterexample.
+    is then dropped from the run); ``on_fatal(error)`` for an error after which the
+    process cannot run further cases (see :func:`check_once`); ``should_stop()``, polled
+    before each case. Shrinking stops at the budget's end or ``shrink_time`` seconds after
+    the first failure, whichever comes first; the smallest failing case found by then is
+    the counterexample.
     """
     features = protocol.features_of(impl, device)
     chosen = [PROPERTIES[name] for name in properties] if properties else list(PROPERTIES.values())
@@ -249,7 +248,7 @@ def run(
         if before_case is not None:
             before_case(prop.name, case)
         try:
-            prop.check(impl, case, device=device)
+            check_once(prop, impl, case, device=device, impl_name=impl_name, on_fatal=on_fatal)
         except NotImplementedError:
             # The adapter's documented way to decline a case inside its declared features
             # that it cannot express (e.g. causal with Nq != Nk for SDPA's flash backend).
@@ -258,12 +257,10 @@ def run(
                 on_declined(prop.name, case)
             return
         except PropertyFailure as failure:
-            failure.property_name, failure.case, failure.impl_name = prop.name, case, impl_name
             if prop.name in known_divergences:
                 # Declared: report it as seen (once) and give its turns to the others.
-                known = Failure.from_property_failure(failure)
-                known.kind = "known"
-                known.evidence = f"{failure.evidence}\ndeclared: {known_divergences[prop.name]}"
+                known = Failure("known", prop.name, case.spec(),
+                                f"{failure.evidence}\ndeclared: {known_divergences[prop.name]}", impl_name)
                 result.known.append(known)
                 order.remove(prop)
                 if on_known is not None:
@@ -271,19 +268,6 @@ def run(
                 return
             _first_failure(failure)
             raise
-        except Exception as error:
-            if is_fatal(error):
-                # The process cannot go on (a CUDA error poisons its context), so neither
-                # can shrinking: hand the error over before hypothesis sees it.
-                if on_fatal is not None:
-                    on_fatal(error)
-                raise
-            failure = PropertyFailure(
-                f"the implementation raised {type(error).__name__}: {error}",
-                property_name=prop.name, case=case, impl_name=impl_name,
-            )
-            _first_failure(failure)
-            raise failure from error
         passed.add(key)
         result.count(prop.name, case_kinds(case))
         result.seconds = time.monotonic() - start
@@ -298,6 +282,8 @@ def run(
                 on_found(failure)
         seen[failure.property_name, failure.case.spec()] = failure
 
+    examples = DirectoryBasedExampleDatabase(database) if database else None
+
     def hypothesis_run(prop: Property, phases, round_seed):
         def one_case(case):
             run_case(prop, case)
@@ -310,8 +296,7 @@ def run(
             test = hypothesis_seed(round_seed)(test)
         return settings(
             max_examples=ROUND_EXAMPLES, deadline=None,
-            database=DirectoryBasedExampleDatabase(database) if database else None,
-            suppress_health_check=list(HealthCheck), phases=phases, print_blob=False,
+            database=examples, suppress_health_check=list(HealthCheck), phases=phases, print_blob=False,
             report_multiple_bugs=False,
         )(test)
 
@@ -338,6 +323,29 @@ def run(
             break
     result.seconds = time.monotonic() - start
     return result
+
+
+def check_once(prop: Property, impl, case: Case, *, device: str, impl_name: str, on_fatal=None) -> None:
+    """Run ``prop`` on ``case``; raise :class:`PropertyFailure` (naming the property, case
+    and implementation) when it fails or the implementation raises, NotImplementedError
+    when the implementation declines the case. An error after which the process cannot
+    go on (:func:`is_fatal`) goes to ``on_fatal`` first (which should end the process:
+    hypothesis must not try to shrink on a dead CUDA context), then propagates as it is."""
+    try:
+        prop.check(impl, case, device=device)
+    except (NotImplementedError, PropertyFailure) as error:
+        if isinstance(error, PropertyFailure):
+            error.property_name, error.case, error.impl_name = prop.name, case, impl_name
+        raise
+    except Exception as error:
+        if is_fatal(error):
+            if on_fatal is not None:
+                on_fatal(error)
+            raise
+        raise PropertyFailure(
+            f"the implementation raised {type(error).__name__}: {error}",
+            property_name=prop.name, case=case, impl_name=impl_name,
+        ) from error
 
 
 def cycle(properties: list[Property], shuffler: random.Random) -> list[Property]:

@@ -467,7 +467,7 @@ def _replay(impl, options, replay, index, messages, before_case, after_case, on_
     (the run then ends with it, as with any property failure)."""
     from flashcheck.case import Case
     from flashcheck.compare import PropertyFailure
-    from flashcheck.fuzz import Failure, is_fatal
+    from flashcheck.fuzz import Failure, check_once
     from flashcheck.properties import PROPERTIES
 
     for prop_name, spec in replay:
@@ -476,21 +476,11 @@ def _replay(impl, options, replay, index, messages, before_case, after_case, on_
             continue
         before_case(prop_name, case)
         try:
-            prop.check(impl, case, device=options.device)
+            check_once(prop, impl, case, device=options.device, impl_name=options.impl, on_fatal=on_fatal)
         except NotImplementedError:
             pass
         except PropertyFailure as failure:
-            failure.property_name, failure.case, failure.impl_name = prop_name, case, options.impl
             report = vars(Failure.from_property_failure(failure))
-            messages.put((index, "replayed", (prop_name, spec, True)))
-            messages.put((index, "found", report))
-            messages.put((index, "failure", report))
-            return False
-        except Exception as error:  # noqa: BLE001 - reported as the property's failure
-            if is_fatal(error):
-                on_fatal(error)
-            evidence = f"the implementation raised {type(error).__name__}: {error}"
-            report = vars(Failure("property", prop_name, spec, evidence, options.impl))
             messages.put((index, "replayed", (prop_name, spec, True)))
             messages.put((index, "found", report))
             messages.put((index, "failure", report))

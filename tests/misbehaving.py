@@ -30,6 +30,12 @@ def _misbehaving(act):
 segfault = _misbehaving(lambda: ctypes.string_at(0))
 #: Aborts: the process dies with SIGABRT, as a failed assertion in native code would.
 abort = _misbehaving(os.abort)
+def _raise():
+    raise RuntimeError("planted")
+
+
+#: Raises an ordinary exception: a failure of the property, not a crash.
+raising = _misbehaving(_raise)
 #: Never returns, as a kernel spinning on a barrier would.
 hang = _misbehaving(lambda: time.sleep(10**6))
 

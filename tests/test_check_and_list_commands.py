@@ -35,6 +35,12 @@ def test_check_fails_a_buggy_one_with_the_evidence_and_its_own_replay_line(capsy
     assert "reproduce: flashcheck check --impl tests.buggy:ignores_mask --property out_matches_reference" in out
 
 
+def test_check_reports_an_implementation_that_raises_as_a_failure_as_fuzz_does(capsys):
+    # tests.misbehaving's implementations misbehave on more than one query; ``raising`` raises.
+    assert check("tests.misbehaving:raising", "out_matches_reference", MASKED_CASE) == EXIT_FOUND
+    assert "the implementation raised RuntimeError: planted" in capsys.readouterr().out
+
+
 @pytest.mark.parametrize("impl, prop, case, message", [
     ("tests.buggy:correct", "no_such_property", MASKED_CASE, "--property"),
     ("tests.buggy:correct", "out_matches_reference", "seqlen_q=banana", "seqlen_q"),

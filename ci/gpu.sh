@@ -12,6 +12,8 @@
 # Extra arguments go to every pytest call but the benchmarks' (e.g. -n 4 to override the worker count).
 # Last, the speed benchmarks (tests/benchmarks) and their report, in $FLASHCHECK_GPU_OUT/bench.
 # Results: $FLASHCHECK_GPU_OUT. Hypothesis profile: $FLASHCHECK_HYPOTHESIS_PROFILE (default gpu).
+# Stages: $FLASHCHECK_GPU_STAGES (default "unit baseline properties bench"), run in that order;
+# $FLASHCHECK_BENCH_SELECT, if set, is the benchmarks' -k expression (e.g. "fwd- and not fwd_bwd").
 set -uo pipefail
 cd "$(dirname "$0")/.."
 python3 -m pip install -q --no-build-isolation --no-deps -e . || exit 2
@@ -25,11 +27,18 @@ if [ "${gpus:-0}" -gt 1 ] && python3 -c 'import xdist' 2>/dev/null; then
     spread=(-n "$gpus")
 fi
 echo "== $gpus GPU(s); pytest ${spread[*]:-without xdist}"
+stages=" ${FLASHCHECK_GPU_STAGES:-unit baseline properties bench} "
+stage() { [[ "$stages" == *" $1 "* ]]; }
 status=0
-python3 -m pytest -q -rfExX --ignore=tests/test_properties.py --flashcheck-profile "$default_profile" \
-    --junitxml="$out/unit.xml" "${spread[@]}" "$@" || status=1
-echo "== regression tolerances of the project kernel (ci/baselines/flash-cuda.json)"
-flashcheck baseline check --impl flash --device cuda || status=1
+if stage unit; then
+    python3 -m pytest -q -rfExX --ignore=tests/test_properties.py --flashcheck-profile "$default_profile" \
+        --junitxml="$out/unit.xml" "${spread[@]}" "$@" || status=1
+fi
+if stage baseline; then
+    echo "== regression tolerances of the project kernel (ci/baselines/flash-cuda.json)"
+    flashcheck baseline check --impl flash --device cuda || status=1
+fi
+stage properties || FLASHCHECK_GPU_IMPLS=" "
 for impl in ${FLASHCHECK_GPU_IMPLS:-flash sdpa-math sdpa-flash sdpa-efficient sdpa-cudnn flex}; do
     echo "== property suite on $impl"
     profile="$default_profile"
@@ -38,6 +47,7 @@ for impl in ${FLASHCHECK_GPU_IMPLS:-flash sdpa-math sdpa-flash sdpa-efficient sd
     python3 -m pytest -q -rfExX tests/test_properties.py --flashcheck-impl "$impl" --flashcheck-profile "$profile" \
         --flashcheck-ratio-log "$out/ratios.jsonl" --junitxml="$out/$impl.xml" "${spread[@]}" "$@" || status=1
 done
+stage bench || exit $status
 echo "== speed benchmarks (tests/benchmarks; report: $out/bench/bench.md)"
 # One process on one GPU: without xdist, under which pytest-benchmark disables itself, and
 # without the extra arguments (they may be -n). When pytest-benchmark's storage holds a run
@@ -52,6 +62,9 @@ if [ -n "$machine" ] && compgen -G "$storage/$machine/[0-9][0-9][0-9][0-9]_*.jso
 fi
 if [ -n "${FLASHCHECK_BENCH_SAVE:-}" ]; then
     bench_args+=(--benchmark-save "$FLASHCHECK_BENCH_SAVE")
+fi
+if [ -n "${FLASHCHECK_BENCH_SELECT:-}" ]; then
+    bench_args+=(-k "$FLASHCHECK_BENCH_SELECT")
 fi
 rm -f "$out/bench.json"
 python3 -m pytest -q -rs -p no:xdist tests/benchmarks -m speed --junitxml="$out/bench.xml" \

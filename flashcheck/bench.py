@@ -317,7 +317,7 @@ class Measurement:
     oom: OutOfMemory | None = None
 
 
-def measure(benchmark, provider: str, cfg: Config, device, *, budget: float = 1.0,
+def measure(benchmark, provider: str, cfg: Config, device, *, budget: float = 0.3,
             round_seconds: float = 0.025) -> Measurement:
     """Measure ``provider`` on ``cfg`` with pytest-benchmark's ``benchmark`` fixture.
 

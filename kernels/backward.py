@@ -17,8 +17,8 @@ allowed key have lse ``-inf``; it is replaced by ``+inf`` so that their recomput
 and their dQ exactly 0. P and dS are rounded to the input dtype before their products, as
 in FlashAttention-2, except that in float16 each row (for dQ) or column (for dK) of a dS
 tile is first scaled by a power of two when it would overflow float16 (|dS| can exceed
-65504 where the exact gradients are far inside the range); the scale is exactly 1 in the
-common case, so the results there are unchanged; under ``EMULATE_BF16`` (the interpreter with bfloat16, see
+65504 where the exact gradients are far inside the range); a tile whose entries all lie
+below 2^15, the common case, takes the unscaled path, which is the same numbers; under ``EMULATE_BF16`` (the interpreter with bfloat16, see
 ``forward.py``) tiles are widened to float32 and the rounding is done explicitly.
 
 Packed variable length (``IS_VARLEN``): delta is computed over all tokens at once (it is a
@@ -40,22 +40,38 @@ import triton
 import triton.language as tl
 
 from flashcheck.kernels.forward import (
-    LOG2_E, _key_range, _mask_tile, _round_to_bfloat16, _sequence, batched_strides, mask_arguments, problem_shape,
+    LOG2_E, _key_blocks, _mask_tile, _round_to_bfloat16, _sequence, batched_strides, mask_arguments, problem_shape,
 )
 
 
 @triton.jit
-def _load_rows(base, rows, offs_d, stride_n, stride_d, row_ok, d_ok):
-    """A rows x head-dim tile, 0 outside the valid rows and head dims."""
-    return tl.load(base + rows[:, None] * stride_n + offs_d[None, :] * stride_d,
-                   mask=row_ok[:, None] & d_ok[None, :], other=0.0)
+def _load_rows(base, rows, offs_d, stride_n, stride_d, row_ok, d_ok,
+               BOUNDED: tl.constexpr = True, FULL_D: tl.constexpr = False):
+    """A rows x head-dim tile, 0 outside the valid rows and head dims. Without ``BOUNDED``
+    the caller guarantees every row valid, and with ``FULL_D`` every head dim too."""
+    ptrs = base + rows[:, None] * stride_n + offs_d[None, :] * stride_d
+    if BOUNDED:
+        tile = tl.load(ptrs, mask=row_ok[:, None] & d_ok[None, :], other=0.0)
+    elif FULL_D:
+        tile = tl.load(ptrs)
+    else:
+        tile = tl.load(ptrs, mask=d_ok[None, :], other=0.0)
+    return tile
 
 
 @triton.jit
-def _load_columns(base, cols, offs_d, stride_n, stride_d, col_ok, d_ok):
-    """A head-dim x keys tile (K or V transposed), 0 outside the valid keys and head dims."""
-    return tl.load(base + cols[None, :] * stride_n + offs_d[:, None] * stride_d,
-                   mask=d_ok[:, None] & col_ok[None, :], other=0.0)
+def _load_columns(base, cols, offs_d, stride_n, stride_d, col_ok, d_ok,
+                  BOUNDED: tl.constexpr = True, FULL_D: tl.constexpr = False):
+    """A head-dim x keys tile (K or V transposed), 0 outside the valid keys and head dims;
+    ``BOUNDED`` and ``FULL_D`` as for :func:`_load_rows`."""
+    ptrs = base + cols[None, :] * stride_n + offs_d[:, None] * stride_d
+    if BOUNDED:
+        tile = tl.load(ptrs, mask=d_ok[:, None] & col_ok[None, :], other=0.0)
+    elif FULL_D:
+        tile = tl.load(ptrs)
+    else:
+        tile = tl.load(ptrs, mask=d_ok[:, None], other=0.0)
+    return tile
 
 
 @triton.jit
@@ -119,14 +135,98 @@ def _allowed(rows, cols, seqlen_q, seqlen_k, lo, hi, Mask, stride_mm, stride_mn,
 
 
 @triton.jit
-def _probabilities(q, k, lse2, allowed, qk_scale_log2, FP32_IEEE: tl.constexpr):
-    """Recompute P (BLOCK_M x BLOCK_N, float32) from the saved base-2 lse."""
+def _probabilities(q, k, lse2, allowed, qk_scale_log2, BAND: tl.constexpr, HAS_MASK: tl.constexpr,
+                   FP32_IEEE: tl.constexpr):
+    """Recompute P (BLOCK_M x BLOCK_N, float32) from the saved base-2 lse. ``allowed`` is
+    applied only where the tile may hold hidden entries: on the band's edges (``BAND``) or
+    under a boolean mask."""
     if FP32_IEEE:
         s = tl.dot(q, k, input_precision="ieee")
     else:
         s = tl.dot(q, k)
-    s = tl.where(allowed, s * qk_scale_log2, float("-inf"))
-    return tl.math.exp2(s - lse2[:, None])
+    s = s * qk_scale_log2 - lse2[:, None]  # one multiply-add per entry
+    if BAND:
+        s = tl.where(allowed, s, float("-inf"))
+    elif HAS_MASK:
+        s = tl.where(allowed, s, float("-inf"))
+    return tl.math.exp2(s)
+
+
+@triton.jit
+def _query_blocks(first_key, seqlen_q, seqlen_k, window_left, window_right,
+                  BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    """``(start, free_start, free_end, end)`` for the key block starting at ``first_key``,
+    the transpose of the forward's ``_key_blocks``: queries ``[start, end)`` are those that
+    may attend some key of the block (``start`` aligned down to ``BLOCK_M``); the query
+    blocks of ``[free_start, free_end)`` (aligned, possibly empty) hold only valid rows that
+    attend every key of the block, and exist only when the key block lies wholly inside
+    the keys, so they need neither bounds nor band masking."""
+    offset = seqlen_k - seqlen_q
+    last_key = tl.minimum(first_key + BLOCK_N, seqlen_k) - 1
+    # Row i attends key j iff j - offset - right <= i <= j - offset + left.
+    start = tl.maximum(first_key - offset - window_right, 0)
+    start = (start // BLOCK_M) * BLOCK_M
+    end = tl.minimum(last_key - offset + window_left + 1, seqlen_q)
+    free_start = tl.cdiv(tl.maximum(last_key - offset - window_right, 0), BLOCK_M) * BLOCK_M
+    free_end = (tl.minimum(first_key - offset + window_left + 1, seqlen_q) // BLOCK_M) * BLOCK_M
+    free_end = tl.where(first_key + BLOCK_N <= seqlen_k, free_end, 0)
+    free_start = tl.minimum(free_start, end)
+    return start, free_start, tl.maximum(free_end, free_start), end
+
+
+@triton.jit
+def _dk_dv_blocks(
+    dk, dv, kt, vt, q_base, do_base, Lse, Delta, Mask, start, end, stats, offs_m, offs_n, offs_d,
+    d_ok, offset, window_left, window_right, seqlen_q, seqlen_k, stride_qn, stride_qd, stride_dn, stride_dd,
+    stride_mm, stride_mn, qk_scale_log2,
+    BLOCK_M: tl.constexpr, BAND: tl.constexpr, FULL_D: tl.constexpr, FP32_IEEE: tl.constexpr,
+    EMULATE_BF16: tl.constexpr, FLOAT16_DS: tl.constexpr, HAS_MASK: tl.constexpr,
+):
+    """dK and dV of one key block (``kt``, ``vt`` its K and V transposed) accumulated over the
+    query blocks ``[start, end)`` of one query head: ``q_base``/``do_base`` point at that
+    head's Q and dO, ``stats`` at its lse/delta row 0, ``Mask`` at its mask slice.
+    ``BAND``: the blocks may cross the band's edges or the queries' end (bounded loads,
+    band masking); without it they are free blocks of :func:`_query_blocks`."""
+    for start_m in range(start, end, BLOCK_M):
+        rows = start_m + offs_m
+        row_ok = rows < seqlen_q
+        q = _load_rows(q_base, rows, offs_d, stride_qn, stride_qd, row_ok, d_ok, BAND, FULL_D)
+        do = _load_rows(do_base, rows, offs_d, stride_dn, stride_dd, row_ok, d_ok, BAND, FULL_D)
+        lse2, delta = _row_statistics(Lse, Delta, stats + rows, row_ok)
+        if EMULATE_BF16:
+            q = q.to(tl.float32)
+            do = do.to(tl.float32)
+        diagonal = rows + offset
+        allowed = _allowed(rows, offs_n, seqlen_q, seqlen_k, diagonal - window_left, diagonal + window_right,
+                           Mask, stride_mm, stride_mn, HAS_MASK)
+        p = _probabilities(q, kt, lse2, allowed, qk_scale_log2, BAND, HAS_MASK, FP32_IEEE)
+        if FP32_IEEE:
+            dp = tl.dot(do, vt, input_precision="ieee")
+        else:
+            dp = tl.dot(do, vt)
+        ds = p * (dp - delta[:, None])
+        if HAS_MASK:
+            ds = tl.where(allowed, ds, 0.0)  # a hidden key's NaN value must not reach dS
+        if EMULATE_BF16:
+            dv += tl.dot(tl.trans(_round_to_bfloat16(p)), do, input_precision="ieee")
+            dk += tl.dot(tl.trans(_round_to_bfloat16(ds)), q, input_precision="ieee")
+        elif FP32_IEEE:
+            dv += tl.dot(tl.trans(p), do, input_precision="ieee")
+            dk += tl.dot(tl.trans(ds), q, input_precision="ieee")
+        elif FLOAT16_DS:
+            dv += tl.dot(tl.trans(p.to(do.dtype)), do)
+            # dS may exceed float16's range (65504) where the exact dK does not. A tile
+            # below 2^15 (nearly always) is rounded as it is; otherwise each key's column
+            # is scaled by a power of two before rounding and the scale undone after.
+            if tl.max(tl.abs(ds)) < 32768.0:
+                dk += tl.dot(tl.trans(ds.to(q.dtype)), q)
+            else:
+                down, up = _float16_safe_scales(tl.max(tl.abs(ds), 0))
+                dk += tl.dot(tl.trans((ds * down[None, :]).to(q.dtype)), q) * up[:, None]
+        else:
+            dv += tl.dot(tl.trans(p.to(do.dtype)), do)
+            dk += tl.dot(tl.trans(ds.to(q.dtype)), q)
+    return dk, dv
 
 
 @triton.jit
@@ -142,7 +242,7 @@ def _dk_dv(
     stride_mb, stride_mh, stride_mm, stride_mn,
     heads, kv_heads, group, seqlen_q, seqlen_k, head_dim,
     softmax_scale, qk_scale_log2, window_left, window_right,
-    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr, FULL_D: tl.constexpr,
     FP32_IEEE: tl.constexpr, EMULATE_BF16: tl.constexpr, FLOAT16_DS: tl.constexpr,
     HAS_MASK: tl.constexpr, IS_VARLEN: tl.constexpr,
 ):
@@ -181,52 +281,31 @@ def _dk_dv(
 
     # Queries that can see a key of this block: i in [j - off - right, j - off + left].
     offset = seqlen_k - seqlen_q
-    first_key = block_n * BLOCK_N
-    last_key = tl.minimum(first_key + BLOCK_N, seqlen_k) - 1
-    m_start = tl.maximum(first_key - offset - window_right, 0)
-    m_start = (m_start // BLOCK_M) * BLOCK_M
-    m_end = tl.minimum(last_key - offset + window_left + 1, seqlen_q)
+    m_start, free_start, free_end, m_end = _query_blocks(block_n * BLOCK_N, seqlen_q, seqlen_k, window_left,
+                                                         window_right, BLOCK_M, BLOCK_N)
     for t in range(0, group):
         h = kv_h * group + t
         if HAS_MASK:
             mask_h = Mask + b * stride_mb + h * stride_mh
         else:
             mask_h = Mask
-        for start_m in range(m_start, m_end, BLOCK_M):
-            rows = start_m + offs_m
-            row_ok = rows < seqlen_q
-            q = _load_rows(Q + b * stride_qb + h * stride_qh, rows, offs_d, stride_qn, stride_qd, row_ok, d_ok)
-            do = _load_rows(DOut + b * stride_db + h * stride_dh, rows, offs_d, stride_dn, stride_dd, row_ok, d_ok)
-            lse2, delta = _row_statistics(Lse, Delta, b * stride_lb + h * stride_lh + rows, row_ok)
-            if EMULATE_BF16:
-                q = q.to(tl.float32)
-                do = do.to(tl.float32)
-            diagonal = rows + offset
-            allowed = _allowed(rows, offs_n, seqlen_q, seqlen_k, diagonal - window_left, diagonal + window_right,
-                               mask_h, stride_mm, stride_mn, HAS_MASK)
-            p = _probabilities(q, kt, lse2, allowed, qk_scale_log2, FP32_IEEE)
-            if FP32_IEEE:
-                dp = tl.dot(do, vt, input_precision="ieee")
-            else:
-                dp = tl.dot(do, vt)
-            ds = p * (dp - delta[:, None])
-            if HAS_MASK:
-                ds = tl.where(allowed, ds, 0.0)  # a hidden key's NaN value must not reach dS
-            if EMULATE_BF16:
-                dv += tl.dot(tl.trans(_round_to_bfloat16(p)), do, input_precision="ieee")
-                dk += tl.dot(tl.trans(_round_to_bfloat16(ds)), q, input_precision="ieee")
-            elif FP32_IEEE:
-                dv += tl.dot(tl.trans(p), do, input_precision="ieee")
-                dk += tl.dot(tl.trans(ds), q, input_precision="ieee")
-            elif FLOAT16_DS:
-                # dS may exceed float16's range (65504) where the exact dK does not: scale
-                # each key's column of dS by a power of two before rounding, undo it after.
-                down, up = _float16_safe_scales(tl.max(tl.abs(ds), 0))
-                dv += tl.dot(tl.trans(p.to(do.dtype)), do)
-                dk += tl.dot(tl.trans((ds * down[None, :]).to(q.dtype)), q) * up[:, None]
-            else:
-                dv += tl.dot(tl.trans(p.to(do.dtype)), do)
-                dk += tl.dot(tl.trans(ds.to(q.dtype)), q)
+        q_base = Q + b * stride_qb + h * stride_qh
+        do_base = DOut + b * stride_db + h * stride_dh
+        stats = b * stride_lb + h * stride_lh
+        # Query blocks in ascending order: the band's leading edge, the free blocks, the
+        # trailing edge.
+        dk, dv = _dk_dv_blocks(
+            dk, dv, kt, vt, q_base, do_base, Lse, Delta, mask_h, m_start, free_start, stats, offs_m, offs_n, offs_d,
+            d_ok, offset, window_left, window_right, seqlen_q, seqlen_k, stride_qn, stride_qd, stride_dn, stride_dd,
+            stride_mm, stride_mn, qk_scale_log2, BLOCK_M, True, FULL_D, FP32_IEEE, EMULATE_BF16, FLOAT16_DS, HAS_MASK)
+        dk, dv = _dk_dv_blocks(
+            dk, dv, kt, vt, q_base, do_base, Lse, Delta, mask_h, free_start, free_end, stats, offs_m, offs_n, offs_d,
+            d_ok, offset, window_left, window_right, seqlen_q, seqlen_k, stride_qn, stride_qd, stride_dn, stride_dd,
+            stride_mm, stride_mn, qk_scale_log2, BLOCK_M, False, FULL_D, FP32_IEEE, EMULATE_BF16, FLOAT16_DS, HAS_MASK)
+        dk, dv = _dk_dv_blocks(
+            dk, dv, kt, vt, q_base, do_base, Lse, Delta, mask_h, free_end, m_end, stats, offs_m, offs_n, offs_d,
+            d_ok, offset, window_left, window_right, seqlen_q, seqlen_k, stride_qn, stride_qd, stride_dn, stride_dd,
+            stride_mm, stride_mn, qk_scale_log2, BLOCK_M, True, FULL_D, FP32_IEEE, EMULATE_BF16, FLOAT16_DS, HAS_MASK)
     dk = dk * softmax_scale
     if EMULATE_BF16:
         dk = _round_to_bfloat16(dk)
@@ -236,6 +315,49 @@ def _dk_dv(
              dk.to(DK.dtype.element_ty), mask=store)
     tl.store(DV + b * stride_dvb + kv_h * stride_dvh + offs_n[:, None] * stride_dvn + offs_d[None, :] * stride_dvd,
              dv.to(DV.dtype.element_ty), mask=store)
+
+
+@triton.jit
+def _dq_blocks(
+    dq, q, do, lse2, delta, k_base, v_base, Mask, start, end, offs_m, offs_n, offs_d, d_ok,
+    lo, hi, seqlen_q, seqlen_k, stride_kn, stride_kd, stride_vn, stride_vd, stride_mm, stride_mn,
+    qk_scale_log2,
+    BLOCK_N: tl.constexpr, BAND: tl.constexpr, FULL_D: tl.constexpr, FP32_IEEE: tl.constexpr,
+    EMULATE_BF16: tl.constexpr, FLOAT16_DS: tl.constexpr, HAS_MASK: tl.constexpr,
+):
+    """dQ of one query block accumulated over the key blocks ``[start, end)``; ``BAND`` as
+    in the forward's ``_attend_blocks`` (without it, the free blocks of ``_key_blocks``:
+    rows past the queries' end have q = dO = 0 and lse +inf there, so their P and dS are 0)."""
+    for start_n in range(start, end, BLOCK_N):
+        cols = start_n + offs_n
+        col_ok = cols < seqlen_k
+        allowed = _allowed(offs_m, cols, seqlen_q, seqlen_k, lo, hi, Mask, stride_mm, stride_mn, HAS_MASK)
+        kt = _load_columns(k_base, cols, offs_d, stride_kn, stride_kd, col_ok, d_ok, BAND, FULL_D)
+        vt = _load_columns(v_base, cols, offs_d, stride_vn, stride_vd, col_ok, d_ok, BAND, FULL_D)
+        if EMULATE_BF16:
+            kt = kt.to(tl.float32)
+            vt = vt.to(tl.float32)
+        p = _probabilities(q, kt, lse2, allowed, qk_scale_log2, BAND, HAS_MASK, FP32_IEEE)
+        if FP32_IEEE:
+            dp = tl.dot(do, vt, input_precision="ieee")
+        else:
+            dp = tl.dot(do, vt)
+        ds = p * (dp - delta[:, None])
+        if HAS_MASK:
+            ds = tl.where(allowed, ds, 0.0)
+        if EMULATE_BF16:
+            dq += tl.dot(_round_to_bfloat16(ds), tl.trans(kt), input_precision="ieee")
+        elif FP32_IEEE:
+            dq += tl.dot(ds, tl.trans(kt), input_precision="ieee")
+        elif FLOAT16_DS:
+            if tl.max(tl.abs(ds)) < 32768.0:  # as for dK, with one scale per query row
+                dq += tl.dot(ds.to(kt.dtype), tl.trans(kt))
+            else:
+                down, up = _float16_safe_scales(tl.max(tl.abs(ds), 1))
+                dq += tl.dot((ds * down[:, None]).to(kt.dtype), tl.trans(kt)) * up[:, None]
+        else:
+            dq += tl.dot(ds.to(kt.dtype), tl.trans(kt))
+    return dq
 
 
 @triton.jit
@@ -250,7 +372,7 @@ def _dq(
     stride_mb, stride_mh, stride_mm, stride_mn,
     heads, group, seqlen_q, seqlen_k, head_dim,
     softmax_scale, qk_scale_log2, window_left, window_right,
-    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr, FULL_D: tl.constexpr,
     FP32_IEEE: tl.constexpr, EMULATE_BF16: tl.constexpr, FLOAT16_DS: tl.constexpr,
     HAS_MASK: tl.constexpr, IS_VARLEN: tl.constexpr,
 ):
@@ -291,35 +413,20 @@ def _dq(
     diagonal = offs_m + offset
     lo = diagonal - window_left
     hi = diagonal + window_right
-    n_start, n_end = _key_range(block_m * BLOCK_M, seqlen_q, seqlen_k, window_left, window_right, BLOCK_M, BLOCK_N)
+    n_start, free_start, free_end, n_end = _key_blocks(block_m * BLOCK_M, seqlen_q, seqlen_k, window_left,
+                                                       window_right, BLOCK_M, BLOCK_N)
     k_base = K + b * stride_kb + kv_h * stride_kh
     v_base = V + b * stride_vb + kv_h * stride_vh
-    for start_n in range(n_start, n_end, BLOCK_N):
-        cols = start_n + offs_n
-        col_ok = cols < seqlen_k
-        allowed = _allowed(offs_m, cols, seqlen_q, seqlen_k, lo, hi, Mask, stride_mm, stride_mn, HAS_MASK)
-        kt = _load_columns(k_base, cols, offs_d, stride_kn, stride_kd, col_ok, d_ok)
-        vt = _load_columns(v_base, cols, offs_d, stride_vn, stride_vd, col_ok, d_ok)
-        if EMULATE_BF16:
-            kt = kt.to(tl.float32)
-            vt = vt.to(tl.float32)
-        p = _probabilities(q, kt, lse2, allowed, qk_scale_log2, FP32_IEEE)
-        if FP32_IEEE:
-            dp = tl.dot(do, vt, input_precision="ieee")
-        else:
-            dp = tl.dot(do, vt)
-        ds = p * (dp - delta[:, None])
-        if HAS_MASK:
-            ds = tl.where(allowed, ds, 0.0)
-        if EMULATE_BF16:
-            dq += tl.dot(_round_to_bfloat16(ds), tl.trans(kt), input_precision="ieee")
-        elif FP32_IEEE:
-            dq += tl.dot(ds, tl.trans(kt), input_precision="ieee")
-        elif FLOAT16_DS:
-            down, up = _float16_safe_scales(tl.max(tl.abs(ds), 1))  # per query row, as for dK
-            dq += tl.dot((ds * down[:, None]).to(kt.dtype), tl.trans(kt)) * up[:, None]
-        else:
-            dq += tl.dot(ds.to(kt.dtype), tl.trans(kt))
+    # Key blocks in ascending order: the band's leading edge, the free blocks, the trailing edge.
+    dq = _dq_blocks(dq, q, do, lse2, delta, k_base, v_base, Mask, n_start, free_start, offs_m, offs_n, offs_d, d_ok,
+                    lo, hi, seqlen_q, seqlen_k, stride_kn, stride_kd, stride_vn, stride_vd, stride_mm, stride_mn,
+                    qk_scale_log2, BLOCK_N, True, FULL_D, FP32_IEEE, EMULATE_BF16, FLOAT16_DS, HAS_MASK)
+    dq = _dq_blocks(dq, q, do, lse2, delta, k_base, v_base, Mask, free_start, free_end, offs_m, offs_n, offs_d, d_ok,
+                    lo, hi, seqlen_q, seqlen_k, stride_kn, stride_kd, stride_vn, stride_vd, stride_mm, stride_mn,
+                    qk_scale_log2, BLOCK_N, False, FULL_D, FP32_IEEE, EMULATE_BF16, FLOAT16_DS, HAS_MASK)
+    dq = _dq_blocks(dq, q, do, lse2, delta, k_base, v_base, Mask, free_end, n_end, offs_m, offs_n, offs_d, d_ok,
+                    lo, hi, seqlen_q, seqlen_k, stride_kn, stride_kd, stride_vn, stride_vd, stride_mm, stride_mn,
+                    qk_scale_log2, BLOCK_N, True, FULL_D, FP32_IEEE, EMULATE_BF16, FLOAT16_DS, HAS_MASK)
     dq = dq * softmax_scale
     if EMULATE_BF16:
         dq = _round_to_bfloat16(dq)
@@ -337,7 +444,9 @@ def launch(q, k, v, out, lse, grad_out, grad_lse, dq, dk, dv, delta, *,
     grad_out, dq ``(Tq, H, D)``; k, v, dk, dv ``(Tk, Hkv, D)``; lse ``(H, Tq)``; the
     ``cu_seqlens_*``/``max_seqlen_*`` of the forward. Any strides, except: lse float32
     contiguous as the forward returned it, ``grad_lse`` None or contiguous like lse,
-    ``delta`` a contiguous float32 scratch buffer shaped like lse.
+    ``delta`` a contiguous float32 scratch buffer shaped like lse. ``config``:
+    ``{"dk_dv": ..., "dq": ...}``, each with ``BLOCK_M``, ``BLOCK_N``, ``num_warps`` and
+    ``num_stages`` (the delta pass uses dq's).
     """
     shape = problem_shape(q, k, cu_seqlens_q, max_seqlen_q, max_seqlen_k)
     batch, seqlen_q, seqlen_k, heads, kv_heads, head_dim = shape
@@ -347,35 +456,43 @@ def launch(q, k, v, out, lse, grad_out, grad_lse, dq, dk, dv, delta, *,
     left = reach if left == -1 else left
     right = reach if right == -1 else right
     fp32 = q.dtype.itemsize == 4
-    block_m, block_n = config["BLOCK_M"], config["BLOCK_N"]
-    launch_options = dict(num_warps=config["num_warps"], num_stages=config["num_stages"])
+    dk_dv_config, dq_config = config["dk_dv"], config["dq"]
     # delta is per row: over a packed batch it runs over all tokens as one sequence.
     rows_batch, rows = (1, q.shape[0]) if varlen else (batch, seqlen_q)
     if rows_batch * heads * rows:
-        _preprocess[(triton.cdiv(rows, block_m), rows_batch * heads)](
+        _preprocess[(triton.cdiv(rows, dq_config["BLOCK_M"]), rows_batch * heads)](
             out, grad_out, grad_lse if grad_lse is not None else delta, delta,
             *batched_strides(out, varlen), *batched_strides(grad_out, varlen), heads, rows, head_dim,
-            HAS_DLSE=grad_lse is not None, BLOCK_M=block_m, BLOCK_D=block_d, **launch_options,
+            HAS_DLSE=grad_lse is not None, BLOCK_M=dq_config["BLOCK_M"], BLOCK_D=block_d, **_options(dq_config),
         )
     mask, mask_strides = mask_arguments(mask, batch, heads, seqlen_q, seqlen_k)
     lse_strides = batched_strides(lse, varlen)[:2]
-    common = dict(BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_D=block_d, FP32_IEEE=fp32, EMULATE_BF16=emulate_bf16,
+    common = dict(BLOCK_D=block_d, FULL_D=head_dim == block_d, FP32_IEEE=fp32, EMULATE_BF16=emulate_bf16,
                   FLOAT16_DS=q.dtype == torch.float16, HAS_MASK=mask is not None, IS_VARLEN=varlen)
     if batch * kv_heads * seqlen_k:
-        _dk_dv[(triton.cdiv(seqlen_k, block_n), batch * kv_heads)](
+        _dk_dv[(triton.cdiv(seqlen_k, dk_dv_config["BLOCK_N"]), batch * kv_heads)](
             q, k, v, grad_out, lse, delta, dk, dv, mask, cu_seqlens_q, cu_seqlens_k,
             *batched_strides(q, varlen), *batched_strides(k, varlen), *batched_strides(v, varlen),
             *batched_strides(grad_out, varlen), *batched_strides(dk, varlen), *batched_strides(dv, varlen),
             *lse_strides, *mask_strides,
             heads, kv_heads, heads // kv_heads, seqlen_q, seqlen_k, head_dim,
-            softmax_scale, softmax_scale * LOG2_E, left, right, **common, **launch_options,
+            softmax_scale, softmax_scale * LOG2_E, left, right, **common, **_blocks(dk_dv_config),
+            **_options(dk_dv_config),
         )
     if batch * heads * seqlen_q:
-        _dq[(triton.cdiv(seqlen_q, block_m), batch * heads)](
+        _dq[(triton.cdiv(seqlen_q, dq_config["BLOCK_M"]), batch * heads)](
             q, k, v, grad_out, lse, delta, dq, mask, cu_seqlens_q, cu_seqlens_k,
             *batched_strides(q, varlen), *batched_strides(k, varlen), *batched_strides(v, varlen),
             *batched_strides(grad_out, varlen), *batched_strides(dq, varlen),
             *lse_strides, *mask_strides,
             heads, heads // kv_heads, seqlen_q, seqlen_k, head_dim,
-            softmax_scale, softmax_scale * LOG2_E, left, right, **common, **launch_options,
+            softmax_scale, softmax_scale * LOG2_E, left, right, **common, **_blocks(dq_config), **_options(dq_config),
         )
+
+
+def _blocks(config: dict) -> dict:
+    return {"BLOCK_M": config["BLOCK_M"], "BLOCK_N": config["BLOCK_N"]}
+
+
+def _options(config: dict) -> dict:
+    return {"num_warps": config["num_warps"], "num_stages": config["num_stages"]}

@@ -1,14 +1,24 @@
-"""Block sizes and launch settings for the forward kernel.
+"""Block sizes and launch settings of the forward and backward kernels.
 
-The configuration is pinned by (device kind, dtype, padded head dim) so that a given
-problem always runs the same kernel variant: results are reproducible run to run and the
-number of compiled variants stays small (five head-dim classes x three dtypes).
+The configuration is pinned by (device kind, dtype, padded head dim, banded or not): a
+given problem always runs the same kernel variant, so results are reproducible run to run
+(the backward is bitwise deterministic for a given configuration, and a pinned one keeps it
+so across runs and processes) and the number of compiled variants stays small.
+
+On Hopper GPUs (compute capability 9.x) the 16-bit configurations for head dims up to 128
+come from :data:`TUNED_SM90`, measured by ``python -m flashcheck.kernels.tune`` (it times
+every candidate of :mod:`flashcheck.kernels.tune` and prints this table); "banded" means a
+causal or sliding-window band, whose diagonal blocks shift the best shapes. Everything else
+(other GPUs, float32, head dims above 128) uses the conservative defaults below, which fit
+the shared memory of any GPU since Ampere.
+
 Interpreter runs use 16 x 16 blocks so that small CPU problems still span several blocks
-and exercise every block-boundary path.
+and exercise every block-boundary path (band edges, free blocks, partial blocks).
 """
 
 from __future__ import annotations
 
+import functools
 import os
 
 import torch
@@ -21,30 +31,81 @@ INTERPRETER = os.environ.get("TRITON_INTERPRET", "0") == "1"
 INTERPRETER_CONFIG = {"BLOCK_M": 16, "BLOCK_N": 16, "num_warps": 1, "num_stages": 1}
 
 
-def forward_config(dtype: torch.dtype, head_dim: int) -> dict:
-    """Launch settings for the forward kernel on this device kind."""
+def _launch(block_m, block_n, num_warps, num_stages) -> dict:
+    return {"BLOCK_M": block_m, "BLOCK_N": block_n, "num_warps": num_warps, "num_stages": num_stages}
+
+
+#: Tuned on Hopper: (dtype name, padded head dim, banded) -> {"forward", "dk_dv", "dq"}.
+#: Printed by ``python -m flashcheck.kernels.tune`` (the performance log: kernels/PERFORMANCE.md).
+#: Measured on an NVIDIA H100 80GB HBM3 (torch 2.11, triton 3.6), 2026-11-23. The float16
+#: backward rows repeat bfloat16's winners: float16's sweep ran before its dS range check
+#: got its unscaled fast path, which made its backward timings unrepresentative.
+TUNED_SM90: dict[tuple[str, int, bool], dict[str, dict]] = {
+    ("bfloat16", 64, False): {"forward": _launch(128, 64, 8, 4), "dk_dv": _launch(64, 64, 4, 2), "dq": _launch(128, 32, 4, 3)},
+    ("bfloat16", 64, True): {"forward": _launch(64, 64, 4, 3), "dk_dv": _launch(64, 64, 4, 2), "dq": _launch(128, 32, 4, 3)},
+    ("bfloat16", 128, False): {"forward": _launch(64, 64, 4, 3), "dk_dv": _launch(64, 64, 4, 2), "dq": _launch(128, 64, 8, 3)},
+    ("bfloat16", 128, True): {"forward": _launch(64, 64, 4, 3), "dk_dv": _launch(64, 64, 4, 2), "dq": _launch(128, 64, 8, 3)},
+    ("float16", 64, False): {"forward": _launch(128, 64, 8, 3), "dk_dv": _launch(64, 64, 4, 2), "dq": _launch(128, 32, 4, 3)},
+    ("float16", 64, True): {"forward": _launch(128, 64, 4, 3), "dk_dv": _launch(64, 64, 4, 2), "dq": _launch(128, 32, 4, 3)},
+    ("float16", 128, False): {"forward": _launch(64, 64, 4, 3), "dk_dv": _launch(64, 64, 4, 2), "dq": _launch(128, 64, 8, 3)},
+    ("float16", 128, True): {"forward": _launch(64, 64, 4, 3), "dk_dv": _launch(64, 64, 4, 2), "dq": _launch(128, 64, 8, 3)},
+}
+
+
+def padded_head_dim(head_dim: int) -> int:
+    """The head dim the kernels tile with (``BLOCK_D``): the next power of two, at least 16."""
+    return max(16, triton.next_power_of_2(head_dim))
+
+
+@functools.cache
+def _capability(device_index: int) -> tuple[int, int]:
+    return torch.cuda.get_device_capability(device_index)
+
+
+def _tuned(dtype: torch.dtype, head_dim: int, banded: bool, device) -> dict | None:
+    device = torch.device(device) if device is not None else None
+    if device is None or device.type != "cuda" or dtype not in (torch.float16, torch.bfloat16):
+        return None
+    index = device.index if device.index is not None else torch.cuda.current_device()
+    if _capability(index)[0] != 9:
+        return None
+    return TUNED_SM90.get((str(dtype).removeprefix("torch."), padded_head_dim(head_dim), bool(banded)))
+
+
+def forward_config(dtype: torch.dtype, head_dim: int, *, banded: bool = False, device=None) -> dict:
+    """Launch settings of the forward kernel: ``BLOCK_M``, ``BLOCK_N``, ``num_warps``,
+    ``num_stages``. ``banded``: the call has a causal or window band. ``device``: where it
+    runs (None: the defaults)."""
     if INTERPRETER:
         return dict(INTERPRETER_CONFIG)
-    block_d = max(16, triton.next_power_of_2(head_dim))
+    tuned = _tuned(dtype, head_dim, banded, device)
+    if tuned is not None:
+        return dict(tuned["forward"])
+    block_d = padded_head_dim(head_dim)
     if dtype == torch.float32:
         # float32 tiles take twice the shared memory of 16-bit ones.
-        block_m = 64 if block_d <= 64 else 32
-        return {"BLOCK_M": block_m, "BLOCK_N": 32, "num_warps": 4, "num_stages": 2 if block_d <= 128 else 1}
+        return _launch(64 if block_d <= 64 else 32, 32, 4, 2 if block_d <= 128 else 1)
     if block_d <= 64:
-        return {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 4, "num_stages": 3}
+        return _launch(128, 64, 4, 3)
     if block_d <= 128:
-        return {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 8, "num_stages": 2}
-    return {"BLOCK_M": 64, "BLOCK_N": 32, "num_warps": 4, "num_stages": 2}
+        return _launch(128, 64, 8, 2)
+    return _launch(64, 32, 4, 2)
 
 
-def backward_config(dtype: torch.dtype, head_dim: int) -> dict:
-    """Launch settings for the three backward kernels (pinned: the backward is deterministic
-    for a given configuration, and a pinned one keeps it so across runs)."""
+def backward_config(dtype: torch.dtype, head_dim: int, *, banded: bool = False, device=None) -> dict:
+    """Launch settings of the backward: ``{"dk_dv": ..., "dq": ...}``, one set per kernel
+    (``_dk_dv`` holds a ``BLOCK_N`` key block and walks ``BLOCK_M`` query blocks; ``_dq``
+    the other way round), each as for :func:`forward_config`."""
     if INTERPRETER:
-        return dict(INTERPRETER_CONFIG)
-    block_d = max(16, triton.next_power_of_2(head_dim))
+        return {"dk_dv": dict(INTERPRETER_CONFIG), "dq": dict(INTERPRETER_CONFIG)}
+    tuned = _tuned(dtype, head_dim, banded, device)
+    if tuned is not None:
+        return {"dk_dv": dict(tuned["dk_dv"]), "dq": dict(tuned["dq"])}
+    block_d = padded_head_dim(head_dim)
     if dtype == torch.float32 or block_d > 128:
-        return {"BLOCK_M": 32, "BLOCK_N": 32, "num_warps": 4, "num_stages": 1}
-    if block_d <= 64:
-        return {"BLOCK_M": 64, "BLOCK_N": 64, "num_warps": 4, "num_stages": 2}
-    return {"BLOCK_M": 64, "BLOCK_N": 64, "num_warps": 8, "num_stages": 2}
+        default = _launch(32, 32, 4, 1)
+    elif block_d <= 64:
+        default = _launch(64, 64, 4, 2)
+    else:
+        default = _launch(64, 64, 8, 2)
+    return {"dk_dv": default, "dq": dict(default)}

@@ -66,16 +66,100 @@ def _mask_tile(Mask, rows, cols, stride_mm, stride_mn, row_ok, col_ok):
 
 
 @triton.jit
-def _key_range(first_row, seqlen_q, seqlen_k, window_left, window_right,
-               BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
-    """``[start, end)`` of the keys that some row of the query block starting at
-    ``first_row`` may attend (bottom-right band), ``start`` aligned down to ``BLOCK_N``.
-    Key blocks outside it are skipped."""
+def _key_blocks(first_row, seqlen_q, seqlen_k, window_left, window_right,
+                BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    """``(start, free_start, free_end, end)`` for the query block starting at ``first_row``
+    (bottom-right band). Keys ``[start, end)`` are those some valid row of the block may
+    attend, ``start`` aligned down to ``BLOCK_N``; key blocks outside them are skipped. The
+    blocks of ``[free_start, free_end)`` (aligned, possibly empty, ``start <= free_start <=
+    free_end <= end``) lie inside the keys and inside every valid row's band, so they need
+    neither bounds nor band masking."""
     last_row = tl.minimum(first_row + BLOCK_M, seqlen_q) - 1
-    start = tl.maximum(first_row + (seqlen_k - seqlen_q) - window_left, 0)
+    offset = seqlen_k - seqlen_q
+    start = tl.maximum(first_row + offset - window_left, 0)
     start = (start // BLOCK_N) * BLOCK_N
-    end = tl.minimum(last_row + (seqlen_k - seqlen_q) + window_right + 1, seqlen_k)
-    return start, end
+    end = tl.minimum(last_row + offset + window_right + 1, seqlen_k)
+    free_start = tl.cdiv(tl.maximum(last_row + offset - window_left, 0), BLOCK_N) * BLOCK_N
+    free_end = (tl.minimum(first_row + offset + window_right + 1, seqlen_k) // BLOCK_N) * BLOCK_N
+    free_start = tl.minimum(free_start, end)
+    return start, free_start, tl.maximum(free_end, free_start), end
+
+
+@triton.jit
+def _attend_blocks(
+    acc, l_i, m_i, q, k_base, v_base, Mask, start, end,
+    offs_m, offs_n, row_ok, d_ok, lo, hi, seqlen_k, stride_kn, stride_vn, stride_mm, stride_mn, qk_scale_log2,
+    BLOCK_N: tl.constexpr, BAND: tl.constexpr, FULL_D: tl.constexpr, POSITIVE_SCALE: tl.constexpr,
+    FP32_IEEE: tl.constexpr, EMULATE_BF16: tl.constexpr, HAS_MASK: tl.constexpr,
+):
+    """The online softmax over the key blocks ``[start, end)``: returns the updated
+    ``(acc, l_i, m_i)``. ``BAND``: the blocks may cross the band's edges or the keys' end,
+    so loads are bounded and logits outside the band set to -inf; without it (the free
+    blocks of :func:`_key_blocks`) only the boolean mask, if any, is applied. ``FULL_D``:
+    the head dim fills ``BLOCK_D``, so free blocks load without any mask. ``POSITIVE_SCALE``:
+    the softmax scale is positive, so it may be applied after masking and the row maximum."""
+    for start_n in range(start, end, BLOCK_N):
+        cols = start_n + offs_n
+        col_ok = cols < seqlen_k
+        if BAND:
+            allowed = col_ok[None, :] & (cols[None, :] >= lo[:, None]) & (cols[None, :] <= hi[:, None])
+        if HAS_MASK:
+            # Hidden keys are still loaded: masking their loads by the tile's mask ties the
+            # mask's register layout to the loads', and the compiled kernel then sums rows in
+            # an order that depends on the inputs' strides (found on an H100: lse differed in
+            # its last bit between a tensor and its contiguous copy, and between a mask and
+            # the equivalent causal flag).
+            keep = _mask_tile(Mask, offs_m, cols, stride_mm, stride_mn, row_ok, col_ok)
+        k_ptrs = k_base + cols[None, :] * stride_kn
+        if BAND:
+            k = tl.load(k_ptrs, mask=d_ok[:, None] & col_ok[None, :], other=0.0)
+        elif FULL_D:
+            k = tl.load(k_ptrs)
+        else:
+            k = tl.load(k_ptrs, mask=d_ok[:, None], other=0.0)
+        if EMULATE_BF16:
+            k = k.to(tl.float32)
+        if FP32_IEEE:
+            s = tl.dot(q, k, input_precision="ieee")
+        else:
+            s = tl.dot(q, k)
+        if not POSITIVE_SCALE:
+            s = s * qk_scale_log2  # scaled before masking: -inf * 0 would be NaN
+        if BAND:
+            s = tl.where(allowed, s, float("-inf"))
+        if HAS_MASK:
+            s = tl.where(keep, s, float("-inf"))
+        if POSITIVE_SCALE:
+            # max(s)·c = max(s·c) for c > 0: the scale waits for the row maximum, then fuses
+            # into one multiply-add per logit inside exp2.
+            m_new = tl.maximum(m_i, tl.max(s, 1) * qk_scale_log2)
+        else:
+            m_new = tl.maximum(m_i, tl.max(s, 1))
+        # A row that has seen no allowed key yet keeps m = -inf; subtract 0 instead so
+        # that exp2 gives 0 rather than NaN from (-inf) - (-inf).
+        m_safe = tl.where(m_new == float("-inf"), 0.0, m_new)
+        alpha = tl.math.exp2(m_i - m_safe)
+        if POSITIVE_SCALE:
+            p = tl.math.exp2(s * qk_scale_log2 - m_safe[:, None])
+        else:
+            p = tl.math.exp2(s - m_safe[:, None])
+        l_i = l_i * alpha + tl.sum(p, 1)
+        acc = acc * alpha[:, None]
+        v_ptrs = v_base + cols[:, None] * stride_vn
+        if BAND:
+            v = tl.load(v_ptrs, mask=col_ok[:, None] & d_ok[None, :], other=0.0)
+        elif FULL_D:
+            v = tl.load(v_ptrs)
+        else:
+            v = tl.load(v_ptrs, mask=d_ok[None, :], other=0.0)
+        if EMULATE_BF16:
+            acc += tl.dot(_round_to_bfloat16(p), v.to(tl.float32), input_precision="ieee")
+        elif FP32_IEEE:
+            acc += tl.dot(p, v, input_precision="ieee")
+        else:
+            acc = tl.dot(p.to(v.dtype), v, acc)
+        m_i = m_new
+    return acc, l_i, m_i
 
 
 @triton.jit
@@ -92,11 +176,13 @@ def _attention_forward(
     head_dim,
     qk_scale_log2,  # softmax_scale * log2(e)
     window_left, window_right,  # band bounds, already made finite by the launcher
-    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr,
-    FP32_IEEE: tl.constexpr, EMULATE_BF16: tl.constexpr,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr, FULL_D: tl.constexpr,
+    POSITIVE_SCALE: tl.constexpr, FP32_IEEE: tl.constexpr, EMULATE_BF16: tl.constexpr,
     HAS_MASK: tl.constexpr, IS_VARLEN: tl.constexpr,
 ):
-    block_m = tl.program_id(0)
+    # The last query blocks first: under a causal band they have the most keys, and starting
+    # them early keeps them from being the tail of the launch.
+    block_m = tl.num_programs(0) - 1 - tl.program_id(0)
     batch_head = tl.program_id(1)
     b = batch_head // heads  # the batch entry, or with IS_VARLEN the sequence
     h = batch_head % heads
@@ -132,48 +218,27 @@ def _attention_forward(
     diagonal = offs_m + (seqlen_k - seqlen_q)
     lo = diagonal - window_left
     hi = diagonal + window_right
-    n_start, n_end = _key_range(block_m * BLOCK_M, seqlen_q, seqlen_k, window_left, window_right, BLOCK_M, BLOCK_N)
+    n_start, free_start, free_end, n_end = _key_blocks(block_m * BLOCK_M, seqlen_q, seqlen_k, window_left,
+                                                       window_right, BLOCK_M, BLOCK_N)
 
     m_i = tl.full([BLOCK_M], float("-inf"), dtype=tl.float32)
     l_i = tl.zeros([BLOCK_M], dtype=tl.float32)
     acc = tl.zeros([BLOCK_M, BLOCK_D], dtype=tl.float32)
-    for start_n in range(n_start, n_end, BLOCK_N):
-        cols = start_n + offs_n
-        col_ok = cols < seqlen_k
-        allowed = col_ok[None, :] & (cols[None, :] >= lo[:, None]) & (cols[None, :] <= hi[:, None])
-        if HAS_MASK:
-            # Hidden keys are still loaded: masking their loads by the tile's mask ties the
-            # mask's register layout to the loads', and the compiled kernel then sums rows in
-            # an order that depends on the inputs' strides (found on an H100: lse differed in
-            # its last bit between a tensor and its contiguous copy, and between a mask and
-            # the equivalent causal flag).
-            keep = _mask_tile(Mask, offs_m, cols, stride_mm, stride_mn, row_ok, col_ok)
-            allowed = allowed & keep
-        k = tl.load(k_base + cols[None, :] * stride_kn, mask=d_ok[:, None] & col_ok[None, :], other=0.0)
-        if EMULATE_BF16:
-            k = k.to(tl.float32)
-        if FP32_IEEE:
-            s = tl.dot(q, k, input_precision="ieee")
-        else:
-            s = tl.dot(q, k)
-        s = s * qk_scale_log2
-        s = tl.where(allowed, s, float("-inf"))
-        m_new = tl.maximum(m_i, tl.max(s, 1))
-        # A row that has seen no allowed key yet keeps m = -inf; subtract 0 instead so
-        # that exp2 gives 0 rather than NaN from (-inf) - (-inf).
-        m_safe = tl.where(m_new == float("-inf"), 0.0, m_new)
-        alpha = tl.math.exp2(m_i - m_safe)
-        p = tl.math.exp2(s - m_safe[:, None])
-        l_i = l_i * alpha + tl.sum(p, 1)
-        acc = acc * alpha[:, None]
-        v = tl.load(v_base + cols[:, None] * stride_vn, mask=col_ok[:, None] & d_ok[None, :], other=0.0)
-        if EMULATE_BF16:
-            acc += tl.dot(_round_to_bfloat16(p), v.to(tl.float32), input_precision="ieee")
-        elif FP32_IEEE:
-            acc += tl.dot(p, v, input_precision="ieee")
-        else:
-            acc += tl.dot(p.to(v.dtype), v)
-        m_i = m_new
+    # Key blocks in ascending order, as one loop would visit them: the band's leading edge,
+    # the free blocks, then the trailing edge (the diagonal, the window's right end, the
+    # keys' end).
+    acc, l_i, m_i = _attend_blocks(
+        acc, l_i, m_i, q, k_base, v_base, Mask, n_start, free_start, offs_m, offs_n, row_ok, d_ok, lo, hi, seqlen_k,
+        stride_kn, stride_vn, stride_mm, stride_mn, qk_scale_log2, BLOCK_N, True, FULL_D, POSITIVE_SCALE, FP32_IEEE,
+        EMULATE_BF16, HAS_MASK)
+    acc, l_i, m_i = _attend_blocks(
+        acc, l_i, m_i, q, k_base, v_base, Mask, free_start, free_end, offs_m, offs_n, row_ok, d_ok, lo, hi, seqlen_k,
+        stride_kn, stride_vn, stride_mm, stride_mn, qk_scale_log2, BLOCK_N, False, FULL_D, POSITIVE_SCALE, FP32_IEEE,
+        EMULATE_BF16, HAS_MASK)
+    acc, l_i, m_i = _attend_blocks(
+        acc, l_i, m_i, q, k_base, v_base, Mask, free_end, n_end, offs_m, offs_n, row_ok, d_ok, lo, hi, seqlen_k,
+        stride_kn, stride_vn, stride_mm, stride_mn, qk_scale_log2, BLOCK_N, True, FULL_D, POSITIVE_SCALE, FP32_IEEE,
+        EMULATE_BF16, HAS_MASK)
 
     empty = l_i == 0.0
     out = acc / tl.where(empty, 1.0, l_i)[:, None]
@@ -214,8 +279,8 @@ def launch(q, k, v, out, lse, *, softmax_scale, left, right, config, emulate_bf1
         heads, heads // kv_heads, seqlen_q, seqlen_k, head_dim,
         softmax_scale * LOG2_E,
         reach if left == -1 else left, reach if right == -1 else right,
-        BLOCK_M=config["BLOCK_M"], BLOCK_N=config["BLOCK_N"], BLOCK_D=block_d,
-        FP32_IEEE=q.dtype.itemsize == 4, EMULATE_BF16=emulate_bf16,
+        BLOCK_M=config["BLOCK_M"], BLOCK_N=config["BLOCK_N"], BLOCK_D=block_d, FULL_D=head_dim == block_d,
+        POSITIVE_SCALE=softmax_scale > 0, FP32_IEEE=q.dtype.itemsize == 4, EMULATE_BF16=emulate_bf16,
         HAS_MASK=mask is not None, IS_VARLEN=varlen,
         num_warps=config["num_warps"], num_stages=config["num_stages"],
     )

@@ -121,7 +121,7 @@ def _forward(q, k, v, scale, left, right, structure, out, lse_out, launch=forwar
     launch(
         q, k, v, out, lse_out,
         softmax_scale=scale, left=left, right=right,
-        config=config.forward_config(q.dtype, q.shape[-1]),
+        config=config.forward_config(q.dtype, q.shape[-1], banded=left != -1 or right != -1, device=q.device),
         emulate_bf16=config.INTERPRETER and q.dtype == torch.bfloat16,
         **structure,
     )
@@ -160,7 +160,8 @@ class _FlashAttention(torch.autograd.Function):
         ctx.backward_launch(
             q, k, v, out, lse.contiguous(), grad_out, grad_lse, dq, dk, dv, delta,
             softmax_scale=scale, left=left, right=right,
-            config=config.backward_config(q.dtype, q.shape[-1]),
+            config=config.backward_config(q.dtype, q.shape[-1], banded=left != -1 or right != -1,
+                                          device=q.device),
             emulate_bf16=config.INTERPRETER and q.dtype == torch.bfloat16,
             **ctx.structure,
         )

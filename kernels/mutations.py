@@ -169,13 +169,22 @@ def catalogue_getattr(mutations: dict, module_name: str):
 
 #: The forward's masked online-softmax step, from the masking of the logits to P.
 _MASKED_SOFTMAX = """\
-        s = tl.where(allowed, s, float("-inf"))
-        m_new = tl.maximum(m_i, tl.max(s, 1))
+        if HAS_MASK:
+            s = tl.where(keep, s, float("-inf"))
+        if POSITIVE_SCALE:
+            # max(s)·c = max(s·c) for c > 0: the scale waits for the row maximum, then fuses
+            # into one multiply-add per logit inside exp2.
+            m_new = tl.maximum(m_i, tl.max(s, 1) * qk_scale_log2)
+        else:
+            m_new = tl.maximum(m_i, tl.max(s, 1))
         # A row that has seen no allowed key yet keeps m = -inf; subtract 0 instead so
         # that exp2 gives 0 rather than NaN from (-inf) - (-inf).
         m_safe = tl.where(m_new == float("-inf"), 0.0, m_new)
         alpha = tl.math.exp2(m_i - m_safe)
-        p = tl.math.exp2(s - m_safe[:, None])
+        if POSITIVE_SCALE:
+            p = tl.math.exp2(s * qk_scale_log2 - m_safe[:, None])
+        else:
+            p = tl.math.exp2(s - m_safe[:, None])
 """
 
 _STORE_OUT = "tl.store(o_ptrs, out.to(Out.dtype.element_ty), mask=row_ok[:, None] & d_ok[None, :])"
@@ -216,15 +225,23 @@ CATALOGUE = (
                         "or a guard page after K would"),
     _forward("skip_last_key_block", "loop-bounds",
              "the key loop stops at the last full block: a trailing partial key block is never read",
-             "for start_n in range(n_start, n_end, BLOCK_N):",
-             "for start_n in range(n_start, (n_end // BLOCK_N) * BLOCK_N, BLOCK_N):"),
+             "end = tl.minimum(last_row + offset + window_right + 1, seqlen_k)",
+             "end = (tl.minimum(last_row + offset + window_right + 1, seqlen_k) // BLOCK_N) * BLOCK_N"),
+    _forward("free_blocks_past_band_end", "band-edge",
+             "the last key block that crosses the band's right edge is taken as free: its keys are not masked",
+             "free_end = (tl.minimum(first_row + offset + window_right + 1, seqlen_k) // BLOCK_N) * BLOCK_N",
+             "free_end = tl.cdiv(tl.minimum(first_row + offset + window_right + 1, seqlen_k), BLOCK_N) * BLOCK_N"),
+    _forward("free_blocks_from_first_row", "band-edge",
+             "free key blocks start where the block's first row's window starts, not its last row's",
+             "free_start = tl.cdiv(tl.maximum(last_row + offset - window_left, 0), BLOCK_N) * BLOCK_N",
+             "free_start = tl.cdiv(tl.maximum(first_row + offset - window_left, 0), BLOCK_N) * BLOCK_N"),
     # -- forward: online softmax, normalisation, units -----------------------------------------
     _forward("drop_rescale", "online-softmax", "the accumulator is not rescaled when the max grows",
              "acc = acc * alpha[:, None]", "acc = acc"),
     _forward("drop_row_sum_rescale", "online-softmax", "the row sum is not rescaled when the max grows",
              "l_i = l_i * alpha + tl.sum(p, 1)", "l_i = l_i + tl.sum(p, 1)"),
     _forward("no_max_subtraction", "online-softmax", "probabilities are exponentiated raw",
-             "p = tl.math.exp2(s - m_safe[:, None])", "p = tl.math.exp2(s)"),
+             "p = tl.math.exp2(s * qk_scale_log2 - m_safe[:, None])", "p = tl.math.exp2(s * qk_scale_log2)"),
     _forward("drop_normalisation", "normalisation", "the output is not divided by the row sum",
              "out = acc / tl.where(empty, 1.0, l_i)[:, None]", "out = acc"),
     _forward("lse_in_log2", "units", "lse is returned in base 2",
@@ -251,7 +268,7 @@ CATALOGUE = (
     # -- forward: arithmetic, addressing, strides, GQA ---------------------------------------
     _forward("accumulator_bias", "arithmetic",
              "each key block adds 1e-3 to the accumulator, a bias inside the output's tolerance",
-             "acc += tl.dot(p.to(v.dtype), v)", "acc += tl.dot(p.to(v.dtype), v) + 1e-3"),
+             "acc = tl.dot(p.to(v.dtype), v, acc)", "acc = tl.dot(p.to(v.dtype), v, acc) + 1e-3"),
     _forward("gqa_modulo_mapping", "gqa", "query heads map to KV heads modulo",
              "kv_h = h // group", "kv_h = h % (heads // group)"),
     _forward("kv_batch_halved", "addressing", "pairs of batch entries share one K",
@@ -286,13 +303,8 @@ CATALOGUE = (
     _forward("mask_multiplied_after_exp", "mask",
              "the mask multiplies P after exp instead of excluding entries before the row maximum",
              _MASKED_SOFTMAX,
-             _MASKED_SOFTMAX.replace(
-                 "tl.where(allowed, s,",
-                 "tl.where(col_ok[None, :] & (cols[None, :] >= lo[:, None]) & (cols[None, :] <= hi[:, None]), s,",
-             ).replace(
-                 "p = tl.math.exp2(s - m_safe[:, None])\n",
-                 "p = tl.math.exp2(s - m_safe[:, None])\n        if HAS_MASK:\n            p = p * keep.to(tl.float32)\n",
-             )),
+             _MASKED_SOFTMAX.replace('        if HAS_MASK:\n            s = tl.where(keep, s, float("-inf"))\n', "")
+             + "        if HAS_MASK:\n            p = p * keep.to(tl.float32)\n"),
     _forward("mask_broadcast_strides_ignored", "mask",
              "the mask's own strides are used where broadcast dims need stride 0",
              "mask = mask.expand(batch, heads, seqlen_q, seqlen_k)", "mask = mask"),
@@ -325,7 +337,8 @@ CATALOGUE = (
               'lse = tl.load(Lse + rows, mask=row_ok, other=float("inf"))',
               "lse = tl.load(Lse + rows, mask=row_ok, other=0.0)",
               equivalent="rows past the end are excluded by `allowed` (row_ok), so their logits are -inf and "
-                         "their P exactly 0 whatever lse they load; their dQ is never stored"),
+                         "their P exactly 0 whatever lse they load; in dQ's free key blocks they are not "
+                         "masked, but there q = dO = 0 and delta = 0 make their dS 0, and their dQ is never stored"),
     _backward("first_head_of_group_only", "gqa", "dK/dV sum one query head per group",
               "h = kv_h * group + t", "h = kv_h * group"),
     _backward("gqa_dv_keeps_last_head", "gqa",
@@ -337,8 +350,11 @@ CATALOGUE = (
               "kv_h = h // group", "kv_h = h % (heads // group)"),
     _backward("backward_v_load_unmasked", "load-bounds",
               "dQ's V tile is loaded without its key bound: NaN past the end reaches dS (0·NaN) and dQ",
-              "vt = _load_columns(v_base, cols, offs_d, stride_vn, stride_vd, col_ok, d_ok)",
-              "vt = _load_columns(v_base, cols, offs_d, stride_vn, stride_vd, cols >= 0, d_ok)"),
+              "vt = _load_columns(v_base, cols, offs_d, stride_vn, stride_vd, col_ok, d_ok, BAND, FULL_D)",
+              "vt = _load_columns(v_base, cols, offs_d, stride_vn, stride_vd, cols >= 0, d_ok, BAND, FULL_D)"),
+    _backward("free_query_blocks_for_partial_key_block", "load-bounds",
+              "dK/dV take query blocks as free even for the last, partial key block: keys past the end enter",
+              "free_end = tl.where(first_key + BLOCK_N <= seqlen_k, free_end, 0)", "free_end = free_end"),
     _backward("float16_ds_overflows", "precision",
               "float16 dS is rounded without range scaling, overflowing to inf where |dS| > 65504",
               "FLOAT16_DS=q.dtype == torch.float16", "FLOAT16_DS=False"),

@@ -187,6 +187,16 @@ _MASKED_SOFTMAX = """\
             p = tl.math.exp2(s - m_safe[:, None])
 """
 
+#: The backward's recomputation of P from the logits and the saved lse.
+_RECOMPUTED_P = """\
+    s = s * qk_scale_log2 - lse2[:, None]  # one multiply-add per entry
+    if BAND:
+        s = tl.where(allowed, s, float("-inf"))
+    elif HAS_MASK:
+        s = tl.where(allowed, s, float("-inf"))
+    return tl.math.exp2(s)
+"""
+
 _STORE_OUT = "tl.store(o_ptrs, out.to(Out.dtype.element_ty), mask=row_ok[:, None] & d_ok[None, :])"
 
 
@@ -322,9 +332,13 @@ CATALOGUE = (
               "allowed = allowed & (cols[None, :] >= lo[:, None]) & (cols[None, :] <= hi[:, None])",
               "allowed = allowed"),
     _backward("unguarded_empty_rows_backward", "empty-rows",
-              "the backward recomputes P from lse = -inf on rows without keys",
-              'lse2 = tl.where(lse == float("-inf"), float("inf"), lse * 1.4426950408889634)',
-              "lse2 = lse * 1.4426950408889634"),
+              "the backward masks logits before subtracting lse and undoes the +inf stand-in of rows "
+              "without keys: their (-inf) - (-inf) is NaN",
+              _RECOMPUTED_P,
+              "    s = s * qk_scale_log2\n"
+              "    if BAND:\n        s = tl.where(allowed, s, float(\"-inf\"))\n"
+              "    elif HAS_MASK:\n        s = tl.where(allowed, s, float(\"-inf\"))\n"
+              "    return tl.math.exp2(s - tl.where(lse2 == float(\"inf\"), float(\"-inf\"), lse2)[:, None])\n"),
     _backward("empty_row_lse_stand_in", "empty-rows",
               "rows without keys get a finite stand-in lse (0) instead of +inf in the backward",
               'lse2 = tl.where(lse == float("-inf"), float("inf"),',

@@ -368,7 +368,10 @@ CATALOGUE = (
               "vt = _load_columns(v_base, cols, offs_d, stride_vn, stride_vd, cols >= 0, d_ok, BAND, FULL_D)"),
     _backward("free_query_blocks_for_partial_key_block", "load-bounds",
               "dK/dV take query blocks as free even for the last, partial key block: keys past the end enter",
-              "free_end = tl.where(first_key + BLOCK_N <= seqlen_k, free_end, 0)", "free_end = free_end"),
+              "free_end = tl.where(first_key + BLOCK_N <= seqlen_k, free_end, 0)", "free_end = free_end",
+              equivalent="no result changes: the key block's K and V were loaded with their bound (0 past the "
+                         "end), a key column's dK and dV depend on that column of P and dS alone, and columns "
+                         "past the end are never stored; the guard only keeps those columns' P at 0"),
     _backward("float16_ds_overflows", "precision",
               "float16 dS is rounded without range scaling, overflowing to inf where |dS| > 65504",
               "FLOAT16_DS=q.dtype == torch.float16", "FLOAT16_DS=False"),

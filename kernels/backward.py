@@ -39,39 +39,11 @@ import torch
 import triton
 import triton.language as tl
 
+from flashcheck.kernels.config import padded_head_dim
 from flashcheck.kernels.forward import (
-    LOG2_E, _key_blocks, _mask_tile, _round_to_bfloat16, _sequence, batched_strides, mask_arguments, problem_shape,
+    LOG2_E, _key_blocks, _load_columns, _load_rows, _mask_tile, _round_to_bfloat16, _sequence, batched_strides,
+    mask_arguments, problem_shape,
 )
-
-
-@triton.jit
-def _load_rows(base, rows, offs_d, stride_n, stride_d, row_ok, d_ok,
-               BOUNDED: tl.constexpr = True, FULL_D: tl.constexpr = False):
-    """A rows x head-dim tile, 0 outside the valid rows and head dims. Without ``BOUNDED``
-    the caller guarantees every row valid, and with ``FULL_D`` every head dim too."""
-    ptrs = base + rows[:, None] * stride_n + offs_d[None, :] * stride_d
-    if BOUNDED:
-        tile = tl.load(ptrs, mask=row_ok[:, None] & d_ok[None, :], other=0.0)
-    elif FULL_D:
-        tile = tl.load(ptrs)
-    else:
-        tile = tl.load(ptrs, mask=d_ok[None, :], other=0.0)
-    return tile
-
-
-@triton.jit
-def _load_columns(base, cols, offs_d, stride_n, stride_d, col_ok, d_ok,
-                  BOUNDED: tl.constexpr = True, FULL_D: tl.constexpr = False):
-    """A head-dim x keys tile (K or V transposed), 0 outside the valid keys and head dims;
-    ``BOUNDED`` and ``FULL_D`` as for :func:`_load_rows`."""
-    ptrs = base + cols[None, :] * stride_n + offs_d[:, None] * stride_d
-    if BOUNDED:
-        tile = tl.load(ptrs, mask=d_ok[:, None] & col_ok[None, :], other=0.0)
-    elif FULL_D:
-        tile = tl.load(ptrs)
-    else:
-        tile = tl.load(ptrs, mask=d_ok[:, None], other=0.0)
-    return tile
 
 
 @triton.jit
@@ -153,6 +125,22 @@ def _probabilities(q, k, lse2, allowed, qk_scale_log2, BAND: tl.constexpr, HAS_M
 
 
 @triton.jit
+def _probabilities_and_ds(q, do, kt, vt, lse2, delta, allowed, qk_scale_log2, BAND: tl.constexpr,
+                          HAS_MASK: tl.constexpr, FP32_IEEE: tl.constexpr):
+    """``(P, dS)`` of a tile: P from :func:`_probabilities`, ``dS = P ∘ (dO·Vᵀ - delta)``,
+    set to 0 outside ``allowed`` under a boolean mask."""
+    p = _probabilities(q, kt, lse2, allowed, qk_scale_log2, BAND, HAS_MASK, FP32_IEEE)
+    if FP32_IEEE:
+        dp = tl.dot(do, vt, input_precision="ieee")
+    else:
+        dp = tl.dot(do, vt)
+    ds = p * (dp - delta[:, None])
+    if HAS_MASK:
+        ds = tl.where(allowed, ds, 0.0)  # a hidden key's NaN value must not reach dS
+    return p, ds
+
+
+@triton.jit
 def _query_blocks(first_key, seqlen_q, seqlen_k, window_left, window_right,
                   BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
     """``(start, free_start, free_end, end)`` for the key block starting at ``first_key``,
@@ -199,14 +187,7 @@ def _dk_dv_blocks(
         diagonal = rows + offset
         allowed = _allowed(rows, offs_n, seqlen_q, seqlen_k, diagonal - window_left, diagonal + window_right,
                            Mask, stride_mm, stride_mn, HAS_MASK)
-        p = _probabilities(q, kt, lse2, allowed, qk_scale_log2, BAND, HAS_MASK, FP32_IEEE)
-        if FP32_IEEE:
-            dp = tl.dot(do, vt, input_precision="ieee")
-        else:
-            dp = tl.dot(do, vt)
-        ds = p * (dp - delta[:, None])
-        if HAS_MASK:
-            ds = tl.where(allowed, ds, 0.0)  # a hidden key's NaN value must not reach dS
+        p, ds = _probabilities_and_ds(q, do, kt, vt, lse2, delta, allowed, qk_scale_log2, BAND, HAS_MASK, FP32_IEEE)
         if EMULATE_BF16:
             dv += tl.dot(tl.trans(_round_to_bfloat16(p)), do, input_precision="ieee")
             dk += tl.dot(tl.trans(_round_to_bfloat16(ds)), q, input_precision="ieee")
@@ -337,14 +318,7 @@ def _dq_blocks(
         if EMULATE_BF16:
             kt = kt.to(tl.float32)
             vt = vt.to(tl.float32)
-        p = _probabilities(q, kt, lse2, allowed, qk_scale_log2, BAND, HAS_MASK, FP32_IEEE)
-        if FP32_IEEE:
-            dp = tl.dot(do, vt, input_precision="ieee")
-        else:
-            dp = tl.dot(do, vt)
-        ds = p * (dp - delta[:, None])
-        if HAS_MASK:
-            ds = tl.where(allowed, ds, 0.0)
+        p, ds = _probabilities_and_ds(q, do, kt, vt, lse2, delta, allowed, qk_scale_log2, BAND, HAS_MASK, FP32_IEEE)
         if EMULATE_BF16:
             dq += tl.dot(_round_to_bfloat16(ds), tl.trans(kt), input_precision="ieee")
         elif FP32_IEEE:
@@ -451,7 +425,7 @@ def launch(q, k, v, out, lse, grad_out, grad_lse, dq, dk, dv, delta, *,
     shape = problem_shape(q, k, cu_seqlens_q, max_seqlen_q, max_seqlen_k)
     batch, seqlen_q, seqlen_k, heads, kv_heads, head_dim = shape
     varlen = cu_seqlens_q is not None
-    block_d = max(16, triton.next_power_of_2(head_dim))
+    block_d = padded_head_dim(head_dim)
     reach = seqlen_q + seqlen_k
     left = reach if left == -1 else left
     right = reach if right == -1 else right

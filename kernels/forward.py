@@ -38,6 +38,8 @@ import torch
 import triton
 import triton.language as tl
 
+from flashcheck.kernels.config import padded_head_dim
+
 LOG2_E = 1.4426950408889634
 
 
@@ -66,6 +68,36 @@ def _mask_tile(Mask, rows, cols, stride_mm, stride_mn, row_ok, col_ok):
 
 
 @triton.jit
+def _load_rows(base, rows, offs_d, stride_n, stride_d, row_ok, d_ok,
+               BOUNDED: tl.constexpr = True, FULL_D: tl.constexpr = False):
+    """A rows x head-dim tile, 0 outside the valid rows and head dims. Without ``BOUNDED``
+    the caller guarantees every row valid, and with ``FULL_D`` every head dim too."""
+    ptrs = base + rows[:, None] * stride_n + offs_d[None, :] * stride_d
+    if BOUNDED:
+        tile = tl.load(ptrs, mask=row_ok[:, None] & d_ok[None, :], other=0.0)
+    elif FULL_D:
+        tile = tl.load(ptrs)
+    else:
+        tile = tl.load(ptrs, mask=d_ok[None, :], other=0.0)
+    return tile
+
+
+@triton.jit
+def _load_columns(base, cols, offs_d, stride_n, stride_d, col_ok, d_ok,
+                  BOUNDED: tl.constexpr = True, FULL_D: tl.constexpr = False):
+    """A head-dim x keys tile (K or V transposed), 0 outside the valid keys and head dims;
+    ``BOUNDED`` and ``FULL_D`` as for :func:`_load_rows`."""
+    ptrs = base + cols[None, :] * stride_n + offs_d[:, None] * stride_d
+    if BOUNDED:
+        tile = tl.load(ptrs, mask=d_ok[:, None] & col_ok[None, :], other=0.0)
+    elif FULL_D:
+        tile = tl.load(ptrs)
+    else:
+        tile = tl.load(ptrs, mask=d_ok[:, None], other=0.0)
+    return tile
+
+
+@triton.jit
 def _key_blocks(first_row, seqlen_q, seqlen_k, window_left, window_right,
                 BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
     """``(start, free_start, free_end, end)`` for the query block starting at ``first_row``
@@ -87,8 +119,8 @@ def _key_blocks(first_row, seqlen_q, seqlen_k, window_left, window_right,
 
 @triton.jit
 def _attend_blocks(
-    acc, l_i, m_i, q, k_base, v_base, Mask, start, end,
-    offs_m, offs_n, row_ok, d_ok, lo, hi, seqlen_k, stride_kn, stride_vn, stride_mm, stride_mn, qk_scale_log2,
+    acc, l_i, m_i, q, k_base, v_base, Mask, start, end, offs_m, offs_n, offs_d, row_ok, d_ok, lo, hi, seqlen_k,
+    stride_kn, stride_kd, stride_vn, stride_vd, stride_mm, stride_mn, qk_scale_log2,
     BLOCK_N: tl.constexpr, BAND: tl.constexpr, FULL_D: tl.constexpr, POSITIVE_SCALE: tl.constexpr,
     FP32_IEEE: tl.constexpr, EMULATE_BF16: tl.constexpr, HAS_MASK: tl.constexpr,
 ):
@@ -110,13 +142,7 @@ def _attend_blocks(
             # its last bit between a tensor and its contiguous copy, and between a mask and
             # the equivalent causal flag).
             keep = _mask_tile(Mask, offs_m, cols, stride_mm, stride_mn, row_ok, col_ok)
-        k_ptrs = k_base + cols[None, :] * stride_kn
-        if BAND:
-            k = tl.load(k_ptrs, mask=d_ok[:, None] & col_ok[None, :], other=0.0)
-        elif FULL_D:
-            k = tl.load(k_ptrs)
-        else:
-            k = tl.load(k_ptrs, mask=d_ok[:, None], other=0.0)
+        k = _load_columns(k_base, cols, offs_d, stride_kn, stride_kd, col_ok, d_ok, BAND, FULL_D)
         if EMULATE_BF16:
             k = k.to(tl.float32)
         if FP32_IEEE:
@@ -145,13 +171,7 @@ def _attend_blocks(
             p = tl.math.exp2(s - m_safe[:, None])
         l_i = l_i * alpha + tl.sum(p, 1)
         acc = acc * alpha[:, None]
-        v_ptrs = v_base + cols[:, None] * stride_vn
-        if BAND:
-            v = tl.load(v_ptrs, mask=col_ok[:, None] & d_ok[None, :], other=0.0)
-        elif FULL_D:
-            v = tl.load(v_ptrs)
-        else:
-            v = tl.load(v_ptrs, mask=d_ok[None, :], other=0.0)
+        v = _load_rows(v_base, cols, offs_d, stride_vn, stride_vd, col_ok, d_ok, BAND, FULL_D)
         if EMULATE_BF16:
             acc += tl.dot(_round_to_bfloat16(p), v.to(tl.float32), input_precision="ieee")
         elif FP32_IEEE:
@@ -211,8 +231,8 @@ def _attention_forward(
     q = tl.load(q_ptrs, mask=row_ok[:, None] & d_ok[None, :], other=0.0)
     if EMULATE_BF16:
         q = q.to(tl.float32)
-    k_base = K + b * stride_kb + kv_h * stride_kh + offs_d[:, None] * stride_kd
-    v_base = V + b * stride_vb + kv_h * stride_vh + offs_d[None, :] * stride_vd
+    k_base = K + b * stride_kb + kv_h * stride_kh
+    v_base = V + b * stride_vb + kv_h * stride_vh
 
     # Query i may attend key j iff lo_i <= j <= hi_i (bottom-right aligned band).
     diagonal = offs_m + (seqlen_k - seqlen_q)
@@ -228,16 +248,16 @@ def _attention_forward(
     # the free blocks, then the trailing edge (the diagonal, the window's right end, the
     # keys' end).
     acc, l_i, m_i = _attend_blocks(
-        acc, l_i, m_i, q, k_base, v_base, Mask, n_start, free_start, offs_m, offs_n, row_ok, d_ok, lo, hi, seqlen_k,
-        stride_kn, stride_vn, stride_mm, stride_mn, qk_scale_log2, BLOCK_N, True, FULL_D, POSITIVE_SCALE, FP32_IEEE,
+        acc, l_i, m_i, q, k_base, v_base, Mask, n_start, free_start, offs_m, offs_n, offs_d, row_ok, d_ok, lo, hi,
+        seqlen_k, stride_kn, stride_kd, stride_vn, stride_vd, stride_mm, stride_mn, qk_scale_log2, BLOCK_N, True, FULL_D, POSITIVE_SCALE, FP32_IEEE,
         EMULATE_BF16, HAS_MASK)
     acc, l_i, m_i = _attend_blocks(
-        acc, l_i, m_i, q, k_base, v_base, Mask, free_start, free_end, offs_m, offs_n, row_ok, d_ok, lo, hi, seqlen_k,
-        stride_kn, stride_vn, stride_mm, stride_mn, qk_scale_log2, BLOCK_N, False, FULL_D, POSITIVE_SCALE, FP32_IEEE,
+        acc, l_i, m_i, q, k_base, v_base, Mask, free_start, free_end, offs_m, offs_n, offs_d, row_ok, d_ok, lo, hi,
+        seqlen_k, stride_kn, stride_kd, stride_vn, stride_vd, stride_mm, stride_mn, qk_scale_log2, BLOCK_N, False, FULL_D, POSITIVE_SCALE, FP32_IEEE,
         EMULATE_BF16, HAS_MASK)
     acc, l_i, m_i = _attend_blocks(
-        acc, l_i, m_i, q, k_base, v_base, Mask, free_end, n_end, offs_m, offs_n, row_ok, d_ok, lo, hi, seqlen_k,
-        stride_kn, stride_vn, stride_mm, stride_mn, qk_scale_log2, BLOCK_N, True, FULL_D, POSITIVE_SCALE, FP32_IEEE,
+        acc, l_i, m_i, q, k_base, v_base, Mask, free_end, n_end, offs_m, offs_n, offs_d, row_ok, d_ok, lo, hi,
+        seqlen_k, stride_kn, stride_kd, stride_vn, stride_vd, stride_mm, stride_mn, qk_scale_log2, BLOCK_N, True, FULL_D, POSITIVE_SCALE, FP32_IEEE,
         EMULATE_BF16, HAS_MASK)
 
     empty = l_i == 0.0
@@ -270,7 +290,7 @@ def launch(q, k, v, out, lse, *, softmax_scale, left, right, config, emulate_bf1
     mask, mask_strides = mask_arguments(mask, batch, heads, seqlen_q, seqlen_k)
     # Unbounded sides become bounds no key can cross, keeping a single kernel variant.
     reach = seqlen_q + seqlen_k
-    block_d = max(16, triton.next_power_of_2(head_dim))
+    block_d = padded_head_dim(head_dim)
     grid = (triton.cdiv(seqlen_q, config["BLOCK_M"]), batch * heads)
     _attention_forward[grid](
         q, k, v, out, lse, mask, cu_seqlens_q, cu_seqlens_k,

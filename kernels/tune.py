@@ -16,8 +16,8 @@ shapes change the order of the sums, so outputs may differ in rounding, and the 
 difference is printed so that a wrong kernel variant cannot pass unnoticed. ``--peers``
 adds torch SDPA's flash and cuDNN backends at the same shapes, for orientation.
 
-FLOPs follow :mod:`flashcheck.bench`: the forward ``4·B·H·N²·D``, halved when causal; the
-backward alone 2.5 times that.
+Shapes and FLOPs are :mod:`flashcheck.bench`'s: the forward ``4·B·H·N²·D``, halved when
+causal; the backward alone ``BACKWARD_FACTOR - 1`` (2.5) times that.
 """
 
 from __future__ import annotations
@@ -32,10 +32,11 @@ import time
 import torch
 import triton
 
+from flashcheck import bench
 from flashcheck.kernels import backward, config, forward
 
-HIDDEN = 2048
-TOKENS = 16384
+#: The backward alone, as a multiple of the forward's FLOPs (the benchmark's convention).
+BACKWARD_ALONE = bench.BACKWARD_FACTOR - 1
 
 #: (BLOCK_M, BLOCK_N, num_warps, num_stages).
 FORWARD_CANDIDATES = (
@@ -61,7 +62,8 @@ class Problem:
     """Inputs and buffers of one shape, allocated once and reused by every candidate."""
 
     def __init__(self, dtype: torch.dtype, head_dim: int, seqlen: int, causal: bool, seed: int = 0):
-        batch, heads = max(1, TOKENS // seqlen), HIDDEN // head_dim
+        grid_point = bench.config("fwd", str(dtype).removeprefix("torch."), head_dim, causal, seqlen)
+        batch, heads = grid_point.batch, grid_point.heads
         generator = torch.Generator("cuda").manual_seed(seed)
         shape = (batch, seqlen, heads, head_dim)
 
@@ -74,7 +76,7 @@ class Problem:
         self.delta = torch.empty_like(self.lse)
         self.right = 0 if causal else -1
         self.scale = head_dim ** -0.5
-        self.forward_flops = 4.0 * batch * heads * seqlen * seqlen * head_dim / (2 if causal else 1)
+        self.forward_flops = grid_point.flops
         self.dtype, self.head_dim, self.seqlen, self.causal = dtype, head_dim, seqlen, causal
 
     def forward(self, launch: dict) -> None:
@@ -145,7 +147,7 @@ def _peers(problems, log) -> dict:
                     torch.autograd.grad(out, (q, k, v), grad)
                 try:
                     rows.append((p.forward_flops / (_median_ms(fwd) * 1e-3) / 1e12,
-                                 3.5 * p.forward_flops / (_median_ms(fwd_bwd) * 1e-3) / 1e12))
+                                 bench.BACKWARD_FACTOR * p.forward_flops / (_median_ms(fwd_bwd) * 1e-3) / 1e12))
                 except Exception as error:
                     log(f"    {name} n{p.seqlen}: failed ({str(error).splitlines()[0][:90]})")
                     rows.append((float("nan"), float("nan")))
@@ -176,13 +178,13 @@ def tune(dtypes, head_dims, lengths, *, peers: bool, log=print):
         def backward_ms(p, launches):
             return _median_ms(lambda: p.backward(launches))
 
-        before_backward, _ = _score(problems, lambda p: backward_ms(p, default_backward), 2.5)
+        before_backward, _ = _score(problems, lambda p: backward_ms(p, default_backward), BACKWARD_ALONE)
         dk_dv, _, _ = _sweep("dk_dv", DK_DV_CANDIDATES, problems,
                              lambda p, c: backward_ms(p, {"dk_dv": _launch(c), "dq": default_backward["dq"]}),
-                             2.5, log)
+                             BACKWARD_ALONE, log)
         dq, bwd_score, bwd_rates = _sweep(
             "dq", DQ_CANDIDATES, problems,
-            lambda p, c: backward_ms(p, {"dk_dv": _launch(dk_dv), "dq": _launch(c)}), 2.5, log)
+            lambda p, c: backward_ms(p, {"dk_dv": _launch(dk_dv), "dq": _launch(c)}), BACKWARD_ALONE, log)
         tuned = {"forward": _launch(fwd), "dk_dv": _launch(dk_dv), "dq": _launch(dq)}
         difference = _agreement(dtype, head_dim, banded, tuned, default_forward, default_backward)
         record = dict(dtype=dtype_name, head_dim=config.padded_head_dim(head_dim), banded=banded, lengths=list(lengths),

@@ -4,10 +4,11 @@
 # implementation that runs on this machine (the project kernel, torch SDPA's math, flash,
 # efficient and cuDNN backends, FlexAttention). Each
 # implementation's property suite runs in a pytest process of its own, so that a peer which
-# faults with a sticky CUDA error cannot poison the others' results. With several GPUs each
-# pytest process spreads over them with pytest-xdist, one worker per GPU (flashcheck's pytest
-# plugin pins worker gwN to GPU N mod count; the "flashcheck devices" section at the end of each
-# run lists them). Uses the torch and triton already installed and installs flashcheck itself
+# faults with a sticky CUDA error cannot poison the others' results. Each pytest process runs
+# pytest-xdist workers, one per CPU core up to 8 and at least one per GPU, since compiling
+# kernel variants, not the GPU, is the cost of a test run; flashcheck's pytest plugin pins
+# worker gwN to GPU N mod count (the "flashcheck devices" section at the end of each run lists
+# them). Uses the torch and triton already installed and installs flashcheck itself
 # without touching them.
 # Extra arguments go to every pytest call but the benchmarks' (e.g. -n 4 to override the worker count).
 # Last, the speed benchmarks (tests/benchmarks) and their report, in $FLASHCHECK_GPU_OUT/bench.
@@ -22,9 +23,15 @@ out="${FLASHCHECK_GPU_OUT:-.flashcheck/gpu}"
 mkdir -p "$out"
 # Counted by torch in a process of its own (it honours CUDA_VISIBLE_DEVICES, as the workers will).
 gpus=$(python3 -c 'import torch; print(torch.cuda.device_count())' 2>/dev/null || echo 0)
+# Test runs are mostly Triton compiling kernel variants, single-threaded CPU work: one pytest
+# worker per core (at most 8, at least one per GPU) overlaps it; the workers share the GPUs
+# in turn. FLASHCHECK_GPU_WORKERS overrides the count.
+cores=$(nproc 2>/dev/null || echo 1)
+workers="${FLASHCHECK_GPU_WORKERS:-$(( cores < 8 ? cores : 8 ))}"
+[ "$workers" -lt "${gpus:-0}" ] && workers="$gpus"
 spread=()
-if [ "${gpus:-0}" -gt 1 ] && python3 -c 'import xdist' 2>/dev/null; then
-    spread=(-n "$gpus")
+if [ "$workers" -gt 1 ] && python3 -c 'import xdist' 2>/dev/null; then
+    spread=(-n "$workers" --dist worksteal)
 fi
 echo "== $gpus GPU(s); pytest ${spread[*]:-without xdist}"
 stages=" ${FLASHCHECK_GPU_STAGES:-unit baseline properties bench} "

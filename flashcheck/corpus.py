@@ -165,24 +165,26 @@ class CaseResult:
     skipped: str | None = None
 
 
-def run(impl, corpus: Corpus, device, *, elementwise: bool = False, on_case=None) -> list[CaseResult]:
-    """:func:`measure` every case of ``corpus`` in order.
+def run_case(impl, case: Case, device, *, elementwise: bool = False) -> CaseResult:
+    """:func:`measure` one case, or a skipped :class:`CaseResult` saying why: ``impl`` does not
+    declare a feature the case needs, or raises NotImplementedError for it (the adapters'
+    way of saying a peer cannot express it). Any other exception propagates."""
+    missing = needed_features(case) - protocol.features_of(impl, device)
+    if missing:
+        return CaseResult(case, skipped=f"needs {', '.join(sorted(missing))}")
+    try:
+        return CaseResult(case, measure(impl, case, device, elementwise=elementwise))
+    except NotImplementedError as error:
+        return CaseResult(case, skipped=f"not implemented: {error}")
 
-    A case is skipped (``skipped`` says why, ``outputs`` empty) when ``impl`` does not
-    declare a feature it needs, or raises NotImplementedError for it (the adapters' way of
-    saying a peer cannot express it); any other exception propagates. ``on_case(index,
-    result)`` is called after each case (progress display).
-    """
+
+def run(impl, corpus: Corpus, device, *, elementwise: bool = False, on_case=None) -> list[CaseResult]:
+    """:func:`run_case` every case of ``corpus`` in order, in this process. ``on_case(index,
+    result)`` is called after each case (progress display). :func:`flashcheck.corpus_jobs.run`
+    spreads the same work over worker processes."""
     results = []
     for index, case in enumerate(corpus.cases):
-        missing = needed_features(case) - protocol.features_of(impl, device)
-        if missing:
-            result = CaseResult(case, skipped=f"needs {', '.join(sorted(missing))}")
-        else:
-            try:
-                result = CaseResult(case, measure(impl, case, device, elementwise=elementwise))
-            except NotImplementedError as error:
-                result = CaseResult(case, skipped=f"not implemented: {error}")
+        result = run_case(impl, case, device, elementwise=elementwise)
         results.append(result)
         if on_case is not None:
             on_case(index, result)
@@ -265,9 +267,11 @@ def _cpu_corpus() -> Corpus:
 def _cuda_corpus() -> Corpus:
     # Every dtype x mask kind x length class, the head dim rotating through 64/128/256 so that
     # each dtype meets each head dim at every length and with five of the fifteen (mask,
-    # length) pairs: 45 cases, about three minutes forward and backward on an H100 (the full
-    # cross product with the head dims, 135 cases, measured over ten minutes, most of it
-    # compiling kernel variants and the float32 cases). Heads are few and the batch is one:
+    # length) pairs: 45 cases. On an H100 (16 cores) the project kernel took over 11 minutes
+    # from a cold Triton cache in one process, almost all of it compiling kernel variants
+    # (about 2 minutes with the kernels cached, a third of that the float32 head-dim-256
+    # backward), and 2 min 15 s with the default 8 worker processes (flashcheck.corpus_jobs).
+    # Heads are few and the batch is one:
     # the float64 reference and the tolerance model materialise (B, H, Nq, Nk) tensors, and
     # the cost is in the sequence lengths anyway (peak 3.6 GiB on the H100).
     cases = []

@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from flashcheck import corpus as corpora
-from flashcheck import environment, plots
+from flashcheck import corpus_jobs, environment, plots
 
 
 @dataclasses.dataclass
@@ -47,9 +47,10 @@ class ErrorReport:
         return [name for name in corpora.OUTPUTS if name in measured]
 
 
-def build(impl, impl_name: str, corpus: corpora.Corpus, device, *, on_case=None) -> ErrorReport:
-    """Measure ``impl`` on every case of ``corpus`` (see :func:`flashcheck.corpus.run`),
-    keeping the elementwise ratios only as histograms so that long sequences stay cheap."""
+def build(impl_name: str, corpus: corpora.Corpus, device, *, jobs: int = 1, on_case=None) -> ErrorReport:
+    """Measure the implementation named ``impl_name`` on every case of ``corpus``, ``jobs``
+    cases at a time (see :func:`flashcheck.corpus_jobs.run`), keeping the elementwise ratios
+    only as histograms so that long sequences stay cheap."""
     histograms: dict = {}
 
     def collect(index, result):
@@ -62,7 +63,7 @@ def build(impl, impl_name: str, corpus: corpora.Corpus, device, *, on_case=None)
         if on_case is not None:
             on_case(index, result)
 
-    results = corpora.run(impl, corpus, device, elementwise=True, on_case=collect)
+    results = corpus_jobs.run(impl_name, corpus, device, jobs=jobs, elementwise=True, on_case=collect)
     ordered = {name: histograms[name] for name in corpora.OUTPUTS if name in histograms}
     return ErrorReport(impl_name, str(device), corpus, results, ordered)
 

@@ -164,18 +164,24 @@ def _query_blocks(first_key, seqlen_q, seqlen_k, window_left, window_right,
 
 @triton.jit
 def _dk_dv_blocks(
-    dk, dv, kt, vt, q_base, do_base, Lse, Delta, Mask, start, end, stats, offs_m, offs_n, offs_d,
+    dk, dv, kt, vt, q_base, do_base, Lse, Delta, Mask, start, gap_start, gap_end, end, stats, offs_m, offs_n, offs_d,
     d_ok, offset, window_left, window_right, seqlen_q, seqlen_k, stride_qn, stride_qd, stride_dn, stride_dd,
     stride_mm, stride_mn, qk_scale_log2,
     BLOCK_M: tl.constexpr, BAND: tl.constexpr, FULL_D: tl.constexpr, FP32_IEEE: tl.constexpr,
     EMULATE_BF16: tl.constexpr, FLOAT16_DS: tl.constexpr, HAS_MASK: tl.constexpr,
 ):
     """dK and dV of one key block (``kt``, ``vt`` its K and V transposed) accumulated over the
-    query blocks ``[start, end)`` of one query head: ``q_base``/``do_base`` point at that
-    head's Q and dO, ``stats`` at its lse/delta row 0, ``Mask`` at its mask slice.
-    ``BAND``: the blocks may cross the band's edges or the queries' end (bounded loads,
-    band masking); without it they are free blocks of :func:`_query_blocks`."""
-    for start_m in range(start, end, BLOCK_M):
+    query blocks of ``[start, gap_start)`` and ``[gap_end, end)`` of one query head:
+    ``q_base``/``do_base`` point at that head's Q and dO, ``stats`` at its lse/delta row 0,
+    ``Mask`` at its mask slice. ``BAND``: the blocks may cross the band's edges or the
+    queries' end (bounded loads, band masking); without it they are free blocks of
+    :func:`_query_blocks` and the gap is empty. The two edges share one loop, as in the
+    forward's ``_attend_blocks``."""
+    gap = gap_end - gap_start
+    for block in range(start, end - gap, BLOCK_M):
+        start_m = block
+        if BAND:
+            start_m = tl.where(block < gap_start, block, block + gap)
         rows = start_m + offs_m
         row_ok = rows < seqlen_q
         q = _load_rows(q_base, rows, offs_d, stride_qn, stride_qd, row_ok, d_ok, BAND, FULL_D)
@@ -273,20 +279,17 @@ def _dk_dv(
         q_base = Q + b * stride_qb + h * stride_qh
         do_base = DOut + b * stride_db + h * stride_dh
         stats = b * stride_lb + h * stride_lh
-        # Query blocks in ascending order: the band's leading edge, the free blocks, the
-        # trailing edge.
+        # The free query blocks, then the band's two edges (see the forward).
         dk, dv = _dk_dv_blocks(
-            dk, dv, kt, vt, q_base, do_base, Lse, Delta, mask_h, m_start, free_start, stats, offs_m, offs_n, offs_d,
-            d_ok, offset, window_left, window_right, seqlen_q, seqlen_k, stride_qn, stride_qd, stride_dn, stride_dd,
-            stride_mm, stride_mn, qk_scale_log2, BLOCK_M, True, FULL_D, FP32_IEEE, EMULATE_BF16, FLOAT16_DS, HAS_MASK)
+            dk, dv, kt, vt, q_base, do_base, Lse, Delta, mask_h, free_start, free_end, free_end, free_end, stats,
+            offs_m, offs_n, offs_d, d_ok, offset, window_left, window_right, seqlen_q, seqlen_k, stride_qn, stride_qd,
+            stride_dn, stride_dd, stride_mm, stride_mn, qk_scale_log2, BLOCK_M, False, FULL_D, FP32_IEEE,
+            EMULATE_BF16, FLOAT16_DS, HAS_MASK)
         dk, dv = _dk_dv_blocks(
-            dk, dv, kt, vt, q_base, do_base, Lse, Delta, mask_h, free_start, free_end, stats, offs_m, offs_n, offs_d,
-            d_ok, offset, window_left, window_right, seqlen_q, seqlen_k, stride_qn, stride_qd, stride_dn, stride_dd,
-            stride_mm, stride_mn, qk_scale_log2, BLOCK_M, False, FULL_D, FP32_IEEE, EMULATE_BF16, FLOAT16_DS, HAS_MASK)
-        dk, dv = _dk_dv_blocks(
-            dk, dv, kt, vt, q_base, do_base, Lse, Delta, mask_h, free_end, m_end, stats, offs_m, offs_n, offs_d,
-            d_ok, offset, window_left, window_right, seqlen_q, seqlen_k, stride_qn, stride_qd, stride_dn, stride_dd,
-            stride_mm, stride_mn, qk_scale_log2, BLOCK_M, True, FULL_D, FP32_IEEE, EMULATE_BF16, FLOAT16_DS, HAS_MASK)
+            dk, dv, kt, vt, q_base, do_base, Lse, Delta, mask_h, m_start, free_start, free_end, m_end, stats,
+            offs_m, offs_n, offs_d, d_ok, offset, window_left, window_right, seqlen_q, seqlen_k, stride_qn, stride_qd,
+            stride_dn, stride_dd, stride_mm, stride_mn, qk_scale_log2, BLOCK_M, True, FULL_D, FP32_IEEE,
+            EMULATE_BF16, FLOAT16_DS, HAS_MASK)
     dk = dk * softmax_scale
     if EMULATE_BF16:
         dk = _round_to_bfloat16(dk)
@@ -300,16 +303,21 @@ def _dk_dv(
 
 @triton.jit
 def _dq_blocks(
-    dq, q, do, lse2, delta, k_base, v_base, Mask, start, end, offs_m, offs_n, offs_d, d_ok,
+    dq, q, do, lse2, delta, k_base, v_base, Mask, start, gap_start, gap_end, end, offs_m, offs_n, offs_d, d_ok,
     lo, hi, seqlen_q, seqlen_k, stride_kn, stride_kd, stride_vn, stride_vd, stride_mm, stride_mn,
     qk_scale_log2,
     BLOCK_N: tl.constexpr, BAND: tl.constexpr, FULL_D: tl.constexpr, FP32_IEEE: tl.constexpr,
     EMULATE_BF16: tl.constexpr, FLOAT16_DS: tl.constexpr, HAS_MASK: tl.constexpr,
 ):
-    """dQ of one query block accumulated over the key blocks ``[start, end)``; ``BAND`` as
-    in the forward's ``_attend_blocks`` (without it, the free blocks of ``_key_blocks``:
-    rows past the queries' end have q = dO = 0 and lse +inf there, so their P and dS are 0)."""
-    for start_n in range(start, end, BLOCK_N):
+    """dQ of one query block accumulated over the key blocks of ``[start, gap_start)`` and
+    ``[gap_end, end)``; ``BAND`` and the gap as in the forward's ``_attend_blocks`` (without
+    ``BAND``, the free blocks of ``_key_blocks``: rows past the queries' end have q = dO = 0
+    and lse +inf there, so their P and dS are 0)."""
+    gap = gap_end - gap_start
+    for block in range(start, end - gap, BLOCK_N):
+        start_n = block
+        if BAND:
+            start_n = tl.where(block < gap_start, block, block + gap)
         cols = start_n + offs_n
         col_ok = cols < seqlen_k
         allowed = _allowed(offs_m, cols, seqlen_q, seqlen_k, lo, hi, Mask, stride_mm, stride_mn, HAS_MASK)
@@ -391,16 +399,15 @@ def _dq(
                                                        window_right, BLOCK_M, BLOCK_N)
     k_base = K + b * stride_kb + kv_h * stride_kh
     v_base = V + b * stride_vb + kv_h * stride_vh
-    # Key blocks in ascending order: the band's leading edge, the free blocks, the trailing edge.
-    dq = _dq_blocks(dq, q, do, lse2, delta, k_base, v_base, Mask, n_start, free_start, offs_m, offs_n, offs_d, d_ok,
-                    lo, hi, seqlen_q, seqlen_k, stride_kn, stride_kd, stride_vn, stride_vd, stride_mm, stride_mn,
-                    qk_scale_log2, BLOCK_N, True, FULL_D, FP32_IEEE, EMULATE_BF16, FLOAT16_DS, HAS_MASK)
-    dq = _dq_blocks(dq, q, do, lse2, delta, k_base, v_base, Mask, free_start, free_end, offs_m, offs_n, offs_d, d_ok,
-                    lo, hi, seqlen_q, seqlen_k, stride_kn, stride_kd, stride_vn, stride_vd, stride_mm, stride_mn,
-                    qk_scale_log2, BLOCK_N, False, FULL_D, FP32_IEEE, EMULATE_BF16, FLOAT16_DS, HAS_MASK)
-    dq = _dq_blocks(dq, q, do, lse2, delta, k_base, v_base, Mask, free_end, n_end, offs_m, offs_n, offs_d, d_ok,
-                    lo, hi, seqlen_q, seqlen_k, stride_kn, stride_kd, stride_vn, stride_vd, stride_mm, stride_mn,
-                    qk_scale_log2, BLOCK_N, True, FULL_D, FP32_IEEE, EMULATE_BF16, FLOAT16_DS, HAS_MASK)
+    # The free key blocks, then the band's two edges (see the forward).
+    dq = _dq_blocks(dq, q, do, lse2, delta, k_base, v_base, Mask, free_start, free_end, free_end, free_end, offs_m,
+                    offs_n, offs_d, d_ok, lo, hi, seqlen_q, seqlen_k, stride_kn, stride_kd, stride_vn, stride_vd,
+                    stride_mm, stride_mn, qk_scale_log2, BLOCK_N, False, FULL_D, FP32_IEEE, EMULATE_BF16, FLOAT16_DS,
+                    HAS_MASK)
+    dq = _dq_blocks(dq, q, do, lse2, delta, k_base, v_base, Mask, n_start, free_start, free_end, n_end, offs_m,
+                    offs_n, offs_d, d_ok, lo, hi, seqlen_q, seqlen_k, stride_kn, stride_kd, stride_vn, stride_vd,
+                    stride_mm, stride_mn, qk_scale_log2, BLOCK_N, True, FULL_D, FP32_IEEE, EMULATE_BF16, FLOAT16_DS,
+                    HAS_MASK)
     dq = dq * softmax_scale
     if EMULATE_BF16:
         dq = _round_to_bfloat16(dq)

@@ -119,18 +119,26 @@ def _key_blocks(first_row, seqlen_q, seqlen_k, window_left, window_right,
 
 @triton.jit
 def _attend_blocks(
-    acc, l_i, m_i, q, k_base, v_base, Mask, start, end, offs_m, offs_n, offs_d, row_ok, d_ok, lo, hi, seqlen_k,
+    acc, l_i, m_i, q, k_base, v_base, Mask, start, gap_start, gap_end, end, offs_m, offs_n, offs_d, row_ok, d_ok,
+    lo, hi, seqlen_k,
     stride_kn, stride_kd, stride_vn, stride_vd, stride_mm, stride_mn, qk_scale_log2,
     BLOCK_N: tl.constexpr, BAND: tl.constexpr, FULL_D: tl.constexpr, POSITIVE_SCALE: tl.constexpr,
     FP32_IEEE: tl.constexpr, EMULATE_BF16: tl.constexpr, HAS_MASK: tl.constexpr,
 ):
-    """The online softmax over the key blocks ``[start, end)``: returns the updated
-    ``(acc, l_i, m_i)``. ``BAND``: the blocks may cross the band's edges or the keys' end,
-    so loads are bounded and logits outside the band set to -inf; without it (the free
-    blocks of :func:`_key_blocks`) only the boolean mask, if any, is applied. ``FULL_D``:
-    the head dim fills ``BLOCK_D``, so free blocks load without any mask. ``POSITIVE_SCALE``:
-    the softmax scale is positive, so it may be applied after masking and the row maximum."""
-    for start_n in range(start, end, BLOCK_N):
+    """The online softmax over the key blocks of ``[start, gap_start)`` and ``[gap_end, end)``,
+    in that order: returns the updated ``(acc, l_i, m_i)``. ``BAND``: the blocks may cross
+    the band's edges or the keys' end, so loads are bounded and logits outside the band set
+    to -inf; without it (the free blocks of :func:`_key_blocks`, with an empty gap) only
+    the boolean mask, if any, is applied. ``FULL_D``: the head dim fills ``BLOCK_D``, so
+    free blocks load without any mask. ``POSITIVE_SCALE``: the softmax scale is positive,
+    so it may be applied after masking and the row maximum."""
+    gap = gap_end - gap_start
+    for block in range(start, end - gap, BLOCK_N):
+        start_n = block
+        if BAND:
+            # The two edges of a band share one loop (one compiled copy of its body): past
+            # the leading edge, step over the free blocks.
+            start_n = tl.where(block < gap_start, block, block + gap)
         cols = start_n + offs_n
         col_ok = cols < seqlen_k
         if BAND:
@@ -244,21 +252,16 @@ def _attention_forward(
     m_i = tl.full([BLOCK_M], float("-inf"), dtype=tl.float32)
     l_i = tl.zeros([BLOCK_M], dtype=tl.float32)
     acc = tl.zeros([BLOCK_M, BLOCK_D], dtype=tl.float32)
-    # Key blocks in ascending order, as one loop would visit them: the band's leading edge,
-    # the free blocks, then the trailing edge (the diagonal, the window's right end, the
-    # keys' end).
+    # The free blocks, then the band's edges (leading edge, then the diagonal, the window's
+    # right end and the keys' end): two compiled copies of the loop body, not three.
     acc, l_i, m_i = _attend_blocks(
-        acc, l_i, m_i, q, k_base, v_base, Mask, n_start, free_start, offs_m, offs_n, offs_d, row_ok, d_ok, lo, hi,
-        seqlen_k, stride_kn, stride_kd, stride_vn, stride_vd, stride_mm, stride_mn, qk_scale_log2, BLOCK_N, True, FULL_D, POSITIVE_SCALE, FP32_IEEE,
-        EMULATE_BF16, HAS_MASK)
+        acc, l_i, m_i, q, k_base, v_base, Mask, free_start, free_end, free_end, free_end, offs_m, offs_n, offs_d,
+        row_ok, d_ok, lo, hi, seqlen_k, stride_kn, stride_kd, stride_vn, stride_vd, stride_mm, stride_mn,
+        qk_scale_log2, BLOCK_N, False, FULL_D, POSITIVE_SCALE, FP32_IEEE, EMULATE_BF16, HAS_MASK)
     acc, l_i, m_i = _attend_blocks(
-        acc, l_i, m_i, q, k_base, v_base, Mask, free_start, free_end, offs_m, offs_n, offs_d, row_ok, d_ok, lo, hi,
-        seqlen_k, stride_kn, stride_kd, stride_vn, stride_vd, stride_mm, stride_mn, qk_scale_log2, BLOCK_N, False, FULL_D, POSITIVE_SCALE, FP32_IEEE,
-        EMULATE_BF16, HAS_MASK)
-    acc, l_i, m_i = _attend_blocks(
-        acc, l_i, m_i, q, k_base, v_base, Mask, free_end, n_end, offs_m, offs_n, offs_d, row_ok, d_ok, lo, hi,
-        seqlen_k, stride_kn, stride_kd, stride_vn, stride_vd, stride_mm, stride_mn, qk_scale_log2, BLOCK_N, True, FULL_D, POSITIVE_SCALE, FP32_IEEE,
-        EMULATE_BF16, HAS_MASK)
+        acc, l_i, m_i, q, k_base, v_base, Mask, n_start, free_start, free_end, n_end, offs_m, offs_n, offs_d,
+        row_ok, d_ok, lo, hi, seqlen_k, stride_kn, stride_kd, stride_vn, stride_vd, stride_mm, stride_mn,
+        qk_scale_log2, BLOCK_N, True, FULL_D, POSITIVE_SCALE, FP32_IEEE, EMULATE_BF16, HAS_MASK)
 
     empty = l_i == 0.0
     out = acc / tl.where(empty, 1.0, l_i)[:, None]

@@ -189,7 +189,7 @@ def test_usage_errors_name_the_argument(argv, named, device, capsys):
 
 def test_project_kernel_matches_its_committed_baseline(device, capsys):
     if device == "cuda":
-        pytest.skip("on a GPU, ci/gpu.sh runs `flashcheck baseline check` on the CUDA corpus (5 minutes) itself")
+        pytest.skip("on a GPU, ci/gpu.sh runs `flashcheck baseline check` on the CUDA corpus (minutes) itself")
     path = REPO / baseline.default_path("flash", device)
     if not path.exists():
         pytest.skip(f"no baseline recorded for {device} yet ({path})")

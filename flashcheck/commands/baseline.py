@@ -4,7 +4,9 @@
 ratio per bucket to a file (default ``ci/baselines/<impl>-<device kind>.json``); it refuses,
 exit 1, when some comparison exceeds its allowance. ``check`` measures again and compares
 bucket by bucket: exit 1 when a bucket worsened beyond the file's margin, exceeds 1 or is
-missing, 0 otherwise. Both exit 2 on usage errors (unknown implementation or corpus, a
+missing, 0 otherwise. Cases run ``--jobs`` at a time in worker processes
+(:mod:`flashcheck.corpus_jobs`); a worker that dies is exit 1 with the cases it may have
+been measuring. Both exit 2 on usage errors (unknown implementation or corpus, a
 missing, unreadable or other-version file, a corpus that changed since recording).
 """
 
@@ -14,7 +16,7 @@ import sys
 
 from flashcheck.commands import EXIT_FOUND, EXIT_OK, EXIT_USAGE
 from flashcheck.compare import replay_command
-from flashcheck.commands.common import add_device_argument
+from flashcheck.commands.common import add_device_argument, add_jobs_argument, jobs_for
 
 #: The property that fails when an output exceeds its allowance (for replay lines).
 PROPERTY_OF = {"out": "out_matches_reference", "lse": "lse_matches_reference",
@@ -32,6 +34,7 @@ def register(subparsers) -> None:
         action = actions.add_parser(name, help=help_text)
         action.add_argument("--impl", default="flash", help="built-in name or module:attr (default: flash)")
         add_device_argument(action)
+        add_jobs_argument(action)
         action.add_argument("--file", default=None, metavar="PATH",
                             help="baseline file (default: ci/baselines/<impl>-<device kind>.json)")
         action.add_argument("--corpus", default=None,
@@ -44,12 +47,14 @@ def record(args, device) -> int:
 
     kind = corpus.device_kind(device)
     try:
-        impl = _resolve(args.impl)
+        _resolve(args.impl)  # a bad --impl is a usage error before anything runs
         chosen = corpus.get(args.corpus or kind, corpus.BASELINE_CORPORA)
     except ValueError as error:
         return _usage(error)
     path = args.file or baseline.default_path(args.impl, kind)
-    results = _run(impl, chosen, device, args.impl)
+    results = _run(args, chosen, device)
+    if results is None:
+        return EXIT_FOUND
     beyond = baseline.exceeded(results)
     if beyond:
         print(f"refusing to record: {args.impl} exceeds its allowance on corpus {chosen.name!r} "
@@ -80,7 +85,7 @@ def check(args, device) -> int:
     kind = corpus.device_kind(device)
     path = args.file or baseline.default_path(args.impl, kind)
     try:
-        impl = _resolve(args.impl)
+        _resolve(args.impl)  # a bad --impl is a usage error before anything runs
         recorded = baseline.read(path)
         if recorded.device_kind != kind:
             raise baseline.BaselineError(
@@ -91,7 +96,9 @@ def check(args, device) -> int:
         baseline.check_corpus(recorded, chosen, f"--file {path}")
     except ValueError as error:  # BaselineError included
         return _usage(error)
-    results = _run(impl, chosen, device, args.impl)
+    results = _run(args, chosen, device)
+    if results is None:
+        return EXIT_FOUND
     rows = baseline.compare(recorded, baseline.buckets(results))
     _print_rows(rows, recorded, args.impl, path)
     _print_skipped(results)
@@ -127,15 +134,21 @@ def _usage(error) -> int:
     return EXIT_USAGE
 
 
-def _run(impl, chosen, device, impl_name):
+def _run(args, chosen, device):
     from rich.console import Console
     from rich.progress import Progress
 
-    from flashcheck import corpus
+    from flashcheck import corpus_jobs
 
-    with Progress(console=Console(stderr=True), transient=True) as progress:
-        task = progress.add_task(f"{impl_name} on {chosen.name}", total=len(chosen.cases))
-        return corpus.run(impl, chosen, device, on_case=lambda index, result: progress.advance(task))
+    """The corpus results, or None (reported) when a worker process died."""
+    try:
+        with Progress(console=Console(stderr=True), transient=True) as progress:
+            task = progress.add_task(f"{args.impl} on {chosen.name}", total=len(chosen.cases))
+            return corpus_jobs.run(args.impl, chosen, device, jobs=jobs_for(args, device),
+                                   on_case=lambda index, result: progress.advance(task))
+    except corpus_jobs.WorkerDied as error:
+        print(f"FAILED: {error}")
+        return None
 
 
 def _beyond_line(impl_name, case, output, error) -> str:

@@ -17,6 +17,32 @@ def add_device_argument(parser) -> None:
     parser.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
 
 
+def add_jobs_argument(parser) -> None:
+    """``--jobs``: worker processes for a corpus run (see :mod:`flashcheck.corpus_jobs`)."""
+    parser.add_argument("--jobs", type=_positive_int, default=None, metavar="N",
+                        help="cases measured at a time, each in a worker process (default: one per CPU core, "
+                             "at most 8, on a GPU; 1 on the CPU)")
+
+
+def jobs_for(args, device) -> int:
+    """``--jobs``, or :func:`flashcheck.corpus_jobs.default_jobs` for ``device``."""
+    from flashcheck import corpus_jobs
+
+    return args.jobs if args.jobs is not None else corpus_jobs.default_jobs(device)
+
+
+def _positive_int(text: str) -> int:
+    import argparse
+
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}")
+    return value
+
+
 def load(args):
     """The implementation ``args.impl`` names and the size profile ``args.profile`` chooses."""
     from flashcheck import adapters, profiles

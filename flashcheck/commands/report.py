@@ -2,7 +2,8 @@
 
 Writes ``DIR/report.md`` with PNG figures (see :mod:`flashcheck.error_report`). Exit 0 when
 every comparison is within its allowance, 1 when some exceed it (the report is still
-written and says so), 2 on usage errors (unknown implementation or corpus, an output
+written and says so) or a worker process measuring cases ``--jobs`` at a time died, 2 on
+usage errors (unknown implementation or corpus, an output
 directory that cannot be written).
 """
 
@@ -11,13 +12,14 @@ from __future__ import annotations
 import sys
 
 from flashcheck.commands import EXIT_FOUND, EXIT_OK, EXIT_USAGE
-from flashcheck.commands.common import add_device_argument
+from flashcheck.commands.common import add_device_argument, add_jobs_argument, jobs_for
 
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser("report", help="write an error report (markdown and plots) of an implementation")
     parser.add_argument("--impl", default="flash", help="built-in name or module:attr (default: flash)")
     add_device_argument(parser)
+    add_jobs_argument(parser)
     parser.add_argument("--out", required=True, metavar="DIR", help="directory for report.md and its figures")
     parser.add_argument("--corpus", default=None,
                         help="sweep name (default: sweep-cpu or sweep-cuda, by device kind)")
@@ -28,11 +30,11 @@ def run(args, device) -> int:
     from rich.console import Console
     from rich.progress import Progress
 
-    from flashcheck import adapters, corpus, error_report
+    from flashcheck import adapters, corpus, corpus_jobs, error_report
 
     try:
         try:
-            impl = adapters.resolve(args.impl)
+            adapters.resolve(args.impl)  # a bad --impl is a usage error before anything runs
         except ValueError as error:
             raise ValueError(f"--impl: {error}") from error
         chosen = corpus.get(args.corpus or f"sweep-{corpus.device_kind(device)}", corpus.SWEEPS)
@@ -40,10 +42,14 @@ def run(args, device) -> int:
     except ValueError as error:
         print(f"flashcheck report: {error}", file=sys.stderr)
         return EXIT_USAGE
-    with Progress(console=Console(stderr=True), transient=True) as progress:
-        task = progress.add_task(f"{args.impl} on {chosen.name}", total=len(chosen.cases))
-        report = error_report.build(impl, args.impl, chosen, device,
-                                    on_case=lambda index, result: progress.advance(task))
+    try:
+        with Progress(console=Console(stderr=True), transient=True) as progress:
+            task = progress.add_task(f"{args.impl} on {chosen.name}", total=len(chosen.cases))
+            report = error_report.build(args.impl, chosen, device, jobs=jobs_for(args, device),
+                                        on_case=lambda index, result: progress.advance(task))
+    except corpus_jobs.WorkerDied as error:
+        print(f"FAILED: {error}")
+        return EXIT_FOUND
     try:
         path = error_report.write(report, args.out)
     except OSError as error:

@@ -1,0 +1,114 @@
+"""Running a corpus in worker processes: the cases are independent, and compiling is the cost.
+
+On a GPU a corpus run is dominated by compiling kernel variants, not by running them: the
+``cuda`` baseline corpus compiles about a hundred (three dtypes x three head dims x masks,
+packing and bands, forward and backward) and measured eleven minutes in one process on an
+H100, under two with the compiled kernels cached. Compilation is single-threaded CPU work,
+so ``jobs`` spawned processes, each measuring whole cases, overlap it; Triton's on-disk
+cache is shared and written atomically, so workers that meet the same variant only repeat
+work, never corrupt it.
+
+Results do not depend on which process measured a case: inputs are drawn on the CPU from
+the case's seed, and the measurement is :func:`flashcheck.corpus.run_case` either way. With
+several GPUs the workers take them in turn (worker ``i`` on GPU ``i mod count``).
+
+Workers are spawned (CUDA does not survive ``fork``) and re-resolve the implementation by
+its name (:func:`flashcheck.adapters.resolve`), so only names and case specs cross the
+process boundary; this module initialises no CUDA in the parent.
+"""
+
+from __future__ import annotations
+
+import functools
+import multiprocessing
+import os
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
+
+from flashcheck import corpus as corpora
+from flashcheck.compare import replay_command
+
+#: The most worker processes ``default_jobs`` picks: beyond this the GPU, not the compiler, is
+#: the limit, and each worker holds a CUDA context and the corpus's largest case in memory.
+MAX_DEFAULT_JOBS = 8
+
+
+class WorkerDied(RuntimeError):
+    """A worker process died (a segfault, an abort, a CUDA fault that killed it) while
+    measuring one of the cases still in flight; the message lists them."""
+
+
+def default_jobs(device) -> int:
+    """Workers for ``device`` when the user names none: one per CPU core up to
+    :data:`MAX_DEFAULT_JOBS` on a GPU; 1 on the CPU, where the interpreter itself is the
+    cost and the test suite already spreads over the cores."""
+    if str(device).startswith("cuda"):
+        return max(1, min(MAX_DEFAULT_JOBS, os.cpu_count() or 1))
+    return 1
+
+
+def run(impl_name: str, corpus: corpora.Corpus, device, *, jobs: int, elementwise: bool = False,
+        on_case=None) -> list[corpora.CaseResult]:
+    """Measure every case of ``corpus`` with the implementation named ``impl_name``, ``jobs``
+    cases at a time, each in a spawned process; results in corpus order.
+
+    The same contract as :func:`flashcheck.corpus.run` (skips, exceptions propagating,
+    ``on_case(index, result)`` after each case, here in completion order); ``jobs=1`` runs
+    it in this process. ``elementwise`` ratios come back as CPU tensors. Raises
+    :class:`WorkerDied` when a worker process dies.
+    """
+    if jobs < 1:
+        raise ValueError(f"jobs: expected at least 1, got {jobs}")
+    if jobs == 1 or len(corpus.cases) <= 1:
+        from flashcheck import adapters
+
+        return corpora.run(adapters.resolve(impl_name), corpus, device, elementwise=elementwise, on_case=on_case)
+    context = multiprocessing.get_context("spawn")
+    counter = context.Value("i", 0)
+    results: list = [None] * len(corpus.cases)
+    with ProcessPoolExecutor(max_workers=min(jobs, len(corpus.cases)), mp_context=context,
+                             initializer=_start_worker, initargs=(counter,)) as pool:
+        futures = {pool.submit(_measure, impl_name, case.spec(), str(device), elementwise): index
+                   for index, case in enumerate(corpus.cases)}
+        for future in as_completed(futures):
+            index = futures[future]
+            try:
+                outputs, skipped = future.result()
+            except BrokenProcessPool:
+                unfinished = [case for case, result in zip(corpus.cases, results) if result is None]
+                raise WorkerDied(
+                    f"a worker process died measuring {impl_name} on one of the {len(unfinished)} cases still in "
+                    "flight; replay them one by one:\n" + "\n".join(
+                        "  " + replay_command(impl_name, "out_matches_reference", case.spec()) for case in unfinished)
+                ) from None
+            results[index] = corpora.CaseResult(corpus.cases[index], outputs, skipped)
+            if on_case is not None:
+                on_case(index, results[index])
+    return results
+
+
+def _start_worker(counter) -> None:
+    """Worker initialiser: take the next GPU in turn, if there is any."""
+    with counter.get_lock():
+        number = counter.value
+        counter.value += 1
+    import torch
+
+    if torch.cuda.is_available() and torch.cuda.device_count() > 1:
+        torch.cuda.set_device(number % torch.cuda.device_count())
+
+
+@functools.cache
+def _implementation(name: str):
+    from flashcheck import adapters
+
+    return adapters.resolve(name)
+
+
+def _measure(impl_name: str, spec: str, device: str, elementwise: bool):
+    """In a worker: ``(outputs, skipped)`` of :func:`flashcheck.corpus.run_case` on the case
+    ``spec`` describes (the parent keeps its own Case object)."""
+    from flashcheck.case import Case
+
+    result = corpora.run_case(_implementation(impl_name), Case.from_spec(spec), device, elementwise=elementwise)
+    return result.outputs, result.skipped

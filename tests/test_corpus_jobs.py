@@ -1,0 +1,62 @@
+"""Corpus runs spread over worker processes (``--jobs``): the same measurements as one
+process, in corpus order, with crashes reported by case rather than as a broken pool."""
+from __future__ import annotations
+
+import pytest
+
+from flashcheck import adapters, corpus, corpus_jobs, protocol
+from flashcheck.cli import main
+
+TINY = corpus.BASELINE_CORPORA["tiny"]
+
+
+def _ratios(results):
+    return [(r.case.spec(), r.skipped, {name: e.worst_ratio for name, e in r.outputs.items()}) for r in results]
+
+
+def test_workers_measure_exactly_what_one_process_measures(device):
+    seen = []
+    pooled = corpus_jobs.run("sdpa-math", TINY, device, jobs=2, on_case=lambda index, result: seen.append(index))
+    alone = corpus.run(adapters.resolve("sdpa-math"), TINY, device)
+    assert _ratios(pooled) == _ratios(alone)
+    assert [r.case for r in pooled] == list(TINY.cases)  # corpus order, the parent's own Case objects
+    assert sorted(seen) == list(range(len(TINY.cases)))
+
+
+def raising(q, k, v, **kwargs):
+    raise RuntimeError("planted in a worker")
+
+
+def dying(q, k, v, **kwargs):
+    import os
+
+    os.abort()
+
+
+raising.flashcheck_features = dying.flashcheck_features = protocol.features_of(adapters.resolve("sdpa-math"), "cpu")
+
+
+def test_an_exception_in_a_worker_propagates(device):
+    with pytest.raises(RuntimeError, match="planted in a worker"):
+        corpus_jobs.run("tests.test_corpus_jobs:raising", TINY, device, jobs=2)
+
+
+def test_a_worker_that_dies_fails_the_command_with_replay_lines(tmp_path, device, capsys):
+    status = main(["baseline", "record", "--impl", "tests.test_corpus_jobs:dying", "--corpus", "tiny",
+                   "--device", device, "--jobs", "2", "--file", str(tmp_path / "b.json")])
+    out = capsys.readouterr().out
+    assert status == 1 and "worker process died" in out
+    assert "flashcheck check --impl tests.test_corpus_jobs:dying --property out_matches_reference --case" in out
+    assert not (tmp_path / "b.json").exists()
+
+
+@pytest.mark.parametrize("command", [["baseline", "check"], ["baseline", "record"], ["report", "--out", "r"]])
+def test_jobs_below_one_is_a_usage_error_naming_the_argument(command, device, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main([*command, "--device", device, "--jobs", "0"])
+    assert exit_info.value.code == 2 and "--jobs" in capsys.readouterr().err
+
+
+def test_default_jobs_use_the_cores_on_a_gpu_and_one_process_on_the_cpu():
+    assert corpus_jobs.default_jobs("cpu") == 1
+    assert 1 <= corpus_jobs.default_jobs("cuda") <= corpus_jobs.MAX_DEFAULT_JOBS

@@ -30,7 +30,8 @@ def main(argv=None) -> int:
         parser.print_help()
         return EXIT_USAGE
     try:
-        device = select_device(args.device)
+        # Commands that run no kernel (list, bench-report) take no --device.
+        device = select_device(args.device) if hasattr(args, "device") else None
     except ValueError as error:
         print(f"flashcheck: {error}", file=sys.stderr)
         return EXIT_USAGE

@@ -7,12 +7,13 @@ import pytest
 from flashcheck import adapters, cli
 from flashcheck.commands import EXIT_FOUND, EXIT_OK, EXIT_USAGE
 from flashcheck.properties import PROPERTIES
+from tests.cli_process import flashcheck
 
 MASKED_CASE = "batch=1 seqlen_q=4 seqlen_k=6 heads=1 kv_heads=1 head_dim=8 dtype=float32 seed=3 mask=random:0.5"
 
 
 def check(impl, prop, case):
-    return cli.main(["check", "--impl", impl, "--property", prop, "--case", case, "--device", "cpu"])
+    return flashcheck(["check", "--impl", impl, "--property", prop, "--case", case, "--device", "cpu"])
 
 
 def test_list_names_every_property_and_builtin_implementation(capsys):

@@ -18,10 +18,11 @@ from pathlib import Path
 import pytest
 import torch
 
-from flashcheck import cli, profiles, protocol
+from flashcheck import profiles, protocol
 from flashcheck import fuzz as fuzz_engine
 from flashcheck.properties import PROPERTIES
 from tests import buggy
+from tests.cli_process import flashcheck
 from flashcheck.commands import EXIT_FOUND, EXIT_OK, EXIT_USAGE
 
 
@@ -29,7 +30,7 @@ def fuzz(tmp_path, impl, *extra, budget=8):
     """Run ``flashcheck fuzz`` in this process (seed 1 unless ``extra`` gives one); return
     its exit status and JSON result."""
     result_file = tmp_path / "result.json"
-    status = cli.main([
+    status = flashcheck([
         "fuzz", "--impl", impl, "--budget", str(budget), "--seed", "1", "--device", "cpu",
         "--database", str(tmp_path / "examples"), "--json", str(result_file), *extra,
     ])
@@ -81,7 +82,7 @@ def test_a_bug_is_found_shrunk_replayable_and_replayed_first_next_time(tmp_path,
     # The replay line reproduces exactly that failure.
     replay = shlex.split(failure["replay"])
     assert replay[:2] == ["flashcheck", "check"]
-    assert cli.main(replay[1:] + ["--device", "cpu"]) == EXIT_FOUND
+    assert flashcheck(replay[1:] + ["--device", "cpu"]) == EXIT_FOUND
 
     # The example database hands the shrunk case back on the next run, whatever its seed,
     # before new cases are drawn (what it replays first is what it kept: the failure, and
@@ -165,7 +166,7 @@ def test_a_declared_known_divergence_is_reported_as_expected_not_as_a_finding(tm
     (["--property", "no_such_property"], "--property"),
 ])
 def test_usage_errors_exit_2_naming_the_argument(arguments, message, capsys):
-    assert cli.main(["fuzz", "--device", "cpu", *arguments]) == EXIT_USAGE
+    assert flashcheck(["fuzz", "--device", "cpu", *arguments]) == EXIT_USAGE
     assert message in capsys.readouterr().err
 
 
@@ -225,6 +226,10 @@ def test_workers_are_spread_over_the_gpus(tmp_path):
     status, result, parent_used_cuda = fuzz_on_cuda(tmp_path, "tests.buggy:correct", "--budget", "20",
                                                     "--property", "out_matches_reference", "--workers", str(gpus))
     assert status == EXIT_OK
+    # The GPU ids the fuzzer was given: this process's own CUDA_VISIBLE_DEVICES (pytest-xdist
+    # workers are pinned to one GPU), else all of them.
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    expected_ids = [part.strip() for part in visible.split(",")] if visible else [str(i) for i in range(gpus)]
     assert [worker["gpu"] for worker in result["workers"]] == expected_ids
     assert all(worker["cases"] > 0 for worker in result["workers"])
     assert not parent_used_cuda

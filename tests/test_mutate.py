@@ -12,8 +12,8 @@ import sys
 import pytest
 
 from flashcheck import adapters, mutate
-from flashcheck.cli import main
 from flashcheck.kernels import interface, mutations
+from tests.cli_process import flashcheck
 
 CATALOGUE = "flashcheck.kernels.mutations"
 FAST = ["--budget", "12", "--seed", "0", "--jobs", "2", "--device", "cpu"]
@@ -112,7 +112,7 @@ def test_the_counterexample_in_the_json_is_the_kill(monkeypatch, tmp_path):
 
 def test_chosen_mutants_are_killed_by_the_property_that_sees_their_bug(tmp_path, capsys):
     report = tmp_path / "matrix.json"
-    status = main(["mutate", "--only", *KILLS, "--properties", *KILLS.values(), *FAST,
+    status = flashcheck(["mutate", "--only", *KILLS, "--properties", *KILLS.values(), *FAST,
                    "--database", str(tmp_path / "db"), "--json", str(report)])
     output = capsys.readouterr().out
     assert status == 0, output
@@ -126,7 +126,7 @@ def test_chosen_mutants_are_killed_by_the_property_that_sees_their_bug(tmp_path,
 
 def test_a_mutation_that_changes_nothing_survives_unless_declared_equivalent(tmp_path, capsys):
     report = tmp_path / "matrix.json"
-    status = main(["mutate", "--catalogue", "tests.noop_mutations", *FAST, "--budget", "3",
+    status = flashcheck(["mutate", "--catalogue", "tests.noop_mutations", *FAST, "--budget", "3",
                    "--properties", "out_matches_reference", "--database", str(tmp_path / "db"), "--json", str(report)])
     output = capsys.readouterr().out
     assert status == 1, output
@@ -147,13 +147,13 @@ def test_a_mutation_that_changes_nothing_survives_unless_declared_equivalent(tmp
     (["--properties", "no_such_property"], "--properties: unknown ['no_such_property']"),
 ])
 def test_usage_errors_exit_2_naming_the_argument(arguments, named, capsys):
-    assert main(["mutate", "--device", "cpu", *arguments]) == 2
+    assert flashcheck(["mutate", "--device", "cpu", *arguments]) == 2
     assert named in capsys.readouterr().err
 
 
 def test_per_property_mode_fills_the_matrix_with_each_property_alone(tmp_path, capsys):
     report = tmp_path / "matrix.json"
-    status = main(["mutate", "--per-property", "--only", "lse_in_log2", *FAST, "--budget", "12",
+    status = flashcheck(["mutate", "--per-property", "--only", "lse_in_log2", *FAST, "--budget", "12",
                    "--properties", "out_matches_reference", "lse_matches_reference",
                    "--database", str(tmp_path / "db"), "--json", str(report)])
     output = capsys.readouterr().out

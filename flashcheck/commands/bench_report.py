@@ -8,7 +8,6 @@ Writes ``DIR/bench.md`` (headline, ratios against each peer, TFLOP/s and memory 
 
 from __future__ import annotations
 
-import argparse
 import sys
 
 from flashcheck.commands import EXIT_OK, EXIT_USAGE
@@ -18,7 +17,6 @@ def register(subparsers) -> None:
     parser = subparsers.add_parser("bench-report", help="report (markdown and plot) of a speed benchmark's JSON")
     parser.add_argument("json", metavar="JSON", help="the file pytest --benchmark-json wrote")
     parser.add_argument("--out", required=True, metavar="DIR", help="directory for bench.md and bench.png")
-    parser.add_argument("--device", default="cpu", help=argparse.SUPPRESS)  # reads a file; runs nothing
     parser.set_defaults(run=run)
 
 

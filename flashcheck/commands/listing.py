@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import argparse
-
 from flashcheck.commands import EXIT_OK
 
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser("list", help="list properties and built-in implementations")
-    parser.add_argument("--device", default="cpu", help=argparse.SUPPRESS)
     parser.set_defaults(run=run)
 
 

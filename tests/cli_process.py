@@ -1,0 +1,31 @@
+"""Run the ``flashcheck`` command line from a test, in this process when it can be.
+
+``--device cpu`` selects Triton's interpreter by setting ``TRITON_INTERPRET=1``, which
+Triton reads only when kernels are defined. In a test process that runs GPU kernels (the GPU
+CI) that can work neither way: kernels already defined stay compiled, and kernels defined
+later would be interpreted, breaking the GPU tests that follow in the same process. So
+unless this process already runs under the interpreter (the CPU runs, where flashcheck's
+pytest plugin sets it), the command runs in a fresh Python process, its output copied to
+this one's stdout and stderr (where ``capsys`` sees it).
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from flashcheck import cli
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def flashcheck(argv: list[str], *, timeout: float = 600) -> int:
+    """``flashcheck ARGV``'s exit status; its output goes to this process's stdout/stderr."""
+    if os.environ.get("TRITON_INTERPRET") == "1" or "cpu" not in argv:
+        return cli.main(argv)
+    run = subprocess.run([sys.executable, "-m", "flashcheck.cli", *argv], capture_output=True, text=True,
+                         timeout=timeout, cwd=REPO, env={**os.environ, "TRITON_INTERPRET": "1"})
+    sys.stdout.write(run.stdout)
+    sys.stderr.write(run.stderr)
+    return run.returncode

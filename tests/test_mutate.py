@@ -13,7 +13,7 @@ import pytest
 
 from flashcheck import adapters, mutate
 from flashcheck.kernels import interface, mutations
-from tests.cli_process import flashcheck
+from tests.cli_process import flashcheck, needs_interpreter_numpy
 
 CATALOGUE = "flashcheck.kernels.mutations"
 FAST = ["--budget", "12", "--seed", "0", "--jobs", "2", "--device", "cpu"]
@@ -110,6 +110,7 @@ def test_the_counterexample_in_the_json_is_the_kill(monkeypatch, tmp_path):
 # -- the command -------------------------------------------------------------------------------
 
 
+@needs_interpreter_numpy
 def test_chosen_mutants_are_killed_by_the_property_that_sees_their_bug(tmp_path, capsys):
     report = tmp_path / "matrix.json"
     status = flashcheck(["mutate", "--only", *KILLS, "--properties", *KILLS.values(), *FAST,
@@ -151,6 +152,7 @@ def test_usage_errors_exit_2_naming_the_argument(arguments, named, capsys):
     assert named in capsys.readouterr().err
 
 
+@needs_interpreter_numpy
 def test_per_property_mode_fills_the_matrix_with_each_property_alone(tmp_path, capsys):
     report = tmp_path / "matrix.json"
     status = flashcheck(["mutate", "--per-property", "--only", "lse_in_log2", *FAST, "--budget", "12",

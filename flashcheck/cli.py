@@ -65,6 +65,11 @@ def select_device(choice: str) -> str:
             raise ValueError("--device cuda: no CUDA device is available")
     else:
         os.environ["TRITON_INTERPRET"] = "1"
+        from flashcheck import interpreter_check
+
+        problem = interpreter_check.problem()
+        if problem is not None:
+            raise ValueError(f"--device cpu: {problem}")
     return choice
 
 

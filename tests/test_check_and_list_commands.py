@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from flashcheck import adapters, cli
@@ -52,3 +54,37 @@ def test_check_reports_an_implementation_that_raises_as_a_failure_as_fuzz_does(c
 def test_check_usage_errors_exit_2_naming_the_problem(impl, prop, case, message, capsys):
     assert check(impl, prop, case) == EXIT_USAGE
     assert message in capsys.readouterr().err
+
+
+interpreted = pytest.mark.skipif(os.environ.get("TRITON_INTERPRET") != "1",
+                                 reason="checks Triton's interpreter in this process (the CPU runs)")
+
+
+@interpreted
+def test_an_interpreter_that_cannot_run_kernels_is_a_usage_error_naming_the_device(monkeypatch, capsys):
+    from flashcheck import interpreter_check
+
+    monkeypatch.setattr(interpreter_check, "problem", lambda: "Triton's interpreter does not run with numpy 9.9")
+    assert check("tests.buggy:correct", "out_matches_reference", MASKED_CASE) == EXIT_USAGE
+    err = capsys.readouterr().err
+    assert "--device cpu" in err and "numpy 9.9" in err
+
+
+@interpreted
+def test_the_interpreter_probe_passes_where_the_pinned_numpy_is_installed():
+    from flashcheck import interpreter_check
+
+    assert interpreter_check.problem() is None
+
+
+@interpreted
+def test_the_interpreter_probe_catches_the_numpy_conversion_it_exists_for():
+    # numpy 2.3 warns where 2.4 raises: as an error, the warning stands in for numpy 2.4.
+    import warnings
+
+    from flashcheck import interpreter_check
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DeprecationWarning)
+        found = interpreter_check.problem.__wrapped__()
+    assert found is not None and "numpy<2.4" in found

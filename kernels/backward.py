@@ -41,8 +41,8 @@ import triton.language as tl
 
 from flashcheck.kernels.config import padded_head_dim
 from flashcheck.kernels.forward import (
-    LOG2_E, _key_blocks, _load_columns, _load_rows, _mask_tile, _round_to_bfloat16, _sequence, batched_strides,
-    mask_arguments, problem_shape,
+    LOG2_E, _key_blocks, _load_columns, _load_rows, _mask_tile, _past_gap, _round_to_bfloat16, _sequence,
+    batched_strides, mask_arguments, problem_shape,
 )
 
 
@@ -179,9 +179,7 @@ def _dk_dv_blocks(
     forward's ``_attend_blocks``."""
     gap = gap_end - gap_start
     for block in range(start, end - gap, BLOCK_M):
-        start_m = block
-        if BAND:
-            start_m = tl.where(block < gap_start, block, block + gap)
+        start_m = _past_gap(block, gap_start, gap, BAND)
         rows = start_m + offs_m
         row_ok = rows < seqlen_q
         q = _load_rows(q_base, rows, offs_d, stride_qn, stride_qd, row_ok, d_ok, BAND, FULL_D)
@@ -315,9 +313,7 @@ def _dq_blocks(
     and lse +inf there, so their P and dS are 0)."""
     gap = gap_end - gap_start
     for block in range(start, end - gap, BLOCK_N):
-        start_n = block
-        if BAND:
-            start_n = tl.where(block < gap_start, block, block + gap)
+        start_n = _past_gap(block, gap_start, gap, BAND)
         cols = start_n + offs_n
         col_ok = cols < seqlen_k
         allowed = _allowed(offs_m, cols, seqlen_q, seqlen_k, lo, hi, Mask, stride_mm, stride_mn, HAS_MASK)

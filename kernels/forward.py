@@ -118,6 +118,18 @@ def _key_blocks(first_row, seqlen_q, seqlen_k, window_left, window_right,
 
 
 @triton.jit
+def _past_gap(block, gap_start, gap, BAND: tl.constexpr):
+    """The first index of the block a loop over ``[start, end - gap)`` visits at ``block``,
+    when that loop stands for ``[start, gap_start)`` then ``[gap_start + gap, end)``:
+    ``block`` before the gap, ``block + gap`` after it. Only the band-edge loops (``BAND``)
+    have a gap; for the free blocks' loop ``block`` passes through unchanged."""
+    first = block
+    if BAND:
+        first = tl.where(block < gap_start, block, block + gap)
+    return first
+
+
+@triton.jit
 def _attend_blocks(
     acc, l_i, m_i, q, k_base, v_base, Mask, start, gap_start, gap_end, end, offs_m, offs_n, offs_d, row_ok, d_ok,
     lo, hi, seqlen_k,
@@ -134,11 +146,9 @@ def _attend_blocks(
     so it may be applied after masking and the row maximum."""
     gap = gap_end - gap_start
     for block in range(start, end - gap, BLOCK_N):
-        start_n = block
-        if BAND:
-            # The two edges of a band share one loop (one compiled copy of its body): past
-            # the leading edge, step over the free blocks.
-            start_n = tl.where(block < gap_start, block, block + gap)
+        # The two edges of a band share one loop (one compiled copy of its body): past the
+        # leading edge, it steps over the free blocks.
+        start_n = _past_gap(block, gap_start, gap, BAND)
         cols = start_n + offs_n
         col_ok = cols < seqlen_k
         if BAND:

@@ -245,8 +245,8 @@ CATALOGUE = (
     _forward("edge_loop_steps_over_gap_late", "loop-bounds",
              "the band-edge loop steps over the free blocks one block late: it revisits the first free block "
              "and never reads the first block of the trailing edge",
-             "start_n = tl.where(block < gap_start, block, block + gap)",
-             "start_n = tl.where(block <= gap_start, block, block + gap)"),
+             "first = tl.where(block < gap_start, block, block + gap)",
+             "first = tl.where(block <= gap_start, block, block + gap)"),
     _forward("free_blocks_from_first_row", "band-edge",
              "free key blocks start where the block's first row's window starts, not its last row's",
              "free_start = tl.cdiv(tl.maximum(last_row + offset - window_left, 0), BLOCK_N) * BLOCK_N",
@@ -375,7 +375,7 @@ CATALOGUE = (
     _backward("dk_dv_edge_loop_ignores_gap", "loop-bounds",
               "dK/dV's band-edge loop does not step over the free query blocks: it revisits them and stops short "
               "of the trailing edge",
-              "start_m = tl.where(block < gap_start, block, block + gap)", "start_m = block"),
+              "start_m = _past_gap(block, gap_start, gap, BAND)", "start_m = block"),
     _backward("free_query_blocks_for_partial_key_block", "load-bounds",
               "dK/dV take query blocks as free even for the last, partial key block: keys past the end enter",
               "free_end = tl.where(first_key + BLOCK_N <= seqlen_k, free_end, 0)", "free_end = free_end",

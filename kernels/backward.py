@@ -15,11 +15,18 @@ Three launches, none of them with atomics:
 Blocks wholly outside the causal/window band are skipped, as in the forward. Rows with no
 allowed key have lse ``-inf``; it is replaced by ``+inf`` so that their recomputed P is 0
 and their dQ exactly 0. P and dS are rounded to the input dtype before their products, as
-in FlashAttention-2, except that in float16 each row (for dQ) or column (for dK) of a dS
-tile is first scaled by a power of two when it would overflow float16 (|dS| can exceed
-65504 where the exact gradients are far inside the range); a tile whose entries all lie
-below 2^15, the common case, takes the unscaled path, which is the same numbers; under ``EMULATE_BF16`` (the interpreter with bfloat16, see
-``forward.py``) tiles are widened to float32 and the rounding is done explicitly.
+in FlashAttention-2, except that in float16 |dS| can exceed 65504 where the exact gradients
+are far inside the range. The delta pass therefore also bounds every |dS| of the launch
+(:func:`_float16_ds_may_overflow`); only where that bound reaches 2^15 do the block loops
+scale each row (for dQ) or column (for dK) of a dS tile by a power of two before rounding
+and undo it after. Below it, the common case, they run the plain loops, which give the same
+numbers. ``_dk_dv`` and ``_dq`` are launched once per variant (``SCALE_DS``), and each
+program of the variant the bound does not select returns at once: the choice costs no
+host synchronisation and nothing inside the loops (a per-tile check there, and even a
+choice between two loops inside one kernel, cost the float16 backward 10-25% of its
+speed on an H100). Under ``EMULATE_BF16`` (the
+interpreter with bfloat16, see ``forward.py``) tiles are widened to float32 and the
+rounding is done explicitly.
 
 Packed variable length (``IS_VARLEN``): delta is computed over all tokens at once (it is a
 per-row quantity); ``_dk_dv`` runs per (key block, sequence, KV head) and ``_dq`` per
@@ -71,13 +78,28 @@ def _float16_safe_scales(magnitude):
 
 
 @triton.jit
+def _float16_ds_may_overflow(Bounds):
+    """Whether some |dS| of the launch may reach 2^15, by the bounds the delta pass stored:
+    ``|dS_ij| = P_ij·|dO_i·v_j - delta_i| <= max_i‖dO_i‖·max_j‖v_j‖ + max_i|delta_i|`` (P <= 1,
+    Cauchy-Schwarz), which leaves a factor of two to float16's largest value, 65504, for
+    the rounding of the computed products."""
+    bound = tl.load(Bounds) * tl.load(Bounds + 2) + tl.load(Bounds + 1)
+    return bound >= 32768.0
+
+
+@triton.jit
 def _preprocess(
-    Out, DOut, DLse, Delta,
+    Out, DOut, DLse, Delta, V, Bounds,
     stride_ob, stride_on, stride_oh, stride_od,
     stride_db, stride_dn, stride_dh, stride_dd,
-    heads, seqlen_q, head_dim,
-    HAS_DLSE: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_D: tl.constexpr,
+    stride_vb, stride_vn, stride_vh, stride_vd,
+    heads, kv_heads, seqlen_q, seqlen_k, head_dim,
+    HAS_DLSE: tl.constexpr, FLOAT16_DS: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_D: tl.constexpr,
 ):
+    """delta of ``BLOCK_M`` rows of one (batch, head); with ``FLOAT16_DS`` also the running
+    maxima ``Bounds = (max‖dO_i‖, max|delta_i|, max‖v_j‖)`` (``Bounds`` zeroed by the caller;
+    the grid then covers the keys' rows too), which are order-free, so the atomics keep the
+    backward deterministic."""
     block_m = tl.program_id(0)
     batch_head = tl.program_id(1)
     b = batch_head // heads
@@ -93,6 +115,13 @@ def _preprocess(
     if HAS_DLSE:
         delta -= tl.load(DLse + row, mask=offs_m < seqlen_q, other=0.0)
     tl.store(Delta + row, delta, mask=offs_m < seqlen_q)
+    if FLOAT16_DS:  # rows past the queries' end are 0 and count for nothing
+        tl.atomic_max(Bounds, tl.max(tl.sqrt(tl.sum(do * do, 1))))
+        tl.atomic_max(Bounds + 1, tl.max(tl.abs(delta)))
+        if h < kv_heads:
+            v = _load_rows(V + b * stride_vb + h * stride_vh, offs_m, offs_d, stride_vn, stride_vd,
+                           offs_m < seqlen_k, d_ok).to(tl.float32)
+            tl.atomic_max(Bounds + 2, tl.max(tl.sqrt(tl.sum(v * v, 1))))
 
 
 @triton.jit
@@ -168,7 +197,7 @@ def _dk_dv_blocks(
     d_ok, offset, window_left, window_right, seqlen_q, seqlen_k, stride_qn, stride_qd, stride_dn, stride_dd,
     stride_mm, stride_mn, qk_scale_log2,
     BLOCK_M: tl.constexpr, BAND: tl.constexpr, FULL_D: tl.constexpr, FP32_IEEE: tl.constexpr,
-    EMULATE_BF16: tl.constexpr, FLOAT16_DS: tl.constexpr, HAS_MASK: tl.constexpr,
+    EMULATE_BF16: tl.constexpr, SCALE_DS: tl.constexpr, HAS_MASK: tl.constexpr,
 ):
     """dK and dV of one key block (``kt``, ``vt`` its K and V transposed) accumulated over the
     query blocks of ``[start, gap_start)`` and ``[gap_end, end)`` of one query head:
@@ -176,7 +205,8 @@ def _dk_dv_blocks(
     ``Mask`` at its mask slice. ``BAND``: the blocks may cross the band's edges or the
     queries' end (bounded loads, band masking); without it they are free blocks of
     :func:`_query_blocks` and the gap is empty. The two edges share one loop, as in the
-    forward's ``_attend_blocks``."""
+    forward's ``_attend_blocks``. ``SCALE_DS``: scale dS's columns into float16's range
+    before rounding (see the module's docstring)."""
     gap = gap_end - gap_start
     for block in range(start, end - gap, BLOCK_M):
         start_m = _past_gap(block, gap_start, gap, BAND)
@@ -198,16 +228,12 @@ def _dk_dv_blocks(
         elif FP32_IEEE:
             dv += tl.dot(tl.trans(p), do, input_precision="ieee")
             dk += tl.dot(tl.trans(ds), q, input_precision="ieee")
-        elif FLOAT16_DS:
+        elif SCALE_DS:
             dv += tl.dot(tl.trans(p.to(do.dtype)), do)
-            # dS may exceed float16's range (65504) where the exact dK does not. A tile
-            # below 2^15 (nearly always) is rounded as it is; otherwise each key's column
-            # is scaled by a power of two before rounding and the scale undone after.
-            if tl.max(tl.abs(ds)) < 32768.0:
-                dk += tl.dot(tl.trans(ds.to(q.dtype)), q)
-            else:
-                down, up = _float16_safe_scales(tl.max(tl.abs(ds), 0))
-                dk += tl.dot(tl.trans((ds * down[None, :]).to(q.dtype)), q) * up[:, None]
+            # dS may exceed float16's range (65504) where the exact dK does not: each key's
+            # column is scaled by a power of two before rounding and the scale undone after.
+            down, up = _float16_safe_scales(tl.max(tl.abs(ds), 0))
+            dk += tl.dot(tl.trans((ds * down[None, :]).to(q.dtype)), q) * up[:, None]
         else:
             dv += tl.dot(tl.trans(p.to(do.dtype)), do)
             dk += tl.dot(tl.trans(ds.to(q.dtype)), q)
@@ -216,7 +242,7 @@ def _dk_dv_blocks(
 
 @triton.jit
 def _dk_dv(
-    Q, K, V, DOut, Lse, Delta, DK, DV, Mask, CuSeqlensQ, CuSeqlensK,
+    Q, K, V, DOut, Lse, Delta, DK, DV, Mask, CuSeqlensQ, CuSeqlensK, Bounds,
     stride_qb, stride_qn, stride_qh, stride_qd,
     stride_kb, stride_kn, stride_kh, stride_kd,
     stride_vb, stride_vn, stride_vh, stride_vd,
@@ -228,9 +254,12 @@ def _dk_dv(
     heads, kv_heads, group, seqlen_q, seqlen_k, head_dim,
     softmax_scale, qk_scale_log2, window_left, window_right,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr, FULL_D: tl.constexpr,
-    FP32_IEEE: tl.constexpr, EMULATE_BF16: tl.constexpr, FLOAT16_DS: tl.constexpr,
+    FP32_IEEE: tl.constexpr, EMULATE_BF16: tl.constexpr, FLOAT16_DS: tl.constexpr, SCALE_DS: tl.constexpr,
     HAS_MASK: tl.constexpr, IS_VARLEN: tl.constexpr,
 ):
+    if FLOAT16_DS:  # launched twice, once per SCALE_DS: only the launch the bound selects works
+        if _float16_ds_may_overflow(Bounds) != SCALE_DS:
+            return
     block_n = tl.program_id(0)
     batch_kv = tl.program_id(1)
     b = batch_kv // kv_heads  # the batch entry, or with IS_VARLEN the sequence
@@ -282,12 +311,12 @@ def _dk_dv(
             dk, dv, kt, vt, q_base, do_base, Lse, Delta, mask_h, free_start, free_end, free_end, free_end, stats,
             offs_m, offs_n, offs_d, d_ok, offset, window_left, window_right, seqlen_q, seqlen_k, stride_qn, stride_qd,
             stride_dn, stride_dd, stride_mm, stride_mn, qk_scale_log2, BLOCK_M, False, FULL_D, FP32_IEEE,
-            EMULATE_BF16, FLOAT16_DS, HAS_MASK)
+            EMULATE_BF16, SCALE_DS, HAS_MASK)
         dk, dv = _dk_dv_blocks(
             dk, dv, kt, vt, q_base, do_base, Lse, Delta, mask_h, m_start, free_start, free_end, m_end, stats,
             offs_m, offs_n, offs_d, d_ok, offset, window_left, window_right, seqlen_q, seqlen_k, stride_qn, stride_qd,
             stride_dn, stride_dd, stride_mm, stride_mn, qk_scale_log2, BLOCK_M, True, FULL_D, FP32_IEEE,
-            EMULATE_BF16, FLOAT16_DS, HAS_MASK)
+            EMULATE_BF16, SCALE_DS, HAS_MASK)
     dk = dk * softmax_scale
     if EMULATE_BF16:
         dk = _round_to_bfloat16(dk)
@@ -305,12 +334,13 @@ def _dq_blocks(
     lo, hi, seqlen_q, seqlen_k, stride_kn, stride_kd, stride_vn, stride_vd, stride_mm, stride_mn,
     qk_scale_log2,
     BLOCK_N: tl.constexpr, BAND: tl.constexpr, FULL_D: tl.constexpr, FP32_IEEE: tl.constexpr,
-    EMULATE_BF16: tl.constexpr, FLOAT16_DS: tl.constexpr, HAS_MASK: tl.constexpr,
+    EMULATE_BF16: tl.constexpr, SCALE_DS: tl.constexpr, HAS_MASK: tl.constexpr,
 ):
     """dQ of one query block accumulated over the key blocks of ``[start, gap_start)`` and
     ``[gap_end, end)``; ``BAND`` and the gap as in the forward's ``_attend_blocks`` (without
     ``BAND``, the free blocks of ``_key_blocks``: rows past the queries' end have q = dO = 0
-    and lse +inf there, so their P and dS are 0)."""
+    and lse +inf there, so their P and dS are 0). ``SCALE_DS`` as in :func:`_dk_dv_blocks`,
+    with one scale per query row."""
     gap = gap_end - gap_start
     for block in range(start, end - gap, BLOCK_N):
         start_n = _past_gap(block, gap_start, gap, BAND)
@@ -327,12 +357,9 @@ def _dq_blocks(
             dq += tl.dot(_round_to_bfloat16(ds), tl.trans(kt), input_precision="ieee")
         elif FP32_IEEE:
             dq += tl.dot(ds, tl.trans(kt), input_precision="ieee")
-        elif FLOAT16_DS:
-            if tl.max(tl.abs(ds)) < 32768.0:  # as for dK, with one scale per query row
-                dq += tl.dot(ds.to(kt.dtype), tl.trans(kt))
-            else:
-                down, up = _float16_safe_scales(tl.max(tl.abs(ds), 1))
-                dq += tl.dot((ds * down[:, None]).to(kt.dtype), tl.trans(kt)) * up[:, None]
+        elif SCALE_DS:
+            down, up = _float16_safe_scales(tl.max(tl.abs(ds), 1))
+            dq += tl.dot((ds * down[:, None]).to(kt.dtype), tl.trans(kt)) * up[:, None]
         else:
             dq += tl.dot(ds.to(kt.dtype), tl.trans(kt))
     return dq
@@ -340,7 +367,7 @@ def _dq_blocks(
 
 @triton.jit
 def _dq(
-    Q, K, V, DOut, Lse, Delta, DQ, Mask, CuSeqlensQ, CuSeqlensK,
+    Q, K, V, DOut, Lse, Delta, DQ, Mask, CuSeqlensQ, CuSeqlensK, Bounds,
     stride_qb, stride_qn, stride_qh, stride_qd,
     stride_kb, stride_kn, stride_kh, stride_kd,
     stride_vb, stride_vn, stride_vh, stride_vd,
@@ -351,9 +378,12 @@ def _dq(
     heads, group, seqlen_q, seqlen_k, head_dim,
     softmax_scale, qk_scale_log2, window_left, window_right,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr, FULL_D: tl.constexpr,
-    FP32_IEEE: tl.constexpr, EMULATE_BF16: tl.constexpr, FLOAT16_DS: tl.constexpr,
+    FP32_IEEE: tl.constexpr, EMULATE_BF16: tl.constexpr, FLOAT16_DS: tl.constexpr, SCALE_DS: tl.constexpr,
     HAS_MASK: tl.constexpr, IS_VARLEN: tl.constexpr,
 ):
+    if FLOAT16_DS:  # as in _dk_dv
+        if _float16_ds_may_overflow(Bounds) != SCALE_DS:
+            return
     block_m = tl.program_id(0)
     batch_head = tl.program_id(1)
     b = batch_head // heads  # the batch entry, or with IS_VARLEN the sequence
@@ -398,11 +428,11 @@ def _dq(
     # The free key blocks, then the band's two edges (see the forward).
     dq = _dq_blocks(dq, q, do, lse2, delta, k_base, v_base, Mask, free_start, free_end, free_end, free_end, offs_m,
                     offs_n, offs_d, d_ok, lo, hi, seqlen_q, seqlen_k, stride_kn, stride_kd, stride_vn, stride_vd,
-                    stride_mm, stride_mn, qk_scale_log2, BLOCK_N, False, FULL_D, FP32_IEEE, EMULATE_BF16, FLOAT16_DS,
+                    stride_mm, stride_mn, qk_scale_log2, BLOCK_N, False, FULL_D, FP32_IEEE, EMULATE_BF16, SCALE_DS,
                     HAS_MASK)
     dq = _dq_blocks(dq, q, do, lse2, delta, k_base, v_base, Mask, n_start, free_start, free_end, n_end, offs_m,
                     offs_n, offs_d, d_ok, lo, hi, seqlen_q, seqlen_k, stride_kn, stride_kd, stride_vn, stride_vd,
-                    stride_mm, stride_mn, qk_scale_log2, BLOCK_N, True, FULL_D, FP32_IEEE, EMULATE_BF16, FLOAT16_DS,
+                    stride_mm, stride_mn, qk_scale_log2, BLOCK_N, True, FULL_D, FP32_IEEE, EMULATE_BF16, SCALE_DS,
                     HAS_MASK)
     dq = dq * softmax_scale
     if EMULATE_BF16:
@@ -433,37 +463,56 @@ def launch(q, k, v, out, lse, grad_out, grad_lse, dq, dk, dv, delta, *,
     left = reach if left == -1 else left
     right = reach if right == -1 else right
     fp32 = q.dtype.itemsize == 4
-    dk_dv_config, dq_config = config["dk_dv"], config["dq"]
-    # delta is per row: over a packed batch it runs over all tokens as one sequence.
-    rows_batch, rows = (1, q.shape[0]) if varlen else (batch, seqlen_q)
+    float16_ds = q.dtype == torch.float16
+    dq_config = config["dq"]
+    # delta is per row: over a packed batch it runs over all tokens as one sequence, and so
+    # do the float16 bounds over the keys.
+    rows_batch, rows, key_rows = (1, q.shape[0], k.shape[0]) if varlen else (batch, seqlen_q, seqlen_k)
+    # max ‖dO_i‖, max |delta_i|, max ‖v_j‖: the float16 dS bound (see _float16_ds_may_overflow).
+    bounds = torch.zeros(3, dtype=torch.float32, device=q.device) if float16_ds else delta
     if rows_batch * heads * rows:
-        _preprocess[(triton.cdiv(rows, dq_config["BLOCK_M"]), rows_batch * heads)](
-            out, grad_out, grad_lse if grad_lse is not None else delta, delta,
-            *batched_strides(out, varlen), *batched_strides(grad_out, varlen), heads, rows, head_dim,
-            HAS_DLSE=grad_lse is not None, BLOCK_M=dq_config["BLOCK_M"], BLOCK_D=block_d, **_options(dq_config),
+        covered = max(rows, key_rows) if float16_ds else rows
+        _preprocess[(triton.cdiv(covered, dq_config["BLOCK_M"]), rows_batch * heads)](
+            out, grad_out, grad_lse if grad_lse is not None else delta, delta, v, bounds,
+            *batched_strides(out, varlen), *batched_strides(grad_out, varlen), *batched_strides(v, varlen),
+            heads, kv_heads, rows, key_rows, head_dim, HAS_DLSE=grad_lse is not None, FLOAT16_DS=float16_ds,
+            BLOCK_M=dq_config["BLOCK_M"], BLOCK_D=block_d, **_options(dq_config),
         )
     mask, mask_strides = mask_arguments(mask, batch, heads, seqlen_q, seqlen_k)
-    lse_strides = batched_strides(lse, varlen)[:2]
     common = dict(BLOCK_D=block_d, FULL_D=head_dim == block_d, FP32_IEEE=fp32, EMULATE_BF16=emulate_bf16,
-                  FLOAT16_DS=q.dtype == torch.float16, HAS_MASK=mask is not None, IS_VARLEN=varlen)
+                  FLOAT16_DS=float16_ds, HAS_MASK=mask is not None, IS_VARLEN=varlen)
+    # float16: both variants are launched and the bound, on the device, picks which one works
+    # (the other's programs return at once), so that no launch waits on the host for it.
+    for scale_ds in (False, True) if float16_ds else (False,):
+        _launch_gradients(q, k, v, grad_out, lse, delta, dq, dk, dv, mask, mask_strides, cu_seqlens_q, cu_seqlens_k,
+                          bounds, shape, softmax_scale, left, right, config, varlen,
+                          dict(common, SCALE_DS=scale_ds))
+
+
+def _launch_gradients(q, k, v, grad_out, lse, delta, dq, dk, dv, mask, mask_strides, cu_seqlens_q, cu_seqlens_k,
+                      bounds, shape, softmax_scale, left, right, config, varlen, constants):
+    """Launch ``_dk_dv`` and ``_dq`` with the constexprs ``constants``."""
+    batch, seqlen_q, seqlen_k, heads, kv_heads, head_dim = shape
+    dk_dv_config, dq_config = config["dk_dv"], config["dq"]
+    lse_strides = batched_strides(lse, varlen)[:2]
     if batch * kv_heads * seqlen_k:
         _dk_dv[(triton.cdiv(seqlen_k, dk_dv_config["BLOCK_N"]), batch * kv_heads)](
-            q, k, v, grad_out, lse, delta, dk, dv, mask, cu_seqlens_q, cu_seqlens_k,
+            q, k, v, grad_out, lse, delta, dk, dv, mask, cu_seqlens_q, cu_seqlens_k, bounds,
             *batched_strides(q, varlen), *batched_strides(k, varlen), *batched_strides(v, varlen),
             *batched_strides(grad_out, varlen), *batched_strides(dk, varlen), *batched_strides(dv, varlen),
             *lse_strides, *mask_strides,
             heads, kv_heads, heads // kv_heads, seqlen_q, seqlen_k, head_dim,
-            softmax_scale, softmax_scale * LOG2_E, left, right, **common, **_blocks(dk_dv_config),
+            softmax_scale, softmax_scale * LOG2_E, left, right, **constants, **_blocks(dk_dv_config),
             **_options(dk_dv_config),
         )
     if batch * heads * seqlen_q:
         _dq[(triton.cdiv(seqlen_q, dq_config["BLOCK_M"]), batch * heads)](
-            q, k, v, grad_out, lse, delta, dq, mask, cu_seqlens_q, cu_seqlens_k,
+            q, k, v, grad_out, lse, delta, dq, mask, cu_seqlens_q, cu_seqlens_k, bounds,
             *batched_strides(q, varlen), *batched_strides(k, varlen), *batched_strides(v, varlen),
             *batched_strides(grad_out, varlen), *batched_strides(dq, varlen),
             *lse_strides, *mask_strides,
             heads, heads // kv_heads, seqlen_q, seqlen_k, head_dim,
-            softmax_scale, softmax_scale * LOG2_E, left, right, **common, **_blocks(dq_config), **_options(dq_config),
+            softmax_scale, softmax_scale * LOG2_E, left, right, **constants, **_blocks(dq_config), **_options(dq_config),
         )
 
 

@@ -384,7 +384,11 @@ CATALOGUE = (
                          "past the end are never stored; the guard only keeps those columns' P at 0"),
     _backward("float16_ds_overflows", "precision",
               "float16 dS is rounded without range scaling, overflowing to inf where |dS| > 65504",
-              "FLOAT16_DS=q.dtype == torch.float16", "FLOAT16_DS=False"),
+              "float16_ds = q.dtype == torch.float16", "float16_ds = False"),
+    _backward("float16_ds_bound_inverted", "precision",
+              "the float16 dS bound's comparison is inverted: dS that may overflow is rounded unscaled (and dS "
+              "that cannot takes the slow scaled loop)",
+              "return bound >= 32768.0", "return bound < 32768.0"),
     _backward("dq_stored_into_q", "addressing", "dQ is stored through q's pointer",
               "tl.store(DQ + b * stride_dqb", "tl.store(Q + b * stride_dqb"),
     _backward("backward_ignores_mask", "mask", "the backward recomputes P without the attn_mask",

@@ -67,7 +67,7 @@ class Expectation(_Layout):
 
     def check_out(self, got: torch.Tensor) -> compare.Metrics:
         """Both rules of :mod:`flashcheck.tolerance` for the output."""
-        expected = representable(self.expected_out, got.dtype)
+        expected = held_to(self.expected_out, got, self.allowed("out"))
         metrics = compare.check_close("out", got, expected, self.allowed("out"), explain=self.explain_out,
                                       locate=self.locate("out"))
         return self._check_aggregate("out", metrics)
@@ -121,12 +121,30 @@ def expect(q, k, v, *, tf32=False, **kwargs) -> Expectation:
     return Expectation(ref=ref, out=bounds["out"], lse=bounds["lse"], limits=limits, packing=packed)
 
 
-def representable(exact: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
-    """The float64 expectation as the output dtype can hold it: where the exact value
-    rounds to ±inf in ``dtype`` (beyond its largest finite number), the correctly rounded
-    result is that infinity, and an implementation must return it exactly."""
-    rounded = exact.to(dtype)
-    return torch.where(torch.isinf(rounded) & torch.isfinite(exact), rounded.to(exact.dtype), exact)
+def overflow_threshold(dtype: torch.dtype) -> float:
+    """The smallest magnitude that rounds to infinity in ``dtype`` (round to nearest even):
+    its largest finite number plus half a unit in the last place there."""
+    info = torch.finfo(dtype)
+    ulp_at_max = 2.0 ** math.floor(math.log2(info.max)) * info.eps
+    return float(info.max) + ulp_at_max / 2
+
+
+def held_to(exact: torch.Tensor, got: torch.Tensor, allowed: torch.Tensor) -> torch.Tensor:
+    """What each element of ``got`` is compared with: the float64 ``exact`` value, except
+    where ``got`` is an infinity that a value within ``allowed`` of the exact one rounds to
+    in ``got``'s dtype (the same sign, and ``|exact| + allowed`` at least the dtype's
+    :func:`overflow_threshold`); there that infinity itself, matched exactly.
+
+    So near the top of the dtype's range a result may overflow or stay finite, as the
+    allowed error permits either; an exact value far beyond the range must come back as
+    infinity, since every finite number is then farther from it than the allowed error."""
+    threshold = overflow_threshold(got.dtype)
+    exact = exact.to(torch.float64)
+    got = got.to(torch.float64).to(exact.device)
+    allowed = allowed.to(torch.float64).to(exact.device).expand_as(exact)
+    reach = exact.abs() + allowed >= threshold
+    overflowed = torch.isinf(got) & (torch.sign(got) == torch.sign(exact)) & reach
+    return torch.where(overflowed, got, exact)
 
 
 def _steer(name: str, metrics: compare.Metrics) -> None:
@@ -172,7 +190,7 @@ class GradientExpectation(_Layout):
 
     def check(self, name: str, got: torch.Tensor) -> compare.Metrics:
         bound = self.bounds[name]
-        expected = representable(self.expected(name), got.dtype)
+        expected = held_to(self.expected(name), got, self.allowed(name))
         metrics = compare.check_close(
             name, got, expected, self.allowed(name),
             explain=lambda index: _explain_gradient(bound, self.dense_index(index)), locate=self.locate(name),

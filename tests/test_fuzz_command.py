@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import shlex
 import subprocess
 import sys
@@ -49,8 +50,10 @@ def test_a_correct_implementation_is_never_flagged_and_the_run_keeps_to_its_budg
     assert budget * 0.9 <= result["seconds"] <= budget + 2.5
 
 
-def test_every_property_takes_its_turn_before_any_takes_a_second():
+def test_every_property_takes_its_turn_and_the_reference_comparisons_every_third():
     drawable = [p.name for p in PROPERTIES.values() if fuzz_engine.drawable(p, protocol.features_of(buggy.correct))]
+    primary = [name for name in fuzz_engine.PRIMARY if name in drawable]
+    others = [name for name in drawable if name not in primary]
     turns = []  # the property of each case run, in order
 
     result = fuzz_engine.run(
@@ -62,10 +65,31 @@ def test_every_property_takes_its_turn_before_any_takes_a_second():
     assert not result.found and set(turns) == set(drawable)
     # Each property's cases form one block (one turn), at most a turn's worth of examples.
     blocks = [prop for i, prop in enumerate(turns) if i == 0 or turns[i - 1] != prop]
-    assert sorted(blocks) == sorted(drawable), "no property comes back before every one has had its turn"
-    primary = [name for name in fuzz_engine.PRIMARY if name in drawable]
     assert primary and blocks[:len(primary)] == primary, "the comparisons with the reference open the cycle"
-    assert all(turns.count(prop) <= fuzz_engine.ROUND_EXAMPLES for prop in drawable)
+    rest = blocks[len(primary):]
+    assert sorted(name for name in rest if name in others) == sorted(others), "no other property has two turns"
+    assert all(turns.count(prop) <= fuzz_engine.ROUND_EXAMPLES for prop in others)
+    # After the opening, a reference comparison follows every two other properties, in rotation.
+    step = fuzz_engine.OTHERS_PER_PRIMARY + 1
+    assert [name for name in rest if name in primary] == [rest[i] for i in range(step - 1, len(rest), step)]
+    assert [rest[i] for i in range(step - 1, len(rest), step)] == [
+        primary[i % len(primary)] for i in range(len(rest) // step)]
+
+
+def test_a_cycle_gives_the_reference_comparisons_every_third_turn():
+    properties = list(PROPERTIES.values())
+    primary = list(fuzz_engine.PRIMARY)
+    others = [p.name for p in properties if p.name not in primary]
+    turns = [p.name for p in fuzz_engine.cycle(properties, random.Random(0))]
+    assert turns[:3] == primary and sorted(t for t in turns if t in others) == sorted(others)
+    rest = turns[3:]
+    returning = rest[2::3]
+    assert len(returning) == (len(others) - 1) // 2
+    assert returning == [primary[i % 3] for i in range(len(returning))]
+    assert not any(name in primary for i, name in enumerate(rest) if i % 3 != 2)
+    # Without other properties, or without reference comparisons, a cycle is the one kind.
+    assert fuzz_engine.cycle([PROPERTIES["deterministic"]], random.Random(0)) == [PROPERTIES["deterministic"]]
+    assert [p.name for p in fuzz_engine.cycle([PROPERTIES[n] for n in primary], random.Random(0))] == primary
 
 
 def test_a_bug_is_found_shrunk_replayable_and_replayed_first_next_time(tmp_path, capsys):

@@ -120,9 +120,10 @@ def measure(impl, case: Case, device, *, elementwise: bool = False) -> dict[str,
     Returns ``{output: OutputError}`` for the outputs of :func:`outputs_for` (the
     implementation's declared features on ``device``). The comparison is the properties'
     (``out_matches_reference``, ``lse_matches_reference``, ``grads_match_reference``): the
-    same expectation, allowances and overflow rule (:func:`flashcheck.expectation.held_to`), and for the gradients the same
-    seeded upstream gradients (:func:`flashcheck.properties.gradients.upstream`, dlse
-    included when the implementation's lse is differentiable). ``elementwise=True`` also
+    same expectation, allowances and overflow rule (:func:`flashcheck.expectation.held_to`),
+    and for the gradients the same seeded upstream gradients
+    (:func:`flashcheck.properties.gradients.upstream`, dlse included when the
+    implementation's lse is differentiable). ``elementwise=True`` also
     keeps every element's error/allowed (for histograms).
 
     Raises ValueError when ``case`` needs a feature ``impl`` does not declare (see
@@ -140,8 +141,9 @@ def measure(impl, case: Case, device, *, elementwise: bool = False) -> dict[str,
     tf32 = "tf32" in features
     out, lse = protocol.call(impl, inputs, case)
     forward = expectation.expect(*inputs, tf32=tf32, **kwargs)
-    results = {"out": _compare("out", out, expectation.held_to(forward.expected_out, out, forward.allowed("out")),
-                               forward.allowed("out"), forward.limits["out"], elementwise)}
+    allowed = forward.allowed("out")
+    results = {"out": _compare("out", out, expectation.held_to(forward.expected_out, out, allowed), allowed,
+                               forward.limits["out"], elementwise)}
     if "lse" in outputs:
         if lse is None:
             raise ValueError("impl: declares 'lse' but returned lse=None")
@@ -151,8 +153,9 @@ def measure(impl, case: Case, device, *, elementwise: bool = False) -> dict[str,
         grads, grad_out, grad_lse = gradients(impl, case, inputs)
         backward = expectation.expect_gradients(*inputs, grad_out, grad_lse, tf32=tf32, **kwargs)
         for name, got in zip(GRADIENTS, grads):
-            expected = expectation.held_to(backward.expected(name), got, backward.allowed(name))
-            results[name] = _compare(name, got, expected, backward.allowed(name), None, elementwise)
+            allowed = backward.allowed(name)
+            results[name] = _compare(name, got, expectation.held_to(backward.expected(name), got, allowed), allowed,
+                                     None, elementwise)
     return results
 
 

@@ -67,9 +67,9 @@ class Expectation(_Layout):
 
     def check_out(self, got: torch.Tensor) -> compare.Metrics:
         """Both rules of :mod:`flashcheck.tolerance` for the output."""
-        expected = held_to(self.expected_out, got, self.allowed("out"))
-        metrics = compare.check_close("out", got, expected, self.allowed("out"), explain=self.explain_out,
-                                      locate=self.locate("out"))
+        allowed = self.allowed("out")
+        metrics = compare.check_close("out", got, held_to(self.expected_out, got, allowed), allowed,
+                                      explain=self.explain_out, locate=self.locate("out"))
         return self._check_aggregate("out", metrics)
 
     def check_lse(self, got: torch.Tensor) -> compare.Metrics:
@@ -190,9 +190,9 @@ class GradientExpectation(_Layout):
 
     def check(self, name: str, got: torch.Tensor) -> compare.Metrics:
         bound = self.bounds[name]
-        expected = held_to(self.expected(name), got, self.allowed(name))
+        allowed = self.allowed(name)
         metrics = compare.check_close(
-            name, got, expected, self.allowed(name),
+            name, got, held_to(self.expected(name), got, allowed), allowed,
             explain=lambda index: _explain_gradient(bound, self.dense_index(index)), locate=self.locate(name),
         )
         for observer in OBSERVERS:

@@ -1,9 +1,10 @@
 """Triton backward kernels (FlashAttention-2 style), bitwise deterministic.
 
-Three launches, none of them with atomics:
+Three kernels, no atomic sums:
 
 1. ``_preprocess``: ``delta_i = Σ_d dO_id · O_id - dlse_i`` per query row (the upstream
-   gradient of lse enters here: ``∂lse_i/∂s_ij = P_ij``, so it shifts ``delta``).
+   gradient of lse enters here: ``∂lse_i/∂s_ij = P_ij``, so it shifts ``delta``); in
+   float16 also the bound on |dS| described below, whose atomic maxima are order-free.
 2. ``_dk_dv``: one program per (batch, KV head, key block). It holds its K and V tiles and
    sweeps, for every query head of its GQA group in a fixed order, the query blocks that
    can see the key block, recomputing ``P = exp(s - lse)`` from the saved lse:
@@ -481,39 +482,32 @@ def launch(q, k, v, out, lse, grad_out, grad_lse, dq, dk, dv, delta, *,
     mask, mask_strides = mask_arguments(mask, batch, heads, seqlen_q, seqlen_k)
     common = dict(BLOCK_D=block_d, FULL_D=head_dim == block_d, FP32_IEEE=fp32, EMULATE_BF16=emulate_bf16,
                   FLOAT16_DS=float16_ds, HAS_MASK=mask is not None, IS_VARLEN=varlen)
+    dk_dv_config = config["dk_dv"]
+    lse_strides = batched_strides(lse, varlen)[:2]
     # float16: both variants are launched and the bound, on the device, picks which one works
     # (the other's programs return at once), so that no launch waits on the host for it.
     for scale_ds in (False, True) if float16_ds else (False,):
-        _launch_gradients(q, k, v, grad_out, lse, delta, dq, dk, dv, mask, mask_strides, cu_seqlens_q, cu_seqlens_k,
-                          bounds, shape, softmax_scale, left, right, config, varlen,
-                          dict(common, SCALE_DS=scale_ds))
-
-
-def _launch_gradients(q, k, v, grad_out, lse, delta, dq, dk, dv, mask, mask_strides, cu_seqlens_q, cu_seqlens_k,
-                      bounds, shape, softmax_scale, left, right, config, varlen, constants):
-    """Launch ``_dk_dv`` and ``_dq`` with the constexprs ``constants``."""
-    batch, seqlen_q, seqlen_k, heads, kv_heads, head_dim = shape
-    dk_dv_config, dq_config = config["dk_dv"], config["dq"]
-    lse_strides = batched_strides(lse, varlen)[:2]
-    if batch * kv_heads * seqlen_k:
-        _dk_dv[(triton.cdiv(seqlen_k, dk_dv_config["BLOCK_N"]), batch * kv_heads)](
-            q, k, v, grad_out, lse, delta, dk, dv, mask, cu_seqlens_q, cu_seqlens_k, bounds,
-            *batched_strides(q, varlen), *batched_strides(k, varlen), *batched_strides(v, varlen),
-            *batched_strides(grad_out, varlen), *batched_strides(dk, varlen), *batched_strides(dv, varlen),
-            *lse_strides, *mask_strides,
-            heads, kv_heads, heads // kv_heads, seqlen_q, seqlen_k, head_dim,
-            softmax_scale, softmax_scale * LOG2_E, left, right, **constants, **_blocks(dk_dv_config),
-            **_options(dk_dv_config),
-        )
-    if batch * heads * seqlen_q:
-        _dq[(triton.cdiv(seqlen_q, dq_config["BLOCK_M"]), batch * heads)](
-            q, k, v, grad_out, lse, delta, dq, mask, cu_seqlens_q, cu_seqlens_k, bounds,
-            *batched_strides(q, varlen), *batched_strides(k, varlen), *batched_strides(v, varlen),
-            *batched_strides(grad_out, varlen), *batched_strides(dq, varlen),
-            *lse_strides, *mask_strides,
-            heads, heads // kv_heads, seqlen_q, seqlen_k, head_dim,
-            softmax_scale, softmax_scale * LOG2_E, left, right, **constants, **_blocks(dq_config), **_options(dq_config),
-        )
+        constants = dict(common, SCALE_DS=scale_ds)
+        if batch * kv_heads * seqlen_k:
+            _dk_dv[(triton.cdiv(seqlen_k, dk_dv_config["BLOCK_N"]), batch * kv_heads)](
+                q, k, v, grad_out, lse, delta, dk, dv, mask, cu_seqlens_q, cu_seqlens_k, bounds,
+                *batched_strides(q, varlen), *batched_strides(k, varlen), *batched_strides(v, varlen),
+                *batched_strides(grad_out, varlen), *batched_strides(dk, varlen), *batched_strides(dv, varlen),
+                *lse_strides, *mask_strides,
+                heads, kv_heads, heads // kv_heads, seqlen_q, seqlen_k, head_dim,
+                softmax_scale, softmax_scale * LOG2_E, left, right, **constants, **_blocks(dk_dv_config),
+                **_options(dk_dv_config),
+            )
+        if batch * heads * seqlen_q:
+            _dq[(triton.cdiv(seqlen_q, dq_config["BLOCK_M"]), batch * heads)](
+                q, k, v, grad_out, lse, delta, dq, mask, cu_seqlens_q, cu_seqlens_k, bounds,
+                *batched_strides(q, varlen), *batched_strides(k, varlen), *batched_strides(v, varlen),
+                *batched_strides(grad_out, varlen), *batched_strides(dq, varlen),
+                *lse_strides, *mask_strides,
+                heads, heads // kv_heads, seqlen_q, seqlen_k, head_dim,
+                softmax_scale, softmax_scale * LOG2_E, left, right, **constants, **_blocks(dq_config),
+                **_options(dq_config),
+            )
 
 
 def _blocks(config: dict) -> dict:

@@ -123,7 +123,7 @@ def gqa_grads_match_repeated_kv(impl, case, *, device=None):
     for name, got, per_head in (("dk", dk, dk_r), ("dv", dv, dv_r)):
         per_head = per_head.double().unflatten(-2, (case.kv_heads, group))
         defined = per_head.isfinite().all(dim=-2)
-        # A sum beyond the dtype's range is held as the infinity it rounds to, as everywhere.
+        # Near or beyond the dtype's range, the overflow rule of every comparison (held_to).
         allowed = 2 * expected.allowed(name)
         group_sum = torch.where(defined, held_to(per_head.sum(dim=-2), got, allowed), got.double())
         compare.check_close(name, got, group_sum, allowed, what=what)

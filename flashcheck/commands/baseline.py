@@ -135,12 +135,12 @@ def _usage(error) -> int:
 
 
 def _run(args, chosen, device):
+    """The corpus results, or None (reported) when a worker process died."""
     from rich.console import Console
     from rich.progress import Progress
 
     from flashcheck import corpus_jobs
 
-    """The corpus results, or None (reported) when a worker process died."""
     try:
         with Progress(console=Console(stderr=True), transient=True) as progress:
             task = progress.add_task(f"{args.impl} on {chosen.name}", total=len(chosen.cases))

@@ -11,10 +11,15 @@
 # them). Uses the torch and triton already installed and installs flashcheck itself
 # without touching them.
 # Extra arguments go to every pytest call but the benchmarks' (e.g. -n 4 to override the worker count).
-# Last, the speed benchmarks (tests/benchmarks) and their report, in $FLASHCHECK_GPU_OUT/bench.
+# Last, the speed benchmarks (tests/benchmarks) of the project kernel, gated against a saved
+# run, and their report, in $FLASHCHECK_GPU_OUT/bench.
 # Results: $FLASHCHECK_GPU_OUT. Hypothesis profile: $FLASHCHECK_HYPOTHESIS_PROFILE (default gpu).
-# Stages: $FLASHCHECK_GPU_STAGES (default "unit baseline properties bench"), run in that order;
-# $FLASHCHECK_BENCH_SELECT, if set, is the benchmarks' -k expression (e.g. "fwd- and not fwd_bwd").
+# Stages: $FLASHCHECK_GPU_STAGES (default "unit baseline properties bench"), run in that order,
+# each timed. Benchmarks: $FLASHCHECK_BENCH_PEERS=1 measures the peers (SDPA backends,
+# FlexAttention, standard attention) in the same run, for the comparison table (about 15
+# minutes more on an H100); $FLASHCHECK_BENCH_SELECT, if set, is a further -k expression
+# (e.g. "fwd- and not fwd_bwd"); $FLASHCHECK_BENCH_BASELINE, a pytest-benchmark JSON (.json or
+# .json.gz, e.g. ci/bench/*/bench.json.gz) to gate against instead of the storage's latest run.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 python3 -m pip install -q --no-build-isolation --no-deps -e . || exit 2
@@ -35,7 +40,10 @@ if [ "$workers" -gt 1 ] && python3 -c 'import xdist' 2>/dev/null; then
 fi
 echo "== $gpus GPU(s); pytest ${spread[*]:-without xdist}"
 stages=" ${FLASHCHECK_GPU_STAGES:-unit baseline properties bench} "
-stage() { [[ "$stages" == *" $1 "* ]]; }
+stage() {
+    [[ "$stages" == *" $1 "* ]] || return 1
+    echo "== stage $1 (elapsed ${SECONDS}s)"
+}
 status=0
 if stage unit; then
     python3 -m pytest -q -rfExX --ignore=tests/test_properties.py --flashcheck-profile "$default_profile" \
@@ -55,24 +63,48 @@ if stage properties; then
             --flashcheck-ratio-log "$out/ratios.jsonl" --junitxml="$out/$impl.xml" "${spread[@]}" "$@" || status=1
     done
 fi
-stage bench || exit $status
+if ! stage bench; then
+    echo "== done in ${SECONDS}s, exit $status"
+    exit $status
+fi
 echo "== speed benchmarks (tests/benchmarks; report: $out/bench/bench.md)"
 # One process on one GPU: without xdist, under which pytest-benchmark disables itself, and
 # without the extra arguments (they may be -n). When pytest-benchmark's storage holds a run
 # saved on this kind of machine (.benchmarks/<machine id>/NNNN_*.json, by --benchmark-save),
 # the run is compared with the latest one and fails if any benchmark's fastest round is
 # more than 10% slower. FLASHCHECK_BENCH_SAVE=NAME saves this run there as the next baseline.
+# The gate is on the project kernel only by default: a peer that a torch upgrade slows down
+# is not this project's regression.
 storage="${FLASHCHECK_BENCH_STORAGE:-.benchmarks}"
 machine=$(python3 -c 'from pytest_benchmark.utils import get_machine_id; print(get_machine_id())' 2>/dev/null || true)
+if [ -n "${FLASHCHECK_BENCH_BASELINE:-}" ]; then
+    # A run saved elsewhere (same kind of GPU) becomes run 0001 of a storage of this run's
+    # own, under the working directory: pytest-benchmark fails on a storage outside it when
+    # it reports that the machines differ.
+    storage=.flashcheck/bench-baseline
+    rm -rf "$storage" && mkdir -p "$storage/$machine"
+    case "$FLASHCHECK_BENCH_BASELINE" in
+        *.gz) gzip -dc "$FLASHCHECK_BENCH_BASELINE" > "$storage/$machine/0001_baseline.json" || exit 2 ;;
+        *) cp "$FLASHCHECK_BENCH_BASELINE" "$storage/$machine/0001_baseline.json" || exit 2 ;;
+    esac
+    echo "gating against $FLASHCHECK_BENCH_BASELINE"
+fi
 bench_args=(--benchmark-storage "$storage")
 if [ -n "$machine" ] && compgen -G "$storage/$machine/[0-9][0-9][0-9][0-9]_*.json" >/dev/null; then
     bench_args+=(--benchmark-compare --benchmark-compare-fail=min:10%)
+else
+    echo "no saved run of this machine kind in $storage: benchmarks not gated"
 fi
 if [ -n "${FLASHCHECK_BENCH_SAVE:-}" ]; then
     bench_args+=(--benchmark-save "$FLASHCHECK_BENCH_SAVE")
 fi
-if [ -n "${FLASHCHECK_BENCH_SELECT:-}" ]; then
-    bench_args+=(-k "$FLASHCHECK_BENCH_SELECT")
+select="${FLASHCHECK_BENCH_SELECT:-}"
+if [ "${FLASHCHECK_BENCH_PEERS:-0}" != 1 ]; then
+    # Test ids end in the provider: "-flash]" is the project kernel, "-sdpa-flash]" a peer.
+    select="${select:+($select) and }flash and not sdpa"
+fi
+if [ -n "$select" ]; then
+    bench_args+=(-k "$select")
 fi
 rm -f "$out/bench.json"
 python3 -m pytest -q -rs -p no:xdist tests/benchmarks -m speed --junitxml="$out/bench.xml" \
@@ -82,4 +114,5 @@ if [ -s "$out/bench.json" ]; then
 else
     echo "no benchmark JSON was written"; status=1
 fi
+echo "== done in ${SECONDS}s, exit $status"
 exit $status

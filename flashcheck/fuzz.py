@@ -263,14 +263,9 @@ def run(
                 on_declined(prop.name, case)
             return
         except PropertyFailure as failure:
-            if prop.name in known_divergences:
-                # Declared: report it as seen (once) and give its turns to the others.
-                known = Failure("known", prop.name, case.spec(),
-                                f"{failure.evidence}\ndeclared: {known_divergences[prop.name]}", impl_name)
-                result.known.append(known)
-                order.remove(prop)
-                if on_known is not None:
-                    on_known(known)
+            divergence = known_divergences.get(prop.name)
+            if divergence is not None and divergence.explains(case):
+                _known_seen(prop, case, failure, divergence)
                 return
             _first_failure(failure)
             raise
@@ -279,6 +274,20 @@ def run(
         result.seconds = time.monotonic() - start
         if on_case is not None:
             on_case(prop.name, case)
+
+    def _known_seen(prop, case, failure, divergence):
+        # Declared: reported once per property. A whole-property divergence gives its turns
+        # to the others; one confined to some cases leaves the property in the rotation, where
+        # a failure on a case it does not cover is still a finding.
+        if prop.name not in {known.property for known in result.known}:
+            known = Failure("known", prop.name, case.spec(), f"{failure.evidence}\ndeclared: {divergence}", impl_name)
+            result.known.append(known)
+            if on_known is not None:
+                on_known(known)
+        if divergence.scoped:
+            passed.add((prop.name, case.spec()))
+        else:
+            order.remove(prop)
 
     def _first_failure(failure):
         if not seen:

@@ -4,7 +4,8 @@ An implementation is ``attention(q, k, v, *, causal, window, softmax_scale, attn
 cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k) -> (out, lse)`` (see DESIGN.md).
 It may carry ``flashcheck_features``, a set naming what it supports, and
 ``flashcheck_known_divergences``, a mapping from property name to the reason the
-implementation is known to break it (see :func:`known_divergences`).
+implementation is known to break it, optionally confined to some cases (see
+:func:`known_divergences`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import os
 import torch
 
 from flashcheck.compare import PropertyFailure
+from flashcheck.divergences import KnownDivergence, as_known_divergence
 
 #: The protocol's features, plus two extensions: "out" (accepts preallocated ``out=`` and
 #: ``lse_out=`` tensors and writes them in place) and "tf32" (multiplies float32 operands as
@@ -52,16 +54,20 @@ def features_of(impl, device=None) -> frozenset:
     return declared if declared & DTYPE_NAMES else declared | DTYPE_NAMES
 
 
-def known_divergences(impl) -> dict[str, str]:
-    """Properties ``impl`` is known to break, each with the reason (empty when none).
+def known_divergences(impl) -> dict[str, KnownDivergence]:
+    """Properties ``impl`` is known to break, each as a :class:`KnownDivergence` (empty
+    when none): the reason, and the cases it covers.
 
     A known divergence is a documented finding about a peer (e.g. a backward that
     accumulates dQ with atomics is not bitwise deterministic), not a licence to pass: the
-    property still runs, and the test suite reports its failure as an expected failure
-    with the evidence, and its passing as an unexpected pass.
+    property still runs; a failure on a case the divergence covers is reported as an
+    expected failure with the evidence, a failure on any other case as a failure, and a
+    run that never shows a whole-property divergence as a pass worth a warning. Declared
+    values are reasons (strings, covering every case) or KnownDivergence objects (see
+    :mod:`flashcheck.divergences`).
     """
     declared = getattr(impl, "flashcheck_known_divergences", None) or {}
-    return {str(name): str(reason) for name, reason in dict(declared).items()}
+    return {str(name): as_known_divergence(value) for name, value in dict(declared).items()}
 
 
 def default_device() -> str:

@@ -181,6 +181,19 @@ def test_a_declared_known_divergence_is_reported_as_expected_not_as_a_finding(tm
     assert "known divergence seen" in capsys.readouterr().out
 
 
+def test_a_divergence_confined_to_some_cases_leaves_the_others_checked(tmp_path):
+    (tmp_path / "explained").mkdir(), (tmp_path / "unexplained").mkdir()
+    status, result = fuzz(tmp_path / "explained", "tests.declared:too_large_when_causal", "--property", "out_matches_reference")
+    assert status == EXIT_OK and result["failures"] == []
+    [known] = result["known"]
+    assert "causal=True" in known["case"] and "planted" in known["evidence"]
+    assert result["by_property"].get("out_matches_reference", 0) > 0, "the uncovered cases go on being checked"
+    status, result = fuzz(tmp_path / "unexplained", "tests.declared:too_large_everywhere", "--property", "out_matches_reference")
+    assert status == EXIT_FOUND
+    [finding] = result["failures"]
+    assert finding["kind"] == "property" and "causal=False" in finding["case"]
+
+
 @pytest.mark.parametrize("arguments, message", [
     (["--impl", "no_such_module:attention"], "no_such_module"),
     (["--impl", "nonexistent"], "unknown implementation"),

@@ -81,6 +81,17 @@ def test_suite_fails_a_buggy_implementation_with_the_evidence(tiny):
         "*flashcheck check --impl tinyattn:too_large --property out_matches_reference --case*",
     ])
 
+def test_a_divergence_confined_to_some_cases_is_expected_there_and_only_there(tiny):
+    explained = run_suite(tiny, "--flashcheck-impl", "tests.declared:too_large_when_causal",
+                          "-k", "out_matches_reference", "-rx")
+    explained.assert_outcomes(xfailed=1)
+    explained.stdout.fnmatch_lines(["*known divergence of tests.declared:too_large_when_causal (planted*observed on*",
+                                    "case: *causal=True*"])
+    unexplained = run_suite(tiny, "--flashcheck-impl", "tests.declared:too_large_everywhere",
+                            "-k", "out_matches_reference")
+    unexplained.assert_outcomes(failed=1)
+    unexplained.stdout.fnmatch_lines(["*property out_matches_reference failed*", "*causal=False*"])
+
 
 def test_the_option_wins_over_the_environment_variable(tiny, monkeypatch):
     monkeypatch.setenv("FLASHCHECK_IMPLS", "tinyattn:too_large")

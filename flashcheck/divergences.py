@@ -1,0 +1,131 @@
+"""Known divergences: properties an implementation is known to break, why, and on which cases.
+
+An implementation declares them as ``flashcheck_known_divergences``, a mapping from property
+name to either a reason (a string: the divergence may show on any case) or a
+:class:`KnownDivergence` whose ``covers`` predicate confines it to the cases its cause can
+reach. A failure on a case the divergence covers is reported as expected, with its evidence;
+a failure on any other case is a failure like any other. The predicates here are causes
+found in torch's fused SDPA backends; each is computed from the case alone, in float64, so
+that it says what the inputs demand of any implementation, not what one of them did.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Callable
+
+import torch
+
+from flashcheck.case import Case
+from flashcheck.expectation import overflow_threshold
+
+#: float16's smallest normal number: a probability below it, rounded to float16, keeps an
+#: absolute precision of 2^-25 only, not a relative one.
+FLOAT16_SMALLEST_NORMAL = 2.0**-14
+
+
+@dataclass(frozen=True)
+class KnownDivergence:
+    """Why an implementation breaks a property, and on which cases (``covers``; every case
+    when None). ``str()`` gives the reason."""
+
+    reason: str
+    covers: Callable[[Case], bool] | None = None
+
+    def explains(self, case: Case) -> bool:
+        """Whether a failure of the property on ``case`` is this divergence."""
+        return self.covers is None or bool(self.covers(case))
+
+    @property
+    def scoped(self) -> bool:
+        """True when the divergence is confined to some cases (a ``covers`` predicate)."""
+        return self.covers is not None
+
+    def __str__(self) -> str:
+        return self.reason
+
+
+def as_known_divergence(declared) -> KnownDivergence:
+    """A declared value (a reason string or a :class:`KnownDivergence`) as a KnownDivergence."""
+    return declared if isinstance(declared, KnownDivergence) else KnownDivergence(str(declared))
+
+
+@dataclass(frozen=True)
+class BackwardExtremes:
+    """Float64 magnitudes inside a case's exact backward pass (the seeded upstream gradient
+    dO of :func:`flashcheck.properties.gradients.upstream`, no lse gradient), over allowed
+    scores only: the largest ``|dS|`` and ``|scale·dS|`` (``dS = P∘(dP - delta)``), the
+    largest gradient of one query head's own K and V (what an implementation that repeats
+    KV heads computes before summing each group), and the smallest nonzero probability."""
+
+    ds: float
+    scaled_ds: float
+    per_head_dk: float
+    per_head_dv: float
+    smallest_probability: float
+
+
+@functools.lru_cache(maxsize=64)
+def _extremes(spec: str) -> BackwardExtremes:
+    # Imported here: the properties package imports the adapters, which import this module.
+    from flashcheck.properties.gradients import upstream
+
+    case = Case.from_spec(spec)
+    q, k, v = (t.to(torch.float64) for t in case.materialize("cpu")[:3])
+    if case.varlen:  # packed (T, H, D): one batch over the packed tokens, as case.allowed is
+        q, k, v = (t.unsqueeze(0) for t in (q, k, v))
+    out_like = torch.empty(case.out_shape, dtype=case.torch_dtype)
+    grad_out = upstream(case, out_like, None)[0].to(torch.float64).reshape(q.shape)
+    group = case.heads // case.kv_heads
+    q, grad_out = q.transpose(1, 2), grad_out.transpose(1, 2)  # (B, H, N, D)
+    k, v = (t.transpose(1, 2).repeat_interleave(group, dim=1) for t in (k, v))
+    allowed = case.allowed("cpu")
+    scores = (case.scale * q @ k.transpose(-1, -2)).masked_fill(~allowed, float("-inf"))
+    probs = torch.softmax(scores, dim=-1).nan_to_num(0.0)  # rows without keys: 0
+    dp = grad_out @ v.transpose(-1, -2)
+    delta = (grad_out * (probs @ v)).sum(-1, keepdim=True)
+    ds = probs * (dp - delta)
+    dk = case.scale * ds.transpose(-1, -2) @ q
+    dv = probs.transpose(-1, -2) @ grad_out
+    nonzero = probs[probs > 0]
+    return BackwardExtremes(
+        ds=float(ds.abs().max()) if ds.numel() else 0.0,
+        scaled_ds=float((case.scale * ds).abs().max()) if ds.numel() else 0.0,
+        per_head_dk=float(dk.abs().max()) if dk.numel() else 0.0,
+        per_head_dv=float(dv.abs().max()) if dv.numel() else 0.0,
+        smallest_probability=float(nonzero.min()) if nonzero.numel() else 1.0,
+    )
+
+
+def backward_extremes(case: Case) -> BackwardExtremes:
+    """The :class:`BackwardExtremes` of ``case`` (computed once per case)."""
+    return _extremes(case.spec())
+
+
+def float16_backward_overflows(case: Case) -> bool:
+    """A float16 case whose exact backward holds a value beyond float16's range that a
+    correct result does not need: some ``|dS|`` (scaled by the softmax scale or not, as a
+    kernel may store either), or, with GQA, some gradient of a single query head's K or V
+    (a sum over the group can be finite where its per-head parts are not). A kernel that
+    rounds such an intermediate to float16 gets infinities, and NaN where they cancel."""
+    if case.dtype != "float16":
+        return False
+    limit = overflow_threshold(torch.float16)
+    extremes = backward_extremes(case)
+    if max(extremes.ds, extremes.scaled_ds) >= limit:
+        return True
+    return case.kv_heads < case.heads and max(extremes.per_head_dk, extremes.per_head_dv) >= limit
+
+
+def float16_subnormal_probabilities(case: Case) -> bool:
+    """A float16 case with an allowed probability below float16's smallest normal number
+    (2^-14): rounded to float16 it keeps an absolute precision of 2^-25 only, so a kernel
+    that forms ``dS = P∘(dP - delta)`` from float16 probabilities errs by up to
+    ``2^-25·|dP - delta|`` however small dS is."""
+    return case.dtype == "float16" and backward_extremes(case).smallest_probability < FLOAT16_SMALLEST_NORMAL
+
+
+def either(*predicates: Callable[[Case], bool]) -> Callable[[Case], bool]:
+    """A predicate true where any of ``predicates`` is."""
+    return lambda case: any(predicate(case) for predicate in predicates)

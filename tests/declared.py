@@ -1,0 +1,29 @@
+"""Implementations that declare a known divergence confined to some cases.
+
+Both return an output 1% too large; one only on causal cases, which its divergence covers
+(its failures are expected), the other on every case, while declaring the same causal-only
+divergence (its failures on non-causal cases are findings). Float32 only, to keep runs short.
+"""
+
+from __future__ import annotations
+
+from flashcheck import plain
+from flashcheck.divergences import KnownDivergence
+
+FEATURES = frozenset({"float32", "lse", "causal"})
+CAUSAL_ONLY = KnownDivergence("planted: the output is 1% too large on causal cases", lambda case: case.causal)
+
+
+def too_large_when_causal(q, k, v, **kwargs):
+    out, lse = plain.attention(q, k, v, **kwargs)
+    return (out * 1.01 if kwargs.get("causal") else out), lse
+
+
+def too_large_everywhere(q, k, v, **kwargs):
+    out, lse = plain.attention(q, k, v, **kwargs)
+    return out * 1.01, lse
+
+
+for _impl in (too_large_when_causal, too_large_everywhere):
+    _impl.flashcheck_features = FEATURES
+    _impl.flashcheck_known_divergences = {"out_matches_reference": CAUSAL_ONLY}

@@ -68,7 +68,7 @@ class BackwardExtremes:
 
 @functools.lru_cache(maxsize=64)
 def _extremes(spec: str) -> BackwardExtremes:
-    # Imported here: the properties package imports the adapters, which import this module.
+    # Imported here: the properties import flashcheck.protocol, which imports this module.
     from flashcheck.properties.gradients import upstream
 
     case = Case.from_spec(spec)

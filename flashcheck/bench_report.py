@@ -163,6 +163,10 @@ def standard_oom_lengths(results: Results) -> dict:
 
 def headline(results: Results) -> str:
     """The Markdown headline (see the module docstring)."""
+    missing = [name for name in (SUBJECT, STANDARD) if name not in results.providers]
+    if missing:
+        # A run of the project kernel alone (ci/gpu.sh's default) has nothing to compare.
+        return f"- no headline: {' and '.join(missing)} not measured in this run"
     lines = []
     speedups = ratios(results, STANDARD)
     for n in HEADLINE_LENGTHS:

@@ -224,6 +224,16 @@ def test_the_headline_states_the_speedups_and_where_standard_attention_ran_out_o
             "fwd bfloat16 d128 causal at 8K; fwd_bwd float16 d64 full at 16K") in text
 
 
+def test_a_run_without_standard_attention_says_it_has_no_headline(tmp_path):
+    # ci/gpu.sh measures the project kernel alone by default: no speedup, no OOM finding.
+    data = synthetic()
+    data["benchmarks"] = [b for b in data["benchmarks"] if b["extra_info"]["provider"] != "sdpa-math"]
+    data["flashcheck"]["out_of_memory"] = []
+    path = tmp_path / "flash-only.json"
+    path.write_text(json.dumps(data))
+    assert bench_report.headline(bench_report.load(path)) == "- no headline: sdpa-math not measured in this run"
+
+
 def test_the_markdown_has_the_ratio_tflops_and_memory_tables(synthetic_json):
     text = bench_report.markdown(bench_report.load(synthetic_json))
     assert "Device: NVIDIA H100 80GB HBM3; torch 2.11.0." in text

@@ -78,24 +78,30 @@ def _extremes(spec: str) -> BackwardExtremes:
     out_like = torch.empty(case.out_shape, dtype=case.torch_dtype)
     grad_out = upstream(case, out_like, None)[0].to(torch.float64).reshape(q.shape)
     group = case.heads // case.kv_heads
-    q, grad_out = q.transpose(1, 2), grad_out.transpose(1, 2)  # (B, H, N, D)
-    k, v = (t.transpose(1, 2).repeat_interleave(group, dim=1) for t in (k, v))
-    allowed = case.allowed("cpu")
-    scores = (case.scale * q @ k.transpose(-1, -2)).masked_fill(~allowed, float("-inf"))
-    probs = torch.softmax(scores, dim=-1).nan_to_num(0.0)  # rows without keys: 0
-    dp = grad_out @ v.transpose(-1, -2)
-    delta = (grad_out * (probs @ v)).sum(-1, keepdim=True)
-    ds = probs * (dp - delta)
-    dk = case.scale * ds.transpose(-1, -2) @ q
-    dv = probs.transpose(-1, -2) @ grad_out
-    nonzero = probs[probs > 0]
-    return BackwardExtremes(
-        ds=float(ds.abs().max()) if ds.numel() else 0.0,
-        scaled_ds=float((case.scale * ds).abs().max()) if ds.numel() else 0.0,
-        per_head_dk=float(dk.abs().max()) if dk.numel() else 0.0,
-        per_head_dv=float(dv.abs().max()) if dv.numel() else 0.0,
-        smallest_probability=float(nonzero.min()) if nonzero.numel() else 1.0,
-    )
+    allowed = case.allowed("cpu")  # (B|1, H|1, Nq, Nk)
+    ds_max = scaled_ds_max = dk_max = dv_max = 0.0
+    smallest = 1.0
+    # One query head at a time: at GPU sizes the float64 scores of all heads at once would
+    # take gigabytes, and every extreme is a maximum or minimum over heads.
+    for head in range(case.heads):
+        qh, dout = q[:, :, head], grad_out[:, :, head]  # (B, N, D)
+        kh, vh = k[:, :, head // group], v[:, :, head // group]
+        mask = allowed[:, head if allowed.shape[1] > 1 else 0]
+        scores = (case.scale * qh @ kh.transpose(-1, -2)).masked_fill(~mask, float("-inf"))
+        probs = torch.softmax(scores, dim=-1).nan_to_num(0.0)  # rows without keys: 0
+        dp = dout @ vh.transpose(-1, -2)
+        delta = (dout * (probs @ vh)).sum(-1, keepdim=True)
+        ds = probs * (dp - delta)
+        if ds.numel():
+            ds_max = max(ds_max, float(ds.abs().max()))
+            scaled_ds_max = max(scaled_ds_max, float((case.scale * ds).abs().max()))
+            dk_max = max(dk_max, float((case.scale * ds.transpose(-1, -2) @ qh).abs().max()))
+            dv_max = max(dv_max, float((probs.transpose(-1, -2) @ dout).abs().max()))
+        nonzero = probs[probs > 0]
+        if nonzero.numel():
+            smallest = min(smallest, float(nonzero.min()))
+    return BackwardExtremes(ds=ds_max, scaled_ds=scaled_ds_max, per_head_dk=dk_max, per_head_dv=dv_max,
+                            smallest_probability=smallest)
 
 
 def backward_extremes(case: Case) -> BackwardExtremes:

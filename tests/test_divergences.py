@@ -5,6 +5,7 @@ flashcheck.adapters), and not on the same case in bfloat16 or on ordinary cases.
 from __future__ import annotations
 
 import pytest
+import torch
 
 from flashcheck import adapters, protocol
 from flashcheck.case import Case
@@ -63,3 +64,37 @@ def test_the_fused_backends_gradient_divergences_are_confined_to_float16(name):
     known = protocol.known_divergences(adapters.resolve(name))["grads_match_reference"]
     assert known.scoped and not known.explains(CUDNN_DS.replace(dtype="bfloat16"))
     assert known.explains(CUDNN_DS)
+
+
+def _extremes_by_autograd(case: Case) -> tuple:
+    """The extremes through autograd on all heads at once, KV heads repeated: dS is the
+    gradient of the (scaled) scores, a query head's own dK and dV the gradients of its repeated copy."""
+    from flashcheck.properties.gradients import upstream
+
+    q, k, v = (t.to(torch.float64).transpose(1, 2) for t in case.materialize("cpu")[:3])
+    group = case.heads // case.kv_heads
+    k, v = (t.repeat_interleave(group, dim=1).detach().requires_grad_() for t in (k, v))
+    q = q.detach().requires_grad_()
+    allowed = case.allowed("cpu")
+    has_keys = allowed.any(-1, keepdim=True)  # rows without keys get probability 0, gradient 0
+    scores = (case.scale * q @ k.transpose(-1, -2)).masked_fill(~allowed, float("-inf")).masked_fill(~has_keys, 0.0)
+    scores.retain_grad()
+    probs = torch.softmax(scores, dim=-1) * has_keys
+    grad_out = upstream(case, torch.empty(case.out_shape, dtype=case.torch_dtype), None)[0]
+    (probs @ v).backward(grad_out.to(torch.float64).transpose(1, 2))
+    probs = probs.detach()
+    return float(scores.grad.abs().max()), float(k.grad.abs().max()), float(v.grad.abs().max()), float(probs[probs > 0].min())
+
+
+@pytest.mark.parametrize("case", [
+    FLASH_GQA,
+    Case(batch=2, seqlen_q=20, seqlen_k=24, heads=4, kv_heads=2, mask="random:0.5,shape:BHQK", dtype="float16"),
+    Case(seqlen_q=20, seqlen_k=24, heads=4, kv_heads=1, mask="random:0.3,shape:1HQK", window=(3, 2)),
+], ids=["gqa", "per-head-mask", "window-and-mask"])
+def test_the_extremes_computed_head_by_head_match_autograd_on_all_heads(case):
+    extremes = backward_extremes(case)
+    ds, dk, dv, smallest = _extremes_by_autograd(case)
+    assert extremes.ds == pytest.approx(ds, rel=1e-9) and extremes.scaled_ds == pytest.approx(case.scale * ds, rel=1e-9)
+    assert extremes.per_head_dk == pytest.approx(dk, rel=1e-9)
+    assert extremes.per_head_dv == pytest.approx(dv, rel=1e-9)
+    assert extremes.smallest_probability == pytest.approx(smallest, rel=1e-9)

@@ -79,7 +79,7 @@ def _extremes(spec: str) -> BackwardExtremes:
     grad_out = upstream(case, out_like, None)[0].to(torch.float64).reshape(q.shape)
     group = case.heads // case.kv_heads
     allowed = case.allowed("cpu")  # (B|1, H|1, Nq, Nk)
-    ds_max = scaled_ds_max = dk_max = dv_max = 0.0
+    ds_max = dk_max = dv_max = 0.0
     smallest = 1.0
     # One query head at a time: at GPU sizes the float64 scores of all heads at once would
     # take gigabytes, and every extreme is a maximum or minimum over heads.
@@ -94,13 +94,13 @@ def _extremes(spec: str) -> BackwardExtremes:
         ds = probs * (dp - delta)
         if ds.numel():
             ds_max = max(ds_max, float(ds.abs().max()))
-            scaled_ds_max = max(scaled_ds_max, float((case.scale * ds).abs().max()))
             dk_max = max(dk_max, float((case.scale * ds.transpose(-1, -2) @ qh).abs().max()))
             dv_max = max(dv_max, float((probs.transpose(-1, -2) @ dout).abs().max()))
         nonzero = probs[probs > 0]
         if nonzero.numel():
             smallest = min(smallest, float(nonzero.min()))
-    return BackwardExtremes(ds=ds_max, scaled_ds=scaled_ds_max, per_head_dk=dk_max, per_head_dv=dv_max,
+    # Rounding is monotonic, so the largest |scale·dS| is the largest |dS| scaled, exactly.
+    return BackwardExtremes(ds=ds_max, scaled_ds=case.scale * ds_max, per_head_dk=dk_max, per_head_dv=dv_max,
                             smallest_probability=smallest)
 
 

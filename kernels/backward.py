@@ -47,6 +47,7 @@ import torch
 import triton
 import triton.language as tl
 
+from flashcheck.kernels import launcher
 from flashcheck.kernels.config import padded_head_dim
 from flashcheck.kernels.forward import (
     LOG2_E, _key_blocks, _load_columns, _load_rows, _mask_tile, _past_gap, _round_to_bfloat16, _sequence,
@@ -473,10 +474,11 @@ def launch(q, k, v, out, lse, grad_out, grad_lse, dq, dk, dv, delta, *,
     bounds = torch.zeros(3, dtype=torch.float32, device=q.device) if float16_ds else delta
     if rows_batch * heads * rows:
         covered = max(rows, key_rows) if float16_ds else rows
-        _preprocess[(triton.cdiv(covered, dq_config["BLOCK_M"]), rows_batch * heads)](
-            out, grad_out, grad_lse if grad_lse is not None else delta, delta, v, bounds,
-            *batched_strides(out, varlen), *batched_strides(grad_out, varlen), *batched_strides(v, varlen),
-            heads, kv_heads, rows, key_rows, head_dim, HAS_DLSE=grad_lse is not None, FLOAT16_DS=float16_ds,
+        launcher.launch(
+            _preprocess, (triton.cdiv(covered, dq_config["BLOCK_M"]), rows_batch * heads),
+            (out, grad_out, grad_lse if grad_lse is not None else delta, delta, v, bounds),
+            (*batched_strides(out, varlen), *batched_strides(grad_out, varlen), *batched_strides(v, varlen),
+             heads, kv_heads, rows, key_rows, head_dim), HAS_DLSE=grad_lse is not None, FLOAT16_DS=float16_ds,
             BLOCK_M=dq_config["BLOCK_M"], BLOCK_D=block_d, **_options(dq_config),
         )
     mask, mask_strides = mask_arguments(mask, batch, heads, seqlen_q, seqlen_k)
@@ -489,23 +491,25 @@ def launch(q, k, v, out, lse, grad_out, grad_lse, dq, dk, dv, delta, *,
     for scale_ds in (False, True) if float16_ds else (False,):
         constants = dict(common, SCALE_DS=scale_ds)
         if batch * kv_heads * seqlen_k:
-            _dk_dv[(triton.cdiv(seqlen_k, dk_dv_config["BLOCK_N"]), batch * kv_heads)](
-                q, k, v, grad_out, lse, delta, dk, dv, mask, cu_seqlens_q, cu_seqlens_k, bounds,
-                *batched_strides(q, varlen), *batched_strides(k, varlen), *batched_strides(v, varlen),
-                *batched_strides(grad_out, varlen), *batched_strides(dk, varlen), *batched_strides(dv, varlen),
-                *lse_strides, *mask_strides,
-                heads, kv_heads, heads // kv_heads, seqlen_q, seqlen_k, head_dim,
-                softmax_scale, softmax_scale * LOG2_E, left, right, **constants, **_blocks(dk_dv_config),
+            launcher.launch(
+                _dk_dv, (triton.cdiv(seqlen_k, dk_dv_config["BLOCK_N"]), batch * kv_heads),
+                (q, k, v, grad_out, lse, delta, dk, dv, mask, cu_seqlens_q, cu_seqlens_k, bounds),
+                (*batched_strides(q, varlen), *batched_strides(k, varlen), *batched_strides(v, varlen),
+                 *batched_strides(grad_out, varlen), *batched_strides(dk, varlen), *batched_strides(dv, varlen),
+                 *lse_strides, *mask_strides,
+                 heads, kv_heads, heads // kv_heads, seqlen_q, seqlen_k, head_dim,
+                 softmax_scale, softmax_scale * LOG2_E, left, right), **constants, **_blocks(dk_dv_config),
                 **_options(dk_dv_config),
             )
         if batch * heads * seqlen_q:
-            _dq[(triton.cdiv(seqlen_q, dq_config["BLOCK_M"]), batch * heads)](
-                q, k, v, grad_out, lse, delta, dq, mask, cu_seqlens_q, cu_seqlens_k, bounds,
-                *batched_strides(q, varlen), *batched_strides(k, varlen), *batched_strides(v, varlen),
-                *batched_strides(grad_out, varlen), *batched_strides(dq, varlen),
-                *lse_strides, *mask_strides,
-                heads, heads // kv_heads, seqlen_q, seqlen_k, head_dim,
-                softmax_scale, softmax_scale * LOG2_E, left, right, **constants, **_blocks(dq_config),
+            launcher.launch(
+                _dq, (triton.cdiv(seqlen_q, dq_config["BLOCK_M"]), batch * heads),
+                (q, k, v, grad_out, lse, delta, dq, mask, cu_seqlens_q, cu_seqlens_k, bounds),
+                (*batched_strides(q, varlen), *batched_strides(k, varlen), *batched_strides(v, varlen),
+                 *batched_strides(grad_out, varlen), *batched_strides(dq, varlen),
+                 *lse_strides, *mask_strides,
+                 heads, heads // kv_heads, seqlen_q, seqlen_k, head_dim,
+                 softmax_scale, softmax_scale * LOG2_E, left, right), **constants, **_blocks(dq_config),
                 **_options(dq_config),
             )
 

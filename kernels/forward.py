@@ -38,6 +38,7 @@ import torch
 import triton
 import triton.language as tl
 
+from flashcheck.kernels import launcher
 from flashcheck.kernels.config import padded_head_dim
 
 LOG2_E = 1.4426950408889634
@@ -305,13 +306,13 @@ def launch(q, k, v, out, lse, *, softmax_scale, left, right, config, emulate_bf1
     reach = seqlen_q + seqlen_k
     block_d = padded_head_dim(head_dim)
     grid = (triton.cdiv(seqlen_q, config["BLOCK_M"]), batch * heads)
-    _attention_forward[grid](
-        q, k, v, out, lse, mask, cu_seqlens_q, cu_seqlens_k,
-        *batched_strides(q, varlen), *batched_strides(k, varlen), *batched_strides(v, varlen),
-        *batched_strides(out, varlen), *batched_strides(lse, varlen), *mask_strides,
-        heads, heads // kv_heads, seqlen_q, seqlen_k, head_dim,
-        softmax_scale * LOG2_E,
-        reach if left == -1 else left, reach if right == -1 else right,
+    launcher.launch(
+        _attention_forward, grid, (q, k, v, out, lse, mask, cu_seqlens_q, cu_seqlens_k),
+        (*batched_strides(q, varlen), *batched_strides(k, varlen), *batched_strides(v, varlen),
+         *batched_strides(out, varlen), *batched_strides(lse, varlen), *mask_strides,
+         heads, heads // kv_heads, seqlen_q, seqlen_k, head_dim,
+         softmax_scale * LOG2_E,
+         reach if left == -1 else left, reach if right == -1 else right),
         BLOCK_M=config["BLOCK_M"], BLOCK_N=config["BLOCK_N"], BLOCK_D=block_d, FULL_D=head_dim == block_d,
         POSITIVE_SCALE=softmax_scale > 0, FP32_IEEE=q.dtype.itemsize == 4, EMULATE_BF16=emulate_bf16,
         HAS_MASK=mask is not None, IS_VARLEN=varlen,

@@ -1,0 +1,75 @@
+"""Kernel launches with Triton's per-call argument binding done once per specialisation.
+
+``kernel[grid](...)`` binds every argument and recomputes Triton's specialisation of each
+one (dtype and 16-byte alignment of pointers, value class of integers) on every call, then
+looks the compiled kernel up; for the project's kernels, 20 to 60 arguments each, that is
+40-110 µs of host time per launch on an H100 machine, against 8-15 µs for launching the
+compiled kernel itself (kernels/PERFORMANCE.md, session 9). At short sequence lengths a
+forward+backward then waits on the host, not the GPU.
+
+:func:`launch` keeps, per kernel, the compiled kernel of each *launch key* and launches it
+directly. The key holds everything Triton's specialisation can depend on, and more: each
+tensor's dtype and whether its address is 16-byte aligned (Triton's only pointer
+specialisation), every scalar argument by type and exact value (Triton specialises
+integers on their value), the constexpr values, the launch options, Triton's debug flag and
+the current device. Two calls with equal keys therefore get the same compiled kernel from
+Triton too; the first call of a key goes through ``kernel[grid]`` as usual and compiles.
+In Triton's interpreter every call takes the usual path.
+"""
+
+from __future__ import annotations
+
+import torch
+import triton
+
+from flashcheck.kernels.config import INTERPRETER
+
+#: Keys kept per kernel before the cache is emptied (fuzzing draws many shapes; each shape's
+#: key costs one ordinary launch to re-learn).
+CACHE_LIMIT = 1024
+
+_COMPILED: dict = {}  # kernel -> {launch key -> (compiled kernel, constexpr names)}
+
+
+def _constexpr_names(kernel) -> list[str]:
+    """The kernel's constexpr parameters, which must all follow its runtime parameters."""
+    flags = [param.is_constexpr for param in kernel.params]
+    first = flags.index(True) if True in flags else len(flags)
+    if not all(flags[first:]):
+        raise ValueError(f"launch: {kernel.fn.__name__} must declare its constexpr parameters last")
+    return [param.name for param in kernel.params[first:]]
+
+
+def launch(kernel, grid: tuple, pointers: tuple, scalars: tuple, **constants):
+    """``kernel[grid](*pointers, *scalars, **constants)``, launched through the compiled
+    kernel cached for the call's launch key (module docstring).
+
+    ``pointers``: the kernel's leading runtime parameters, each a tensor or None;
+    ``scalars``: the runtime parameters after them, ints, floats or bools; ``constants``:
+    every constexpr by name, plus launch options (``num_warps``, ``num_stages``). The key is
+    built without a function call per argument: at tens of arguments per launch, that cost
+    is what this module exists to remove."""
+    if INTERPRETER:
+        kernel[grid](*pointers, *scalars, **constants)
+        return
+    key = (
+        torch.cuda.current_device(), triton.knobs.runtime.debug, tuple(constants.items()),
+        tuple([None if p is None else (p.dtype, p.data_ptr() % 16 == 0) for p in pointers]),
+        # The types too: True == 1 and 1.0 == 1 as dict keys, but Triton types them apart.
+        scalars, tuple(map(type, scalars)),
+    )
+    compiled_by_key = _COMPILED.setdefault(kernel, {})
+    entry = compiled_by_key.get(key)
+    if entry is None:
+        if not all(isinstance(s, (bool, int, float)) for s in scalars):
+            raise TypeError(f"launch: scalars of {kernel.fn.__name__} must be ints, floats or bools, "
+                            f"got {[type(s).__name__ for s in scalars]}")
+        compiled = kernel[grid](*pointers, *scalars, **constants)
+        if len(compiled_by_key) >= CACHE_LIMIT:
+            compiled_by_key.clear()
+        compiled_by_key[key] = (compiled, _constexpr_names(kernel))
+        return
+    compiled, names = entry
+    grid = tuple(grid) + (1,) * (3 - len(grid))
+    # The compiled kernel takes every parameter positionally, constexprs included.
+    compiled[grid](*pointers, *scalars, *[constants[name] for name in names])

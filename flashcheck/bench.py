@@ -358,3 +358,83 @@ def measure(benchmark, provider: str, cfg: Config, device, *, budget: float = 0.
                 tflops=cfg.flops / median / 1e12 if median else None)
     benchmark.extra_info.update(info)
     return Measurement(info)
+
+
+# ---------------------------------------------------------------- host cost
+
+
+@dataclass(frozen=True)
+class HostCost:
+    """Per-call times in seconds of ``calls`` calls back to back (see :func:`host_cost`)."""
+
+    host: float  # to queue one call, the GPU busy meanwhile
+    wall: float  # one call, queued and run, as a caller waits for it
+    gpu: float  # the GPU's own time per call, with every call queued in advance
+
+    @property
+    def host_bound(self) -> bool:
+        """The GPU waits for the host: queueing a call takes longer than running it."""
+        return self.host > self.gpu
+
+
+def host_cost(call: Callable[[], None], *, calls: int = 20, busy_cycles: int = 2_000_000_000) -> HostCost:
+    """How much of a call's time is the host's: queueing ``calls`` calls while the GPU is
+    held busy (``torch.cuda._sleep``, long enough that the queue never drains), the GPU
+    time of those calls measured by CUDA events from the end of the busy kernel (so that
+    launch gaps do not count), and the wall time of the same calls queued and run with
+    nothing ahead of them. ``call`` must have run once already (compiled, warmed up).
+    Needs CUDA; the numbers are per call."""
+    if not torch.cuda.is_available():
+        raise RuntimeError("host_cost: needs a CUDA device")
+    if not isinstance(calls, int) or calls < 1:
+        raise ValueError(f"calls: expected a positive int, got {calls!r}")
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    torch.cuda.synchronize()
+    torch.cuda._sleep(busy_cycles)
+    start.record()
+    queued = time.perf_counter()
+    for _ in range(calls):
+        call()
+    host = time.perf_counter() - queued
+    end.record()
+    busy_left = not start.query()  # the busy kernel outlasted the queueing, as it must
+    torch.cuda.synchronize()
+    if not busy_left:
+        raise RuntimeError("host_cost: the GPU ran out of work while the host queued; raise busy_cycles")
+    gpu = start.elapsed_time(end) / 1e3
+    began = time.perf_counter()
+    for _ in range(calls):
+        call()
+    torch.cuda.synchronize()
+    wall = time.perf_counter() - began
+    return HostCost(host / calls, wall / calls, gpu / calls)
+
+
+def main(argv=None) -> int:
+    """``python -m flashcheck.bench PROVIDER MODE DTYPE HEAD_DIM causal|full SEQLEN...``:
+    prints :func:`host_cost` of each length on this machine's GPU (µs per call)."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m flashcheck.bench", description=main.__doc__)
+    parser.add_argument("provider", choices=PROVIDERS)
+    parser.add_argument("mode", choices=MODES)
+    parser.add_argument("dtype", choices=DTYPES)
+    parser.add_argument("head_dim", type=int, choices=HEAD_DIMS)
+    parser.add_argument("band", choices=("causal", "full"))
+    parser.add_argument("seqlens", type=int, nargs="+")
+    args = parser.parse_args(argv)
+    if not torch.cuda.is_available():
+        parser.error("needs a CUDA device: the host cost is measured against the GPU's own time")
+    for seqlen in args.seqlens:
+        cfg = config(args.mode, args.dtype, args.head_dim, args.band == "causal", seqlen)
+        call = step(args.provider, cfg, inputs(cfg, "cuda"))
+        call()
+        cost = host_cost(call)
+        print(f"{args.provider} {cfg.panel} n{seqlen}: host {cost.host * 1e6:.0f} µs, wall {cost.wall * 1e6:.0f} µs, "
+              f"GPU {cost.gpu * 1e6:.0f} µs per call{' (host-bound)' if cost.host_bound else ''}", flush=True)
+        release_memory()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from flashcheck import reference
-from flashcheck.kernels import flash_attention, forward
+from flashcheck.kernels import flash_attention, forward, launcher
 
 CUDA = torch.cuda.is_available()
 needs_cuda = pytest.mark.skipif(not CUDA, reason="needs a CUDA device")
@@ -32,21 +32,20 @@ def tensors(device, *, b=B, nq=NQ, nk=NK, h=H, hkv=HKV, d=D, dtype=torch.float16
 
 @pytest.fixture
 def launches(monkeypatch):
-    """Records every launch of the Triton forward kernel; validation failures must leave it
-    empty. The kernel object itself is wrapped, so this sees launches however the Python
-    launcher is reached."""
+    """Records the grid of every launch of the Triton forward kernel; validation failures
+    must leave it empty. Every launch of the project's kernels goes through
+    ``flashcheck.kernels.launcher.launch``, which after a key's first launch runs the cached
+    compiled kernel without touching the kernel object: so the spy sits there, not on the
+    kernel, and sees cached launches too."""
     calls = []
-    kernel = forward._attention_forward
+    launch = launcher.launch
 
-    class Spy:
-        def __getitem__(self, grid):
-            def run(*args, **kwargs):
-                calls.append(grid)
-                return kernel[grid](*args, **kwargs)
+    def spy(kernel, grid, *args, **kwargs):
+        if kernel is forward._attention_forward:
+            calls.append(grid)
+        return launch(kernel, grid, *args, **kwargs)
 
-            return run
-
-    monkeypatch.setattr(forward, "_attention_forward", Spy())
+    monkeypatch.setattr(launcher, "launch", spy)
     return calls
 
 

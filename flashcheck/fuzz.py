@@ -131,6 +131,15 @@ class FuzzResult:
         }
 
 
+#: The first thing each turn draws, and then throws away. A turn is a fresh hypothesis run
+#: whose first example is the all-simplest choice sequence (already run and remembered), and
+#: hypothesis makes the next example novel by redrawing its *first* choice until it differs
+#: from the first example's (``DataTree.generate_novel_prefix``), then drawing the rest at
+#: random. Were the first choice the case's dtype, no fuzzed case after the simplest would
+#: ever have the first dtype, float16: so the first choice is this number, which no case
+#: depends on, and the case after it is drawn from its strategy's own distribution.
+_TURN_NONCE = st.integers(min_value=0, max_value=2**32 - 1)
+
 #: ``Property.draw`` keys passed straight to :func:`flashcheck.strategies.cases`.
 _DRAW_ARGUMENTS = ("empty_rows", "mask", "varlen", "key_padding")
 
@@ -300,13 +309,13 @@ def run(
     examples = DirectoryBasedExampleDatabase(database) if database else None
 
     def hypothesis_run(prop: Property, phases, round_seed):
-        def one_case(case):
-            run_case(prop, case)
+        def one_case(turn_and_case):
+            run_case(prop, turn_and_case[1])
 
         # One example-database key per property (hypothesis's own hook for telling apart
         # runs of one function, as its pytest plugin does for parametrized tests).
         one_case._hypothesis_internal_add_digest = prop.name.encode()
-        test = given(case_strategy(prop, features, profile))(one_case)
+        test = given(st.tuples(_TURN_NONCE, case_strategy(prop, features, profile)))(one_case)
         if round_seed is not None:
             test = hypothesis_seed(round_seed)(test)
         return settings(

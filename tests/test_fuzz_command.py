@@ -14,6 +14,7 @@ import random
 import shlex
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -74,6 +75,24 @@ def test_every_property_takes_its_turn_and_the_reference_comparisons_every_third
     assert [name for name in rest if name in primary] == [rest[i] for i in range(step - 1, len(rest), step)]
     assert [rest[i] for i in range(step - 1, len(rest), step)] == [
         primary[i % len(primary)] for i in range(len(rest) // step)]
+
+
+def test_fuzzed_cases_cover_every_dtype_of_the_profile_in_proportion():
+    # A turn is a fresh hypothesis run, and hypothesis makes its second example novel by
+    # redrawing the first choice: were that choice the dtype, the first dtype (float16) would
+    # never be fuzzed after the simplest case. The fuzzer spends its first choice on a nonce.
+    profile = profiles.size_profile("interpreter")
+    drawn = []  # (property, case) of each case run
+    fuzz_engine.run(
+        buggy.correct, impl_name="tests.buggy:correct", budget=120, device="cpu", profile=profile, seed=5,
+        properties=["out_matches_reference", "grads_match_reference"],
+        on_case=lambda prop, case: drawn.append((prop, case)), should_stop=lambda: len(drawn) >= 60,
+    )
+    simplest = {prop: case for prop, case in reversed(drawn)}  # each property's first case
+    fuzzed = [case for prop, case in drawn if case != simplest[prop]]
+    dtypes = Counter(case.dtype for case in fuzzed)
+    assert set(dtypes) == set(profile.dtypes), dtypes
+    assert min(dtypes.values()) >= len(fuzzed) / len(profile.dtypes) / 3, dtypes
 
 
 def test_a_cycle_gives_the_reference_comparisons_every_third_turn():

@@ -8,7 +8,9 @@ import torch
 from flashcheck import compare
 from flashcheck.compare import PropertyFailure
 from flashcheck.expectation import held_to
-from flashcheck.properties.common import batched, empty_rows, expect_gradients, format_batched_index, materialize
+from flashcheck.properties.common import (
+    batched, empty_rows, expect_gradients, format_batched_index, materialize, seeded_generator,
+)
 from flashcheck.properties.registry import prop
 
 #: Scales of the upstream gradient dO, chosen by the case's seed.
@@ -55,6 +57,37 @@ def grads_match_reference(impl, case, *, device=None):
     for upstream gradients of several scales (and a random upstream gradient of lse)."""
     inputs = materialize(case, device)
     (dq, dk, dv), grad_out, grad_lse = gradients(impl, case, inputs)
+    expected = expect_gradients(impl, case, inputs, grad_out, grad_lse)
+    for name, got in (("dv", dv), ("dk", dk), ("dq", dq)):
+        expected.check(name, got)
+
+
+#: The float16 backward's stress: q and k scaled by 1/8 (probabilities spread over many keys,
+#: so that dP - delta is not cancelled by one dominant key, and dQ = scale·dS·K, dK =
+#: scale·dS^T·Q stay small), v by 64 and an upstream gradient of scale 1e3 (as under float16
+#: loss scaling). Powers of two: the scaled inputs are the drawn ones, exactly.
+DS_RANGE_SCALES = dict(q=1 / 8, k=1 / 8, v=64.0, grad_out=1e3)
+
+
+@prop(requires={"backward"}, draw={"dtypes": ("float16",), "values": ("normal", "small")})
+def grads_match_reference_where_ds_exceeds_float16(impl, case, *, device=None):
+    """float16 gradients stay exact where the backward's intermediate dS exceeds float16's range.
+
+    The backward of attention forms ``dS = P ∘ (dP - delta)`` with ``dP = dO·Vᵀ``; a kernel
+    that rounds dS to float16 before its products with Q and K (as FlashAttention-2 does)
+    turns every |dS| > 65504 into inf, and dQ, dK into inf or NaN, although the exact
+    gradients can be far inside the range. The case's q, k, v and a seeded dO are scaled by
+    :data:`DS_RANGE_SCALES`, which on most cases puts the exact max |dS| beyond 65504 while
+    the exact dQ, dK and dV mostly stay within it; they must agree with the float64 gradients
+    of those scaled inputs within the derived tolerance (where an exact gradient itself lies
+    beyond the range, the overflow rule of every comparison applies). Drawn for float16
+    only: bfloat16 and float32 share float32's exponent range, where dS cannot overflow
+    before the gradients do."""
+    q, k, v = materialize(case, device)
+    inputs = (q * DS_RANGE_SCALES["q"], k * DS_RANGE_SCALES["k"], v * DS_RANGE_SCALES["v"])
+    generator = seeded_generator(case, salt=65_504)
+    grad_out = (torch.randn(q.shape, generator=generator) * DS_RANGE_SCALES["grad_out"]).to(q.dtype).to(q.device)
+    (dq, dk, dv), _, grad_lse = gradients(impl, case, inputs, grad_out)
     expected = expect_gradients(impl, case, inputs, grad_out, grad_lse)
     for name, got in (("dv", dv), ("dk", dk), ("dq", dq)):
         expected.check(name, got)

@@ -100,11 +100,11 @@ def test_a_cycle_gives_the_reference_comparisons_every_third_turn():
     primary = list(fuzz_engine.PRIMARY)
     others = [p.name for p in properties if p.name not in primary]
     turns = [p.name for p in fuzz_engine.cycle(properties, random.Random(0))]
-    assert turns[:3] == primary and sorted(t for t in turns if t in others) == sorted(others)
-    rest = turns[3:]
+    assert turns[:len(primary)] == primary and sorted(t for t in turns if t in others) == sorted(others)
+    rest = turns[len(primary):]
     returning = rest[2::3]
     assert len(returning) == (len(others) - 1) // 2
-    assert returning == [primary[i % 3] for i in range(len(returning))]
+    assert returning == [primary[i % len(primary)] for i in range(len(returning))]
     assert not any(name in primary for i, name in enumerate(rest) if i % 3 != 2)
     # Without other properties, or without reference comparisons, a cycle is the one kind.
     assert fuzz_engine.cycle([PROPERTIES["deterministic"]], random.Random(0)) == [PROPERTIES["deterministic"]]

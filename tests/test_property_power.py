@@ -26,6 +26,9 @@ FLOAT16_DS_OVERFLOW = (
     "window=-1,-1 softmax_scale=None layout=contiguous values=outliers seed=315278"
 )
 
+#: An ordinary float16 case: the dS-range property scales it into the overflow regime itself.
+FLOAT16_DS_RANGE = Case(seqlen_q=16, seqlen_k=16, heads=2, head_dim=32, dtype="float16")
+
 #: Packed sequences with Nq != Nk, one without queries and a length-1 one, several blocks long.
 PACKED = Case.packed(((5, 19), (0, 3), (21, 7), (1, 1), (17, 24)), heads=2, kv_heads=1, causal=True)
 
@@ -59,6 +62,8 @@ CAUGHT = [
     ("grads_match_reference", "drop_delta", Case(seqlen_q=20, seqlen_k=20, dtype="float32")),
     ("grads_match_reference", "float16_ds_overflows", Case.from_spec(FLOAT16_DS_OVERFLOW)),
     ("grads_match_reference", "float16_ds_bound_inverted", Case.from_spec(FLOAT16_DS_OVERFLOW)),
+    ("grads_match_reference_where_ds_exceeds_float16", "float16_ds_overflows", FLOAT16_DS_RANGE),
+    ("grads_match_reference_where_ds_exceeds_float16", "float16_ds_bound_inverted", FLOAT16_DS_RANGE),
     ("unseen_keys_get_zero_gradient", "backward_ignores_band", Case(seqlen_q=8, seqlen_k=20, window=(2, 1))),
     ("empty_rows_get_zero_dq", "unguarded_empty_rows_backward", Case(seqlen_q=6, seqlen_k=3, causal=True)),
     ("gqa_grads_match_repeated_kv", "first_head_of_group_only", Case(seqlen_q=5, seqlen_k=7, heads=4, kv_heads=2)),

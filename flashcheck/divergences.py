@@ -66,17 +66,32 @@ class BackwardExtremes:
     smallest_probability: float
 
 
-@functools.lru_cache(maxsize=64)
-def _extremes(spec: str) -> BackwardExtremes:
-    # Imported here: the properties import flashcheck.protocol, which imports this module.
-    from flashcheck.properties.gradients import upstream
+#: The inputs a backward runs on, by the property that runs it: ``"plain"``, the case's own
+#: inputs and the seeded dO of ``grads_match_reference`` (and of the other gradient
+#: properties); ``"ds_range"``, the scaled inputs and dO of
+#: ``grads_match_reference_where_ds_exceeds_float16``.
+STRESSES = ("plain", "ds_range")
 
+
+def _backward_inputs(case: Case, stress: str):
+    # Imported here: the properties import flashcheck.protocol, which imports this module.
+    from flashcheck.properties.gradients import ds_range_inputs, upstream
+
+    if stress == "ds_range":
+        (q, k, v), grad_out = ds_range_inputs(case, "cpu")
+        return q, k, v, grad_out
+    q, k, v = case.materialize("cpu")[:3]
+    out_like = torch.empty(case.out_shape, dtype=case.torch_dtype)
+    return q, k, v, upstream(case, out_like, None)[0]
+
+
+@functools.lru_cache(maxsize=64)
+def _extremes(spec: str, stress: str) -> BackwardExtremes:
     case = Case.from_spec(spec)
-    q, k, v = (t.to(torch.float64) for t in case.materialize("cpu")[:3])
+    q, k, v, grad_out = (t.to(torch.float64) for t in _backward_inputs(case, stress))
     if case.varlen:  # packed (T, H, D): one batch over the packed tokens, as case.allowed is
         q, k, v = (t.unsqueeze(0) for t in (q, k, v))
-    out_like = torch.empty(case.out_shape, dtype=case.torch_dtype)
-    grad_out = upstream(case, out_like, None)[0].to(torch.float64).reshape(q.shape)
+    grad_out = grad_out.reshape(q.shape)
     group = case.heads // case.kv_heads
     allowed = case.allowed("cpu")  # (B|1, H|1, Nq, Nk)
     ds_max = dk_max = dv_max = 0.0
@@ -104,32 +119,45 @@ def _extremes(spec: str) -> BackwardExtremes:
                             smallest_probability=smallest)
 
 
-def backward_extremes(case: Case) -> BackwardExtremes:
-    """The :class:`BackwardExtremes` of ``case`` (computed once per case)."""
-    return _extremes(case.spec())
+def backward_extremes(case: Case, stress: str = "plain") -> BackwardExtremes:
+    """The :class:`BackwardExtremes` of ``case``'s backward on the inputs of ``stress`` (one
+    of :data:`STRESSES`; computed once per case and stress)."""
+    if stress not in STRESSES:
+        raise ValueError(f"stress: expected one of {STRESSES}, got {stress!r}")
+    return _extremes(case.spec(), stress)
 
 
-def float16_backward_overflows(case: Case) -> bool:
-    """A float16 case whose exact backward holds a value beyond float16's range that a
-    correct result does not need: some ``|dS|`` (scaled by the softmax scale or not, as a
-    kernel may store either), or, with GQA, some gradient of a single query head's K or V
-    (a sum over the group can be finite where its per-head parts are not). A kernel that
-    rounds such an intermediate to float16 gets infinities, and NaN where they cancel."""
+def float16_backward_overflows(case: Case, stress: str = "plain") -> bool:
+    """A float16 case whose exact backward (on the inputs of ``stress``) holds a value
+    beyond float16's range that a correct result does not need: some ``|dS|`` (scaled by
+    the softmax scale or not, as a kernel may store either), or, with GQA, some gradient of
+    a single query head's K or V (a sum over the group can be finite where its per-head
+    parts are not). A kernel that rounds such an intermediate to float16 gets infinities,
+    and NaN where they cancel."""
     if case.dtype != "float16":
         return False
     limit = overflow_threshold(torch.float16)
-    extremes = backward_extremes(case)
+    extremes = backward_extremes(case, stress)
     if max(extremes.ds, extremes.scaled_ds) >= limit:
         return True
     return case.kv_heads < case.heads and max(extremes.per_head_dk, extremes.per_head_dv) >= limit
 
 
-def float16_subnormal_probabilities(case: Case) -> bool:
-    """A float16 case with an allowed probability below float16's smallest normal number
-    (2^-14): rounded to float16 it keeps an absolute precision of 2^-25 only, so a kernel
-    that forms ``dS = P∘(dP - delta)`` from float16 probabilities errs by up to
-    ``2^-25·|dP - delta|`` however small dS is."""
-    return case.dtype == "float16" and backward_extremes(case).smallest_probability < FLOAT16_SMALLEST_NORMAL
+def float16_subnormal_probabilities(case: Case, stress: str = "plain") -> bool:
+    """A float16 case with an allowed probability (on the inputs of ``stress``) below
+    float16's smallest normal number (2^-14): rounded to float16 it keeps an absolute
+    precision of 2^-25 only, so a kernel that forms ``dS = P∘(dP - delta)`` from float16
+    probabilities errs by up to ``2^-25·|dP - delta|`` however small dS is."""
+    return (case.dtype == "float16"
+            and backward_extremes(case, stress).smallest_probability < FLOAT16_SMALLEST_NORMAL)
+
+
+def under(stress: str, predicate: Callable[..., bool]) -> Callable[[Case], bool]:
+    """``predicate`` (a cause above) evaluated on the inputs of ``stress``, for the known
+    divergence of a property that runs the backward on those inputs."""
+    if stress not in STRESSES:
+        raise ValueError(f"stress: expected one of {STRESSES}, got {stress!r}")
+    return lambda case: predicate(case, stress)
 
 
 def either(*predicates: Callable[[Case], bool]) -> Callable[[Case], bool]:

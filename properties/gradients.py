@@ -69,6 +69,16 @@ def grads_match_reference(impl, case, *, device=None):
 DS_RANGE_SCALES = dict(q=1 / 8, k=1 / 8, v=64.0, grad_out=1e3)
 
 
+def ds_range_inputs(case, device=None):
+    """``(q, k, v), grad_out`` of :func:`grads_match_reference_where_ds_exceeds_float16`:
+    the case's inputs and a seeded dO, scaled by :data:`DS_RANGE_SCALES`."""
+    q, k, v = materialize(case, device)
+    inputs = (q * DS_RANGE_SCALES["q"], k * DS_RANGE_SCALES["k"], v * DS_RANGE_SCALES["v"])
+    generator = seeded_generator(case, salt=65_504)
+    grad_out = (torch.randn(q.shape, generator=generator) * DS_RANGE_SCALES["grad_out"]).to(q.dtype).to(q.device)
+    return inputs, grad_out
+
+
 @prop(requires={"backward"}, draw={"dtypes": ("float16",), "values": ("normal", "small")})
 def grads_match_reference_where_ds_exceeds_float16(impl, case, *, device=None):
     """float16 gradients stay exact where the backward's intermediate dS exceeds float16's range.
@@ -83,10 +93,7 @@ def grads_match_reference_where_ds_exceeds_float16(impl, case, *, device=None):
     beyond the range, the overflow rule of every comparison applies). Drawn for float16
     only: bfloat16 and float32 share float32's exponent range, where dS cannot overflow
     before the gradients do."""
-    q, k, v = materialize(case, device)
-    inputs = (q * DS_RANGE_SCALES["q"], k * DS_RANGE_SCALES["k"], v * DS_RANGE_SCALES["v"])
-    generator = seeded_generator(case, salt=65_504)
-    grad_out = (torch.randn(q.shape, generator=generator) * DS_RANGE_SCALES["grad_out"]).to(q.dtype).to(q.device)
+    inputs, grad_out = ds_range_inputs(case, device)
     (dq, dk, dv), _, _ = gradients(impl, case, inputs, grad_out)  # no upstream gradient of lse
     expected = expect_gradients(impl, case, inputs, grad_out, None)
     for name, got in (("dv", dv), ("dk", dk), ("dq", dq)):

@@ -10,7 +10,7 @@ import torch
 from flashcheck import adapters, protocol
 from flashcheck.case import Case
 from flashcheck.divergences import (
-    KnownDivergence, backward_extremes, float16_backward_overflows, float16_subnormal_probabilities,
+    KnownDivergence, backward_extremes, float16_backward_overflows, float16_subnormal_probabilities, under,
 )
 
 #: sdpa-cudnn's dQ was NaN where -9147.75 is exact: |dS| reaches 1.0e5.
@@ -23,6 +23,9 @@ FLASH_GQA = Case.from_spec("batch=1 seqlen_q=31 seqlen_k=31 heads=2 kv_heads=1 h
 #: sdpa-efficient's dK was off by 1.9x its allowance: 96% of the probabilities are below 2^-14.
 EFFICIENT_P = Case.from_spec("batch=1 seqlen_q=31 seqlen_k=31 heads=1 kv_heads=1 head_dim=16 dtype=float16 "
                              "values=large-logits seed=230")
+#: sdpa-flash's dK was -inf where -628.6 is exact, on the dS-range property's scaled inputs
+#: (q, k by 1/8, v by 64, dO of scale 1e3): there the exact |dS| reaches 6.9e4.
+FLASH_DS_RANGE = Case.from_spec("batch=1 seqlen_q=2 seqlen_k=2 heads=1 kv_heads=1 head_dim=16 dtype=float16 seed=0")
 ORDINARY = Case(batch=1, seqlen_q=8, seqlen_k=8, heads=2, kv_heads=1, head_dim=16, dtype="float16", seed=1)
 
 
@@ -98,3 +101,24 @@ def test_the_extremes_computed_head_by_head_match_autograd_on_all_heads(case):
     assert extremes.per_head_dk == pytest.approx(dk, rel=1e-9)
     assert extremes.per_head_dv == pytest.approx(dv, rel=1e-9)
     assert extremes.smallest_probability == pytest.approx(smallest, rel=1e-9)
+
+
+def test_the_overflow_cause_is_computed_on_the_inputs_the_property_ran():
+    assert backward_extremes(FLASH_DS_RANGE).ds < 65504 < backward_extremes(FLASH_DS_RANGE, "ds_range").ds
+    assert not float16_backward_overflows(FLASH_DS_RANGE)
+    assert under("ds_range", float16_backward_overflows)(FLASH_DS_RANGE)
+    assert not under("ds_range", float16_backward_overflows)(FLASH_DS_RANGE.replace(dtype="bfloat16"))
+
+
+def test_an_unknown_stress_is_refused():
+    with pytest.raises(ValueError, match="stress"):
+        backward_extremes(ORDINARY, "scaled")
+    with pytest.raises(ValueError, match="stress"):
+        under("scaled", float16_backward_overflows)
+
+
+@pytest.mark.parametrize("name", ["sdpa-flash", "sdpa-efficient", "sdpa-cudnn"])
+def test_the_fused_backends_ds_range_divergences_are_confined_to_float16_overflow(name):
+    known = protocol.known_divergences(adapters.resolve(name))["grads_match_reference_where_ds_exceeds_float16"]
+    assert known.scoped and known.explains(FLASH_DS_RANGE)
+    assert not known.explains(FLASH_DS_RANGE.replace(dtype="bfloat16"))

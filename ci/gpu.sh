@@ -15,7 +15,8 @@
 # without touching them.
 # Extra arguments go to every pytest call but the benchmarks' (e.g. -n 4 to override the worker count).
 # Last, the speed benchmarks (tests/benchmarks) of the project kernel, gated against a saved
-# run, and their report, in $FLASHCHECK_GPU_OUT/bench.
+# run (all but the host-bound ones, which are reported only), and their report, in
+# $FLASHCHECK_GPU_OUT/bench.
 # Results: $FLASHCHECK_GPU_OUT. Hypothesis profile: $FLASHCHECK_HYPOTHESIS_PROFILE (default gpu).
 # Stages: $FLASHCHECK_GPU_STAGES (default "unit baseline properties bench"), run in that order,
 # each timed. Benchmarks: $FLASHCHECK_BENCH_PEERS=1 measures the peers (SDPA backends,
@@ -76,8 +77,9 @@ echo "== speed benchmarks (tests/benchmarks; report: $out/bench/bench.md)"
 # One process on one GPU: without xdist, under which pytest-benchmark disables itself, and
 # without the extra arguments (they may be -n). When pytest-benchmark's storage holds a run
 # saved on this kind of machine (.benchmarks/<machine id>/NNNN_*.json, by --benchmark-save),
-# the run is compared with the latest one and fails if any benchmark's fastest round is
-# more than 10% slower. FLASHCHECK_BENCH_SAVE=NAME saves this run there as the next baseline.
+# the run is compared with the latest one and fails if any gated benchmark's fastest round
+# is more than 10% slower (the host-bound ones are not gated: see below).
+# FLASHCHECK_BENCH_SAVE=NAME saves the gated part there as the next baseline.
 # The gate is on the project kernel only by default: a peer that a torch upgrade slows down
 # is not this project's regression.
 storage="${FLASHCHECK_BENCH_STORAGE:-.benchmarks}"
@@ -95,13 +97,14 @@ if [ -n "${FLASHCHECK_BENCH_BASELINE:-}" ]; then
     echo "gating against $FLASHCHECK_BENCH_BASELINE"
 fi
 bench_args=(--benchmark-storage "$storage")
+gated_args=()
 if [ -n "$machine" ] && compgen -G "$storage/$machine/[0-9][0-9][0-9][0-9]_*.json" >/dev/null; then
-    bench_args+=(--benchmark-compare --benchmark-compare-fail=min:10%)
+    gated_args+=(--benchmark-compare --benchmark-compare-fail=min:10%)
 else
     echo "no saved run of this machine kind in $storage: benchmarks not gated"
 fi
 if [ -n "${FLASHCHECK_BENCH_SAVE:-}" ]; then
-    bench_args+=(--benchmark-save "$FLASHCHECK_BENCH_SAVE")
+    gated_args+=(--benchmark-save "$FLASHCHECK_BENCH_SAVE")
 fi
 select="${FLASHCHECK_BENCH_SELECT:-}"
 if [ "${FLASHCHECK_BENCH_PEERS:-0}" != 1 ]; then
@@ -111,11 +114,31 @@ fi
 if [ -n "$select" ]; then
     bench_args+=(-k "$select")
 fi
-rm -f "$out/bench.json"
-python3 -m pytest -q -rs -p no:xdist tests/benchmarks -m speed --junitxml="$out/bench.xml" \
-    --benchmark-json "$out/bench.json" "${bench_args[@]}" || status=1
-if [ -s "$out/bench.json" ]; then
-    flashcheck bench-report "$out/bench.json" --out "$out/bench" || status=1
+# What else this machine was doing: host-bound timings follow it (see below).
+echo "host load before the benchmarks (1, 5, 15 min): $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)"
+ps -eo pcpu=,etime=,comm= --sort=-pcpu 2>/dev/null | head -n 5 | sed 's/^/  busiest: /'
+rm -f "$out/bench.json" "$out/bench-host-bound.json"
+bench_part() {  # NAME MARKER-EXPRESSION PYTEST-ARGS...: one part's JSON and junit in $out
+    local name=$1 markers=$2; shift 2
+    python3 -m pytest -q -rs -p no:xdist tests/benchmarks -m "$markers" --junitxml="$out/$name.xml" \
+        --benchmark-json "$out/$name.json" "$@"
+    local code=$?
+    [ $code -eq 5 ] && echo "($name: no benchmark selected)" && return 0  # pytest: nothing collected
+    return $code
+}
+# The gated part: every benchmark but the host-bound ones.
+bench_part bench "speed and not host_bound" "${bench_args[@]}" "${gated_args[@]}" || status=1
+# The host-bound part (flashcheck.bench.host_bound: forward+backward at 512 tokens, 1K
+# causal), measured and reported but not gated: queueing one forward+backward costs the
+# host about as long as the GPU takes to run it, so these timings follow the host's speed,
+# which varied by up to half between two runs minutes apart on one H100 machine.
+bench_part bench-host-bound "speed and host_bound" "${bench_args[@]}" || status=1
+parts=()
+for part in bench bench-host-bound; do
+    [ -s "$out/$part.json" ] && parts+=("$out/$part.json")
+done
+if [ ${#parts[@]} -gt 0 ]; then
+    flashcheck bench-report "${parts[@]}" --out "$out/bench" || status=1
 else
     echo "no benchmark JSON was written"; status=1
 fi

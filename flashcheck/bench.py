@@ -85,6 +85,26 @@ class Config:
                                causal=self.causal, mode=self.mode)
 
 
+#: The longest "full-attention equivalent" length (causal counts half) at which the project
+#: kernel's forward+backward is bound by its host: see :func:`host_bound`.
+HOST_BOUND_LENGTH = 512
+
+
+def host_bound(cfg: Config) -> bool:
+    """Whether the project kernel's time at ``cfg`` measures the host more than the GPU:
+    forward+backward of at most :data:`HOST_BOUND_LENGTH` tokens of full attention (causal
+    counting half, so causal up to twice that).
+
+    Measured on H100 machines (:func:`host_cost`, ``kernels/PERFORMANCE.md``): queueing one
+    forward+backward costs the host 640-780 µs on an idle machine, and up to about 1.15 ms
+    on the same machine after 12 minutes of 16 test workers (``ci/gpu.sh``), against GPU
+    times of 0.67-1.06 ms for these configurations and at least 1.4 ms for the others. Their
+    timings follow the host's speed, which varies by half between runs minutes apart, so
+    ``ci/gpu.sh`` measures and reports them but does not gate them."""
+    effective = cfg.seqlen // 2 if cfg.causal else cfg.seqlen
+    return cfg.mode == "fwd_bwd" and effective <= HOST_BOUND_LENGTH
+
+
 def config(mode: str, dtype: str, head_dim: int, causal: bool, seqlen: int, *,
            hidden: int = HIDDEN, tokens: int = TOKENS) -> Config:
     """The :class:`Config` of one grid point: ``heads = hidden / head_dim`` and

@@ -91,12 +91,21 @@ class Results:
         return entry.tflops if entry is not None and entry.status == "ok" else None
 
 
-def load(path) -> Results:
-    """The entries of a pytest-benchmark JSON file written by ``tests/benchmarks``.
+def load(*paths) -> Results:
+    """The entries of one or more pytest-benchmark JSON files written by ``tests/benchmarks``
+    (parts of one run, such as ``ci/gpu.sh``'s gated and host-bound parts); the machine is
+    the first file's.
 
-    Raises ValueError naming ``path`` when the file is not such a JSON file, or when a
+    Raises ValueError naming the path when a file is not such a JSON file, or when a
     benchmark lacks the ``extra_info`` fields that :func:`flashcheck.bench.measure` writes.
     """
+    if not paths:
+        raise ValueError("paths: expected at least one benchmark JSON file")
+    parts = [_load_one(path) for path in paths]
+    return Results([entry for part in parts for entry in part.entries], machine=parts[0].machine)
+
+
+def _load_one(path) -> Results:
     try:
         data = json.loads(Path(path).read_text())
     except (OSError, ValueError) as error:

@@ -49,6 +49,12 @@ def test_the_grid_keeps_16k_tokens_and_hidden_2048():
         assert c.flops == bench.attention_flops(c.batch, c.heads, c.seqlen, c.head_dim, causal=c.causal, mode=c.mode)
 
 
+def test_host_bound_configurations_are_the_short_forward_backwards():
+    bound = {(c.mode, c.causal, c.seqlen) for c in bench.grid() if bench.host_bound(c)}
+    # The full-attention work of at most 512 tokens: full at 512, causal at 512 and 1K.
+    assert bound == {("fwd_bwd", False, 512), ("fwd_bwd", True, 512), ("fwd_bwd", True, 1024)}
+
+
 @pytest.mark.parametrize("kwargs, argument", [
     (dict(mode="bwd"), "mode"), (dict(head_dim=96), "head_dim"), (dict(seqlen=0), "seqlen"),
     (dict(dtype="int8"), "dtype"), (dict(dtype="bf16"), "dtype"),
@@ -251,6 +257,29 @@ def test_the_command_writes_the_report_and_the_plot(synthetic_json, tmp_path, ca
     assert "at 2K: flash is **2.8×**" in capsys.readouterr().out
     assert (tmp_path / "out" / "bench.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "![TFLOP/s against sequence length](bench.png)" in (tmp_path / "out" / "bench.md").read_text()
+
+
+def test_parts_of_one_run_are_reported_together(tmp_path, capsys):
+    data = synthetic()
+    host_bound = [b for b in data["benchmarks"] if b["extra_info"]["seqlen"] == 2048]
+    gated = dict(data, benchmarks=[b for b in data["benchmarks"] if b not in host_bound])
+    paths = tmp_path / "gated.json", tmp_path / "host-bound.json"
+    paths[0].write_text(json.dumps(gated))
+    paths[1].write_text(json.dumps(dict(data, benchmarks=host_bound, flashcheck={})))
+    whole = bench_report.load(synthetic_json_path(tmp_path, data))
+    merged = bench_report.load(*paths)
+    assert merged.tflops(("fwd", "bfloat16", 128, True), 2048, "flash") == pytest.approx(100.0)
+    assert bench_report.markdown(merged) == bench_report.markdown(whole)
+    assert main(["bench-report", *map(str, paths), "--out", str(tmp_path / "out")]) == 0
+    assert "at 2K: flash is **2.8×**" in capsys.readouterr().out
+    with pytest.raises(ValueError, match="^paths:"):
+        bench_report.load()
+
+
+def synthetic_json_path(directory: Path, data: dict) -> Path:
+    path = directory / "whole.json"
+    path.write_text(json.dumps(data))
+    return path
 
 
 def test_the_command_refuses_a_file_that_is_not_the_benchmarks_json(tmp_path, capsys):

@@ -17,6 +17,12 @@ def _records(config) -> dict:
     return config.stash.setdefault(_RECORDS, {"out_of_memory": [], "unavailable": []})
 
 
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "host_bound: the project kernel's time here follows the host more than the GPU "
+        "(flashcheck.bench.host_bound); ci/gpu.sh reports it without gating it")
+
+
 @pytest.fixture
 def bench_records(request) -> dict:
     """This run's records of unmeasured cases: ``{"out_of_memory": [...], "unavailable": [...]}``."""

@@ -44,8 +44,13 @@ def _case_id(cfg: bench.Config) -> str:
     return f"{cfg.mode}-{cfg.dtype}-d{cfg.head_dim}-{'causal' if cfg.causal else 'full'}-n{cfg.seqlen}"
 
 
+def _marks(cfg: bench.Config) -> tuple:
+    # host_bound: measured and reported, but left out of ci/gpu.sh's regression gate.
+    return MARKS + ((pytest.mark.host_bound,) if bench.host_bound(cfg) else ())
+
+
 # Plain values as parameters, so that pytest-benchmark's JSON can hold them ("params").
-CASES = [pytest.param(c.mode, c.dtype, c.head_dim, c.causal, c.seqlen, id=_case_id(c), marks=MARKS) for c in GRID]
+CASES = [pytest.param(c.mode, c.dtype, c.head_dim, c.causal, c.seqlen, id=_case_id(c), marks=_marks(c)) for c in GRID]
 
 
 @pytest.mark.benchmark(timer=bench.synchronized_timer)

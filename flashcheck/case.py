@@ -38,8 +38,19 @@ DTYPES = {"float16": torch.float16, "bfloat16": torch.bfloat16, "float32": torch
 #: How q, k and v sit in memory. ``contiguous``: (B, N, H, D) dense. ``heads-first``: stored
 #: (B, H, N, D) and viewed as (B, N, H, D), so the sequence stride exceeds the head stride.
 #: ``padded``: a view into a larger buffer padded on every dimension with NaN, so that any
-#: read outside the view poisons the result.
-LAYOUTS = ("contiguous", "heads-first", "padded")
+#: read outside the view poisons the result. ``mixed``: q heads-first, k padded and v padded
+#: by other amounts (:data:`MIXED_LAYOUTS`), so that the three never share a sequence or head
+#: stride, whatever the shapes: a kernel that addresses one tensor with another's strides
+#: reads the wrong elements (in every other layout k and v, of equal shapes, have equal
+#: strides, and such a bug cannot show).
+LAYOUTS = ("contiguous", "heads-first", "padded", "mixed")
+
+#: The layouts of q, k and v in the ``mixed`` layout; ``padded-wide`` is ``padded`` with
+#: wider pads, used there only.
+MIXED_LAYOUTS = ("heads-first", "padded", "padded-wide")
+
+#: Pads (batch, sequence, head, head dim) of the padded layouts, before and after the view.
+_PADS = {"padded": ((1, 0), (2, 1), (1, 1), (3, 2)), "padded-wide": ((1, 1), (3, 2), (2, 1), (4, 3))}
 
 #: Value distributions. ``normal``: N(0, 1). ``small``: N(0, 1e-2), tiny logits, near-uniform
 #: attention. ``large-logits``: logits of several hundred, which overflow ``exp`` unless the
@@ -272,23 +283,27 @@ class Case:
         q_shape = (self.batch, self.seqlen_q, self.heads, self.head_dim)
         kv_shape = (self.batch, self.seqlen_k, self.kv_heads, self.head_dim)
         q, k, v = _draw_values(self.values, q_shape, kv_shape, self.scale, generator)
+        layouts = MIXED_LAYOUTS if self.layout == "mixed" else (self.layout,) * 3
         if self.varlen:
-            return Inputs(*(_lay_out_packed(self.layout, t[0].to(self.torch_dtype), device) for t in (q, k, v)))
-        return Inputs(*(self._lay_out(t.to(self.torch_dtype), device, generator) for t in (q, k, v)))
+            return Inputs(*(_lay_out_packed(layout, t[0].to(self.torch_dtype), device)
+                            for layout, t in zip(layouts, (q, k, v))))
+        return Inputs(*(_lay_out(layout, t.to(self.torch_dtype), device) for layout, t in zip(layouts, (q, k, v))))
 
-    def _lay_out(self, tensor: torch.Tensor, device, generator: torch.Generator) -> torch.Tensor:
-        if self.layout == "contiguous":
-            return tensor.to(device)
-        if self.layout == "heads-first":
-            return tensor.transpose(1, 2).contiguous().to(device).transpose(1, 2)
-        # padded: a view into a NaN-filled buffer; the pads differ per dimension so that a
-        # kernel mixing up strides reads NaN.
-        b, n, h, d = tensor.shape
-        buffer = torch.full((b + 1, n + 3, h + 2, d + 5), float("nan"), dtype=tensor.dtype)
-        view = buffer[1 : b + 1, 2 : n + 2, 1 : h + 1, 3 : d + 3]
-        view.copy_(tensor)
-        buffer = buffer.to(device)
-        return buffer[1 : b + 1, 2 : n + 2, 1 : h + 1, 3 : d + 3]
+
+def _lay_out(layout: str, tensor: torch.Tensor, device) -> torch.Tensor:
+    """(B, N, H, D) in ``layout`` (one of :data:`LAYOUTS` but ``mixed``, or of :data:`MIXED_LAYOUTS`)."""
+    if layout == "contiguous":
+        return tensor.to(device)
+    if layout == "heads-first":
+        return tensor.transpose(1, 2).contiguous().to(device).transpose(1, 2)
+    # padded: a view into a NaN-filled buffer; the pads differ per dimension so that a
+    # kernel mixing up strides reads NaN.
+    pads = _PADS[layout]
+    buffer = torch.full([n + before + after for n, (before, after) in zip(tensor.shape, pads)], float("nan"),
+                        dtype=tensor.dtype)
+    view = tuple(slice(before, before + n) for n, (before, _) in zip(tensor.shape, pads))
+    buffer[view].copy_(tensor)
+    return buffer.to(device)[view]
 
 
 #: NaN tokens after the last packed token in the padded varlen layout: at least one tile of
@@ -298,16 +313,20 @@ TRAILING_TOKENS = 128
 
 
 def _lay_out_packed(layout: str, tensor: torch.Tensor, device) -> torch.Tensor:
-    """(T, H, D) in ``layout``: contiguous; heads-first (stored (H, T, D)); padded (a view
-    into a NaN buffer, NaN around it and for :data:`TRAILING_TOKENS` tokens after it)."""
+    """(T, H, D) in ``layout``: contiguous; heads-first (stored (H, T, D)); padded or
+    padded-wide (a view into a NaN buffer, NaN around it and for :data:`TRAILING_TOKENS`
+    tokens after it)."""
     if layout == "contiguous":
         return tensor.to(device)
     if layout == "heads-first":
         return tensor.transpose(0, 1).contiguous().to(device).transpose(0, 1)
-    t, h, d = tensor.shape
-    buffer = torch.full((t + 2 + TRAILING_TOKENS, h + 2, d + 5), float("nan"), dtype=tensor.dtype)
-    buffer[2 : t + 2, 1 : h + 1, 3 : d + 3].copy_(tensor)
-    return buffer.to(device)[2 : t + 2, 1 : h + 1, 3 : d + 3]
+    _, (before_tokens, _), *pads = _PADS[layout]  # no batch; NaN tokens after the last one
+    pads = ((before_tokens, TRAILING_TOKENS), *pads)
+    buffer = torch.full([n + before + after for n, (before, after) in zip(tensor.shape, pads)], float("nan"),
+                        dtype=tensor.dtype)
+    view = tuple(slice(before, before + n) for n, (before, _) in zip(tensor.shape, pads))
+    buffer[view].copy_(tensor)
+    return buffer.to(device)[view]
 
 
 def _parse_field(key: str, raw: str):

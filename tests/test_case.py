@@ -252,6 +252,25 @@ def test_padded_layout_is_a_view_into_nan(dtype):
         assert torch.isnan(base).sum() == base.numel() - t.numel()
 
 
+@pytest.mark.parametrize("shape", [dict(heads=1, kv_heads=1, head_dim=8), dict(heads=4, kv_heads=2, head_dim=1)])
+@pytest.mark.parametrize("packed", [False, True])
+def test_mixed_layout_gives_q_k_and_v_strides_of_their_own(shape, packed):
+    """q heads-first, k padded, v padded wider: whatever the shapes (one head, head dim 1),
+    no two share a sequence or head stride, so a kernel that reads one tensor with
+    another's strides reads the wrong elements; the values are those of every layout."""
+    case = (Case.packed(((3, 5), (2, 0)), **shape, layout="mixed") if packed
+            else Case(batch=2, seqlen_q=5, seqlen_k=7, **shape, layout="mixed"))
+    q, k, v = case.materialize()
+    for t, contiguous in zip((q, k, v), case.replace(layout="contiguous").materialize()):
+        assert torch.equal(t, contiguous)
+    sequence_and_head = [t.stride()[-3:-1] for t in (q, k, v)]
+    assert len({strides[0] for strides in sequence_and_head}) == 3
+    assert len({strides[1] for strides in sequence_and_head}) == 3
+    for t in (k, v):  # padded views into NaN
+        storage = torch.empty(0, dtype=t.dtype).set_(t.untyped_storage())
+        assert int(storage.isnan().sum()) == storage.numel() - t.numel() > 0
+
+
 # -- value distributions ---------------------------------------------------------------------
 def logits(case: Case, q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
     """float64 scale * q_i . k_j, shape (B, H, Nq, Nk), KV heads repeated per group."""

@@ -55,6 +55,9 @@ CAUGHT = [
     ("gqa_matches_repeated_kv", "gqa_modulo_mapping", Case(seqlen_q=3, seqlen_k=5, heads=4, kv_heads=2)),
     ("batch_head_independence", "kv_batch_halved", Case(batch=2, seqlen_q=3, seqlen_k=5, seed=1)),
     ("layout_invariance", "contiguous_query_assumed", Case(seqlen_q=5, seqlen_k=5, layout="heads-first", **GQA)),
+    # Only the mixed layout gives k and v different strides.
+    ("out_matches_reference", "v_read_with_k_strides", Case(seqlen_q=5, seqlen_k=7, layout="mixed")),
+    ("layout_invariance", "v_read_with_k_strides", Case(seqlen_q=5, seqlen_k=7, layout="mixed", **GQA)),
     ("inputs_unchanged", "output_into_q", Case(seqlen_q=5, seqlen_k=5)),
     ("outputs_written_in_bounds", "store_past_last_row", Case(seqlen_q=5, seqlen_k=5)),
     ("outputs_written_in_bounds", "last_column_unwritten", Case(seqlen_q=5, seqlen_k=5, head_dim=24)),

@@ -17,6 +17,14 @@ def materialize(case, device):
     return case.materialize(device or protocol.default_device())
 
 
+def laid_out_like(template: torch.Tensor, values: torch.Tensor) -> torch.Tensor:
+    """``values`` in a new tensor with ``template``'s sizes and strides, so that a property
+    which changes an input's values does not change its memory layout too (``-v`` of a
+    strided view is contiguous): what layout does is ``layout_invariance``'s to check."""
+    tensor = torch.empty_strided(template.size(), template.stride(), dtype=template.dtype, device=template.device)
+    return tensor.copy_(values)
+
+
 def expect(impl, case, inputs, **extra) -> expectation.Expectation:
     """The reference and tolerances for ``inputs``, with the precision ``impl`` declares;
     ``extra`` replaces protocol arguments of the case (e.g. another ``attn_mask``)."""

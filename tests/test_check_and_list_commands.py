@@ -7,8 +7,10 @@ import os
 import pytest
 
 from flashcheck import adapters, cli
+from flashcheck.divergences import KnownDivergence
 from flashcheck.commands import EXIT_FOUND, EXIT_OK, EXIT_USAGE
 from flashcheck.properties import PROPERTIES
+from tests import buggy
 from tests.cli_process import flashcheck
 
 MASKED_CASE = "batch=1 seqlen_q=4 seqlen_k=6 heads=1 kv_heads=1 head_dim=8 dtype=float32 seed=3 mask=random:0.5"
@@ -36,6 +38,24 @@ def test_check_fails_a_buggy_one_with_the_evidence_and_its_own_replay_line(capsy
     assert "property out_matches_reference failed for tests.buggy:ignores_mask" in out
     assert "exceed the allowed error" in out
     assert "reproduce: flashcheck check --impl tests.buggy:ignores_mask --property out_matches_reference" in out
+
+
+def declared_mask_bug(q, k, v, **kwargs):
+    """tests.buggy.ignores_mask, declaring it as a known divergence on masked cases."""
+    return buggy.ignores_mask(q, k, v, **kwargs)
+
+
+declared_mask_bug.flashcheck_features = buggy.FEATURES
+declared_mask_bug.flashcheck_known_divergences = {
+    "out_matches_reference": KnownDivergence("ignores attn_mask", lambda case: case.mask.kind != "none")}
+
+
+def test_check_replays_a_known_divergence_as_the_failure_it_is_and_says_it_is_expected(capsys):
+    impl = "tests.test_check_and_list_commands:declared_mask_bug"
+    assert check(impl, "out_matches_reference", MASKED_CASE) == EXIT_FOUND
+    out = capsys.readouterr().out
+    assert "exceed the allowed error" in out
+    assert f"(a known divergence of {impl}, which fuzzing and the pytest suite report as expected: ignores attn_mask)" in out
 
 
 def test_check_reports_an_implementation_that_raises_as_a_failure_as_fuzz_does(capsys):

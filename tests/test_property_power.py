@@ -126,6 +126,7 @@ CAUGHT_WITHOUT_KERNEL = [
     ("padded_batch_matches_unpadded", "ignores_mask", Case(batch=2, seqlen_q=4, seqlen_k=6, mask="key-padding:3/6")),
     ("out_matches_reference", "ignores_mask", Case(seqlen_q=4, seqlen_k=6, mask="random:0.5")),
     ("empty_rows_exact", "additive_mask", Case(seqlen_q=4, seqlen_k=6, mask="random:1.0,rows:2")),
+    ("layout_invariance", "stride_dependent_rounding", Case(seqlen_q=4, seqlen_k=6, layout="padded")),
 ]
 
 
@@ -150,3 +151,10 @@ def test_every_mutation_applies_to_the_kernel_source():
         assert mutants.SOURCES["forward"].count(fragment) == 1, name
     for name, (fragment, _, _) in mutants.BACKWARD_MUTATIONS.items():
         assert mutants.SOURCES["backward"].count(fragment) >= 1, name
+
+
+def test_value_linearity_keeps_the_layout_so_a_layout_dependence_is_layout_invariances_to_report():
+    """Negating or doubling a padded V keeps it padded: rounding that depends on the layout
+    fails layout_invariance (above), not value_linearity."""
+    case = Case(seqlen_q=4, seqlen_k=6, layout="padded")
+    PROPERTIES["value_linearity"].check(buggy.stride_dependent_rounding, case, device="cpu")

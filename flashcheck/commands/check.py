@@ -44,6 +44,10 @@ def run(args, device) -> int:
         return EXIT_USAGE
     except PropertyFailure as failure:
         print(failure)
+        known = protocol.known_divergences(impl).get(prop.name)
+        if known is not None and known.explains(case):
+            # Still a failure of the property: the replay says what happened, and why it is expected.
+            print(f"(a known divergence of {args.impl}, which fuzzing and the pytest suite report as expected: {known})")
         return EXIT_FOUND
     print(f"{prop.name} holds for {args.impl} on {device}: {case.spec()}")
     return EXIT_OK

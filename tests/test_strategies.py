@@ -389,6 +389,15 @@ def test_environment_variable_and_default_profile_choice():
     )
 
 
+def test_the_smoke_profile_draws_few_cases_and_does_not_shrink_them():
+    # For peers that compile anew for every shape, each shrunk shape would cost a compilation.
+    from hypothesis import Phase, settings
+
+    smoke = settings.get_profile("smoke")
+    assert smoke.max_examples == 5 and Phase.shrink not in smoke.phases and Phase.generate in smoke.phases
+    assert Phase.shrink in settings.get_profile("ci").phases
+
+
 # -- masks and packed sequences ----------------------------------------------------------------
 @pytest.mark.parametrize(
     "kwargs",

@@ -298,12 +298,7 @@ def _lay_out(layout: str, tensor: torch.Tensor, device) -> torch.Tensor:
         return tensor.transpose(1, 2).contiguous().to(device).transpose(1, 2)
     # padded: a view into a NaN-filled buffer; the pads differ per dimension so that a
     # kernel mixing up strides reads NaN.
-    pads = _PADS[layout]
-    buffer = torch.full([n + before + after for n, (before, after) in zip(tensor.shape, pads)], float("nan"),
-                        dtype=tensor.dtype)
-    view = tuple(slice(before, before + n) for n, (before, _) in zip(tensor.shape, pads))
-    buffer[view].copy_(tensor)
-    return buffer.to(device)[view]
+    return _padded_view(tensor, _PADS[layout], device)
 
 
 #: NaN tokens after the last packed token in the padded varlen layout: at least one tile of
@@ -321,7 +316,11 @@ def _lay_out_packed(layout: str, tensor: torch.Tensor, device) -> torch.Tensor:
     if layout == "heads-first":
         return tensor.transpose(0, 1).contiguous().to(device).transpose(0, 1)
     _, (before_tokens, _), *pads = _PADS[layout]  # no batch; NaN tokens after the last one
-    pads = ((before_tokens, TRAILING_TOKENS), *pads)
+    return _padded_view(tensor, ((before_tokens, TRAILING_TOKENS), *pads), device)
+
+
+def _padded_view(tensor: torch.Tensor, pads, device) -> torch.Tensor:
+    """``tensor`` on ``device`` as a view into a NaN buffer with ``(before, after)`` pads per dimension."""
     buffer = torch.full([n + before + after for n, (before, after) in zip(tensor.shape, pads)], float("nan"),
                         dtype=tensor.dtype)
     view = tuple(slice(before, before + n) for n, (before, _) in zip(tensor.shape, pads))

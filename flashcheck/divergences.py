@@ -73,6 +73,11 @@ class BackwardExtremes:
 STRESSES = ("plain", "ds_range")
 
 
+def _check_stress(stress: str) -> None:
+    if stress not in STRESSES:
+        raise ValueError(f"stress: expected one of {STRESSES}, got {stress!r}")
+
+
 def _backward_inputs(case: Case, stress: str):
     # Imported here: the properties import flashcheck.protocol, which imports this module.
     from flashcheck.properties.gradients import ds_range_inputs, upstream
@@ -122,8 +127,7 @@ def _extremes(spec: str, stress: str) -> BackwardExtremes:
 def backward_extremes(case: Case, stress: str = "plain") -> BackwardExtremes:
     """The :class:`BackwardExtremes` of ``case``'s backward on the inputs of ``stress`` (one
     of :data:`STRESSES`; computed once per case and stress)."""
-    if stress not in STRESSES:
-        raise ValueError(f"stress: expected one of {STRESSES}, got {stress!r}")
+    _check_stress(stress)
     return _extremes(case.spec(), stress)
 
 
@@ -155,8 +159,7 @@ def float16_subnormal_probabilities(case: Case, stress: str = "plain") -> bool:
 def under(stress: str, predicate: Callable[..., bool]) -> Callable[[Case], bool]:
     """``predicate`` (a cause above) evaluated on the inputs of ``stress``, for the known
     divergence of a property that runs the backward on those inputs."""
-    if stress not in STRESSES:
-        raise ValueError(f"stress: expected one of {STRESSES}, got {stress!r}")
+    _check_stress(stress)
     return lambda case: predicate(case, stress)
 
 

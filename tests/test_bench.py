@@ -259,14 +259,14 @@ def test_the_command_writes_the_report_and_the_plot(synthetic_json, tmp_path, ca
     assert "![TFLOP/s against sequence length](bench.png)" in (tmp_path / "out" / "bench.md").read_text()
 
 
-def test_parts_of_one_run_are_reported_together(tmp_path, capsys):
+def test_parts_of_one_run_are_reported_together(synthetic_json, tmp_path, capsys):
     data = synthetic()
     host_bound = [b for b in data["benchmarks"] if b["extra_info"]["seqlen"] == 2048]
     gated = dict(data, benchmarks=[b for b in data["benchmarks"] if b not in host_bound])
     paths = tmp_path / "gated.json", tmp_path / "host-bound.json"
     paths[0].write_text(json.dumps(gated))
     paths[1].write_text(json.dumps(dict(data, benchmarks=host_bound, flashcheck={})))
-    whole = bench_report.load(synthetic_json_path(tmp_path, data))
+    whole = bench_report.load(synthetic_json)
     merged = bench_report.load(*paths)
     assert merged.tflops(("fwd", "bfloat16", 128, True), 2048, "flash") == pytest.approx(100.0)
     assert bench_report.markdown(merged) == bench_report.markdown(whole)
@@ -274,12 +274,6 @@ def test_parts_of_one_run_are_reported_together(tmp_path, capsys):
     assert "at 2K: flash is **2.8×**" in capsys.readouterr().out
     with pytest.raises(ValueError, match="^paths:"):
         bench_report.load()
-
-
-def synthetic_json_path(directory: Path, data: dict) -> Path:
-    path = directory / "whole.json"
-    path.write_text(json.dumps(data))
-    return path
 
 
 def test_the_command_refuses_a_file_that_is_not_the_benchmarks_json(tmp_path, capsys):

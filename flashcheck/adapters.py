@@ -85,7 +85,9 @@ Translations, adapter by adapter:
   64 queries [2.11 H100], where the standard kernel compiled; every case then
   checks the same kernel.  No keys at all (Nk = 0, or a packed batch without a
   key) is declined: ``create_block_mask`` and the eager path fail on an empty key
-  axis (IndexError) [2.13 CPU, 2.11 H100].
+  axis (IndexError) [2.13 CPU, 2.11 H100]. float32 with D > 128 is declined on CUDA:
+  the compiled kernel, whose head dim is rounded up to 256, asked for 344 KB of shared
+  memory where an H100 has 227 KB [2.11 H100, D = 218].
   On CPU the eager (unfused, scores materialised) path runs, which torch refuses
   to differentiate, so "backward" is declared for CUDA only.  Fully masked rows
   [2.13 CPU, 2.11 H100]: out = 0, lse = -inf, zero gradients.
@@ -504,6 +506,12 @@ def _run_flex(q, k, v, req: _Request):
         # [2.11 H100] compiled flex: "NYI: embedding dimension of the query, key, and value
         # must be at least 16".
         raise NotImplementedError(f"flex: compiled FlexAttention needs head dim >= 16, got {q.shape[-1]}")
+    if q.device.type == "cuda" and q.dtype == torch.float32 and q.shape[-1] > 128:
+        # [2.11 H100] float32, D = 218: "No valid triton configs. OutOfMemoryError: out of
+        # resource: triton_tem_fused_flex_attention_0 Required: 344320 Hardware limit: 232448".
+        # Its kernel rounds every D over 128 up to 256, hence the bound.
+        raise NotImplementedError(f"flex: float32 with head dim {q.shape[-1]} > 128 is declined on CUDA: compiled "
+                                  "FlexAttention needs more shared memory than the GPU has (see flashcheck.adapters)")
     if req.nk == 0:
         raise NotImplementedError("flex: no keys (Nk = 0) is declined: create_block_mask and flex_attention "
                                   "fail on an empty key axis (see flashcheck.adapters)")

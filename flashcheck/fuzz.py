@@ -361,22 +361,26 @@ def check_once(prop: Property, impl, case: Case, *, device: str, impl_name: str,
     and implementation) when it fails or the implementation raises, NotImplementedError
     when the implementation declines the case. An error after which the process cannot
     go on (:func:`is_fatal`) goes to ``on_fatal`` first (which should end the process:
-    hypothesis must not try to shrink on a dead CUDA context), then propagates as it is."""
+    hypothesis must not try to shrink on a dead CUDA context), then propagates as it is.
+    Otherwise the GPU memory the case left cached is released (protocol.release_cached_memory)."""
     try:
         prop.check(impl, case, device=device)
     except (NotImplementedError, PropertyFailure) as error:
         if isinstance(error, PropertyFailure):
             error.property_name, error.case, error.impl_name = prop.name, case, impl_name
+        protocol.release_cached_memory(device)
         raise
     except Exception as error:
         if is_fatal(error):
             if on_fatal is not None:
                 on_fatal(error)
             raise
+        protocol.release_cached_memory(device)
         raise PropertyFailure(
             f"the implementation raised {type(error).__name__}: {error}",
             property_name=prop.name, case=case, impl_name=impl_name,
         ) from error
+    protocol.release_cached_memory(device)
 
 
 def cycle(properties: list[Property], shuffler: random.Random) -> list[Property]:

@@ -21,6 +21,7 @@ import pytest
 import torch
 
 from flashcheck import profiles, protocol
+from flashcheck.case import Case
 from flashcheck import fuzz as fuzz_engine
 from flashcheck.properties import PROPERTIES
 from tests import buggy
@@ -289,3 +290,23 @@ def test_workers_are_spread_over_the_gpus(tmp_path):
     assert [worker["gpu"] for worker in result["workers"]] == expected_ids
     assert all(worker["cases"] > 0 for worker in result["workers"])
     assert not parent_used_cuda
+
+
+def test_releasing_cached_memory_on_the_cpu_leaves_cuda_uninitialised():
+    code = ("import torch; from flashcheck import protocol; protocol.release_cached_memory('cpu'); "
+            "protocol.release_cached_memory('cuda'); print(torch.cuda.is_initialized())")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "False"
+
+
+@pytest.mark.gpu
+@cuda
+def test_a_checked_case_leaves_no_gpu_memory_cached_for_the_workers_sharing_the_gpu():
+    case = Case(batch=2, seqlen_q=1024, seqlen_k=1024, heads=4, kv_heads=2, head_dim=64, dtype="float16")
+    torch.cuda.empty_cache()
+    before = torch.cuda.memory_reserved()
+    fuzz_engine.check_once(PROPERTIES["out_matches_reference"], buggy.correct, case, device="cuda",
+                           impl_name="tests.buggy:correct")
+    # The float64 reference alone needs 2 x 4 x 1024^2 scores of 8 bytes (64 MiB) at a time.
+    assert torch.cuda.memory_reserved() <= before

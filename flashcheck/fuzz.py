@@ -11,6 +11,7 @@ fuzz`` runs it in worker processes (:mod:`flashcheck.isolation`).
 
 from __future__ import annotations
 
+import contextlib
 import random
 import time
 import unittest
@@ -362,24 +363,36 @@ def check_once(prop: Property, impl, case: Case, *, device: str, impl_name: str,
     when the implementation declines the case. An error after which the process cannot
     go on (:func:`is_fatal`) goes to ``on_fatal`` first (which should end the process:
     hypothesis must not try to shrink on a dead CUDA context), then propagates as it is.
-    Otherwise the GPU memory the case left cached is released (protocol.release_cached_memory)."""
-    try:
-        prop.check(impl, case, device=device)
-    except (NotImplementedError, PropertyFailure) as error:
-        if isinstance(error, PropertyFailure):
-            error.property_name, error.case, error.impl_name = prop.name, case, impl_name
-        protocol.release_cached_memory(device)
-        raise
-    except Exception as error:
-        if is_fatal(error):
-            if on_fatal is not None:
-                on_fatal(error)
+    The GPU memory the case left cached is released (:func:`releasing_cached_memory`)."""
+    with releasing_cached_memory(device):
+        try:
+            prop.check(impl, case, device=device)
+        except (NotImplementedError, PropertyFailure) as error:
+            if isinstance(error, PropertyFailure):
+                error.property_name, error.case, error.impl_name = prop.name, case, impl_name
             raise
-        protocol.release_cached_memory(device)
-        raise PropertyFailure(
-            f"the implementation raised {type(error).__name__}: {error}",
-            property_name=prop.name, case=case, impl_name=impl_name,
-        ) from error
+        except Exception as error:
+            if is_fatal(error):
+                if on_fatal is not None:
+                    on_fatal(error)
+                raise
+            raise PropertyFailure(
+                f"the implementation raised {type(error).__name__}: {error}",
+                property_name=prop.name, case=case, impl_name=impl_name,
+            ) from error
+
+
+@contextlib.contextmanager
+def releasing_cached_memory(device):
+    """Around one case: on leaving, however the case ended, its cached GPU memory goes back
+    to the driver (:func:`flashcheck.protocol.release_cached_memory`), except after a fatal
+    error (:func:`is_fatal`), when the dead CUDA context can release nothing."""
+    try:
+        yield
+    except BaseException as error:
+        if not is_fatal(error):
+            protocol.release_cached_memory(device)
+        raise
     protocol.release_cached_memory(device)
 
 

@@ -83,21 +83,17 @@ def test_property_holds(impl_name, property_name, pytestconfig, ratio_log):
 
     @given(case=cases)
     def holds(case):
-        try:
-            prop.check(impl, case, device=device)
-        except Exception as error:
-            if not fuzz.is_fatal(error):  # a dead CUDA context can release nothing
-                protocol.release_cached_memory(device)
-            if isinstance(error, NotImplementedError):
+        with fuzz.releasing_cached_memory(device):
+            try:
+                prop.check(impl, case, device=device)
+            except NotImplementedError:
                 reject()  # an adapter declining a case it cannot express (see flashcheck.adapters)
-            if not isinstance(error, PropertyFailure):
+            except PropertyFailure as failure:
+                failure.property_name, failure.case, failure.impl_name = property_name, case, impl_name
+                if known is not None and known.explains(case):
+                    observed.append(failure)
+                    return
                 raise
-            error.property_name, error.case, error.impl_name = property_name, case, impl_name
-            if known is not None and known.explains(case):
-                observed.append(error)
-                return
-            raise
-        protocol.release_cached_memory(device)
 
     try:
         holds()

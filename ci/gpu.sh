@@ -45,6 +45,17 @@ spread=()
 if [ "$workers" -gt 1 ] && python3 -c 'import xdist' 2>/dev/null; then
     spread=(-n "$workers" --dist worksteal)
 fi
+# With pytest-reportlog (the dev extra), each pytest call also writes every test's report as
+# the test finishes, to $out/NAME-reports.jsonl: a run cut short (a job's time limit) still
+# tells which tests failed and why, where pytest's own summary comes only at the end.
+have_reportlog=0
+python3 -c 'import pytest_reportlog' 2>/dev/null && have_reportlog=1
+reports=()
+report_log() {  # NAME: sets reports to the --report-log arguments of one pytest call
+    reports=()
+    [ "$have_reportlog" = 1 ] && reports=(--report-log "$out/$1-reports.jsonl")
+    return 0
+}
 echo "== $gpus GPU(s); pytest ${spread[*]:-without xdist}"
 stages=" ${FLASHCHECK_GPU_STAGES:-unit baseline properties bench} "
 stage() {
@@ -53,8 +64,9 @@ stage() {
 }
 status=0
 if stage unit; then
+    report_log unit
     python3 -m pytest -q -rfExX --ignore=tests/test_properties.py --flashcheck-profile "$default_profile" \
-        --junitxml="$out/unit.xml" "${spread[@]}" "$@" || status=1
+        --junitxml="$out/unit.xml" "${reports[@]}" "${spread[@]}" "$@" || status=1
 fi
 if stage baseline; then
     echo "== regression tolerances of the project kernel (ci/baselines/flash-cuda.json)"
@@ -74,8 +86,9 @@ if stage properties; then
             profile=smoke
             quiet=(-p no:logging)
         fi
+        report_log "$impl"
         python3 -m pytest -q -rfExX tests/test_properties.py --flashcheck-impl "$impl" --flashcheck-profile "$profile" \
-            --flashcheck-ratio-log "$out/ratios.jsonl" --junitxml="$out/$impl.xml" "${quiet[@]}" "${spread[@]}" "$@" || status=1
+            --flashcheck-ratio-log "$out/ratios.jsonl" --junitxml="$out/$impl.xml" "${reports[@]}" "${quiet[@]}" "${spread[@]}" "$@" || status=1
     done
 fi
 if ! stage bench; then

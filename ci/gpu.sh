@@ -18,8 +18,10 @@
 # run (all but the host-bound ones, which are reported only), and their report, in
 # $FLASHCHECK_GPU_OUT/bench.
 # Results: $FLASHCHECK_GPU_OUT. Hypothesis profile: $FLASHCHECK_HYPOTHESIS_PROFILE (default gpu:
-# 200 examples per property, 4-10 minutes per property on an H100, so about half an hour for
-# the project kernel's suite by an estimate from two partial runs; "ci", 25 derandomized
+# 200 examples per property; on a fresh H100 machine with 16 workers, 20 of the project
+# kernel's 26 properties took 4-20 minutes each and six backward ones over 28, so plan on
+# well over half an hour, nearly all of it compiling kernel specialisations: a runner that
+# keeps Triton's cache (~/.triton/cache) pays for each one once. "ci", 25 derandomized
 # examples, took 8.5 minutes with 16 workers).
 # Stages: $FLASHCHECK_GPU_STAGES (default "unit baseline properties bench"), run in that order,
 # each timed. Benchmarks: $FLASHCHECK_BENCH_PEERS=1 measures the peers (SDPA backends,

@@ -1,0 +1,132 @@
+"""How many kernel compilations do a property's drawn cases need?
+
+``TRITON_INTERPRET=1 python -m flashcheck.kernels.specialisations PROPERTY ... [--examples N]
+[--size gpu] [--unspecialised ARG ...]``
+
+On a GPU, a run of the property suite spends nearly all its time compiling, not running:
+each launch whose *specialisation* is new compiles the kernel again (seconds each; a
+float32 head-dim-256 backward, a minute). The specialisation is the launch's constexprs
+and launch options plus Triton's own classification of every runtime argument: a
+pointer's dtype and 16-byte alignment, an integer's width and whether it equals 1 or is
+divisible by 16. Triton's cache keeps each compilation, so on a fresh machine the count
+of distinct specialisations is the count of compilations.
+
+This tool draws cases for each property as the suite does (:func:`flashcheck.fuzz.case_strategy`,
+derandomized, the GPU's feature set), makes the project kernel's call for each one --
+forward, and backward where the property requires it -- with every launch *recorded
+instead of run*, and counts the distinct specialisations per kernel, classified by
+Triton's own function. ``--unspecialised`` counts them again as if those runtime
+arguments were marked ``do_not_specialize``: what such a change would save.
+
+Runs on the CPU in Triton's interpreter mode (no kernel runs, so GPU sizes cost nothing).
+What it counts is a floor: the launch settings there are the interpreter's, so launch
+settings that differ between tuned GPU configurations by band alone are not told apart,
+and properties that call the kernel again on transformed inputs (other layouts, repeated
+keys) make launches that this count does not include.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import contextlib
+import inspect
+import sys
+
+from hypothesis import HealthCheck, Phase, given, settings
+from triton._C.libtriton import native_specialize_impl
+from triton.backends.compiler import BaseBackend
+
+from flashcheck import fuzz, profiles, protocol
+from flashcheck.kernels import config, interface, launcher
+from flashcheck.properties import PROPERTIES
+from flashcheck.properties.gradients import gradients
+
+#: The runtime arguments that are lengths or counts rather than strides (``--unspecialised``).
+LENGTH_ARGUMENTS = ("seqlen_q", "seqlen_k", "head_dim", "heads", "kv_heads", "group",
+                    "window_left", "window_right")
+
+
+def specialisation(kernel, pointers, scalars, constants, unspecialised=()) -> tuple:
+    """The launch's compilation key: constexprs and options, then Triton's specialisation
+    of each runtime argument (``unspecialised`` names are classified by type only)."""
+    names = list(inspect.signature(kernel.fn).parameters)[len(pointers):len(pointers) + len(scalars)]
+    arguments = [(p, True) for p in pointers] + [(s, n not in unspecialised) for s, n in zip(scalars, names)]
+    return (tuple(sorted(constants.items())),
+            tuple(native_specialize_impl(BaseBackend, value, False, specialise, True)[:2]
+                  for value, specialise in arguments))
+
+
+@contextlib.contextmanager
+def recorded_launches(unspecialised=()):
+    """Within the block the project kernel's launches are recorded, not run: yields a list
+    that fills with ``(kernel name, key, key with unspecialised arguments)``."""
+    log = []
+
+    def record(kernel, grid, pointers, scalars, **constants):
+        log.append((kernel.fn.__name__, specialisation(kernel, pointers, scalars, constants),
+                    specialisation(kernel, pointers, scalars, constants, unspecialised)))
+
+    real, launcher.launch = launcher.launch, record
+    try:
+        yield log
+    finally:
+        launcher.launch = real
+
+
+def count(property_name: str, *, examples: int = 200, size: str = "gpu", unspecialised=LENGTH_ARGUMENTS) -> dict:
+    """``{kernel name: (launches, specialisations, specialisations with unspecialised)}`` for
+    ``examples`` cases drawn for ``property_name`` at ``size`` (a size profile's name)."""
+    if not config.INTERPRETER:
+        raise ValueError("TRITON_INTERPRET: expected 1, set before triton is imported (the cases are CPU tensors)")
+    if property_name not in PROPERTIES:
+        raise ValueError(f"property: unknown {property_name!r}; known: {sorted(PROPERTIES)}")
+    prop = PROPERTIES[property_name]
+    impl = interface.flash_attention
+    strategy = fuzz.case_strategy(prop, protocol.features_of(impl, "cuda"), profiles.size_profile(size))
+    backward = "backward" in prop.requires
+
+    with recorded_launches(unspecialised) as log:
+        @settings(max_examples=examples, derandomize=True, database=None, phases=[Phase.generate],
+                  deadline=None, suppress_health_check=list(HealthCheck))
+        @given(case=strategy)
+        def call(case):
+            inputs = case.materialize("cpu")
+            if backward:
+                gradients(impl, case, inputs)
+            else:
+                protocol.call(impl, inputs, case)
+
+        call()
+    tally = collections.defaultdict(lambda: [0, set(), set()])
+    for name, key, reduced in log:
+        tally[name][0] += 1
+        tally[name][1].add(key)
+        tally[name][2].add(reduced)
+    return {name: (launches, len(keys), len(reduced)) for name, (launches, keys, reduced) in sorted(tally.items())}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m flashcheck.kernels.specialisations", description=__doc__.split("\n\n")[0])
+    parser.add_argument("properties", nargs="+", metavar="PROPERTY")
+    parser.add_argument("--examples", type=int, default=200, help="cases drawn per property (default 200, the gpu profile's)")
+    parser.add_argument("--size", default="gpu", help="size profile of the cases (default gpu)")
+    parser.add_argument("--unspecialised", nargs="*", default=list(LENGTH_ARGUMENTS), metavar="ARG",
+                        help="runtime arguments to count again as unspecialised (default: the lengths and counts)")
+    args = parser.parse_args(argv)
+    try:
+        for name in args.properties:
+            counts = count(name, examples=args.examples, size=args.size, unspecialised=tuple(args.unspecialised))
+            print(f"{name} ({args.examples} cases, size {args.size}): "
+                  f"{sum(c[1] for c in counts.values())} specialisations, "
+                  f"{sum(c[2] for c in counts.values())} without specialising {' '.join(args.unspecialised) or '-'}")
+            for kernel, (launches, keys, reduced) in counts.items():
+                print(f"  {kernel}: {launches} launches, {keys} specialisations, {reduced} without")
+    except ValueError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

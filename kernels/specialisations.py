@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import collections
 import contextlib
+import dataclasses
 import inspect
 import sys
 
@@ -57,15 +58,26 @@ def specialisation(kernel, pointers, scalars, constants, unspecialised=()) -> tu
                   for value, specialise in arguments))
 
 
+@dataclasses.dataclass(frozen=True)
+class Launch:
+    """One launch of a project kernel, as :func:`flashcheck.kernels.launcher.launch` got it."""
+    kernel: object
+    pointers: tuple
+    scalars: tuple
+    constants: dict
+
+    def key(self, unspecialised=()) -> tuple:
+        return specialisation(self.kernel, self.pointers, self.scalars, self.constants, unspecialised)
+
+
 @contextlib.contextmanager
-def recorded_launches(unspecialised=()):
+def recorded_launches():
     """Within the block the project kernel's launches are recorded, not run: yields a list
-    that fills with ``(kernel name, key, key with unspecialised arguments)``."""
+    that fills with :class:`Launch` records."""
     log = []
 
     def record(kernel, grid, pointers, scalars, **constants):
-        log.append((kernel.fn.__name__, specialisation(kernel, pointers, scalars, constants),
-                    specialisation(kernel, pointers, scalars, constants, unspecialised)))
+        log.append(Launch(kernel, tuple(pointers), tuple(scalars), constants))
 
     real, launcher.launch = launcher.launch, record
     try:
@@ -86,7 +98,7 @@ def count(property_name: str, *, examples: int = 200, size: str = "gpu", unspeci
     strategy = fuzz.case_strategy(prop, protocol.features_of(impl, "cuda"), profiles.size_profile(size))
     backward = "backward" in prop.requires
 
-    with recorded_launches(unspecialised) as log:
+    with recorded_launches() as log:
         @settings(max_examples=examples, derandomize=True, database=None, phases=[Phase.generate],
                   deadline=None, suppress_health_check=list(HealthCheck))
         @given(case=strategy)
@@ -99,10 +111,10 @@ def count(property_name: str, *, examples: int = 200, size: str = "gpu", unspeci
 
         call()
     tally = collections.defaultdict(lambda: [0, set(), set()])
-    for name, key, reduced in log:
-        tally[name][0] += 1
-        tally[name][1].add(key)
-        tally[name][2].add(reduced)
+    for launch in log:
+        tally[launch.kernel.fn.__name__][0] += 1
+        tally[launch.kernel.fn.__name__][1].add(launch.key())
+        tally[launch.kernel.fn.__name__][2].add(launch.key(unspecialised))
     return {name: (launches, len(keys), len(reduced)) for name, (launches, keys, reduced) in sorted(tally.items())}
 
 

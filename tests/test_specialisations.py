@@ -1,6 +1,11 @@
 """python -m flashcheck.kernels.specialisations: counting the compilations that drawn cases
-need, by Triton's own classification of the launch arguments, without running a kernel."""
+need, by Triton's own classification of the launch arguments, without running a kernel;
+python -m flashcheck.kernels.codegen: the code those specialisations compile to on a GPU."""
 from __future__ import annotations
+
+import os
+import subprocess
+import sys
 
 import pytest
 import torch
@@ -63,3 +68,31 @@ def test_a_forward_property_counts_only_the_forward():
 def test_an_unknown_property_is_a_usage_error(capsys):
     assert specialisations.main(["no_such_property"]) == 2
     assert "property: unknown 'no_such_property'" in capsys.readouterr().err
+
+
+# python -m flashcheck.kernels.codegen compiles for a GPU, which Triton's interpreter mode
+# (set for this test process) rules out: it runs in a process of its own without it.
+
+def codegen(*args):
+    env = {name: value for name, value in os.environ.items() if name != "TRITON_INTERPRET"}
+    run = subprocess.run([sys.executable, "-m", "flashcheck.kernels.codegen", *args], env=env,
+                         capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr
+    return run.stdout.splitlines()
+
+
+def test_codegen_shows_what_unspecialising_head_dim_would_cost_the_loads():
+    lines = codegen("bfloat16", "64", "full", "256", "--unspecialised", "head_dim")
+    kernels = [line.split(":")[0] for line in lines if not line.startswith(" ")]
+    assert kernels == ["_attention_forward", "_preprocess", "_dk_dv", "_dq"]
+    forward_lines = lines[:2]
+    assert "ld.global.v4" in forward_lines[0] and "wgmma" in forward_lines[0]  # Hopper code
+    lost = forward_lines[1].split("lost: ")[1]
+    assert "ld.global.v4" in lost or "cp.async" in lost  # vector loads become scalar ones
+
+
+def test_codegen_refuses_to_run_in_the_interpreter(capsys):
+    from flashcheck.kernels import codegen as module
+
+    assert module.main(["float16", "64", "full", "256"]) == 2
+    assert "TRITON_INTERPRET" in capsys.readouterr().err

@@ -1,0 +1,132 @@
+"""The code Triton generates for the project kernels on a GPU, compiled on a machine without one.
+
+``python -m flashcheck.kernels.codegen DTYPE HEAD_DIM causal|full SEQLEN [--arch 90]
+[--unspecialised ARG ...]``
+
+Makes the forward and backward launches of one benchmark configuration (16K tokens per
+batch, hidden size 2048, as in tests/benchmarks; the tuned launch settings of
+:data:`flashcheck.kernels.config.TUNED_SM90` where the configuration has them) with every
+launch recorded, not run, then compiles each kernel for the GPU architecture ``--arch``
+with Triton's own compiler and prints its compile time, the length of its PTX and its
+memory and matrix instructions (``ld``/``st``/``cp.async``/``wgmma``/``mma``, by kind and
+vector width). With ``--unspecialised`` each kernel is compiled again as if those runtime
+arguments were marked ``do_not_specialize`` and the instructions that changed are shown:
+whether a change to Triton's specialisation keeps the loads vectorised and the matrix
+instructions as they were, checked before any GPU time is spent on benchmarks (which
+remain the measure of speed). Needs Triton's compiler, so ``TRITON_INTERPRET`` must be
+unset; the tensors are CPU tensors, which carry the alignment that Triton specialises on.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import inspect
+import re
+import sys
+import time
+
+import torch
+import triton
+from triton._C.libtriton import native_specialize_impl
+from triton.backends.compiler import BaseBackend, GPUTarget
+from triton.compiler import ASTSource
+
+from flashcheck.kernels import backward, config, forward
+from flashcheck.kernels.specialisations import LENGTH_ARGUMENTS, Launch, recorded_launches
+
+_INSTRUCTION = re.compile(r"^\s*(?:@!?%p\d+\s+)?((?:ld|st|cp\.async|wgmma|mma)\b[\w.]*)", re.MULTILINE)
+_ELEMENT_TYPE = re.compile(r"\.(?:[bsuf](?:8|16|32|64)|bf16)$")
+
+TOKENS_PER_BATCH = 16 * 1024
+HIDDEN = 2048
+
+
+def benchmark_launches(dtype: torch.dtype, head_dim: int, causal: bool, seqlen: int) -> list[Launch]:
+    """The launches of one forward and one backward at a benchmark configuration."""
+    batch, heads = max(1, TOKENS_PER_BATCH // seqlen), HIDDEN // head_dim
+    q, k, v, out, grad_out, dq, dk, dv = (torch.empty(batch, seqlen, heads, head_dim, dtype=dtype) for _ in range(8))
+    lse, delta = (torch.empty(batch, heads, seqlen, dtype=torch.float32) for _ in range(2))
+    tuned = config.TUNED_SM90.get((str(dtype).removeprefix("torch."), config.padded_head_dim(head_dim), causal))
+    forward_settings = tuned["forward"] if tuned else config.forward_config(dtype, head_dim, banded=causal)
+    backward_settings = ({"dk_dv": tuned["dk_dv"], "dq": tuned["dq"]} if tuned
+                         else config.backward_config(dtype, head_dim, banded=causal))
+    band = dict(softmax_scale=head_dim ** -0.5, left=-1, right=0 if causal else -1, emulate_bf16=False)
+    with recorded_launches() as log:
+        forward.launch(q, k, v, out, lse, config=forward_settings, **band)
+        backward.launch(q, k, v, out, lse, grad_out, None, dq, dk, dv, delta, config=backward_settings, **band)
+    return log
+
+
+def source(launch: Launch, unspecialised=()) -> tuple[ASTSource, dict]:
+    """The compiler's input for ``launch`` as Triton's launcher would build it, and the
+    launch options; arguments named in ``unspecialised`` get no value specialisation."""
+    constants = dict(launch.constants)
+    options = {name: constants.pop(name) for name in ("num_warps", "num_stages") if name in constants}
+    values = [*launch.pointers, *launch.scalars]
+    signature, constexprs, attributes = {}, {}, {}
+    for index, name in enumerate(inspect.signature(launch.kernel.fn).parameters):
+        if name in constants:
+            signature[name], constexprs[(index,)] = "constexpr", constants[name]
+            continue
+        kind, attribute = native_specialize_impl(BaseBackend, values[index], False, name not in unspecialised, True)[:2]
+        signature[name] = kind
+        if kind == "constexpr":  # an integer equal to 1, or a None pointer
+            constexprs[(index,)] = values[index]
+        elif attribute == "D":
+            attributes[(index,)] = [["tt.divisibility", 16]]
+    return ASTSource(launch.kernel, signature, constexprs, attributes), options
+
+
+def instructions(ptx: str) -> collections.Counter:
+    """Memory and matrix instructions of ``ptx`` by opcode and modifiers, element type dropped."""
+    return collections.Counter(_ELEMENT_TYPE.sub("", match) for match in _INSTRUCTION.findall(ptx))
+
+
+def compile_launch(launch: Launch, arch: int, unspecialised=()) -> tuple[float, str]:
+    """``(seconds, PTX)`` of compiling ``launch``'s kernel for ``sm_<arch>``, afresh: a
+    compilation found in Triton's cache would time the cache."""
+    triton.knobs.compilation.always_compile = True
+    src, options = source(launch, unspecialised)
+    start = time.perf_counter()
+    compiled = triton.compile(src, target=GPUTarget("cuda", arch, 32), options=options)
+    return time.perf_counter() - start, compiled.asm["ptx"]
+
+
+def _describe(counts: collections.Counter) -> str:
+    return ", ".join(f"{name} {n}" for name, n in sorted(counts.items()))
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m flashcheck.kernels.codegen", description=__doc__.split("\n\n")[0])
+    parser.add_argument("dtype", choices=["float16", "bfloat16", "float32"])
+    parser.add_argument("head_dim", type=int)
+    parser.add_argument("mask", choices=["causal", "full"])
+    parser.add_argument("seqlen", type=int)
+    parser.add_argument("--arch", type=int, default=90, help="compute capability, e.g. 90 for Hopper (default)")
+    parser.add_argument("--unspecialised", nargs="*", default=None, metavar="ARG",
+                        help=f"also compile without value specialisation of these arguments (no names: {' '.join(LENGTH_ARGUMENTS)})")
+    args = parser.parse_args(argv)
+    if config.INTERPRETER:
+        print("error: TRITON_INTERPRET: expected it unset, since the kernels are compiled", file=sys.stderr)
+        return 2
+    if not 1 <= args.head_dim <= 256 or args.seqlen < 1:
+        print("error: head_dim: expected 1 to 256, seqlen: expected at least 1", file=sys.stderr)
+        return 2
+    unspecialised = None if args.unspecialised is None else tuple(args.unspecialised or LENGTH_ARGUMENTS)
+    for launch in benchmark_launches(getattr(torch, args.dtype), args.head_dim, args.mask == "causal", args.seqlen):
+        seconds, ptx = compile_launch(launch, args.arch)
+        counts = instructions(ptx)
+        print(f"{launch.kernel.fn.__name__}: compiled in {seconds:.1f} s, {len(ptx.splitlines())} PTX lines; {_describe(counts)}")
+        if unspecialised is not None:
+            seconds, ptx = compile_launch(launch, args.arch, unspecialised)
+            other = instructions(ptx)
+            change = "memory and matrix instructions unchanged" if other == counts else \
+                f"gained: {_describe(other - counts) or '-'}; lost: {_describe(counts - other) or '-'}"
+            print(f"  without specialising {' '.join(unspecialised)}: compiled in {seconds:.1f} s, "
+                  f"{len(ptx.splitlines())} PTX lines; {change}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

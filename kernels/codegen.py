@@ -21,15 +21,13 @@ from __future__ import annotations
 
 import argparse
 import collections
-import inspect
 import re
 import sys
 import time
 
 import torch
 import triton
-from triton._C.libtriton import native_specialize_impl
-from triton.backends.compiler import BaseBackend, GPUTarget
+from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
 
 from flashcheck.kernels import backward, config, forward
@@ -63,18 +61,16 @@ def source(launch: Launch, unspecialised=()) -> tuple[ASTSource, dict]:
     launch options; arguments named in ``unspecialised`` get no value specialisation."""
     constants = dict(launch.constants)
     options = {name: constants.pop(name) for name in ("num_warps", "num_stages") if name in constants}
-    values = [*launch.pointers, *launch.scalars]
     signature, constexprs, attributes = {}, {}, {}
-    for index, name in enumerate(inspect.signature(launch.kernel.fn).parameters):
-        if name in constants:
-            signature[name], constexprs[(index,)] = "constexpr", constants[name]
-            continue
-        kind, attribute = native_specialize_impl(BaseBackend, values[index], False, name not in unspecialised, True)[:2]
+    for index, (name, value, kind, attribute) in enumerate(launch.runtime_arguments(unspecialised)):
         signature[name] = kind
         if kind == "constexpr":  # an integer equal to 1, or a None pointer
-            constexprs[(index,)] = values[index]
+            constexprs[(index,)] = value
         elif attribute == "D":
             attributes[(index,)] = [["tt.divisibility", 16]]
+    for name, value in constants.items():
+        signature[name], constexprs[(launch.kernel.arg_names.index(name),)] = "constexpr", value
+    signature = {name: signature[name] for name in launch.kernel.arg_names}  # in parameter order
     return ASTSource(launch.kernel, signature, constexprs, attributes), options
 
 

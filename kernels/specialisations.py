@@ -43,19 +43,10 @@ from flashcheck.kernels import config, interface, launcher
 from flashcheck.properties import PROPERTIES
 from flashcheck.properties.gradients import gradients
 
-#: The runtime arguments that are lengths or counts rather than strides (``--unspecialised``).
-LENGTH_ARGUMENTS = ("seqlen_q", "seqlen_k", "head_dim", "heads", "kv_heads", "group",
-                    "window_left", "window_right")
-
-
-def specialisation(kernel, pointers, scalars, constants, unspecialised=()) -> tuple:
-    """The launch's compilation key: constexprs and options, then Triton's specialisation
-    of each runtime argument (``unspecialised`` names are classified by type only)."""
-    names = list(inspect.signature(kernel.fn).parameters)[len(pointers):len(pointers) + len(scalars)]
-    arguments = [(p, True) for p in pointers] + [(s, n not in unspecialised) for s, n in zip(scalars, names)]
-    return (tuple(sorted(constants.items())),
-            tuple(native_specialize_impl(BaseBackend, value, False, specialise, True)[:2]
-                  for value, specialise in arguments))
+#: The runtime arguments that are lengths or head counts, not strides: the default of
+#: ``--unspecialised``. ``head_dim`` is not among them: unspecialised, it turns the kernels'
+#: vector loads into scalar ones (``python -m flashcheck.kernels.codegen``).
+LENGTH_ARGUMENTS = ("seqlen_q", "seqlen_k", "window_left", "window_right", "heads", "kv_heads", "group")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -66,8 +57,20 @@ class Launch:
     scalars: tuple
     constants: dict
 
+    def runtime_arguments(self, unspecialised=()) -> list[tuple]:
+        """``(name, value, kind, attribute)`` of each runtime argument, classified by Triton's
+        own specialisation function: ``kind`` a type (``"*fp16"``, ``"i32"``) or
+        ``"constexpr"`` (an integer equal to 1, a None pointer), ``attribute`` ``"D"`` where
+        16-divisible or aligned. Names in ``unspecialised`` are classified by type alone."""
+        names = list(inspect.signature(self.kernel.fn).parameters)
+        return [(name, value, *native_specialize_impl(BaseBackend, value, False, name not in unspecialised, True)[:2])
+                for name, value in zip(names, (*self.pointers, *self.scalars))]
+
     def key(self, unspecialised=()) -> tuple:
-        return specialisation(self.kernel, self.pointers, self.scalars, self.constants, unspecialised)
+        """The launch's compilation key: constexprs and launch options, then each runtime
+        argument's specialisation."""
+        return (tuple(sorted(self.constants.items())),
+                tuple((kind, attribute) for _, _, kind, attribute in self.runtime_arguments(unspecialised)))
 
 
 @contextlib.contextmanager

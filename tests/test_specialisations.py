@@ -28,8 +28,7 @@ def forward_launch(seqlen_k: int, *, offset: int = 0):
 
 
 def key(seqlen_k, *, offset=0, unspecialised=()):
-    return specialisations.specialisation(forward._attention_forward, *forward_launch(seqlen_k, offset=offset),
-                                          unspecialised=unspecialised)
+    return specialisations.Launch(forward._attention_forward, *forward_launch(seqlen_k, offset=offset)).key(unspecialised)
 
 
 def test_an_integer_divisible_by_16_compiles_apart_from_one_that_is_not():

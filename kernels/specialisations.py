@@ -61,8 +61,12 @@ class Launch:
         """``(name, value, kind, attribute)`` of each runtime argument, classified by Triton's
         own specialisation function: ``kind`` a type (``"*fp16"``, ``"i32"``) or
         ``"constexpr"`` (an integer equal to 1, a None pointer), ``attribute`` ``"D"`` where
-        16-divisible or aligned. Names in ``unspecialised`` are classified by type alone."""
+        16-divisible or aligned. Names in ``unspecialised``, and those the kernel declares
+        with ``do_not_specialize``, are classified by type alone."""
         names = list(inspect.signature(self.kernel.fn).parameters)
+        # A compiled kernel keeps the declaration as an attribute; the interpreter's, with its kwargs.
+        declared = getattr(self.kernel, "do_not_specialize", None) or getattr(self.kernel, "kwargs", {}).get("do_not_specialize")
+        unspecialised = {*unspecialised, *(names[n] if isinstance(n, int) else n for n in declared or ())}
         return [(name, value, *native_specialize_impl(BaseBackend, value, False, name not in unspecialised, True)[:2])
                 for name, value in zip(names, (*self.pointers, *self.scalars))]
 

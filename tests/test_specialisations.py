@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import pytest
+import triton
 import torch
 
 from flashcheck.kernels import config, forward, launcher, specialisations
@@ -95,3 +96,11 @@ def test_codegen_refuses_to_run_in_the_interpreter(capsys):
 
     assert module.main(["float16", "64", "full", "256"]) == 2
     assert "TRITON_INTERPRET" in capsys.readouterr().err
+
+
+def test_arguments_the_kernel_declares_unspecialised_are_counted_so():
+    declared = triton.jit(forward._attention_forward.fn, do_not_specialize=["seqlen_k"])
+    pointers, scalars, constants = forward_launch(32)
+    _, other_scalars, _ = forward_launch(33)
+    assert specialisations.Launch(declared, pointers, scalars, constants).key() == \
+        specialisations.Launch(declared, pointers, other_scalars, constants).key()

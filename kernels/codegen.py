@@ -4,7 +4,7 @@
 [--unspecialised ARG ...]``
 
 Makes the forward and backward launches of one benchmark configuration (16K tokens per
-batch, hidden size 2048, as in tests/benchmarks; the tuned launch settings of
+batch, hidden size 2048: :func:`flashcheck.bench.config`; the tuned launch settings of
 :data:`flashcheck.kernels.config.TUNED_SM90` where the configuration has them) with every
 launch recorded, not run, then compiles each kernel for the GPU architecture ``--arch``
 with Triton's own compiler and prints its compile time, the length of its PTX and its
@@ -30,22 +30,21 @@ import triton
 from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
 
+from flashcheck import bench
 from flashcheck.kernels import backward, config, forward
 from flashcheck.kernels.specialisations import LENGTH_ARGUMENTS, Launch, recorded_launches
 
 _INSTRUCTION = re.compile(r"^\s*(?:@!?%p\d+\s+)?((?:ld|st|cp\.async|wgmma|mma)\b[\w.]*)", re.MULTILINE)
 _ELEMENT_TYPE = re.compile(r"\.(?:[bsuf](?:8|16|32|64)|bf16)$")
 
-TOKENS_PER_BATCH = 16 * 1024
-HIDDEN = 2048
-
-
 def benchmark_launches(dtype: torch.dtype, head_dim: int, causal: bool, seqlen: int) -> list[Launch]:
-    """The launches of one forward and one backward at a benchmark configuration."""
-    batch, heads = max(1, TOKENS_PER_BATCH // seqlen), HIDDEN // head_dim
+    """The launches of one forward and one backward at a benchmark configuration
+    (:func:`flashcheck.bench.config`: ValueError where ``head_dim`` does not divide the hidden size)."""
+    shape = bench.config("fwd_bwd", str(dtype).removeprefix("torch."), head_dim, causal, seqlen)
+    batch, heads = shape.batch, shape.heads
     q, k, v, out, grad_out, dq, dk, dv = (torch.empty(batch, seqlen, heads, head_dim, dtype=dtype) for _ in range(8))
     lse, delta = (torch.empty(batch, heads, seqlen, dtype=torch.float32) for _ in range(2))
-    tuned = config.TUNED_SM90.get((str(dtype).removeprefix("torch."), config.padded_head_dim(head_dim), causal))
+    tuned = config.tuned_sm90(dtype, head_dim, causal)
     forward_settings = tuned["forward"] if tuned else config.forward_config(dtype, head_dim, banded=causal)
     backward_settings = ({"dk_dv": tuned["dk_dv"], "dq": tuned["dq"]} if tuned
                          else config.backward_config(dtype, head_dim, banded=causal))
@@ -106,11 +105,16 @@ def main(argv=None) -> int:
     if config.INTERPRETER:
         print("error: TRITON_INTERPRET: expected it unset, since the kernels are compiled", file=sys.stderr)
         return 2
-    if not 1 <= args.head_dim <= 256 or args.seqlen < 1:
-        print("error: head_dim: expected 1 to 256, seqlen: expected at least 1", file=sys.stderr)
+    if not 1 <= args.head_dim <= 256:
+        print("error: head_dim: expected 1 to 256", file=sys.stderr)
+        return 2
+    try:
+        launches = benchmark_launches(getattr(torch, args.dtype), args.head_dim, args.mask == "causal", args.seqlen)
+    except ValueError as error:
+        print(f"error: {error}", file=sys.stderr)
         return 2
     unspecialised = None if args.unspecialised is None else tuple(args.unspecialised or LENGTH_ARGUMENTS)
-    for launch in benchmark_launches(getattr(torch, args.dtype), args.head_dim, args.mask == "causal", args.seqlen):
+    for launch in launches:
         seconds, ptx = compile_launch(launch, args.arch)
         counts = instructions(ptx)
         print(f"{launch.kernel.fn.__name__}: compiled in {seconds:.1f} s, {len(ptx.splitlines())} PTX lines; {_describe(counts)}")

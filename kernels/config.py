@@ -71,6 +71,11 @@ def _tuned(dtype: torch.dtype, head_dim: int, banded: bool, device) -> dict | No
     index = device.index if device.index is not None else torch.cuda.current_device()
     if _capability(index)[0] != 9:
         return None
+    return tuned_sm90(dtype, head_dim, banded)
+
+
+def tuned_sm90(dtype: torch.dtype, head_dim: int, banded: bool) -> dict | None:
+    """The :data:`TUNED_SM90` entry of a call, or None where there is none."""
     return TUNED_SM90.get((str(dtype).removeprefix("torch."), padded_head_dim(head_dim), bool(banded)))
 
 

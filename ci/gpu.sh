@@ -18,11 +18,13 @@
 # run (all but the host-bound ones, which are reported only), and their report, in
 # $FLASHCHECK_GPU_OUT/bench.
 # Results: $FLASHCHECK_GPU_OUT. Hypothesis profile: $FLASHCHECK_HYPOTHESIS_PROFILE (default gpu:
-# 200 examples per property; on a fresh H100 machine with 16 workers, 20 of the project
-# kernel's 26 properties took 4-20 minutes each and six backward ones over 28, so plan on
-# well over half an hour, nearly all of it compiling kernel specialisations: a runner that
-# keeps Triton's cache (~/.triton/cache) pays for each one once. "ci", 25 derandomized
-# examples, took 8.5 minutes with 16 workers).
+# 200 examples per property; on a fresh H100 machine with 16 workers and one test per
+# property, 20 of the project kernel's 26 properties took 4-20 minutes each and six backward
+# ones over 28, nearly all of it compiling kernel specialisations: a runner that keeps
+# Triton's cache (~/.triton/cache) pays for each one once. "ci", 25 derandomized examples,
+# took 8.5 minutes with 16 workers). So that the long properties do not leave the other
+# workers idle, each property's examples are split over $FLASHCHECK_GPU_SHARDS tests
+# (default 4; --flashcheck-shards), each drawing its share from a seed of its own.
 # Stages: $FLASHCHECK_GPU_STAGES (default "unit baseline properties bench"), run in that order,
 # each timed. Benchmarks: $FLASHCHECK_BENCH_PEERS=1 measures the peers (SDPA backends,
 # FlexAttention, standard attention) in the same run, for the comparison table (about 15
@@ -80,16 +82,20 @@ if stage properties; then
     for impl in $impls; do
         echo "== property suite on $impl"
         profile="$default_profile"
+        shards="${FLASHCHECK_GPU_SHARDS:-4}"
         quiet=()
         if [ "$impl" = flex ]; then
             # Compiled FlexAttention compiles anew for every shape (5-60 s each): a few
             # unshrunk cases only; and without pytest's log capture, which buried a failure's
-            # report under torch's compile-time debug records.
+            # report under torch's compile-time debug records. Unsplit: smoke's 5 examples,
+            # split 4 ways, would be 8 (each shard's share is rounded up).
             profile=smoke
+            shards=1
             quiet=(-p no:logging)
         fi
         report_log "$impl"
         python3 -m pytest -q -rfExX tests/test_properties.py --flashcheck-impl "$impl" --flashcheck-profile "$profile" \
+            --flashcheck-shards "$shards" \
             --flashcheck-ratio-log "$out/ratios.jsonl" --junitxml="$out/$impl.xml" "${reports[@]}" "${quiet[@]}" "${spread[@]}" "$@" || status=1
     done
 fi

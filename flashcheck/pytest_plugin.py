@@ -17,6 +17,11 @@ environment holding flashcheck (``-p no:flashcheck`` turns it off). It provides:
 ``--flashcheck-ratio-log PATH``
     append every comparison's worst error/allowed ratio to PATH (JSON lines); else
     ``$FLASHCHECK_RATIO_LOG``.
+``--flashcheck-shards N``
+    split each property's examples over N tests (``<implementation>-<property>-shardKofN``),
+    each drawing its share of the profile's ``max_examples`` (rounded up) from a seed of its
+    own, so that pytest-xdist can spread one long property over N workers; else
+    ``$FLASHCHECK_SHARDS``, else 1 (one test per property, ids without the suffix).
 ``--run-slow``, ``--run-benchmarks`` and the markers ``gpu``, ``slow`` and ``speed``
     a ``gpu`` test is skipped where torch sees no CUDA device; a ``slow`` test is skipped
     unless ``--run-slow`` is given or the ``-m`` expression names ``slow``; a ``speed``
@@ -64,6 +69,7 @@ CUDA_ONLY = ("sdpa-flash", "sdpa-efficient", "sdpa-cudnn", "flex")
 #: Environment variables read when the corresponding option is not given.
 IMPLS_VARIABLE = "FLASHCHECK_IMPLS"
 RATIO_LOG_VARIABLE = "FLASHCHECK_RATIO_LOG"
+SHARDS_VARIABLE = "FLASHCHECK_SHARDS"
 
 MARKERS = (
     "gpu: needs a CUDA device; skipped where torch sees none",
@@ -118,6 +124,11 @@ def pytest_addoption(parser):
         "--flashcheck-ratio-log", dest="flashcheck_ratio_log", metavar="PATH", default=None,
         help="append each comparison's worst error/allowed ratio to PATH (JSON lines). "
              "Default: $FLASHCHECK_RATIO_LOG.",
+    )
+    group.addoption(
+        "--flashcheck-shards", dest="flashcheck_shards", metavar="N", default=None,
+        help="split each property's examples over N tests, each drawing its share from a seed of its "
+             "own (spreads a long property over N xdist workers). Default: $FLASHCHECK_SHARDS, else 1.",
     )
     group.addoption(
         "--run-slow", action="store_true", dest="run_slow", default=False,
@@ -272,6 +283,7 @@ def pytest_configure(config):
     _early_setup(config, config.option)  # a no-op unless the plugin was loaded late
     state = _state(config)
     state.impl_names, state.impl_source = _chosen_implementations(config, state.cuda)
+    shard_count(config)  # a bad count stops the run here, before any test
     if state.impl_source != "default":
         for name in state.impl_names:
             implementation(config, name)  # a wrong name stops the run here, before any test
@@ -329,6 +341,23 @@ def ratio_log_path(config) -> str | None:
     """Where to append error/allowed ratios (an absolute path), or None."""
     path = config.getoption("flashcheck_ratio_log", None) or os.environ.get(RATIO_LOG_VARIABLE)
     return os.path.abspath(path) if path else None
+
+
+def shard_count(config) -> int:
+    """How many tests each property's examples are split over (``--flashcheck-shards``, else
+    ``$FLASHCHECK_SHARDS``, else 1); anything but a positive integer is a
+    ``pytest.UsageError`` naming where it came from."""
+    given = config.getoption("flashcheck_shards", None)
+    source = "--flashcheck-shards"
+    if given is None:
+        given, source = os.environ.get(SHARDS_VARIABLE) or "1", f"${SHARDS_VARIABLE}"
+    try:
+        count = int(given)
+    except ValueError:
+        count = 0
+    if count < 1:
+        raise pytest.UsageError(f"{source}: expected a positive integer (tests per property), got {given!r}")
+    return count
 
 
 def _active_state(config) -> _State:

@@ -7,7 +7,8 @@ Run it on your own kernel from any directory (``mypkg`` importable)::
 
 The implementations come from the pytest plugin (:mod:`flashcheck.pytest_plugin`:
 ``--flashcheck-impl``, else ``$FLASHCHECK_IMPLS``, else the project kernel and the peers
-that run on this machine); the test ids are ``<implementation>-<property>``. A correct
+that run on this machine); the test ids are ``<implementation>-<property>``, or ``<implementation>-<property>-shardKofN``
+with ``--flashcheck-shards N`` (each property's examples split over N tests, for xdist). A correct
 implementation is never flagged. A property the implementation declares as a known
 divergence (``flashcheck_known_divergences``) still runs: a failure on a case the
 divergence covers is reported as an expected failure with the evidence (the other cases go
@@ -22,11 +23,12 @@ parametrizes it.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import warnings
 
 import pytest
-from hypothesis import given, reject
+from hypothesis import given, reject, seed, settings
 from hypothesis.errors import Unsatisfiable
 
 from flashcheck import expectation, fuzz, protocol, pytest_plugin
@@ -39,18 +41,44 @@ __all__ = ["pytest_generate_tests", "ratio_log", "test_property_holds"]
 def pytest_generate_tests(metafunc):
     """Parametrize ``test_property_holds`` over the chosen implementations × the
     properties drawable inside each one's features."""
-    if not {"impl_name", "property_name"} <= set(metafunc.fixturenames):
+    if not {"impl_name", "property_name", "shard"} <= set(metafunc.fixturenames):
         return
-    metafunc.parametrize("impl_name, property_name", list(_combinations(metafunc.config)))
+    metafunc.parametrize("impl_name, property_name, shard", list(_combinations(metafunc.config)))
 
 
 def _combinations(config):
     device = protocol.default_device()
+    count = pytest_plugin.shard_count(config)
     for impl_name in pytest_plugin.implementation_names(config):
         features = protocol.features_of(pytest_plugin.implementation(config, impl_name), device)
         for prop in PROPERTIES.values():
             if fuzz.drawable(prop, features):
-                yield pytest.param(impl_name, prop.name, id=f"{impl_name}-{prop.name}")
+                for index in range(count):
+                    shard = Shard(index, count)
+                    yield pytest.param(impl_name, prop.name, shard, id=f"{impl_name}-{prop.name}{shard.suffix}")
+
+
+@dataclasses.dataclass(frozen=True)
+class Shard:
+    """Part ``index`` (from 0) of ``count`` into which one property's examples are split."""
+
+    index: int
+    count: int
+
+    @property
+    def suffix(self) -> str:
+        """The test id's suffix: none for an unsplit property."""
+        return "" if self.count == 1 else f"-shard{self.index + 1}of{self.count}"
+
+    def narrow(self, test):
+        """``test`` (a ``@given`` test) drawing this shard's share of the active profile's
+        examples; under a derandomized profile, from a seed of this shard's own, since every
+        shard would otherwise draw the same cases. An unsplit property's test is unchanged."""
+        if self.count == 1:
+            return test
+        profile = settings.default
+        test = settings(profile, max_examples=-(-profile.max_examples // self.count))(test)
+        return seed(self.index)(test) if profile.derandomize else test
 
 
 @pytest.fixture
@@ -72,7 +100,7 @@ def ratio_log(request, impl_name, property_name):
     expectation.OBSERVERS.remove(observe)
 
 
-def test_property_holds(impl_name, property_name, pytestconfig, ratio_log):
+def test_property_holds(impl_name, property_name, shard, pytestconfig, ratio_log):
     impl = pytest_plugin.implementation(pytestconfig, impl_name)
     prop = PROPERTIES[property_name]
     device = protocol.default_device()
@@ -96,7 +124,7 @@ def test_property_holds(impl_name, property_name, pytestconfig, ratio_log):
                 raise
 
     try:
-        holds()
+        shard.narrow(holds)()
     except Unsatisfiable:
         pytest.skip(f"{impl_name} declined every case drawn for {property_name}")
     if observed:

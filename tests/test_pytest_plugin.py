@@ -30,16 +30,24 @@ pytest_plugins = ["pytester"]
 # A correct implementation and one whose output is 1% too large, both declaring float32
 # only, so that few and cheap cases are drawn.
 TINY = '''
+import os
+
 from flashcheck import plain
 
 def correct(q, k, v, **kwargs):
+    return plain.attention(q, k, v, **kwargs)
+
+def recording(q, k, v, **kwargs):
+    """correct, writing each call's query shape and sum to the file $TINY_CALLS."""
+    with open(os.environ["TINY_CALLS"], "a") as calls:
+        calls.write(f"{tuple(q.shape)} {float(q.sum())}\\n")
     return plain.attention(q, k, v, **kwargs)
 
 def too_large(q, k, v, **kwargs):
     out, lse = plain.attention(q, k, v, **kwargs)
     return out * 1.01, lse
 
-correct.flashcheck_features = too_large.flashcheck_features = {"float32", "lse"}
+correct.flashcheck_features = too_large.flashcheck_features = recording.flashcheck_features = {"float32", "lse"}
 '''
 
 TWO_PROPERTIES = ("-k", "out_matches_reference or lse_matches_reference")
@@ -50,7 +58,7 @@ QUICK = ("--flashcheck-profile", "ci", "--flashcheck-size", "interpreter", "-p",
 def tiny(pytester, monkeypatch):
     """A pytester directory holding the importable module ``tinyattn``, with no flashcheck
     variable leaking in from the outer run."""
-    for variable in ("FLASHCHECK_IMPLS", "FLASHCHECK_RATIO_LOG", profiles.PROFILE_VARIABLE):
+    for variable in ("FLASHCHECK_IMPLS", "FLASHCHECK_RATIO_LOG", "FLASHCHECK_SHARDS", profiles.PROFILE_VARIABLE):
         monkeypatch.delenv(variable, raising=False)
     pytester.makepyfile(tinyattn=TINY)
     pytester.syspathinsert()
@@ -131,6 +139,41 @@ def test_the_ratio_log_records_each_comparison(tiny, tmp_path):
     assert {(r["impl"], r["property"], r["output"]) for r in records} == {
         ("tinyattn:correct", "out_matches_reference", "out")}
     assert all(0 <= r["ratio"] <= 1 for r in records)
+
+
+def test_shards_split_a_propertys_examples_and_draw_different_cases(tiny, tmp_path, monkeypatch):
+    collected = run_suite(tiny, "--flashcheck-impl", "tinyattn:correct", "-k", "out_matches_reference",
+                          "--flashcheck-shards", "3", "--co", "-q")
+    collected.stdout.fnmatch_lines([f"*tinyattn:correct-out_matches_reference-shard{k}of3*" for k in (1, 2, 3)])
+    drawn = {}
+    for k in (1, 2):
+        calls = tmp_path / f"shard{k}.txt"
+        monkeypatch.setenv("TINY_CALLS", str(calls))
+        result = run_suite(tiny, "--flashcheck-impl", "tinyattn:recording", "-k", f"out_matches_reference-shard{k}of3",
+                           "--flashcheck-shards", "3")
+        result.assert_outcomes(passed=1)
+        drawn[k] = calls.read_text().splitlines()
+    # The ci profile's 25 examples, split three ways: at most 9 each; derandomized, yet not the same 9.
+    assert all(0 < len(cases) <= 9 for cases in drawn.values())
+    assert set(drawn[1]) != set(drawn[2])
+
+
+@pytest.mark.parametrize(
+    "args, env, message",
+    [
+        (("--flashcheck-shards", "0"), None, "--flashcheck-shards: expected a positive integer (tests per property), got '0'"),
+        ((), "two", "$FLASHCHECK_SHARDS: expected a positive integer (tests per property), got 'two'"),
+    ],
+    ids=["zero", "from-environment"],
+)
+def test_a_bad_shard_count_is_a_usage_error_before_any_test(tiny, monkeypatch, args, env, message):
+    if env is not None:
+        monkeypatch.setenv("FLASHCHECK_SHARDS", env)
+    tiny.makepyfile(test_marker="def test_never_runs():\n    raise AssertionError('ran')\n")
+    result = tiny.runpytest_inprocess(*args, "test_marker.py")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"ERROR: {message}"])
+    result.stdout.no_fnmatch_line("*ran*")
 
 
 # -- markers ---------------------------------------------------------------------------------------

@@ -24,7 +24,8 @@
 # Triton's cache (~/.triton/cache) pays for each one once. "ci", 25 derandomized examples,
 # took 8.5 minutes with 16 workers). So that the long properties do not leave the other
 # workers idle, each property's examples are split over $FLASHCHECK_GPU_SHARDS tests
-# (default 4; --flashcheck-shards), each drawing its share from a seed of its own.
+# (default 4; --flashcheck-shards), each drawing its share from a seed of its own: split
+# so, 102 of the 104 tests finished in 23.5 minutes on a fresh H100 machine with 16 workers.
 # Stages: $FLASHCHECK_GPU_STAGES (default "unit baseline properties bench"), run in that order,
 # each timed. Benchmarks: $FLASHCHECK_BENCH_PEERS=1 measures the peers (SDPA backends,
 # FlexAttention, standard attention) in the same run, for the comparison table (about 15

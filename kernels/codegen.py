@@ -9,25 +9,33 @@ batch, hidden size 2048: :func:`flashcheck.bench.config`; the tuned launch setti
 launch recorded, not run, then compiles each kernel for the GPU architecture ``--arch``
 with Triton's own compiler and prints its compile time, the length of its PTX and its
 memory and matrix instructions (``ld``/``st``/``cp.async``/``wgmma``/``mma``, by kind and
-vector width). With ``--unspecialised`` each kernel is compiled again as if those runtime
-arguments were marked ``do_not_specialize`` and the instructions that changed are shown:
-whether a change to Triton's specialisation keeps the loads vectorised and the matrix
-instructions as they were, checked before any GPU time is spent on benchmarks (which
-remain the measure of speed). Needs Triton's compiler, so ``TRITON_INTERPRET`` must be
-unset; the tensors are CPU tensors, which carry the alignment that Triton specialises on.
+vector width), and what ptxas reports of its resources: registers per thread and bytes
+spilled to local memory. With ``--unspecialised`` each kernel is compiled again as if those
+runtime arguments were marked ``do_not_specialize`` and what changed is shown: whether a
+change to Triton's specialisation keeps the loads vectorised, the matrix instructions as
+they were and the registers unspilled, checked before any GPU time is spent on benchmarks
+(which remain the measure of speed: equal instructions did not mean equal speed when the
+spills grew, kernels/PERFORMANCE.md, session 14). Needs Triton's compiler, so
+``TRITON_INTERPRET`` must be unset; the tensors are CPU tensors, which carry the alignment
+that Triton specialises on.
 """
 
 from __future__ import annotations
 
 import argparse
 import collections
+import dataclasses
+import os
 import re
+import subprocess
 import sys
+import tempfile
 import time
 
 import torch
 import triton
 from triton.backends.compiler import GPUTarget
+from triton.backends.nvidia.compiler import get_ptxas, sm_arch_from_capability
 from triton.compiler import ASTSource
 
 from flashcheck import bench
@@ -36,6 +44,21 @@ from flashcheck.kernels.specialisations import LENGTH_ARGUMENTS, Launch, recorde
 
 _INSTRUCTION = re.compile(r"^\s*(?:@!?%p\d+\s+)?((?:ld|st|cp\.async|wgmma|mma)\b[\w.]*)", re.MULTILINE)
 _ELEMENT_TYPE = re.compile(r"\.(?:[bsuf](?:8|16|32|64)|bf16)$")
+_REGISTERS = re.compile(r"Used (\d+) registers")
+_SPILLS = re.compile(r"(\d+) bytes spill stores, (\d+) bytes spill loads")
+
+
+@dataclasses.dataclass(frozen=True)
+class Resources:
+    """What ptxas reports of one kernel: registers per thread, bytes of spill stores and loads."""
+    registers: int
+    spill_stores: int
+    spill_loads: int
+
+    def __str__(self) -> str:
+        spilled = "no spills" if not (self.spill_stores or self.spill_loads) else \
+            f"spills {self.spill_stores} B stored, {self.spill_loads} B loaded"
+        return f"{self.registers} registers, {spilled}"
 
 def benchmark_launches(dtype: torch.dtype, head_dim: int, causal: bool, seqlen: int) -> list[Launch]:
     """The launches of one forward and one backward at a benchmark configuration
@@ -88,6 +111,22 @@ def compile_launch(launch: Launch, arch: int, unspecialised=()) -> tuple[float, 
     return time.perf_counter() - start, compiled.asm["ptx"]
 
 
+def resources(ptx: str, arch: int) -> Resources:
+    """Registers and spills of ``ptx`` as Triton's bundled ptxas reports them (``-v``) when
+    assembling it for ``sm_<arch>``; Triton's own compile keeps no record of them on a
+    machine without a GPU."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "kernel.ptx")
+        with open(path, "w") as file:
+            file.write(ptx)
+        run = subprocess.run([get_ptxas(arch).path, "-v", f"--gpu-name={sm_arch_from_capability(arch)}", path,
+                              "-o", path + ".o"], capture_output=True, text=True, check=True)
+    registers, spills = _REGISTERS.search(run.stderr), _SPILLS.search(run.stderr)
+    if registers is None or spills is None:
+        raise RuntimeError(f"ptxas -v: no register or spill report in {run.stderr!r}")
+    return Resources(int(registers.group(1)), int(spills.group(1)), int(spills.group(2)))
+
+
 def _describe(counts: collections.Counter) -> str:
     return ", ".join(f"{name} {n}" for name, n in sorted(counts.items()))
 
@@ -116,15 +155,16 @@ def main(argv=None) -> int:
     unspecialised = None if args.unspecialised is None else tuple(args.unspecialised or LENGTH_ARGUMENTS)
     for launch in launches:
         seconds, ptx = compile_launch(launch, args.arch)
-        counts = instructions(ptx)
-        print(f"{launch.kernel.fn.__name__}: compiled in {seconds:.1f} s, {len(ptx.splitlines())} PTX lines; {_describe(counts)}")
+        counts, used = instructions(ptx), resources(ptx, args.arch)
+        print(f"{launch.kernel.fn.__name__}: compiled in {seconds:.1f} s, {len(ptx.splitlines())} PTX lines, "
+              f"{used}; {_describe(counts)}")
         if unspecialised is not None:
             seconds, ptx = compile_launch(launch, args.arch, unspecialised)
-            other = instructions(ptx)
+            other, other_used = instructions(ptx), resources(ptx, args.arch)
             change = "memory and matrix instructions unchanged" if other == counts else \
                 f"gained: {_describe(other - counts) or '-'}; lost: {_describe(counts - other) or '-'}"
             print(f"  without specialising {' '.join(unspecialised)}: compiled in {seconds:.1f} s, "
-                  f"{len(ptx.splitlines())} PTX lines; {change}")
+                  f"{len(ptx.splitlines())} PTX lines, {other_used}; {change}")
     return 0
 
 

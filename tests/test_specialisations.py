@@ -4,6 +4,7 @@ python -m flashcheck.kernels.codegen: the code those specialisations compile to 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 
@@ -87,6 +88,9 @@ def test_codegen_shows_what_unspecialising_head_dim_would_cost_the_loads():
     assert kernels == ["_attention_forward", "_preprocess", "_dk_dv", "_dq"]
     forward_lines = lines[:2]
     assert "ld.global.v4" in forward_lines[0] and "wgmma" in forward_lines[0]  # Hopper code
+    # ptxas's resource report, for every compilation: registers per thread (at most 255) and spills.
+    reported = [re.search(r", (\d+) registers, (no spills|spills \d+ B stored, \d+ B loaded);", line) for line in lines]
+    assert all(reported) and all(1 <= int(match.group(1)) <= 255 for match in reported)
     lost = forward_lines[1].split("lost: ")[1]
     assert "ld.global.v4" in lost or "cp.async" in lost  # vector loads become scalar ones
 

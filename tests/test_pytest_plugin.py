@@ -113,15 +113,17 @@ def test_the_option_wins_over_the_environment_variable(tiny, monkeypatch):
 @pytest.mark.parametrize(
     "args, env, message",
     [
-        (("--flashcheck-impl", "no-such-kernel"), None, "--flashcheck-impl 'no-such-kernel': unknown implementation*"),
-        (("--flashcheck-impl", "tinyattn:missing"), None, "--flashcheck-impl 'tinyattn:missing': *no attribute 'missing'*"),
-        ((), "sdpa-math,no-such-kernel", "$FLASHCHECK_IMPLS 'no-such-kernel': unknown implementation*"),
+        (("--flashcheck-impl", "no-such-kernel"), {}, "--flashcheck-impl 'no-such-kernel': unknown implementation*"),
+        (("--flashcheck-impl", "tinyattn:missing"), {}, "--flashcheck-impl 'tinyattn:missing': *no attribute 'missing'*"),
+        ((), {"FLASHCHECK_IMPLS": "sdpa-math,no-such-kernel"}, "$FLASHCHECK_IMPLS 'no-such-kernel': unknown implementation*"),
+        (("--flashcheck-shards", "0"), {}, "--flashcheck-shards: expected a positive integer (tests per property), got '0'"),
+        ((), {"FLASHCHECK_SHARDS": "two"}, "$FLASHCHECK_SHARDS: expected a positive integer (tests per property), got 'two'"),
     ],
-    ids=["unknown-name", "missing-attribute", "from-environment"],
+    ids=["unknown-name", "missing-attribute", "impls-from-environment", "zero-shards", "shards-from-environment"],
 )
-def test_an_unknown_implementation_is_a_usage_error_before_any_test(tiny, monkeypatch, args, env, message):
-    if env is not None:
-        monkeypatch.setenv("FLASHCHECK_IMPLS", env)
+def test_a_bad_implementation_or_shard_count_is_a_usage_error_before_any_test(tiny, monkeypatch, args, env, message):
+    for variable, value in env.items():
+        monkeypatch.setenv(variable, value)
     tiny.makepyfile(test_marker="def test_never_runs():\n    raise AssertionError('ran')\n")
     result = tiny.runpytest_inprocess(*args, "test_marker.py")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
@@ -156,24 +158,6 @@ def test_shards_split_a_propertys_examples_and_draw_different_cases(tiny, tmp_pa
     # The ci profile's 25 examples, split three ways: at most 9 each; derandomized, yet not the same 9.
     assert all(0 < len(cases) <= 9 for cases in drawn.values())
     assert set(drawn[1]) != set(drawn[2])
-
-
-@pytest.mark.parametrize(
-    "args, env, message",
-    [
-        (("--flashcheck-shards", "0"), None, "--flashcheck-shards: expected a positive integer (tests per property), got '0'"),
-        ((), "two", "$FLASHCHECK_SHARDS: expected a positive integer (tests per property), got 'two'"),
-    ],
-    ids=["zero", "from-environment"],
-)
-def test_a_bad_shard_count_is_a_usage_error_before_any_test(tiny, monkeypatch, args, env, message):
-    if env is not None:
-        monkeypatch.setenv("FLASHCHECK_SHARDS", env)
-    tiny.makepyfile(test_marker="def test_never_runs():\n    raise AssertionError('ran')\n")
-    result = tiny.runpytest_inprocess(*args, "test_marker.py")
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines([f"ERROR: {message}"])
-    result.stdout.no_fnmatch_line("*ran*")
 
 
 # -- markers ---------------------------------------------------------------------------------------

@@ -7,13 +7,14 @@ Run it on your own kernel from any directory (``mypkg`` importable)::
 
 The implementations come from the pytest plugin (:mod:`flashcheck.pytest_plugin`:
 ``--flashcheck-impl``, else ``$FLASHCHECK_IMPLS``, else the project kernel and the peers
-that run on this machine); the test ids are ``<implementation>-<property>``, or ``<implementation>-<property>-shardKofN``
-with ``--flashcheck-shards N`` (each property's examples split over N tests, for xdist). A correct
-implementation is never flagged. A property the implementation declares as a known
-divergence (``flashcheck_known_divergences``) still runs: a failure on a case the
-divergence covers is reported as an expected failure with the evidence (the other cases go
-on being drawn, and a failure the divergence does not cover fails the test), and a
-whole-property divergence that never shows is a pass with a warning. An adapter declining
+that run on this machine); the test ids are ``<implementation>-<property>``, or
+``<implementation>-<property>-shardKofN`` with ``--flashcheck-shards N`` (each property's
+examples split over N tests, for xdist). A correct implementation is never flagged. A
+property the implementation declares as a known divergence
+(``flashcheck_known_divergences``) still runs: a failure on a case the divergence covers
+is reported as an expected failure with the evidence (the other cases go on being drawn,
+and a failure the divergence does not cover fails the test), and a whole-property
+divergence that never shows is a pass with a warning. An adapter declining
 every case drawn (``NotImplementedError``) skips the test.
 
 To collect the suite inside another test directory, import these three names into a test
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import warnings
 
 import pytest
@@ -77,7 +79,7 @@ class Shard:
         if self.count == 1:
             return test
         profile = settings.default
-        test = settings(profile, max_examples=-(-profile.max_examples // self.count))(test)
+        test = settings(profile, max_examples=math.ceil(profile.max_examples / self.count))(test)
         return seed(self.index)(test) if profile.derandomize else test
 
 

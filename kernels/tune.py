@@ -2,13 +2,16 @@
 fastest per (dtype, padded head dim, banded): the rows of ``config.TUNED_SM90``.
 
     python -m flashcheck.kernels.tune [--dtypes bfloat16 float16] [--head-dims 64 128]
-        [--lengths 1024 4096 16384] [--json tune.json] [--peers]
+        [--lengths 512 1024 4096 16384] [--json tune.json] [--peers]
 
 Shapes follow the speed benchmark: hidden size 2048 (``heads = 2048 / head_dim``) and 16K
 tokens per batch. For each key the forward candidates are timed first, then the ``_dk_dv``
 candidates (``_dq`` at the default), then the ``_dq`` candidates (``_dk_dv`` at its winner).
 A candidate's score is the geometric mean over the lengths of its TFLOP/s (the median of
-``triton.testing.do_bench``); the highest wins. "banded" is timed as causal. A candidate
+``triton.testing.do_bench``); the highest wins. The default lengths reach down to the
+benchmark's shortest, 512 tokens: scored over 1K-16K alone, float16's head-dim-128 forward
+once picked (128 x 128, 8 warps), which the benchmarks then found 11-25% slower at 512-2K
+tokens. "banded" is timed as causal. A candidate
 that fails to compile or launch (shared memory, registers) is reported and skipped.
 
 Each winner is run once more against the default configuration on fresh inputs: block
@@ -220,7 +223,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m flashcheck.kernels.tune", description=__doc__.split("\n\n")[0])
     parser.add_argument("--dtypes", nargs="+", default=["bfloat16", "float16"], choices=["bfloat16", "float16"])
     parser.add_argument("--head-dims", nargs="+", type=int, default=[64, 128])
-    parser.add_argument("--lengths", nargs="+", type=int, default=[1024, 4096, 16384])
+    parser.add_argument("--lengths", nargs="+", type=int, default=[512, 1024, 4096, 16384])
     parser.add_argument("--json", help="write the records here")
     parser.add_argument("--peers", action="store_true", help="also time torch SDPA's flash and cuDNN backends")
     args = parser.parse_args(argv)

@@ -217,6 +217,7 @@ def run(
     on_fatal: Callable[[BaseException], None] | None = None,
     should_stop: Callable[[], bool] = lambda: False,
     shrink_time: float | None = None,
+    replay_only: bool = False,
 ) -> FuzzResult:
     """Fuzz ``impl`` in this process for ``budget`` seconds; stop at the first failure,
     shrunk to a minimal case.
@@ -230,7 +231,7 @@ def run(
     process cannot run further cases (see :func:`check_once`); ``should_stop()``, polled
     before each case. Shrinking stops at the budget's end or ``shrink_time`` seconds after
     the first failure, whichever comes first; the smallest failing case found by then is
-    the counterexample.
+    the counterexample. ``replay_only``: replay what the database holds and draw nothing new.
     """
     features = protocol.features_of(impl, device)
     chosen = [PROPERTIES[name] for name in properties] if properties else list(PROPERTIES.values())
@@ -337,6 +338,8 @@ def run(
     round_number = 0
     while not out_of_time() and order:
         if not runs:
+            if replay_only:
+                break
             for prop in cycle(order, shuffler):
                 round_seed = None if seed is None else seed + round_number
                 runs.append((prop, [Phase.generate, Phase.shrink], round_seed))

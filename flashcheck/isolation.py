@@ -29,6 +29,7 @@ import json
 import multiprocessing
 import os
 import queue
+import re
 import shutil
 import signal
 import tempfile
@@ -51,7 +52,8 @@ class FuzzOptions:
 
     ``impl``: a name :func:`flashcheck.adapters.resolve` understands. ``profile``: a size
     profile name or None (chosen by the device). ``database``: the hypothesis example
-    database folder or None. ``seed``: None for a random run.
+    database folder or None. ``seed``: None for a random run. ``replay_only``: run the
+    stored crashes, hangs and failures, then stop (no new cases).
     """
 
     impl: str
@@ -65,6 +67,7 @@ class FuzzOptions:
     case_timeout: float = 120.0
     shrink_time: float = 30.0
     max_crashes: int = 3
+    replay_only: bool = False
 
 
 @dataclass
@@ -351,6 +354,12 @@ def _hang_failure(impl: str, timeout: float, running: dict, log_file):
     return Failure("hang", running["property"], running["case"], evidence + ("\n" + tail if tail else ""), impl)
 
 
+def database_folder(root, impl: str) -> Path:
+    """The example database folder of implementation ``impl`` (a name or ``module:attr``)
+    under the database root ``root`` (``flashcheck fuzz --database``): one per implementation."""
+    return Path(root) / re.sub(r"[^A-Za-z0-9_.-]", "_", impl)
+
+
 class CrashStore:
     """Cases that crashed or hung a worker, kept as JSON (a list of ``{"property",
     "case", "kind"}``) so that the next run replays them first. ``path`` None keeps nothing."""
@@ -438,7 +447,7 @@ def worker_main(options: FuzzOptions, index: int, seed, wall_deadline: float, gp
             on_declined=lambda prop, case: messages.put((index, "declined", None)),
             on_found=lambda failure: messages.put((index, "found", vars(fuzz.Failure.from_property_failure(failure)))),
             on_known=lambda failure: messages.put((index, "known", vars(failure))),
-            should_stop=stop.is_set, shrink_time=options.shrink_time,
+            should_stop=stop.is_set, shrink_time=options.shrink_time, replay_only=options.replay_only,
         )
     except Exception:  # noqa: BLE001 - the fuzzer itself broke: a setup error, not a finding
         import traceback

@@ -15,7 +15,11 @@ Each mutant is fuzzed in a subprocess of its own (``python -m flashcheck.cli fuz
 a time budget, with a per-mutant hypothesis database so that a re-run replays earlier
 kills first. The subprocess isolates crashes: one that dies by a signal, or exits with a
 status other than fuzz's 0/1/2, killed the mutant by "crash"; one that runs past the
-budget plus a grace period is killed and the mutant counts as killed by "hang". Exit 2
+budget plus a grace period is killed and the mutant counts as killed by "hang". The
+fuzzer's own crash and hang reports carry the case that was running; such a kill stands
+only when the unmutated implementation replays that case without crashing or hanging
+(:func:`confirm_on_original`): otherwise the mutant is "unconfirmed" (a case that
+compiles slowly on a busy machine hangs any kernel). Exit 2
 (or a result that cannot be read) is an error of the setup, neither kill nor survivor.
 The unmutated implementation must pass the same fuzz first: a suite that flags it
 makes any mutation score meaningless.
@@ -90,8 +94,10 @@ def default_case_timeout(budget: float) -> float:
 class Outcome:
     """What fuzzing one mutant (or the original) gave.
 
-    ``verdict``: "killed", "survived" or "error". ``killed_by``: "property", "crash" or
-    "hang" when killed. ``property_name``, ``case``, ``evidence`` (its first line) and
+    ``verdict``: "killed", "survived", "unconfirmed" (a crash or hang that the unmutated
+    implementation shows on the same case too; ``detail`` says what it did) or "error".
+    ``killed_by``: "property", "crash" or "hang" when killed (and what was not confirmed
+    when unconfirmed). ``property_name``, ``case``, ``evidence`` (its first line) and
     ``replay`` come from the fuzzer's counterexample; ``signal`` names the signal of a
     crash. ``seconds``: the fuzzer's time to its first counterexample (before
     shrinking) or to the end of the budget, or the wall time of a crash or hang. ``detail``: for an error or
@@ -120,9 +126,11 @@ class Outcome:
     @property
     def result(self) -> str:
         """The kill-matrix cell: the killing property, "crash (SIGNAL)", "hang",
-        "SURVIVED", "equivalent" or "ERROR"."""
+        "SURVIVED", "UNCONFIRMED", "equivalent" or "ERROR"."""
         if self.verdict == "error":
             return "ERROR"
+        if self.verdict == "unconfirmed":
+            return "UNCONFIRMED"
         if self.verdict == "survived":
             return "equivalent" if self.equivalent else "SURVIVED"
         if self.killed_by == "property":
@@ -161,6 +169,11 @@ class MutationRun:
         return [o for o in self.scored if o.verdict == "survived"]
 
     @property
+    def unconfirmed(self) -> list[Outcome]:
+        """Scored mutants whose only kill was a crash or hang the original shows too."""
+        return [o for o in self.scored if o.verdict == "unconfirmed"]
+
+    @property
     def errors(self) -> list[Outcome]:
         return [o for o in self.outcomes if o.verdict == "error"]
 
@@ -180,6 +193,7 @@ class MutationRun:
             "scored": len([o for o in self.scored if o.verdict != "error"]),
             "score": self.score,
             "survivors": [o.name for o in self.survivors],
+            "unconfirmed": [o.name for o in self.unconfirmed],
             "wrongly_equivalent": [o.name for o in self.wrongly_equivalent],
             "errors": [o.name for o in self.errors],
         }
@@ -242,45 +256,87 @@ def fuzz_command(impl: str, settings: Settings, json_path: Path, database: Path)
 
 
 def fuzz_one(catalogue: str, entry: Entry, settings: Settings, *, environment: dict | None = None) -> Outcome:
-    """Fuzz ``<catalogue>:<entry.name>`` in a subprocess and classify how it ended."""
+    """Fuzz ``<catalogue>:<entry.name>`` in a subprocess and classify how it ended; a
+    mutant's kill by a crash or hang on a case is then checked on the original
+    (:func:`confirm_on_original`)."""
     outcome = Outcome(entry.name, entry.operator, entry.bug, entry.equivalent)
-    database = Path(settings.database) / entry.name
     with tempfile.TemporaryDirectory(prefix="flashcheck-mutate-") as scratch:
         json_path = Path(scratch) / "result.json"
-        command = fuzz_command(f"{catalogue}:{entry.name}", settings, json_path, database)
-        start = time.monotonic()
-        # A session of its own, so that a hang is killed with every process it started.
-        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                   env=environment, start_new_session=True)
-        try:
-            output, _ = process.communicate(timeout=settings.budget + settings.grace)
-        except subprocess.TimeoutExpired:
-            _kill_session(process)
-            output, _ = process.communicate()
-            outcome.verdict, outcome.killed_by = "killed", "hang"
-            outcome.seconds = time.monotonic() - start
-            outcome.evidence = f"no result {settings.budget:g} + {settings.grace:g} s after the start; killed"
-            return outcome
-        finally:
-            if process.poll() is None:  # interrupted while waiting
-                _kill_session(process)
+        command = fuzz_command(f"{catalogue}:{entry.name}", settings, json_path, Path(settings.database) / entry.name)
+        _run_fuzz(command, json_path, settings.budget + settings.grace, outcome, environment)
+    if entry.name != ORIGINAL:
+        confirm_on_original(catalogue, outcome, settings, environment=environment)
+    return outcome
+
+
+def confirm_on_original(catalogue: str, outcome: Outcome, settings: Settings, *,
+                        environment: dict | None = None) -> Outcome:
+    """Check a kill by a crash or hang on a case against the unmutated implementation.
+
+    The original replays that case of that property alone (``flashcheck fuzz --replay-only``,
+    the same per-case timeout). If it crashes, hangs or fails there too, the case says
+    nothing about the mutant, and ``outcome`` becomes "unconfirmed" with what the original
+    did in ``detail``. A kill by a property, or a crash or hang without a case, is left as it
+    is. Returns ``outcome``, updated in place."""
+    if not (outcome.killed and outcome.killed_by in ("crash", "hang") and outcome.case and outcome.property_name):
+        return outcome
+    from flashcheck.isolation import CrashStore, database_folder
+
+    original = f"{catalogue}:{ORIGINAL}"
+    timeout = settings.case_timeout if settings.case_timeout is not None else default_case_timeout(settings.budget)
+    replay = Settings(budget=timeout + settings.grace, device=settings.device, grace=settings.grace,
+                      properties=(outcome.property_name,), case_timeout=timeout)
+    with tempfile.TemporaryDirectory(prefix="flashcheck-confirm-") as scratch:
+        database, json_path = Path(scratch) / "db", Path(scratch) / "result.json"
+        CrashStore(database_folder(database, original) / "crashes.json").add(
+            outcome.property_name, outcome.case, outcome.killed_by)
+        command = fuzz_command(original, replay, json_path, database) + ["--replay-only"]
+        check = _run_fuzz(command, json_path, replay.budget + replay.grace,
+                          Outcome(ORIGINAL, "", "the unmutated implementation"), environment)
+    if check.verdict == "survived" and check.cases:
+        return outcome  # the original ran the case: the crash or hang is the mutant's
+    what = check.evidence or check.detail or ("the case did not finish" if check.verdict == "survived" else "")
+    outcome.verdict = "unconfirmed"
+    outcome.detail = f"the unmutated implementation, replaying the case, gave: {check.result} ({what})"
+    return outcome
+
+
+def _run_fuzz(command: list[str], json_path: Path, timeout: float, outcome: Outcome,
+              environment: dict | None) -> Outcome:
+    """Run one fuzz subprocess for at most ``timeout`` seconds and fill ``outcome`` from how it ended."""
+    start = time.monotonic()
+    # A session of its own, so that a hang is killed with every process it started.
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               env=environment, start_new_session=True)
+    try:
+        output, _ = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _kill_session(process)
+        process.communicate()
+        outcome.verdict, outcome.killed_by = "killed", "hang"
         outcome.seconds = time.monotonic() - start
-        tail = _tail(output)
-        status = process.returncode
-        if status < 0 or status not in (_FUZZ_OK, _FUZZ_FOUND, _FUZZ_USAGE):
-            outcome.verdict, outcome.killed_by = "killed", "crash"
-            outcome.signal = signal.Signals(-status).name if status < 0 and -status in _SIGNALS else None
-            outcome.evidence = f"the fuzz process died ({outcome.signal or f'exit status {status}'})"
-            outcome.detail = tail
-            return outcome
-        if status == _FUZZ_USAGE:
-            outcome.detail = f"flashcheck fuzz exited 2 (usage or setup error):\n{tail}"
-            return outcome
-        try:
-            result = json.loads(json_path.read_text())
-        except (OSError, ValueError) as error:
-            outcome.detail = f"flashcheck fuzz exited {status} without a readable JSON result ({error}):\n{tail}"
-            return outcome
+        outcome.evidence = f"no result {timeout:g} s after the start; killed"
+        return outcome
+    finally:
+        if process.poll() is None:  # interrupted while waiting
+            _kill_session(process)
+    outcome.seconds = time.monotonic() - start
+    tail = _tail(output)
+    status = process.returncode
+    if status < 0 or status not in (_FUZZ_OK, _FUZZ_FOUND, _FUZZ_USAGE):
+        outcome.verdict, outcome.killed_by = "killed", "crash"
+        outcome.signal = signal.Signals(-status).name if status < 0 and -status in _SIGNALS else None
+        outcome.evidence = f"the fuzz process died ({outcome.signal or f'exit status {status}'})"
+        outcome.detail = tail
+        return outcome
+    if status == _FUZZ_USAGE:
+        outcome.detail = f"flashcheck fuzz exited 2 (usage or setup error):\n{tail}"
+        return outcome
+    try:
+        result = json.loads(json_path.read_text())
+    except (OSError, ValueError) as error:
+        outcome.detail = f"flashcheck fuzz exited {status} without a readable JSON result ({error}):\n{tail}"
+        return outcome
     return _classify(outcome, status, result, tail)
 
 

@@ -27,14 +27,16 @@ class PropertyMatrix:
 
     def summary(self, entry: Entry) -> Outcome:
         """One outcome for ``entry``: its fastest kill; else an error if any cell failed to
-        run; else survived, with the cases and seconds of all its cells."""
+        run; else an unconfirmed cell (a crash or hang the original shows too) if any; else
+        survived, with the cases and seconds of all its cells."""
         cells = list(self.cells[entry.name].values())
         killed = [cell for cell in cells if cell.killed]
         if killed:
             return min(killed, key=lambda cell: cell.seconds)
-        errors = [cell for cell in cells if cell.verdict == "error"]
-        if errors:
-            return errors[0]
+        for verdict in ("error", "unconfirmed"):
+            chosen = [cell for cell in cells if cell.verdict == verdict]
+            if chosen:
+                return chosen[0]
         return Outcome(entry.name, entry.operator, entry.bug, entry.equivalent, verdict="survived",
                        seconds=sum(cell.seconds for cell in cells),
                        cases=sum(cell.cases or 0 for cell in cells))

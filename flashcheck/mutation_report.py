@@ -52,7 +52,8 @@ def print_run(console: Console, run: MutationRun) -> None:
                             ("seconds", "right"), ("cases", "right"), ("evidence", "left")):
         table.add_column(column, justify=justify, overflow="fold")
     for outcome in run.outcomes:
-        style = {"SURVIVED": "bold red", "ERROR": "bold red", "equivalent": "dim"}.get(outcome.result)
+        style = {"SURVIVED": "bold red", "ERROR": "bold red", "UNCONFIRMED": "bold yellow",
+                 "equivalent": "dim"}.get(outcome.result)
         if outcome.equivalent and outcome.killed:
             style = "bold yellow"
         table.add_row(outcome.name, outcome.operator, outcome.result, f"{outcome.seconds:.1f}",
@@ -69,6 +70,12 @@ def print_run(console: Console, run: MutationRun) -> None:
         for outcome in run.survivors:
             unexercised = " [no case ran within the budget: raise --budget]" if outcome.cases == 0 else ""
             _plain(console, f"  {outcome.name} ({outcome.operator}): {outcome.bug}{unexercised}")
+    if run.unconfirmed:
+        _plain(console, "unconfirmed (not killed: the unmutated implementation crashed, hung or failed on the same "
+                        "case; a busy machine can make a slow case hang: raise --case-timeout or lower --jobs):")
+        for outcome in run.unconfirmed:
+            _plain(console, f"  {outcome.name}: {outcome.killed_by} on {outcome.property_name}, case {outcome.case}; "
+                            f"{outcome.detail}")
     if equivalent:
         _plain(console, "declared equivalent (not scored):")
         for outcome in equivalent:
@@ -80,13 +87,14 @@ def print_run(console: Console, run: MutationRun) -> None:
         print_error(console, outcome)
 
 
-#: Matrix cells: killed by the property, a crash or a hang; survived; error.
+#: Matrix cells: killed by the property, a crash or a hang; survived; unconfirmed; error.
 _CELL = {"property": "K", "crash": "C", "hang": "H"}
+_MISSED = {"error": "E", "unconfirmed": "U"}
 
 
 def print_property_matrix(console: Console, matrix) -> None:
     """Mutants x properties (numbered, with a legend): K killed, C crash, H hang,
-    . survived, E error."""
+    . survived, U unconfirmed, E error."""
     table = Table(title="kill matrix per property")
     table.add_column("mutant")
     for index in range(len(matrix.properties)):
@@ -95,9 +103,9 @@ def print_property_matrix(console: Console, matrix) -> None:
         marks = []
         for prop in matrix.properties:
             cell = row[prop]
-            marks.append(_CELL.get(cell.killed_by, "K") if cell.killed else ("E" if cell.verdict == "error" else "."))
+            marks.append(_CELL.get(cell.killed_by, "K") if cell.killed else _MISSED.get(cell.verdict, "."))
         table.add_row(name, *marks)
     console.print(table)
-    _plain(console, "K killed by the property, C crash, H hang, . survived, E error; properties:")
+    _plain(console, "K killed by the property, C crash, H hang, . survived, U unconfirmed, E error; properties:")
     for index, prop in enumerate(matrix.properties):
         _plain(console, f"  {index + 1}: {prop}")

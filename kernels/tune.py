@@ -46,8 +46,9 @@ FORWARD_CANDIDATES = (
     (128, 64, 8, 3), (128, 64, 8, 4), (128, 128, 8, 3), (128, 128, 8, 4), (128, 32, 4, 3), (128, 64, 4, 3),
     (64, 64, 4, 2), (64, 64, 4, 3), (64, 64, 4, 4), (64, 128, 4, 3),
 )
-#: (64, 64, 8, 2): the tuned d128 (64, 64, 4, 2) spills at 255 registers, and with 8 warps it
-#: does not (``python -m flashcheck.kernels.codegen``; kernels/PERFORMANCE.md, session 14).
+#: (64, 64, 8, 2), (32, 64, 4, 2) and (64, 32, 4, 2) compile without the register spills of the
+#: tuned d128 (64, 64, 4, 2) (``python -m flashcheck.kernels.codegen``), and ran 14-29% slower
+#: than it on an H100 (kernels/PERFORMANCE.md, sessions 14 and 15).
 DK_DV_CANDIDATES = (
     (64, 64, 4, 1), (64, 64, 4, 2), (64, 64, 4, 3), (64, 64, 8, 2), (32, 64, 4, 2), (64, 32, 4, 2),
     (32, 128, 4, 2), (32, 128, 8, 2), (64, 128, 8, 2),

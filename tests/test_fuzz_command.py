@@ -172,6 +172,18 @@ def test_stored_crashes_are_replayed_first_and_forgotten_once_they_pass(tmp_path
     assert json.loads(fixed_store.read_text()) == []
 
 
+def test_replay_only_runs_the_stored_cases_and_draws_nothing_new(tmp_path):
+    store = tmp_path / "examples" / "tests.buggy_correct" / "crashes.json"
+    store.parent.mkdir(parents=True)
+    spec = ("batch=1 seqlen_q=3 seqlen_k=5 heads=2 kv_heads=1 head_dim=8 dtype=float32 causal=False window=-1,-1 "
+            "softmax_scale=None layout=contiguous values=normal seed=0")
+    store.write_text(json.dumps([{"property": "out_matches_reference", "case": spec, "kind": "hang"}]))
+    status, result = fuzz(tmp_path, "tests.buggy:correct", "--replay-only", budget=60)
+    assert status == EXIT_OK
+    assert result["by_property"] == {"out_matches_reference": 1}, "the stored case, and nothing drawn"
+    assert result["seconds"] < 30, "the run ends with the replay, not at the budget"
+
+
 def test_a_case_that_hangs_is_killed_and_reported(tmp_path):
     status, result = fuzz(tmp_path, "tests.misbehaving:hang", "--case-timeout", "2", "--max-crashes", "1", budget=60)
     assert status == EXIT_FOUND

@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from flashcheck import adapters, mutate
+from flashcheck import adapters, isolation, mutate
 from flashcheck.kernels import interface, mutations
 from tests.cli_process import flashcheck, needs_interpreter_numpy
 
@@ -105,6 +105,42 @@ def test_the_counterexample_in_the_json_is_the_kill(monkeypatch, tmp_path):
     assert (outcome.verdict, outcome.property_name, outcome.cases, outcome.seconds) == (
         "killed", "out_matches_reference", 4, 1.5)
     assert outcome.evidence == "out differs"
+
+
+HANG = {"kind": "hang", "property": "out_matches_reference", "case": "seqlen_q=3",
+        "evidence": "the case ran longer than the per-case timeout of 120 s; the worker was killed"}
+
+
+@pytest.mark.parametrize("original_result, original_status, verdict", [
+    ({"found": True, "cases": 0, "failures": [HANG]}, 1, "unconfirmed"),  # the original hangs there too
+    ({"found": False, "cases": 0, "failures": []}, 0, "unconfirmed"),  # the replay did not finish
+    ({"found": False, "cases": 1, "failures": []}, 0, "killed"),  # the original runs the case: the mutant's hang
+])
+def test_a_hang_on_a_case_is_a_kill_only_when_the_original_runs_that_case(
+        monkeypatch, tmp_path, original_result, original_status, verdict):
+    replays = []
+
+    def command(impl, settings, json_path, database):
+        if impl.endswith(":original"):
+            stored = json.loads((isolation.database_folder(database, impl) / "crashes.json").read_text())
+            replays.append((stored, settings.properties, settings.case_timeout))
+            result, status = original_result, original_status
+        else:
+            result, status = {"found": True, "cases": 4, "seconds": 9.0, "failures": [HANG]}, 1
+        script = f"import json, sys; open(sys.argv[1], 'w').write(json.dumps({result!r})); sys.exit({status})"
+        return [sys.executable, "-c", script, str(json_path)]
+
+    monkeypatch.setattr(mutate, "fuzz_command", command)
+    settings = mutate.Settings(budget=5, device="cpu", database=str(tmp_path), case_timeout=3)
+    outcome = mutate.fuzz_one("x", ENTRY, settings)
+    assert replays == [([{"property": "out_matches_reference", "case": "seqlen_q=3", "kind": "hang"}],
+                        ("out_matches_reference",), 3)]
+    assert (outcome.verdict, outcome.killed_by, outcome.case) == (verdict, "hang", "seqlen_q=3")
+    run = mutate.MutationRun("x", settings, mutate.Outcome("original", verdict="survived"), [outcome])
+    assert (len(run.killed), run.score) == ((1, 1.0) if verdict == "killed" else (0, 0.0))
+    if verdict == "unconfirmed":
+        assert outcome.result == "UNCONFIRMED" and run.unconfirmed == [outcome]
+        assert "replaying the case" in outcome.detail
 
 
 # -- the command -------------------------------------------------------------------------------

@@ -7,7 +7,6 @@ crashes or hangs is reported with its case and the run goes on in a fresh worker
 from __future__ import annotations
 
 import json
-import re
 import sys
 import time
 from pathlib import Path
@@ -43,6 +42,10 @@ def register(subparsers) -> None:
         help="hypothesis example database; failures found are replayed first next time",
     )
     parser.add_argument(
+        "--replay-only", action="store_true",
+        help="only replay the failures, crashes and hangs the database holds (e.g. to confirm a fix)",
+    )
+    parser.add_argument(
         "--json", default=None, metavar="PATH",
         help="also write the result as JSON (schema: flashcheck.fuzz.FuzzResult.to_json)",
     )
@@ -73,9 +76,9 @@ def run(args, device) -> int:
         options = isolation.FuzzOptions(
             impl=args.impl, device=device, budget=max(args.budget - setup, 0.1), seed=args.seed,
             properties=tuple(args.properties) if args.properties else None, profile=profile.name,
-            database=str(Path(args.database) / re.sub(r"[^A-Za-z0-9_.-]", "_", args.impl)),
+            database=str(isolation.database_folder(args.database, args.impl)),
             workers=args.workers, case_timeout=args.case_timeout, shrink_time=args.shrink_time,
-            max_crashes=args.max_crashes,
+            max_crashes=args.max_crashes, replay_only=args.replay_only,
         )
     except (ValueError, ImportError, AttributeError) as error:
         print(f"flashcheck: {error}", file=sys.stderr)

@@ -1,7 +1,8 @@
 """``flashcheck mutate``: fuzz every mutant of a kernel's mutation catalogue and report the
 kill matrix and the mutation score (the engine is :mod:`flashcheck.mutate`).
 
-Exit 0 when every mutant not declared equivalent was killed; 1 when one survived, when a
+Exit 0 when every mutant not declared equivalent was killed; 1 when one survived or its
+only kill was unconfirmed (a crash or hang the unmutated implementation shows too), when a
 declared-equivalent mutant was killed (the declaration is wrong), or when the suite
 flags the unmutated implementation (nothing is scored then); 2 on usage errors and on
 fuzz runs that failed to set up.
@@ -95,7 +96,7 @@ def run(args, device) -> int:
     _write_json(args.json, result, matrix)
     if result.errors:
         return EXIT_USAGE
-    return EXIT_FOUND if result.survivors or result.wrongly_equivalent else EXIT_OK
+    return EXIT_FOUND if result.survivors or result.unconfirmed or result.wrongly_equivalent else EXIT_OK
 
 
 def _whole_suite(args, settings, entries, console):

@@ -274,9 +274,12 @@ def confirm_on_original(catalogue: str, outcome: Outcome, settings: Settings, *,
     """Check a kill by a crash or hang on a case against the unmutated implementation.
 
     The original replays that case of that property alone (``flashcheck fuzz --replay-only``,
-    the same per-case timeout). If it crashes, hangs or fails there too, the case says
-    nothing about the mutant, and ``outcome`` becomes "unconfirmed" with what the original
-    did in ``detail``. A kill by a property, or a crash or hang without a case, is left as it
+    the same per-case timeout), with an empty Triton cache: the mutant, being new source,
+    compiled every kernel of the case from scratch, and a case that hangs only while it
+    compiles (a float32 head-dim-256 backward took 148 s on an idle H100 host) must then hang
+    the original too, however much of it the original's own fuzz run compiled before. If
+    the original crashes, hangs or fails there too, the case says nothing about the mutant,
+    and ``outcome`` becomes "unconfirmed" with what the original did in ``detail``. A kill by a property, or a crash or hang without a case, is left as it
     is. Returns ``outcome``, updated in place."""
     if not (outcome.killed and outcome.killed_by in ("crash", "hang") and outcome.case and outcome.property_name):
         return outcome
@@ -291,8 +294,10 @@ def confirm_on_original(catalogue: str, outcome: Outcome, settings: Settings, *,
         CrashStore(database_folder(database, original) / "crashes.json").add(
             outcome.property_name, outcome.case, outcome.killed_by)
         command = fuzz_command(original, replay, json_path, database) + ["--replay-only"]
+        cold = dict(os.environ if environment is None else environment,
+                    TRITON_CACHE_DIR=str(Path(scratch) / "triton-cache"))
         check = _run_fuzz(command, json_path, replay.budget + replay.grace,
-                          Outcome(ORIGINAL, "", "the unmutated implementation"), environment)
+                          Outcome(ORIGINAL, "", "the unmutated implementation"), cold)
     if check.verdict == "survived" and check.cases:
         return outcome  # the original ran the case: the crash or hang is the mutant's
     what = check.evidence or check.detail or ("the case did not finish" if check.verdict == "survived" else "")

@@ -125,9 +125,13 @@ def test_a_hang_on_a_case_is_a_kill_only_when_the_original_runs_that_case(
             stored = json.loads((isolation.database_folder(database, impl) / "crashes.json").read_text())
             replays.append((stored, settings.properties, settings.case_timeout))
             result, status = original_result, original_status
+            # The replay compiles from scratch, as the mutant did: any other exit is a crash.
+            cold_cache = "import os; assert os.environ['TRITON_CACHE_DIR'].endswith('triton-cache'); "
         else:
             result, status = {"found": True, "cases": 4, "seconds": 9.0, "failures": [HANG]}, 1
-        script = f"import json, sys; open(sys.argv[1], 'w').write(json.dumps({result!r})); sys.exit({status})"
+            cold_cache = ""
+        script = (f"{cold_cache}import json, sys; open(sys.argv[1], 'w').write(json.dumps({result!r})); "
+                  f"sys.exit({status})")
         return [sys.executable, "-c", script, str(json_path)]
 
     monkeypatch.setattr(mutate, "fuzz_command", command)

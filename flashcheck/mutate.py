@@ -279,8 +279,9 @@ def confirm_on_original(catalogue: str, outcome: Outcome, settings: Settings, *,
     compiles (a float32 head-dim-256 backward took 148 s on an idle H100 host) must then hang
     the original too, however much of it the original's own fuzz run compiled before. If
     the original crashes, hangs or fails there too, the case says nothing about the mutant,
-    and ``outcome`` becomes "unconfirmed" with what the original did in ``detail``. A kill by a property, or a crash or hang without a case, is left as it
-    is. Returns ``outcome``, updated in place."""
+    and ``outcome`` becomes "unconfirmed" with what the original did in ``detail``. A kill
+    by a property, or a crash or hang without a case, is left as it is. Returns
+    ``outcome``, updated in place."""
     if not (outcome.killed and outcome.killed_by in ("crash", "hang") and outcome.case and outcome.property_name):
         return outcome
     from flashcheck.isolation import CrashStore, database_folder

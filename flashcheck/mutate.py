@@ -284,10 +284,11 @@ def confirm_on_original(catalogue: str, outcome: Outcome, settings: Settings, *,
     ``outcome``, updated in place."""
     if not (outcome.killed and outcome.killed_by in ("crash", "hang") and outcome.case and outcome.property_name):
         return outcome
-    from flashcheck.isolation import CrashStore, database_folder
+    from flashcheck.isolation import CrashStore, FuzzOptions, database_folder
 
     original = f"{catalogue}:{ORIGINAL}"
-    timeout = settings.case_timeout if settings.case_timeout is not None else default_case_timeout(settings.budget)
+    # The timeout the mutant ran under: without one, fuzz's own default applied.
+    timeout = settings.case_timeout if settings.case_timeout is not None else FuzzOptions.case_timeout
     replay = Settings(budget=timeout + settings.grace, device=settings.device, grace=settings.grace,
                       properties=(outcome.property_name,), case_timeout=timeout)
     with tempfile.TemporaryDirectory(prefix="flashcheck-confirm-") as scratch:

@@ -147,6 +147,20 @@ def test_a_hang_on_a_case_is_a_kill_only_when_the_original_runs_that_case(
         assert "replaying the case" in outcome.detail
 
 
+def test_the_replay_keeps_the_timeout_the_mutant_ran_under(monkeypatch, tmp_path):
+    timeouts = []
+
+    def command(impl, settings, json_path, database):
+        timeouts.append(settings.case_timeout)
+        result = {"found": True, "cases": 4, "failures": [HANG]} if impl.endswith(":m") else {"found": False, "cases": 1}
+        script = f"import json, sys; open(sys.argv[1], 'w').write(json.dumps({result!r})); sys.exit({int(result['found'])})"
+        return [sys.executable, "-c", script, str(json_path)]
+
+    monkeypatch.setattr(mutate, "fuzz_command", command)
+    mutate.fuzz_one("x", ENTRY, mutate.Settings(budget=5, device="cpu", database=str(tmp_path)))
+    assert timeouts == [None, isolation.FuzzOptions.case_timeout], "no timeout given: fuzz's default, both times"
+
+
 # -- the command -------------------------------------------------------------------------------
 
 

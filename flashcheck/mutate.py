@@ -61,9 +61,10 @@ class Entry:
 class Settings:
     """How each mutant is fuzzed: seconds per mutant, seed (None: random), device,
     ``grace`` seconds past the budget before a run counts as hung, the root of the
-    per-mutant example databases, the properties (None: all) and ``case_timeout``, the
+    per-mutant example databases, the properties (None: all), ``case_timeout``, the
     seconds one case may run before the fuzzer reports it as a hang (see
-    :func:`default_case_timeout`)."""
+    :func:`default_case_timeout`), and ``workers``, the fuzzer's worker processes per
+    mutant."""
 
     budget: float
     device: str
@@ -72,12 +73,15 @@ class Settings:
     database: str = ".flashcheck/mutants"
     properties: tuple[str, ...] | None = None
     case_timeout: float | None = None
+    workers: int = 1
 
     def __post_init__(self):
         if not self.budget > 0:
             raise ValueError(f"budget: expected a positive number of seconds, got {self.budget}")
         if not self.grace >= 0:
             raise ValueError(f"grace: expected a non-negative number of seconds, got {self.grace}")
+        if self.workers < 1:
+            raise ValueError(f"workers: expected at least 1, got {self.workers}")
         if self.case_timeout is not None and not self.case_timeout > 0:
             raise ValueError(f"case_timeout: expected a positive number of seconds, got {self.case_timeout}")
 
@@ -245,7 +249,8 @@ def _import_root(module_name: str) -> str | None:
 def fuzz_command(impl: str, settings: Settings, json_path: Path, database: Path) -> list[str]:
     """The ``flashcheck fuzz`` command line that fuzzes ``impl``."""
     command = [sys.executable, "-m", "flashcheck.cli", "fuzz", "--impl", impl, "--budget", str(settings.budget),
-               "--device", settings.device, "--json", str(json_path), "--database", str(database)]
+               "--device", settings.device, "--json", str(json_path), "--database", str(database),
+               "--workers", str(settings.workers)]
     if settings.seed is not None:
         command += ["--seed", str(settings.seed)]
     if settings.case_timeout is not None:

@@ -39,6 +39,29 @@ raising = _misbehaving(_raise)
 #: Never returns, as a kernel spinning on a barrier would.
 hang = _misbehaving(lambda: time.sleep(10**6))
 
+#: Seconds that each case of :data:`compiles_slowly` and :data:`runs_slowly` takes.
+SLOW_SECONDS = 3
+
+
+def _compile_slowly():
+    """Spend :data:`SLOW_SECONDS` in a Triton compilation, announced as Triton's JIT
+    announces one (its hooks before and after): what the first call of a new kernel variant
+    does on a GPU."""
+    from triton import knobs
+
+    details = dict(key=None, repr="slow", fn=None, compile={}, is_manual_warmup=False, already_compiled=False)
+    if knobs.runtime.jit_cache_hook:
+        knobs.runtime.jit_cache_hook(**details)
+    time.sleep(SLOW_SECONDS)
+    if knobs.runtime.jit_post_compile_hook:
+        knobs.runtime.jit_post_compile_hook(**details)
+
+
+#: Compiles for a few seconds on every case: not a hang, however short the per-case timeout.
+compiles_slowly = _misbehaving(_compile_slowly)
+#: Takes as long on every case without compiling: a hang when that is past the timeout.
+runs_slowly = _misbehaving(lambda: time.sleep(SLOW_SECONDS))
+
 
 def _illegal_address():
     """Store through a wild pointer on the GPU: CUDA reports an illegal address, and the

@@ -20,22 +20,23 @@ from pathlib import Path
 import pytest
 import torch
 
-from flashcheck import profiles, protocol
+from flashcheck import isolation, profiles, protocol
 from flashcheck.case import Case
 from flashcheck import fuzz as fuzz_engine
 from flashcheck.properties import PROPERTIES
-from tests import buggy
+from tests import buggy, misbehaving
 from tests.cli_process import flashcheck
 from flashcheck.commands import EXIT_FOUND, EXIT_OK, EXIT_USAGE
 
 
 def fuzz(tmp_path, impl, *extra, budget=8):
-    """Run ``flashcheck fuzz`` in this process (seed 1 unless ``extra`` gives one); return
-    its exit status and JSON result."""
+    """Run ``flashcheck fuzz`` in this process (seed 1 and one worker unless ``extra`` says
+    otherwise); return its exit status and JSON result."""
     result_file = tmp_path / "result.json"
+    workers = [] if "--workers" in extra else ["--workers", "1"]
     status = flashcheck([
         "fuzz", "--impl", impl, "--budget", str(budget), "--seed", "1", "--device", "cpu",
-        "--database", str(tmp_path / "examples"), "--json", str(result_file), *extra,
+        "--database", str(tmp_path / "examples"), "--json", str(result_file), *workers, *extra,
     ])
     return status, (json.loads(result_file.read_text()) if result_file.exists() else None)
 
@@ -50,6 +51,21 @@ def test_a_correct_implementation_is_never_flagged_and_the_run_keeps_to_its_budg
     assert all(worker["device"] for worker in result["workers"])
     # Cases in flight at the end get a grace of max(2 s, 5%) to finish.
     assert budget * 0.9 <= result["seconds"] <= budget + 2.5
+
+
+def test_by_default_one_worker_runs_per_core_up_to_eight(tmp_path, monkeypatch):
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(3)), raising=False)
+    assert isolation.default_workers("cpu") == 3
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(64)), raising=False)
+    assert isolation.default_workers("cpu") == isolation.MAX_AUTO_WORKERS == 8
+    # On CUDA never fewer workers than GPUs, so that every GPU is used.
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0}, raising=False)
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0,1,2")
+    assert isolation.default_workers("cuda") == 3
+    assert isolation.default_workers("cpu") == 1
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    status, result = fuzz(tmp_path, "tests.buggy:correct", "--workers", "auto", budget=6)
+    assert status == EXIT_OK and [worker["worker"] for worker in result["workers"]] == [0, 1]
 
 
 def test_every_property_takes_its_turn_and_the_reference_comparisons_every_third():
@@ -193,6 +209,19 @@ def test_a_case_that_hangs_is_killed_and_reported(tmp_path):
     assert result["seconds"] < 30
 
 
+def test_time_spent_compiling_kernels_does_not_count_towards_the_case_timeout(tmp_path):
+    # The same seconds per case, compiling in one and running in the other: only the
+    # running counts against the 1 s timeout (a compilation of minutes is not a hang).
+    status, result = fuzz(tmp_path / "compiling", "tests.misbehaving:compiles_slowly", "--case-timeout", "1",
+                          budget=4 * misbehaving.SLOW_SECONDS)
+    assert status == EXIT_OK and result["failures"] == [] and result["cases"] >= 2
+    status, result = fuzz(tmp_path / "running", "tests.misbehaving:runs_slowly", "--case-timeout", "1",
+                          "--max-crashes", "1", budget=4 * misbehaving.SLOW_SECONDS)
+    assert status == EXIT_FOUND
+    [hang] = result["failures"]
+    assert hang["kind"] == "hang" and "compiling" not in hang["evidence"]
+
+
 def test_a_case_still_running_when_the_budget_ends_is_reported_unfinished_not_passed(tmp_path, capsys):
     status, result = fuzz(tmp_path, "tests.misbehaving:hang", "--case-timeout", "100", budget=6)
     assert status == EXIT_OK and result["failures"] == []
@@ -231,6 +260,7 @@ def test_a_divergence_confined_to_some_cases_leaves_the_others_checked(tmp_path)
     (["--impl", "nonexistent"], "unknown implementation"),
     (["--budget", "0"], "--budget"),
     (["--workers", "0"], "--workers"),
+    (["--workers", "many"], "--workers"),
     (["--case-timeout", "-1"], "--case-timeout"),
     (["--property", "no_such_property"], "--property"),
 ])

@@ -147,18 +147,35 @@ def test_a_hang_on_a_case_is_a_kill_only_when_the_original_runs_that_case(
         assert "replaying the case" in outcome.detail
 
 
-def test_the_replay_keeps_the_timeout_the_mutant_ran_under(monkeypatch, tmp_path):
-    timeouts = []
+def _mutant_hangs_original_runs(monkeypatch) -> list:
+    """Fake fuzz runs: the mutant ("…:m") hangs on a case, the original runs it. Returns the
+    list that receives each run's settings, mutant's first."""
+    seen = []
 
     def command(impl, settings, json_path, database):
-        timeouts.append(settings.case_timeout)
+        seen.append(settings)
         result = {"found": True, "cases": 4, "failures": [HANG]} if impl.endswith(":m") else {"found": False, "cases": 1}
         script = f"import json, sys; open(sys.argv[1], 'w').write(json.dumps({result!r})); sys.exit({int(result['found'])})"
         return [sys.executable, "-c", script, str(json_path)]
 
     monkeypatch.setattr(mutate, "fuzz_command", command)
+    return seen
+
+
+def test_the_replay_keeps_the_timeout_the_mutant_ran_under(monkeypatch, tmp_path):
+    runs = _mutant_hangs_original_runs(monkeypatch)
     mutate.fuzz_one("x", ENTRY, mutate.Settings(budget=5, device="cpu", database=str(tmp_path)))
-    assert timeouts == [None, isolation.FuzzOptions.case_timeout], "no timeout given: fuzz's default, both times"
+    assert [run.case_timeout for run in runs] == [None, isolation.FuzzOptions.case_timeout], \
+        "no timeout given: fuzz's default, both times"
+
+
+def test_a_mutant_is_fuzzed_by_the_workers_asked_for_and_its_hang_replayed_by_one(monkeypatch, tmp_path):
+    settings = mutate.Settings(budget=5, device="cpu", database=str(tmp_path), workers=3)
+    command = mutate.fuzz_command("x:m", settings, tmp_path / "r.json", tmp_path / "db")
+    assert command[command.index("--workers") + 1] == "3"
+    runs = _mutant_hangs_original_runs(monkeypatch)
+    mutate.fuzz_one("x", ENTRY, settings)
+    assert [run.workers for run in runs] == [3, 1]
 
 
 # -- the command -------------------------------------------------------------------------------
@@ -198,6 +215,7 @@ def test_a_mutation_that_changes_nothing_survives_unless_declared_equivalent(tmp
     (["--catalogue", "flashcheck.case"], "--catalogue: 'flashcheck.case' has no MUTATIONS"),
     (["--budget", "0"], "--budget: expected a positive number of seconds, got 0.0"),
     (["--jobs", "0"], "--jobs: expected at least 1, got 0"),
+    (["--workers", "0"], "--workers: expected at least 1, got 0"),
     (["--case-timeout", "0"], "--case-timeout: expected a positive number of seconds, got 0.0"),
     (["--properties", "no_such_property"], "--properties: unknown ['no_such_property']"),
 ])

@@ -22,8 +22,10 @@ def register(subparsers) -> None:
     parser.add_argument("--seed", type=int, default=None, help="make the run reproducible")
     parser.add_argument("--property", action="append", dest="properties", help="only this property (repeatable)")
     parser.add_argument(
-        "--workers", type=int, default=1,
-        help="worker processes (default 1); on CUDA, worker i uses GPU i modulo the visible GPUs",
+        "--workers", default="auto",
+        help="worker processes, or auto (the default): one per CPU core up to 8, and on CUDA at least one per "
+             "GPU, since compiling kernel variants on the CPU is most of a case's time; on CUDA, worker i uses "
+             "GPU i modulo the visible GPUs",
     )
     parser.add_argument(
         "--case-timeout", type=float, default=120.0,
@@ -52,6 +54,21 @@ def register(subparsers) -> None:
     parser.set_defaults(run=run)
 
 
+def worker_count(value: str, device: str) -> int:
+    """``--workers``: a positive count, or ``auto`` (:func:`flashcheck.isolation.default_workers`)."""
+    from flashcheck import isolation
+
+    if value == "auto":
+        return isolation.default_workers(device)
+    try:
+        count = int(value)
+    except ValueError:
+        count = 0
+    if count < 1:
+        raise ValueError(f"--workers: expected a positive count or auto, got {value}")
+    return count
+
+
 def run(args, device) -> int:
     from flashcheck import fuzz, isolation, protocol
     from flashcheck.properties import PROPERTIES
@@ -69,9 +86,9 @@ def run(args, device) -> int:
             if not getattr(args, name) > 0:
                 raise ValueError(f"--{name.replace('_', '-')}: expected a positive number of seconds, "
                                  f"got {getattr(args, name)}")
-        for name in ("workers", "max_crashes"):
-            if getattr(args, name) < 1:
-                raise ValueError(f"--{name.replace('_', '-')}: expected a positive count, got {getattr(args, name)}")
+        args.workers = worker_count(args.workers, device)
+        if args.max_crashes < 1:
+            raise ValueError(f"--max-crashes: expected a positive count, got {args.max_crashes}")
         setup = time.monotonic() - args.started  # loading the implementation counts against the budget
         options = isolation.FuzzOptions(
             impl=args.impl, device=device, budget=max(args.budget - setup, 0.1), seed=args.seed,

@@ -27,6 +27,9 @@ def register(subparsers) -> None:
     parser.add_argument("--budget", type=float, default=30.0, help="seconds of fuzzing per mutant (default 30)")
     parser.add_argument("--seed", type=int, default=None, help="make the fuzz runs reproducible")
     parser.add_argument("--jobs", type=int, default=1, help="mutants fuzzed at once (default 1)")
+    parser.add_argument("--workers", type=int, default=1,
+                        help="fuzz worker processes per mutant (default 1): jobs × workers processes in all; "
+                             "more workers per mutant find its bug sooner")
     parser.add_argument("--only", nargs="+", metavar="NAME", help="only these mutants")
     add_device_argument(parser)
     parser.add_argument("--json", default=None, metavar="PATH", help="also write the kill matrix as JSON")
@@ -56,10 +59,11 @@ def run(args, device) -> int:
         unknown = [name for name in args.properties or () if name not in PROPERTIES]
         if unknown:
             raise ValueError(f"--properties: unknown {unknown}; known: {sorted(PROPERTIES)}")
-        if args.jobs < 1:
-            raise ValueError(f"--jobs: expected at least 1, got {args.jobs}")
+        for name in ("jobs", "workers"):
+            if getattr(args, name) < 1:
+                raise ValueError(f"--{name}: expected at least 1, got {getattr(args, name)}")
         settings = mutate.Settings(budget=args.budget, device=device, seed=args.seed, grace=args.grace,
-                                   database=args.database,
+                                   database=args.database, workers=args.workers,
                                    properties=tuple(args.properties) if args.properties else None,
                                    case_timeout=args.case_timeout if args.case_timeout is not None
                                    else mutate.default_case_timeout(max(args.budget, 0)))

@@ -1,0 +1,103 @@
+"""How long a running case has spent compiling Triton kernels, told apart from running them.
+
+The fuzzer's per-case timeout is for hangs: a kernel that never finishes. But the first call
+of each Triton kernel variant compiles it, and on a GPU that can take minutes: a float32
+head-dim-256 backward of the project kernel took 148 s from a cold cache on an idle H100,
+and was still compiling after 45 s with 15 other processes compiling beside it. Counting
+that as running reported the correct kernel as hung. So a worker records, in its case file,
+the seconds its case has spent inside Triton's JIT compilations (announced by Triton's
+``knobs.runtime.jit_cache_hook`` before and ``jit_post_compile_hook`` after each one), and
+the parent times the case without them (:func:`running_seconds`). A compilation that never
+ends is still caught: a case's whole time is capped at the timeout plus
+:data:`COMPILE_ALLOWANCE`.
+
+What Triton's JIT does not announce is timed as running: ``torch.compile``'s own
+compilations (FlexAttention's, for one) and Triton compilations started some other way.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Callable
+
+#: Seconds of compiling a case may take beyond the per-case timeout before it counts as hung
+#: anyway (four times the slowest compilation measured, above).
+COMPILE_ALLOWANCE = 600.0
+
+
+def watch(on_start: Callable[[], None], on_end: Callable[[], None]) -> bool:
+    """Call ``on_start()`` just before and ``on_end()`` just after every Triton JIT
+    compilation in this process, ahead of any hooks already set (which still run, and whose
+    results still count). Returns False, watching nothing, where Triton is missing or has
+    no such hooks."""
+    try:
+        from triton import knobs
+    except ImportError:
+        return False
+    runtime = knobs.runtime
+    if not (hasattr(runtime, "jit_cache_hook") and hasattr(runtime, "jit_post_compile_hook")):
+        return False
+    earlier_before, earlier_after = runtime.jit_cache_hook, runtime.jit_post_compile_hook
+
+    def before(**details):
+        on_start()
+        skip = earlier_before(**details) if earlier_before else None
+        if skip:  # the earlier hook skips the compilation: no "after" call will come
+            on_end()
+        return skip
+
+    def after(**details):
+        on_end()
+        return earlier_after(**details) if earlier_after else None
+
+    runtime.jit_cache_hook, runtime.jit_post_compile_hook = before, after
+    return True
+
+
+class CaseClock:
+    """The case-file record of one worker's current case, with its compile time: ``start``
+    a case, ``compiling``/``compiled`` around each compilation, ``finish`` it. Every change
+    goes to ``write(record)`` (the worker writes it atomically to its case file)."""
+
+    def __init__(self, write: Callable[[dict], None]):
+        self._write = write
+        self.record: dict = {"property": None, "case": None, "started": time.time()}
+
+    def start(self, prop: str, case_spec: str) -> None:
+        self.record = {"property": prop, "case": case_spec, "started": time.time(),
+                       "compile_seconds": 0.0, "compiling_since": None}
+        self._write(self.record)
+
+    def finish(self) -> None:
+        self.record = {"property": None, "case": None, "started": time.time()}
+        self._write(self.record)
+
+    def compiling(self) -> None:
+        if self.record.get("case") is not None and self.record["compiling_since"] is None:
+            self.record["compiling_since"] = time.time()
+            self._write(self.record)
+
+    def compiled(self) -> None:
+        since = self.record.get("compiling_since")
+        if self.record.get("case") is not None and since is not None:
+            self.record["compile_seconds"] += time.time() - since
+            self.record["compiling_since"] = None
+            self._write(self.record)
+
+
+def compile_seconds(record: dict, now: float) -> float:
+    """Seconds the case of ``record`` (a :class:`CaseClock` record) has spent compiling by
+    ``now``, a compilation in progress included."""
+    since = record.get("compiling_since")
+    return record.get("compile_seconds", 0.0) + (now - since if since is not None else 0.0)
+
+
+def running_seconds(record: dict, now: float) -> float:
+    """Seconds the case of ``record`` has spent by ``now`` outside Triton's compilations."""
+    return now - record["started"] - compile_seconds(record, now)
+
+
+def overran(record: dict, now: float, timeout: float) -> bool:
+    """Whether the case of ``record`` counts as hung at ``now``: more than ``timeout``
+    seconds outside compilations, or more than ``timeout + COMPILE_ALLOWANCE`` in all."""
+    return running_seconds(record, now) > timeout or now - record["started"] > timeout + COMPILE_ALLOWANCE

@@ -1,0 +1,82 @@
+"""The per-case timeout counts running, not compiling (flashcheck.compile_clock)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from flashcheck import compile_clock
+from flashcheck.compile_clock import COMPILE_ALLOWANCE, overran, running_seconds
+
+
+def record(started=0.0, compile_seconds=0.0, compiling_since=None):
+    return {"property": "p", "case": "seqlen_q=2", "started": started,
+            "compile_seconds": compile_seconds, "compiling_since": compiling_since}
+
+
+def test_finished_and_ongoing_compilations_are_both_taken_off_the_case_time():
+    assert running_seconds(record(compile_seconds=40.0), now=50.0) == 10.0
+    assert running_seconds(record(compile_seconds=40.0, compiling_since=45.0), now=50.0) == 5.0
+
+
+@pytest.mark.parametrize("case, now, hung", [
+    (record(compile_seconds=140.0), 150.0, False),  # 10 s of running: within a 30 s timeout
+    (record(compile_seconds=100.0), 150.0, True),  # 50 s of running
+    (record(compiling_since=5.0), 30.0 + COMPILE_ALLOWANCE - 1, False),  # a long compilation
+    (record(compiling_since=5.0), 30.0 + COMPILE_ALLOWANCE + 1, True),  # one that never ends
+    ({"property": "p", "case": "seqlen_q=2", "started": 0.0}, 31.0, True),  # a record without compile times
+])
+def test_a_case_overruns_by_its_running_time_or_by_its_whole_time_past_the_allowance(case, now, hung):
+    assert overran(case, now, timeout=30.0) is hung
+
+
+def test_the_clock_counts_compilations_only_while_a_case_runs(monkeypatch):
+    times = iter([0.0, 0.0, 10.0, 25.0, 30.0])  # made, started, compiling, compiled, finished
+    monkeypatch.setattr(compile_clock, "time", SimpleNamespace(time=lambda: next(times)))
+    written = []
+    clock = compile_clock.CaseClock(lambda r: written.append(dict(r)))
+    clock.start("p", "seqlen_q=2")  # t=0
+    clock.compiling()  # t=10
+    clock.compiling()  # nested announcement: still the first compilation
+    clock.compiled()  # t=25
+    assert written[-1]["compile_seconds"] == 15.0 and written[-1]["compiling_since"] is None
+    clock.finish()  # t=30
+    clock.compiling()  # between cases: nothing to time
+    assert written[-1]["case"] is None and len(written) == 4
+
+
+class FakeRuntime:
+    jit_cache_hook = None
+    jit_post_compile_hook = None
+
+
+@pytest.fixture
+def runtime(monkeypatch):
+    from triton import knobs
+
+    fake = FakeRuntime()
+    monkeypatch.setattr(knobs, "runtime", fake)
+    return fake
+
+
+@pytest.mark.parametrize("earlier_skips", [False, True])
+def test_watching_chains_onto_the_hooks_already_set(runtime, earlier_skips):
+    calls = []
+    runtime.jit_cache_hook = lambda **details: calls.append("earlier before") or earlier_skips
+    runtime.jit_post_compile_hook = lambda **details: calls.append("earlier after")
+    assert compile_clock.watch(lambda: calls.append("start"), lambda: calls.append("end"))
+    skip = runtime.jit_cache_hook(key=1, repr="k")
+    assert skip is earlier_skips, "an earlier hook's decision to skip the compilation stands"
+    if not earlier_skips:
+        runtime.jit_post_compile_hook(key=1, repr="k")
+    # A skipped compilation gets no "after" call from Triton: the watch closes it itself.
+    assert calls == ["start", "earlier before", "end"] if earlier_skips else \
+        ["start", "earlier before", "end", "earlier after"]
+
+
+def test_watching_needs_tritons_hooks(monkeypatch):
+    from triton import knobs
+
+    monkeypatch.setattr(knobs, "runtime", object())
+    assert compile_clock.watch(lambda: None, lambda: None) is False

@@ -286,14 +286,18 @@ def default_workers(device: str) -> int:
     milliseconds of GPU time), which workers sharing the GPU overlap; in the interpreter,
     Python running the kernel. Two workers on a 2-core machine ran 1.9 times the cases of
     one in the interpreter (90 s, the project kernel)."""
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:  # no sched_getaffinity (macOS)
-        cores = os.cpu_count() or 1
-    workers = max(1, min(cores, MAX_AUTO_WORKERS))
+    workers = max(1, min(usable_cores(), MAX_AUTO_WORKERS))
     if device == "cuda":
         workers = max(workers, len(visible_gpus()))
     return workers
+
+
+def usable_cores() -> int:
+    """The CPU cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # no sched_getaffinity (macOS)
+        return os.cpu_count() or 1
 
 
 def visible_gpus() -> list[str]:

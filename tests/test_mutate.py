@@ -169,6 +169,13 @@ def test_the_replay_keeps_the_timeout_the_mutant_ran_under(monkeypatch, tmp_path
         "no timeout given: fuzz's default, both times"
 
 
+def test_by_default_the_jobs_share_the_cores_among_their_workers(monkeypatch):
+    from flashcheck.commands import mutate as mutate_command
+
+    monkeypatch.setattr(isolation, "usable_cores", lambda: 16)
+    assert [mutate_command.default_workers(jobs) for jobs in (1, 2, 5, 16, 40)] == [8, 8, 3, 1, 1]
+
+
 def test_a_mutant_is_fuzzed_by_the_workers_asked_for_and_its_hang_replayed_by_one(monkeypatch, tmp_path):
     settings = mutate.Settings(budget=5, device="cpu", database=str(tmp_path), workers=3)
     command = mutate.fuzz_command("x:m", settings, tmp_path / "r.json", tmp_path / "db")

@@ -27,9 +27,9 @@ def register(subparsers) -> None:
     parser.add_argument("--budget", type=float, default=30.0, help="seconds of fuzzing per mutant (default 30)")
     parser.add_argument("--seed", type=int, default=None, help="make the fuzz runs reproducible")
     parser.add_argument("--jobs", type=int, default=1, help="mutants fuzzed at once (default 1)")
-    parser.add_argument("--workers", type=int, default=1,
-                        help="fuzz worker processes per mutant (default 1): jobs × workers processes in all; "
-                             "more workers per mutant find its bug sooner")
+    parser.add_argument("--workers", type=int, default=None,
+                        help="fuzz worker processes per mutant (default: the CPU cores divided among the jobs, "
+                             "1 to 8): jobs × workers processes in all; more workers per mutant find its bug sooner")
     parser.add_argument("--only", nargs="+", metavar="NAME", help="only these mutants")
     add_device_argument(parser)
     parser.add_argument("--json", default=None, metavar="PATH", help="also write the kill matrix as JSON")
@@ -47,6 +47,14 @@ def register(subparsers) -> None:
     parser.set_defaults(run=run)
 
 
+def default_workers(jobs: int) -> int:
+    """Fuzz workers per mutant when ``--workers`` is not given: the usable CPU cores shared
+    among ``jobs`` mutants at once, at least 1 and at most ``isolation.MAX_AUTO_WORKERS``."""
+    from flashcheck import isolation
+
+    return max(1, min(isolation.usable_cores() // max(jobs, 1), isolation.MAX_AUTO_WORKERS))
+
+
 def run(args, device) -> int:
     from flashcheck import mutate
     from flashcheck.properties import PROPERTIES
@@ -59,6 +67,8 @@ def run(args, device) -> int:
         unknown = [name for name in args.properties or () if name not in PROPERTIES]
         if unknown:
             raise ValueError(f"--properties: unknown {unknown}; known: {sorted(PROPERTIES)}")
+        if args.workers is None:
+            args.workers = default_workers(args.jobs)
         for name in ("jobs", "workers"):
             if getattr(args, name) < 1:
                 raise ValueError(f"--{name}: expected at least 1, got {getattr(args, name)}")
@@ -91,7 +101,8 @@ def run(args, device) -> int:
         _write_json(args.json, mutate.MutationRun(args.catalogue, settings, original), None)
         return EXIT_FOUND
     console.print(f"{len(chosen)} mutant{'s' * (len(chosen) != 1)}, {settings.budget:g} s each, "
-                  f"{args.jobs} at a time", highlight=False)
+                  f"{args.jobs} at a time, {settings.workers} fuzz worker{'s' * (settings.workers != 1)} each",
+                  highlight=False)
     outcomes, matrix = fuzz(args, settings, chosen, console)
     result = mutate.MutationRun(args.catalogue, settings, original, outcomes)
     mutation_report.print_run(console, result)

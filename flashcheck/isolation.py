@@ -384,10 +384,14 @@ def _hang_failure(impl: str, timeout: float, running: dict, now: float, log_file
     from flashcheck.fuzz import Failure
 
     compiling = compile_clock.compile_seconds(running, now)
-    evidence = f"the case ran longer than the per-case timeout of {timeout:g} s; the worker was killed"
-    if compiling >= 1:
-        evidence += (f" ({now - running['started']:.0f} s in all, {compiling:.0f} s of it compiling Triton kernels, "
-                     f"which the timeout does not count up to {compile_clock.COMPILE_ALLOWANCE:g} s)")
+    if compile_clock.running_seconds(running, now) > timeout:
+        evidence = f"the case ran longer than the per-case timeout of {timeout:g} s"
+        if compiling >= 1:
+            evidence += f" besides {compiling:.0f} s of compiling Triton kernels, which it does not count"
+    else:
+        evidence = (f"the case spent {compiling:.0f} s compiling Triton kernels, past the per-case timeout of "
+                    f"{timeout:g} s and the {compile_clock.COMPILE_ALLOWANCE:g} s more allowed for compiling")
+    evidence += "; the worker was killed"
     tail = _log_tail(log_file)
     return Failure("hang", running["property"], running["case"], evidence + ("\n" + tail if tail else ""), impl)
 

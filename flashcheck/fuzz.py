@@ -218,6 +218,7 @@ def run(
     should_stop: Callable[[], bool] = lambda: False,
     shrink_time: float | None = None,
     replay_only: bool = False,
+    simplest_run_elsewhere: bool = False,
 ) -> FuzzResult:
     """Fuzz ``impl`` in this process for ``budget`` seconds; stop at the first failure,
     shrunk to a minimal case.
@@ -232,6 +233,9 @@ def run(
     before each case. Shrinking stops at the budget's end or ``shrink_time`` seconds after
     the first failure, whichever comes first; the smallest failing case found by then is
     the counterexample. ``replay_only``: replay what the database holds and draw nothing new.
+    ``simplest_run_elsewhere``: another process fuzzing alongside runs each property's
+    simplest case (every fuzz run's first drawn example), so this one leaves it out (it is
+    neither run nor counted) and spends that time on cases of its own.
     """
     features = protocol.features_of(impl, device)
     chosen = [PROPERTIES[name] for name in properties] if properties else list(PROPERTIES.values())
@@ -317,8 +321,19 @@ def run(
 
     examples = DirectoryBasedExampleDatabase(database) if database else None
 
+    # Properties whose simplest case has been set aside for the process that runs it.
+    simplest_left_out: set[str] = set()
+
     def hypothesis_run(prop: Property, phases, round_seed):
+        first_drawn = [Phase.generate in phases]
+
         def one_case(turn_and_case):
+            if first_drawn[0] and simplest_run_elsewhere and prop.name not in simplest_left_out:
+                # The first example of a property's first drawn turn is its simplest case;
+                # later turns start from the same one, which `passed` then skips.
+                simplest_left_out.add(prop.name)
+                passed.add((prop.name, turn_and_case[1].spec()))
+            first_drawn[0] = False
             run_case(prop, turn_and_case[1])
 
         # One example-database key per property (hypothesis's own hook for telling apart

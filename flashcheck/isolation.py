@@ -492,6 +492,8 @@ def worker_main(options: FuzzOptions, index: int, seed, wall_deadline: float, gp
             on_found=lambda failure: messages.put((index, "found", vars(fuzz.Failure.from_property_failure(failure)))),
             on_known=lambda failure: messages.put((index, "known", vars(failure))),
             should_stop=stop.is_set, shrink_time=options.shrink_time, replay_only=options.replay_only,
+            # Every worker's first turns would start from the same simplest cases: worker 0 runs them.
+            simplest_run_elsewhere=index > 0,
         )
     except Exception:  # noqa: BLE001 - the fuzzer itself broke: a setup error, not a finding
         import traceback

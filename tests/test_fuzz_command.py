@@ -94,6 +94,24 @@ def test_every_property_takes_its_turn_and_the_reference_comparisons_every_third
         primary[i % len(primary)] for i in range(len(rest) // step)]
 
 
+def test_a_worker_beside_the_first_leaves_the_simplest_cases_to_it():
+    def first_cases(simplest_run_elsewhere):
+        cases = []  # (property, case spec) of each case run, in order
+        fuzz_engine.run(
+            buggy.correct, impl_name="tests.buggy:correct", budget=60, device="cpu",
+            profile=profiles.size_profile("interpreter"), seed=5,
+            properties=["out_matches_reference", "lse_matches_reference"],
+            on_case=lambda prop, case: cases.append((prop, case.spec())),
+            should_stop=lambda: len(cases) >= 8, simplest_run_elsewhere=simplest_run_elsewhere,
+        )
+        return cases
+
+    alone, beside = first_cases(False), first_cases(True)
+    simplest = {prop: spec for prop, spec in reversed(alone)}  # each property's first case
+    assert len(simplest) == 2 and all("seqlen_q=1 " in spec for spec in simplest.values())
+    assert len(beside) >= 8 and not set(simplest.items()) & set(beside), "the simplest cases are left out"
+
+
 def test_fuzzed_cases_cover_every_dtype_of_the_profile_in_proportion():
     # A turn is a fresh hypothesis run, and hypothesis makes its second example novel by
     # redrawing the first choice: were that choice the dtype, the first dtype (float16) would

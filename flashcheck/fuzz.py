@@ -235,7 +235,8 @@ def run(
     the counterexample. ``replay_only``: replay what the database holds and draw nothing new.
     ``simplest_run_elsewhere``: another process fuzzing alongside runs each property's
     simplest case (every fuzz run's first drawn example), so this one leaves it out (it is
-    neither run nor counted) and spends that time on cases of its own.
+    neither run nor counted, and a shrink here takes it as passing: where it fails, the
+    other process finds it) and spends that time on cases of its own.
     """
     features = protocol.features_of(impl, device)
     chosen = [PROPERTIES[name] for name in properties] if properties else list(PROPERTIES.values())

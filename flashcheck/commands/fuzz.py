@@ -16,6 +16,8 @@ from flashcheck.commands.common import add_impl_arguments, load
 
 
 def register(subparsers) -> None:
+    from flashcheck.isolation import FuzzOptions as defaults  # one place for the defaults the engine uses
+
     parser = subparsers.add_parser("fuzz", help="fuzz an implementation against the properties")
     add_impl_arguments(parser)
     parser.add_argument("--budget", type=float, default=60.0, help="seconds to fuzz (default 60)")
@@ -28,16 +30,17 @@ def register(subparsers) -> None:
              "GPU i modulo the visible GPUs",
     )
     parser.add_argument(
-        "--case-timeout", type=float, default=120.0,
-        help="seconds one case may run before it counts as a hang (default 120)",
+        "--case-timeout", type=float, default=defaults.case_timeout,
+        help=f"seconds one case may run, not counting its Triton compilations, before it counts as a hang "
+             f"(default {defaults.case_timeout:g})",
     )
     parser.add_argument(
-        "--shrink-time", type=float, default=30.0,
-        help="seconds spent shrinking a failure at most (default 30)",
+        "--shrink-time", type=float, default=defaults.shrink_time,
+        help=f"seconds spent shrinking a failure at most (default {defaults.shrink_time:g})",
     )
     parser.add_argument(
-        "--max-crashes", type=int, default=3,
-        help="end the run after this many crashes and hangs (default 3)",
+        "--max-crashes", type=int, default=defaults.max_crashes,
+        help=f"end the run after this many crashes and hangs (default {defaults.max_crashes})",
     )
     parser.add_argument(
         "--database", default=".flashcheck/examples",

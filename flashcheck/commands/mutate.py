@@ -69,9 +69,8 @@ def run(args, device) -> int:
             raise ValueError(f"--properties: unknown {unknown}; known: {sorted(PROPERTIES)}")
         if args.workers is None:
             args.workers = default_workers(args.jobs)
-        for name in ("jobs", "workers"):
-            if getattr(args, name) < 1:
-                raise ValueError(f"--{name}: expected at least 1, got {getattr(args, name)}")
+        if args.jobs < 1:
+            raise ValueError(f"--jobs: expected at least 1, got {args.jobs}")
         settings = mutate.Settings(budget=args.budget, device=device, seed=args.seed, grace=args.grace,
                                    database=args.database, workers=args.workers,
                                    properties=tuple(args.properties) if args.properties else None,
@@ -79,7 +78,7 @@ def run(args, device) -> int:
                                    else mutate.default_case_timeout(max(args.budget, 0)))
     except ValueError as error:
         message = str(error)
-        for field in ("budget", "grace", "case_timeout"):  # Settings names its field; the user typed an option
+        for field in ("budget", "grace", "case_timeout", "workers"):  # Settings names its field; the user typed an option
             if message.startswith(f"{field}:"):
                 message = f"--{field.replace('_', '-')}" + message[len(field):]
         print(f"flashcheck: {message}", file=sys.stderr)

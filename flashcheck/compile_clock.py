@@ -3,8 +3,8 @@
 The fuzzer's per-case timeout is for hangs: a kernel that never finishes. But the first call
 of each Triton kernel variant compiles it, and on a GPU that can take minutes: a float32
 head-dim-256 backward of the project kernel took 148 s from a cold cache on an idle H100
-(session 15), and was still compiling after 45 s with 15 other processes compiling beside
-it (session 16). Counting
+(session 15), and another such case was still running after 45 s with 15 other processes
+compiling beside it (session 16; most likely compiling too). Counting
 that as running reported the correct kernel as hung. So a worker records, in its case file,
 the seconds its case has spent inside Triton's JIT compilations (announced by Triton's
 ``knobs.runtime.jit_cache_hook`` before and ``jit_post_compile_hook`` after each one), and

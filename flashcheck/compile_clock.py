@@ -4,8 +4,8 @@ The fuzzer's per-case timeout is for hangs: a kernel that never finishes. But th
 of each Triton kernel variant compiles it, and on a GPU that can take minutes: a float32
 head-dim-256 backward of the project kernel took 148 s from a cold cache on an idle H100
 (session 15), and another such case was still running after 45 s with 15 other processes
-compiling beside it (session 16; most likely compiling too). Counting
-that as running reported the correct kernel as hung. So a worker records, in its case file,
+compiling beside it (session 16; most likely compiling too), and the correct kernel was
+reported hung. Compiling is not hanging. So a worker records, in its case file,
 the seconds its case has spent inside Triton's JIT compilations (announced by Triton's
 ``knobs.runtime.jit_cache_hook`` before and ``jit_post_compile_hook`` after each one), and
 the parent times the case without them (:func:`running_seconds`). A compilation that never

@@ -63,8 +63,10 @@ class Settings:
     ``grace`` seconds past the budget before a run counts as hung, the root of the
     per-mutant example databases, the properties (None: all), ``case_timeout``, the
     seconds one case may run before the fuzzer reports it as a hang (see
-    :func:`default_case_timeout`), and ``workers``, the fuzzer's worker processes per
-    mutant."""
+    :func:`default_case_timeout`), ``workers``, the fuzzer's worker processes per
+    mutant, and ``shrink_time``, the seconds spent shrinking a mutant's first failure (0:
+    it is reported as drawn; the score needs only the killing property, and on a GPU each
+    shrink step can compile a new kernel variant)."""
 
     budget: float
     device: str
@@ -74,6 +76,7 @@ class Settings:
     properties: tuple[str, ...] | None = None
     case_timeout: float | None = None
     workers: int = 1
+    shrink_time: float = 0.0
 
     def __post_init__(self):
         if not self.budget > 0:
@@ -82,6 +85,8 @@ class Settings:
             raise ValueError(f"grace: expected a non-negative number of seconds, got {self.grace}")
         if self.workers < 1:
             raise ValueError(f"workers: expected at least 1, got {self.workers}")
+        if not self.shrink_time >= 0:
+            raise ValueError(f"shrink_time: expected a non-negative number of seconds, got {self.shrink_time}")
         if self.case_timeout is not None and not self.case_timeout > 0:
             raise ValueError(f"case_timeout: expected a positive number of seconds, got {self.case_timeout}")
 
@@ -250,7 +255,7 @@ def fuzz_command(impl: str, settings: Settings, json_path: Path, database: Path)
     """The ``flashcheck fuzz`` command line that fuzzes ``impl``."""
     command = [sys.executable, "-m", "flashcheck.cli", "fuzz", "--impl", impl, "--budget", str(settings.budget),
                "--device", settings.device, "--json", str(json_path), "--database", str(database),
-               "--workers", str(settings.workers)]
+               "--workers", str(settings.workers), "--shrink-time", str(settings.shrink_time)]
     if settings.seed is not None:
         command += ["--seed", str(settings.seed)]
     if settings.case_timeout is not None:

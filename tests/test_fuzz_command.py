@@ -171,6 +171,22 @@ def test_a_bug_is_found_shrunk_replayable_and_replayed_first_next_time(tmp_path,
     assert again["cases"] < result["cases"]
 
 
+def test_with_no_shrink_time_the_failure_is_reported_as_drawn():
+    def reported_and_first_found(shrink_time):
+        found = []
+        result = fuzz_engine.run(
+            buggy.additive_mask, impl_name="tests.buggy:additive_mask", budget=120, device="cpu",
+            profile=profiles.size_profile("interpreter"), seed=1, properties=["out_matches_reference"],
+            on_found=lambda failure: found.append(failure.case.spec()), shrink_time=shrink_time,
+        )
+        return result.failures[0].case, found[0]
+
+    reported, first = reported_and_first_found(shrink_time=None)
+    assert reported != first, "by default the first failure is shrunk (else this test could not tell)"
+    reported, first = reported_and_first_found(shrink_time=0)
+    assert reported == first
+
+
 @pytest.mark.parametrize("impl, signal_name", [("tests.misbehaving:segfault", "SIGSEGV"),
                                                ("tests.misbehaving:abort", "SIGABRT")])
 def test_a_worker_that_dies_is_a_failure_with_its_case_and_the_run_goes_on(tmp_path, impl, signal_name):

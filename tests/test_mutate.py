@@ -185,6 +185,15 @@ def test_a_mutant_is_fuzzed_by_the_workers_asked_for_and_its_hang_replayed_by_on
     assert [run.workers for run in runs] == [3, 1]
 
 
+def test_a_mutants_first_failure_is_not_shrunk_unless_asked(tmp_path):
+    def shrink_time(settings):
+        command = mutate.fuzz_command("x:m", settings, tmp_path / "r.json", tmp_path / "db")
+        return float(command[command.index("--shrink-time") + 1])
+
+    assert shrink_time(mutate.Settings(budget=5, device="cpu")) == 0
+    assert shrink_time(mutate.Settings(budget=5, device="cpu", shrink_time=12)) == 12
+
+
 # -- the command -------------------------------------------------------------------------------
 
 
@@ -224,6 +233,7 @@ def test_a_mutation_that_changes_nothing_survives_unless_declared_equivalent(tmp
     (["--jobs", "0"], "--jobs: expected at least 1, got 0"),
     (["--workers", "0"], "--workers: expected at least 1, got 0"),
     (["--case-timeout", "0"], "--case-timeout: expected a positive number of seconds, got 0.0"),
+    (["--shrink-time", "-1"], "--shrink-time: expected a non-negative number of seconds, got -1.0"),
     (["--properties", "no_such_property"], "--properties: unknown ['no_such_property']"),
 ])
 def test_usage_errors_exit_2_naming_the_argument(arguments, named, capsys):

@@ -39,6 +39,9 @@ def register(subparsers) -> None:
     parser.add_argument("--case-timeout", type=float, default=None,
                         help="seconds one case may run before it counts as a hang (default: half the budget, "
                              "10 to 120 s)")
+    parser.add_argument("--shrink-time", type=float, default=0.0,
+                        help="seconds spent shrinking each mutant's first failure (default 0: reported as drawn; "
+                             "the score needs only which property killed it)")
     parser.add_argument("--per-property", action="store_true",
                         help="fill the full kill matrix: fuzz each property alone on each mutant, the budget split "
                              "evenly among the properties")
@@ -72,13 +75,13 @@ def run(args, device) -> int:
         if args.jobs < 1:
             raise ValueError(f"--jobs: expected at least 1, got {args.jobs}")
         settings = mutate.Settings(budget=args.budget, device=device, seed=args.seed, grace=args.grace,
-                                   database=args.database, workers=args.workers,
+                                   database=args.database, workers=args.workers, shrink_time=args.shrink_time,
                                    properties=tuple(args.properties) if args.properties else None,
                                    case_timeout=args.case_timeout if args.case_timeout is not None
                                    else mutate.default_case_timeout(max(args.budget, 0)))
     except ValueError as error:
         message = str(error)
-        for field in ("budget", "grace", "case_timeout", "workers"):  # Settings names its field; the user typed an option
+        for field in ("budget", "grace", "case_timeout", "workers", "shrink_time"):  # Settings names its field; the user typed an option
             if message.startswith(f"{field}:"):
                 message = f"--{field.replace('_', '-')}" + message[len(field):]
         print(f"flashcheck: {message}", file=sys.stderr)

@@ -296,6 +296,7 @@ def test_a_divergence_confined_to_some_cases_leaves_the_others_checked(tmp_path)
     (["--workers", "0"], "--workers"),
     (["--workers", "many"], "--workers"),
     (["--case-timeout", "-1"], "--case-timeout"),
+    (["--shrink-time", "-1"], "--shrink-time: expected a non-negative number"),
     (["--property", "no_such_property"], "--property"),
 ])
 def test_usage_errors_exit_2_naming_the_argument(arguments, message, capsys):

@@ -85,10 +85,12 @@ def run(args, device) -> int:
         chosen = args.properties or list(PROPERTIES)
         if not any(fuzz.drawable(PROPERTIES[name], features) for name in chosen):
             raise ValueError(f"--impl {args.impl}: no chosen property applies to its features {sorted(features)}")
-        for name in ("budget", "case_timeout", "shrink_time"):
+        for name in ("budget", "case_timeout"):
             if not getattr(args, name) > 0:
                 raise ValueError(f"--{name.replace('_', '-')}: expected a positive number of seconds, "
                                  f"got {getattr(args, name)}")
+        if not args.shrink_time >= 0:  # 0: the failure is reported as drawn
+            raise ValueError(f"--shrink-time: expected a non-negative number of seconds, got {args.shrink_time}")
         args.workers = worker_count(args.workers, device)
         if args.max_crashes < 1:
             raise ValueError(f"--max-crashes: expected a positive count, got {args.max_crashes}")

@@ -151,12 +151,14 @@ class Outcome:
 
 @dataclass
 class MutationRun:
-    """The kill matrix of a catalogue: the original's outcome and one per mutant."""
+    """The kill matrix of a catalogue: the original's outcome and one per mutant;
+    ``pending`` names the mutants not fuzzed yet (a run still going, or stopped early)."""
 
     catalogue: str
     settings: Settings
     original: Outcome
     outcomes: list[Outcome] = field(default_factory=list)
+    pending: list[str] = field(default_factory=list)
 
     @property
     def scored(self) -> list[Outcome]:
@@ -205,6 +207,7 @@ class MutationRun:
             "unconfirmed": [o.name for o in self.unconfirmed],
             "wrongly_equivalent": [o.name for o in self.wrongly_equivalent],
             "errors": [o.name for o in self.errors],
+            "pending": list(self.pending),
         }
 
 

@@ -225,6 +225,24 @@ def test_a_mutation_that_changes_nothing_survives_unless_declared_equivalent(tmp
     assert "declared equivalent (not scored):\n  declared_comment_only: only a comment changes" in output
 
 
+def test_the_json_is_rewritten_after_each_mutant_so_a_stopped_run_keeps_its_matrix(monkeypatch, tmp_path):
+    report, snapshot = tmp_path / "matrix.json", tmp_path / "while-the-last-ran.json"
+
+    def command(impl, settings, json_path, database):
+        # The last mutant's fuzz copies the report as it stands while it runs.
+        copy = f"import shutil; shutil.copy({str(report)!r}, {str(snapshot)!r}); " if impl.endswith(":declared_comment_only") else ""
+        return [sys.executable, "-c", f"{copy}import json, sys; open(sys.argv[1], 'w').write(json.dumps("
+                f"{{'found': False, 'cases': 1}}))", str(json_path)]
+
+    monkeypatch.setattr(mutate, "fuzz_command", command)
+    flashcheck(["mutate", "--catalogue", "tests.noop_mutations", "--device", "cpu", "--budget", "3",
+                "--database", str(tmp_path / "db"), "--json", str(report)])
+    during = json.loads(snapshot.read_text())
+    assert [m["name"] for m in during["mutants"]] == ["comment_only"] and during["pending"] == ["declared_comment_only"]
+    after = json.loads(report.read_text())
+    assert [m["name"] for m in after["mutants"]] == ["comment_only", "declared_comment_only"] and after["pending"] == []
+
+
 @pytest.mark.parametrize("arguments, named", [
     (["--only", "no_such_mutant"], "--only: unknown mutants ['no_such_mutant']"),
     (["--catalogue", "no.such.module"], "--catalogue: cannot import 'no.such.module'"),

@@ -11,7 +11,9 @@ fuzz runs that failed to set up.
 from __future__ import annotations
 
 import json
+import os
 import sys
+import threading
 from pathlib import Path
 
 from flashcheck.commands import EXIT_FOUND, EXIT_OK, EXIT_USAGE
@@ -94,7 +96,7 @@ def run(args, device) -> int:
     fuzz = _per_property if args.per_property else _whole_suite
     console.print(f"fuzzing the unmutated implementation {args.catalogue}:{mutate.ORIGINAL} "
                   f"for {settings.budget:g} s on {device}", highlight=False)
-    (original,), _ = fuzz(args, settings, [mutate.original_entry()], console)
+    (original,), _ = fuzz(args, settings, [mutate.original_entry()], console, lambda outcome: None)
     if original.verdict == "error":
         mutation_report.print_error(console, original)
         return EXIT_USAGE
@@ -105,7 +107,7 @@ def run(args, device) -> int:
     console.print(f"{len(chosen)} mutant{'s' * (len(chosen) != 1)}, {settings.budget:g} s each, "
                   f"{args.jobs} at a time, {settings.workers} fuzz worker{'s' * (settings.workers != 1)} each",
                   highlight=False)
-    outcomes, matrix = fuzz(args, settings, chosen, console)
+    outcomes, matrix = fuzz(args, settings, chosen, console, _checkpoint(args, settings, original, chosen))
     result = mutate.MutationRun(args.catalogue, settings, original, outcomes)
     mutation_report.print_run(console, result)
     if matrix is not None:
@@ -116,17 +118,41 @@ def run(args, device) -> int:
     return EXIT_FOUND if result.survivors or result.unconfirmed or result.wrongly_equivalent else EXIT_OK
 
 
-def _whole_suite(args, settings, entries, console):
+def _checkpoint(args, settings, original, entries):
+    """A callback for each mutant's outcome that rewrites ``--json`` with the kill matrix so
+    far and the mutants still pending, so that a run stopped early (a CI job's time limit)
+    keeps what it found."""
+    from flashcheck import mutate
+
+    done: dict[str, mutate.Outcome] = {}
+    lock = threading.Lock()  # outcomes arrive from the jobs' threads
+
+    def record(outcome) -> None:
+        with lock:
+            done[outcome.name] = outcome
+            result = mutate.MutationRun(args.catalogue, settings, original,
+                                        [done[e.name] for e in entries if e.name in done],
+                                        pending=[e.name for e in entries if e.name not in done])
+            _write_json(args.json, result, None)
+
+    return record
+
+
+def _whole_suite(args, settings, entries, console, on_outcome):
     """One fuzz run per entry over all chosen properties: (outcomes, None)."""
     from flashcheck import mutate, mutation_report
 
-    outcomes = mutate.run(args.catalogue, entries, settings, jobs=args.jobs,
-                          on_outcome=lambda outcome: mutation_report.print_progress(console, outcome))
+    def report(outcome):
+        mutation_report.print_progress(console, outcome)
+        on_outcome(outcome)
+
+    outcomes = mutate.run(args.catalogue, entries, settings, jobs=args.jobs, on_outcome=report)
     return outcomes, None
 
 
-def _per_property(args, settings, entries, console):
-    """One fuzz run per entry and property, the budget split: (summary outcomes, matrix)."""
+def _per_property(args, settings, entries, console, on_outcome):
+    """One fuzz run per entry and property, the budget split: (summary outcomes, matrix). The
+    JSON is written at the end only (``on_outcome`` is not called)."""
     from flashcheck import mutation_matrix, mutation_report
     from flashcheck.properties import PROPERTIES
 
@@ -141,4 +167,7 @@ def _write_json(path, result, matrix) -> None:
         data = result.to_json()
         if matrix is not None:
             data["per_property"] = matrix.to_json()
-        Path(path).write_text(json.dumps(data, indent=2))
+        # Written beside and renamed into place: a run killed mid-write leaves the last whole file.
+        partial = Path(f"{path}.partial")
+        partial.write_text(json.dumps(data, indent=2))
+        os.replace(partial, path)

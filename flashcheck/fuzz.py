@@ -248,6 +248,9 @@ def run(
     # them unexercised in short runs).
     order = list(chosen)
     shuffler = random.Random(seed)
+    # Each turn's hypothesis seed comes from a stream of the run's seed, not seed + turn:
+    # with that, --seed 2 replayed --seed 1's turns shifted by one.
+    round_seeds = random.Random(f"flashcheck fuzz rounds {seed}")
     known_divergences = protocol.known_divergences(impl)
     result = FuzzResult()
     start = time.monotonic()
@@ -343,23 +346,23 @@ def run(
         test = given(st.tuples(_TURN_NONCE, case_strategy(prop, features, profile)))(one_case)
         if round_seed is not None:
             test = hypothesis_seed(round_seed)(test)
+        # Parented on hypothesis's default, not the active profile: under CI the active one
+        # is derandomized, which drew the same examples at every unseeded turn.
         return settings(
-            max_examples=ROUND_EXAMPLES, deadline=None,
+            settings.get_profile("default"), derandomize=False, max_examples=ROUND_EXAMPLES, deadline=None,
             database=examples, suppress_health_check=list(HealthCheck), phases=phases, print_blob=False,
             report_multiple_bugs=False,
         )(test)
 
     # First every property replays what the database kept (earlier failures), then fuzzing.
     runs = [(prop, [Phase.reuse, Phase.shrink], seed) for prop in order]
-    round_number = 0
     while not out_of_time() and order:
         if not runs:
             if replay_only:
                 break
             for prop in cycle(order, shuffler):
-                round_seed = None if seed is None else seed + round_number
+                round_seed = None if seed is None else round_seeds.getrandbits(64)
                 runs.append((prop, [Phase.generate, Phase.shrink], round_seed))
-                round_number += 1
         try:
             hypothesis_run(*runs.pop(0))()
         except unittest.SkipTest:

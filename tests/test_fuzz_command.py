@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from hypothesis import settings
 
 from flashcheck import isolation, profiles, protocol
 from flashcheck.case import Case
@@ -169,6 +170,39 @@ def test_a_bug_is_found_shrunk_replayable_and_replayed_first_next_time(tmp_path,
     assert status == EXIT_FOUND
     assert again["failures"][0]["case"] == failure["case"]
     assert again["cases"] < result["cases"]
+
+
+def _first_cases(seed, count=12):
+    """The first ``count`` distinct cases an in-process run of ``out_matches_reference``
+    draws with ``seed`` (within 60 s)."""
+    cases = []
+    fuzz_engine.run(
+        buggy.correct, impl_name="tests.buggy:correct", budget=60, device="cpu",
+        profile=profiles.size_profile("interpreter"), seed=seed, properties=["out_matches_reference"],
+        on_case=lambda prop, case: cases.append(case.spec()), should_stop=lambda: len(cases) >= count,
+    )
+    return cases
+
+
+def test_an_unseeded_run_draws_new_cases_at_every_turn_even_under_a_derandomized_profile():
+    # Under CI hypothesis's active profile is derandomized; a turn that inherited it drew
+    # the same examples every time, and a run stalled after two cases per property.
+    active = settings.get_current_profile_name()
+    settings.load_profile("ci")
+    try:
+        assert settings.default.derandomize
+        assert len(_first_cases(seed=None)) == 12
+    finally:
+        settings.load_profile(active)
+
+
+def test_different_seeds_draw_different_cases():
+    # Each turn's seed once was the run's seed plus the turn's number, so that seed 2 drew
+    # seed 1's cases shifted by one turn.
+    first, second = _first_cases(seed=1), _first_cases(seed=2)
+    assert len(first) == len(second) == 12
+    assert set(first[1:]).isdisjoint(second[1:]), "beyond the simplest case, which every run starts from"
+    assert _first_cases(seed=1) == first, "and the same seed draws the same cases"
 
 
 def test_with_no_shrink_time_the_failure_is_reported_as_drawn():

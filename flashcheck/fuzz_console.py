@@ -42,8 +42,9 @@ class FuzzProgress:
         )
 
 
-def print_fuzz_result(result, impl_name: str, device: str) -> None:
-    """The summary table and, if one was found, the counterexample with its replay line."""
+def print_fuzz_result(result, impl_name: str, device: str, *, shrunk: bool = True) -> None:
+    """The summary table and, if one was found, the counterexample with its replay line;
+    ``shrunk``: whether a property failure was shrunk (else it is labelled as drawn)."""
     table = Table(title=f"{impl_name} on {device}: {result.cases} cases in {result.seconds:.1f} s")
     table.add_column("property")
     table.add_column("cases", justify="right")
@@ -67,7 +68,10 @@ def print_fuzz_result(result, impl_name: str, device: str) -> None:
         console.print("[bold yellow]known divergence seen (expected, not a finding):[/]")
         console.print(str(failure), markup=False, highlight=False, soft_wrap=True)
     for failure in result.failures:
-        title = "counterexample (shrunk)" if failure.kind == "property" else f"{failure.kind} of a worker process"
+        if failure.kind == "property":
+            title = "counterexample (shrunk)" if shrunk else "counterexample (as drawn, not shrunk)"
+        else:
+            title = f"{failure.kind} of a worker process"
         console.print(f"[bold red]{title}:[/]")
         console.print(str(failure), markup=False, highlight=False, soft_wrap=True)
     if not result.found:

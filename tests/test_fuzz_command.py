@@ -221,6 +221,12 @@ def test_with_no_shrink_time_the_failure_is_reported_as_drawn():
     assert reported == first
 
 
+def test_the_command_labels_an_unshrunk_counterexample_as_drawn(tmp_path, capsys):
+    status, _ = fuzz(tmp_path, "tests.buggy:additive_mask", "--shrink-time", "0", budget=60)
+    assert status == EXIT_FOUND
+    assert "counterexample (as drawn, not shrunk)" in capsys.readouterr().out
+
+
 @pytest.mark.parametrize("impl, signal_name", [("tests.misbehaving:segfault", "SIGSEGV"),
                                                ("tests.misbehaving:abort", "SIGABRT")])
 def test_a_worker_that_dies_is_a_failure_with_its_case_and_the_run_goes_on(tmp_path, impl, signal_name):

@@ -114,7 +114,7 @@ def run(args, device) -> int:
         print(f"flashcheck: {error}", file=sys.stderr)
         return EXIT_USAGE
     result.seconds = time.monotonic() - args.started
-    fuzz_console.print_fuzz_result(result, args.impl, device)
+    fuzz_console.print_fuzz_result(result, args.impl, device, shrunk=args.shrink_time > 0)
     if args.json:
         Path(args.json).write_text(json.dumps(result.to_json(impl_name=args.impl, device=device, budget=args.budget),
                                               indent=2))

@@ -95,19 +95,23 @@ def test_every_property_takes_its_turn_and_the_reference_comparisons_every_third
         primary[i % len(primary)] for i in range(len(rest) // step)]
 
 
-def test_a_worker_beside_the_first_leaves_the_simplest_cases_to_it():
-    def first_cases(simplest_run_elsewhere):
-        cases = []  # (property, case spec) of each case run, in order
-        fuzz_engine.run(
-            buggy.correct, impl_name="tests.buggy:correct", budget=60, device="cpu",
-            profile=profiles.size_profile("interpreter"), seed=5,
-            properties=["out_matches_reference", "lse_matches_reference"],
-            on_case=lambda prop, case: cases.append((prop, case.spec())),
-            should_stop=lambda: len(cases) >= 8, simplest_run_elsewhere=simplest_run_elsewhere,
-        )
-        return cases
+def first_cases(seed, count, properties=("out_matches_reference",), **options):
+    """(property, case spec) of the first ``count`` cases an in-process run of a correct
+    implementation completes with ``seed`` (within 60 s); ``options`` go to the engine."""
+    cases = []
+    fuzz_engine.run(
+        buggy.correct, impl_name="tests.buggy:correct", budget=60, device="cpu",
+        profile=profiles.size_profile("interpreter"), seed=seed, properties=list(properties),
+        on_case=lambda prop, case: cases.append((prop, case.spec())), should_stop=lambda: len(cases) >= count,
+        **options,
+    )
+    return cases
 
-    alone, beside = first_cases(False), first_cases(True)
+
+def test_a_worker_beside_the_first_leaves_the_simplest_cases_to_it():
+    both = ("out_matches_reference", "lse_matches_reference")
+    alone = first_cases(5, 8, both, simplest_run_elsewhere=False)
+    beside = first_cases(5, 8, both, simplest_run_elsewhere=True)
     simplest = {prop: spec for prop, spec in reversed(alone)}  # each property's first case
     assert len(simplest) == 2 and all("seqlen_q=1 " in spec for spec in simplest.values())
     assert len(beside) >= 8 and not set(simplest.items()) & set(beside), "the simplest cases are left out"
@@ -172,18 +176,6 @@ def test_a_bug_is_found_shrunk_replayable_and_replayed_first_next_time(tmp_path,
     assert again["cases"] < result["cases"]
 
 
-def _first_cases(seed, count=12):
-    """The first ``count`` distinct cases an in-process run of ``out_matches_reference``
-    draws with ``seed`` (within 60 s)."""
-    cases = []
-    fuzz_engine.run(
-        buggy.correct, impl_name="tests.buggy:correct", budget=60, device="cpu",
-        profile=profiles.size_profile("interpreter"), seed=seed, properties=["out_matches_reference"],
-        on_case=lambda prop, case: cases.append(case.spec()), should_stop=lambda: len(cases) >= count,
-    )
-    return cases
-
-
 def test_an_unseeded_run_draws_new_cases_at_every_turn_even_under_a_derandomized_profile():
     # Under CI hypothesis's active profile is derandomized; a turn that inherited it drew
     # the same examples every time, and a run stalled after two cases per property.
@@ -191,7 +183,7 @@ def test_an_unseeded_run_draws_new_cases_at_every_turn_even_under_a_derandomized
     settings.load_profile("ci")
     try:
         assert settings.default.derandomize
-        assert len(_first_cases(seed=None)) == 12
+        assert len(first_cases(None, 12)) == 12
     finally:
         settings.load_profile(active)
 
@@ -199,10 +191,10 @@ def test_an_unseeded_run_draws_new_cases_at_every_turn_even_under_a_derandomized
 def test_different_seeds_draw_different_cases():
     # Each turn's seed once was the run's seed plus the turn's number, so that seed 2 drew
     # seed 1's cases shifted by one turn.
-    first, second = _first_cases(seed=1), _first_cases(seed=2)
+    first, second = first_cases(1, 12), first_cases(2, 12)
     assert len(first) == len(second) == 12
     assert set(first[1:]).isdisjoint(second[1:]), "beyond the simplest case, which every run starts from"
-    assert _first_cases(seed=1) == first, "and the same seed draws the same cases"
+    assert first_cases(1, 12) == first, "and the same seed draws the same cases"
 
 
 def test_with_no_shrink_time_the_failure_is_reported_as_drawn():

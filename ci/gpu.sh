@@ -24,9 +24,10 @@
 # Triton's cache (~/.triton/cache) pays for each one once. "ci", 25 derandomized examples,
 # took 8.5 minutes with 16 workers). So that the long properties do not leave the other
 # workers idle, each property's examples are split over $FLASHCHECK_GPU_SHARDS tests
-# (default 8; --flashcheck-shards), each drawing its share from a seed of its own: split 4
-# ways, 102 of the 104 tests finished in 23.5 minutes on a fresh H100 machine with 16
-# workers, the last two shards of 50 examples holding a worker each after the rest were done.
+# (default 8; --flashcheck-shards), each drawing its share from a seed of its own. Split 8
+# ways on a fresh H100 machine with 16 workers, the 208 tests took 26,642 worker-seconds
+# (shards of 20-643 s), and the whole default call about 40 minutes; a runner that keeps
+# Triton's cache spends far less.
 # Stages: $FLASHCHECK_GPU_STAGES (default "unit baseline properties bench"), run in that order,
 # each timed. Benchmarks: $FLASHCHECK_BENCH_PEERS=1 measures the peers (SDPA backends,
 # FlexAttention, standard attention) in the same run, for the comparison table (about 15

@@ -5,7 +5,7 @@
 
 On a GPU, a run of the property suite spends nearly all its time compiling, not running:
 each launch whose *specialisation* is new compiles the kernel again (seconds each; a
-float32 head-dim-256 backward, a minute). The specialisation is the launch's constexprs
+float32 head-dim-256 forward and backward, 11 s on an H100 host). The specialisation is the launch's constexprs
 and launch options plus Triton's own classification of every runtime argument: a
 pointer's dtype and 16-byte alignment, an integer's width and whether it equals 1 or is
 divisible by 16. Triton's cache keeps each compilation, so on a fresh machine the count

@@ -138,8 +138,21 @@ class _FlashAttention(torch.autograd.Function):
         # Buffers written in place are returned as themselves, not as views of them.
         ctx.mark_dirty(*(t for t in (out, lse_out) if t is not None))
         ctx.set_materialize_grads(False)
-        out, lse = _forward(q, k, v, scale, left, right, structure, out, lse_out, launch=launches[0])
-        ctx.save_for_backward(q, k, v, out, lse)
+        if q.dtype == torch.float32:
+            out, lse = _forward(q, k, v, scale, left, right, structure, out, lse_out, launch=launches[0])
+            unrounded = out
+        else:
+            # The backward's delta_i = dO_i·O_i must come from the output before it is rounded
+            # to 16 bits: each rounding error of O_i, times dO_i, lands on every dS_ij of the
+            # row, which the exact dS cancels to near zero where one key dominates (dQ = scale·
+            # dS·K is then off by scale·‖dO_i‖·ulp(O_i)·‖K‖, past float16's range for large
+            # logits and upstream gradients). So the forward writes float32 and rounds here,
+            # bitwise as the kernel's own store would.
+            unrounded, lse = _forward(q, k, v, scale, left, right, structure,
+                                      torch.empty(q.shape, dtype=torch.float32, device=q.device), lse_out,
+                                      launch=launches[0])
+            out = unrounded.to(q.dtype) if out is None else out.copy_(unrounded)
+        ctx.save_for_backward(q, k, v, unrounded, lse)
         ctx.band = (scale, left, right)
         ctx.structure = structure  # the mask and offsets are inputs that need no gradient
         ctx.backward_launch = launches[1]
@@ -150,7 +163,7 @@ class _FlashAttention(torch.autograd.Function):
         q, k, v, out, lse = ctx.saved_tensors
         scale, left, right = ctx.band
         if grad_out is None:
-            grad_out = torch.zeros_like(out)
+            grad_out = torch.zeros(q.shape, dtype=q.dtype, device=q.device)
         if grad_lse is not None:
             grad_lse = grad_lse.to(torch.float32).contiguous()
         dq = torch.empty(q.shape, dtype=q.dtype, device=q.device)

@@ -389,6 +389,11 @@ CATALOGUE = (
               "the float16 dS bound's comparison is inverted: dS that may overflow is rounded unscaled (and dS "
               "that cannot takes the slow scaled loop)",
               "return bound >= 32768.0", "return bound < 32768.0"),
+    _backward("delta_from_rounded_output", "precision",
+              "delta = dO·O is taken from the output rounded to the input dtype (as a 16-bit output would "
+              "give it): its rounding error lands whole on the nearly cancelling dS of a row one key dominates",
+              "o, do = o.to(tl.float32), do.to(tl.float32)",
+              "o, do = o.to(DOut.dtype.element_ty).to(tl.float32), do.to(tl.float32)"),
     _backward("dq_stored_into_q", "addressing", "dQ is stored through q's pointer",
               "tl.store(DQ + b * stride_dqb", "tl.store(Q + b * stride_dqb"),
     _backward("backward_ignores_mask", "mask", "the backward recomputes P without the attn_mask",

@@ -1,0 +1,75 @@
+"""The backward's ``delta_i = dO_i·O_i`` comes from the output before it is rounded to 16 bits.
+
+Found on an H100 by `flashcheck fuzz --budget 60`: float16 dQ was ``inf`` where float64
+gives -619.9 (the case below). Where one key dominates a row, the exact dS of that row
+nearly cancels (``dP_ij - delta_i`` with ``delta_i = Σ_j P_ij dP_ij``), so any error in
+``delta_i`` lands whole on dS: an output rounded to float16 carries an error of up to half an
+ulp per element, which ``delta_i`` multiplies by ``‖dO_i‖``, and dQ = scale·dS·K carries it
+on, past float16's range for large logits and upstream gradients. Whether a given row shows
+it depends on which way each element of O happens to round, which depends on the last bits
+of the forward's sums: the Triton interpreter (exact float32 dots, another summation order)
+rounded the fuzzed case's outputs harmlessly, so CPU fuzzing never saw it. The constructed
+case here makes the rounding certain on any device: every output element sits 0.37 ulp
+away from its float16 value.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from flashcheck import expectation
+from flashcheck.compare import PropertyFailure
+from flashcheck.case import Case
+from flashcheck.kernels import flash_attention, mutations
+from flashcheck.properties import PROPERTIES
+
+#: The fuzzer's counterexample (GPU only: see the module docstring).
+FUZZED_ON_H100 = Case.from_spec(
+    "batch=1 seqlen_q=255 seqlen_k=97 heads=7 kv_heads=1 head_dim=128 dtype=float16 causal=False window=184,2 "
+    "softmax_scale=3.0806356527479806 layout=padded values=outliers seed=5874935 mask=key-padding:14"
+)
+
+
+def one_dominant_key(device):
+    """One query, two keys: key 0 takes all but ``eps ≈ 7.5e-4`` of the weight, and
+    ``O = (1 - eps)·v0 + eps·v1 = 1500 - 0.37`` in every element, which float16 rounds to
+    1500 (its spacing there is 1). With ``dO = 1000``, delta from the rounded output is off
+    by ``16 · 0.37 · 1000 ≈ 5.9e3``, the whole of the exact dS of key 0; K's shared part
+    (20 in every element) then carries that error into dQ as ``1.2e5``, beyond float16."""
+    d = 16
+    q = torch.zeros(1, 1, 1, d)
+    q[..., 0] = 7.2  # q·k0 - q·k1 = 7.2: eps = 1 / (1 + e^7.2)
+    k = torch.full((1, 2, 1, d), 20.0)
+    k[0, 0, 0, 0] += 1.0
+    v = torch.empty(1, 2, 1, d)
+    v[0, 0], v[0, 1] = 1500.0, 1000.0
+    grad_out = torch.full((1, 1, 1, d), 1000.0)
+    return [t.to(torch.float16).to(device) for t in (q, k, v, grad_out)]
+
+
+def test_gradients_stay_exact_where_the_rounded_output_would_shift_delta(device):
+    q, k, v, grad_out = one_dominant_key(device)
+    leaves = [t.detach().requires_grad_() for t in (q, k, v)]
+    out, _ = flash_attention(*leaves, softmax_scale=1.0)
+    assert torch.all(out.float() == 1500.0)  # the premise: every element of O rounded
+    dq, dk, dv = torch.autograd.grad(out, leaves, grad_out)
+    expected = expectation.expect_gradients(q, k, v, grad_out, softmax_scale=1.0)
+    for name, got in (("dq", dq), ("dk", dk), ("dv", dv)):
+        expected.check(name, got)
+
+
+@pytest.mark.gpu
+def test_the_fuzzed_float16_gqa_case_holds_on_the_gpu(device):
+    PROPERTIES["grads_match_reference"].check(flash_attention, FUZZED_ON_H100, device=device)
+
+
+def test_the_constructed_case_catches_delta_taken_from_the_rounded_output(device):
+    mutant = mutations.implementation(mutations.MUTATIONS["delta_from_rounded_output"])
+    q, k, v, grad_out = one_dominant_key(device)
+    leaves = [t.detach().requires_grad_() for t in (q, k, v)]
+    out, _ = mutant(*leaves, softmax_scale=1.0)
+    dq, _, _ = torch.autograd.grad(out, leaves, grad_out)
+    expected = expectation.expect_gradients(q, k, v, grad_out, softmax_scale=1.0)
+    with pytest.raises(PropertyFailure, match="dq differs"):
+        expected.check("dq", dq)

@@ -661,8 +661,9 @@ REGISTRY: dict[str, Callable[[], Callable]] = {
 def resolve(spec: str) -> Callable:
     """The implementation named by ``spec``: a REGISTRY name or ``"module:attr"``.
 
-    ``attr`` may be dotted (``"pkg.mod:Class.method"``).  Raises ValueError for an
-    unknown name, an unimportable module, a missing attribute or a non-callable.
+    ``attr`` may be dotted (``"pkg.mod:Class.method"``).  Raises ValueError, one line, for
+    an unknown name, a module that cannot be imported (whatever it raises at import), a
+    missing attribute or a non-callable.
     Errors raised by a registry factory itself (e.g. triton missing for
     ``"flash"``) propagate unchanged.
     """
@@ -680,8 +681,10 @@ def resolve(spec: str) -> Callable:
         raise ValueError(f"bad implementation spec {spec!r}: expected 'module:attr'")
     try:
         obj = importlib.import_module(module_name)
-    except ImportError as error:
-        raise ValueError(f"cannot import module {module_name!r} of {spec!r}: {error}") from error
+    except Exception as error:  # noqa: BLE001 - whatever the module raises at import, it cannot be used
+        message = str(error).strip().splitlines()
+        raise ValueError(f"cannot import module {module_name!r} of {spec!r}: {type(error).__name__}"
+                         f"{': ' + message[0] if message else ''}") from error
     for part in attr.split("."):
         if not hasattr(obj, part):
             raise ValueError(f"{spec!r}: {getattr(obj, '__name__', obj)!r} has no attribute {part!r}")

@@ -1,10 +1,11 @@
 """Comparing an output with its expectation, and the failure that carries the evidence.
 
 :func:`check_close` compares elementwise against an allowed absolute error and raises
-:class:`PropertyFailure` with a report in the style of ``torch.testing.assert_close``:
+:class:`Violation` with a report in the style of ``torch.testing.assert_close``:
 how many elements exceed, the worst one (by error over allowed) with its named index,
 observed and allowed error, how the allowance was made up, the greatest absolute and
-relative differences, the case, and one command that replays it.
+relative differences (:func:`flashcheck.verdict.decide` completes it with the
+implementation, the property, the case and the one command that replays it).
 
 Non-finite values: where the expectation is not finite (lse ``-inf`` on a row with no
 allowed key) the output must equal it exactly; a NaN or infinity where the expectation is
@@ -37,36 +38,46 @@ def replay_command(impl_name: str, property_name: str, case_spec: str) -> str:
             f"--case {shlex.quote(case_spec)}")
 
 
-class PropertyFailure(AssertionError):
-    """A property does not hold for an implementation on a case.
+class Violation(AssertionError):
+    """What a property's check raises when its invariant does not hold: ``evidence``, the
+    human-readable report. The check knows neither the implementation's name nor which
+    property or case it is run as: :func:`flashcheck.verdict.decide` builds the complete
+    :class:`PropertyFailure` from it."""
 
-    ``evidence`` is the human-readable report; ``property_name``, ``case`` and ``impl_name``
-    (set by whoever runs the property) complete it into a reproduction command.
+    def __init__(self, evidence: str):
+        super().__init__(evidence)
+        self.evidence = evidence
+
+
+class PropertyFailure(AssertionError):
+    """A property does not hold for an implementation on a case: complete where it is built.
+
+    ``evidence`` is the human-readable report; ``property_name``, ``case`` (a
+    :class:`~flashcheck.case.Case`) and ``impl_name`` (a built-in name or ``module:attr``)
+    are required, so that ``replay``, the command line that reproduces exactly this
+    failure, always names the implementation that failed.
     """
 
-    def __init__(self, evidence: str, *, property_name: str | None = None, case=None, impl_name: str | None = None):
-        super().__init__(evidence)
+    def __init__(self, evidence: str, *, property_name: str, case, impl_name: str):
+        for name, value in (("property_name", property_name), ("impl_name", impl_name)):
+            if not isinstance(value, str) or not value:
+                raise ValueError(f"{name}: expected a non-empty string, got {value!r}")
+        if not callable(getattr(case, "spec", None)):
+            raise ValueError(f"case: expected a Case, got {case!r}")
         self.evidence = evidence
         self.property_name = property_name
         self.case = case
         self.impl_name = impl_name
+        self.replay = replay_command(impl_name, property_name, case.spec())
+        super().__init__(str(self))
 
-    def reproduction(self) -> str | None:
-        if self.case is None or self.property_name is None:
-            return None
-        return replay_command(self.impl_name or "flash", self.property_name, self.case.spec())
+    def reproduction(self) -> str:
+        """The command line that replays this failure (``replay``)."""
+        return self.replay
 
     def __str__(self) -> str:
-        lines = []
-        if self.property_name:
-            lines.append(f"property {self.property_name} failed" + (f" for {self.impl_name}" if self.impl_name else ""))
-        lines.append(self.evidence)
-        if self.case is not None:
-            lines.append(f"case: {self.case.spec()}")
-        repro = self.reproduction()
-        if repro:
-            lines.append(f"reproduce: {repro}")
-        return "\n".join(lines)
+        return "\n".join([f"property {self.property_name} failed for {self.impl_name}", self.evidence,
+                          f"case: {self.case.spec()}", f"reproduce: {self.replay}"])
 
 
 @dataclass
@@ -127,7 +138,7 @@ def measure(got: torch.Tensor, expected: torch.Tensor, allowed: torch.Tensor) ->
 
 
 def check_close(name, got, expected, allowed, *, what="the float64 reference", explain=None, locate=None) -> Metrics:
-    """Raise :class:`PropertyFailure` unless ``|got - expected| <= allowed`` everywhere.
+    """Raise :class:`Violation` unless ``|got - expected| <= allowed`` everywhere.
 
     ``name`` is the output's name (its index names come from :data:`INDEX_NAMES`);
     ``explain(index) -> str`` may describe how the allowance at an index was made up;
@@ -155,14 +166,14 @@ def check_close(name, got, expected, allowed, *, what="the float64 reference", e
     lines.append(
         f"Greatest relative difference: {metrics.max_rel:.3e} at {format_index(name, metrics.max_rel_index, locate)}"
     )
-    raise PropertyFailure("\n".join(lines))
+    raise Violation("\n".join(lines))
 
 
 def check_equal(name, got, expected, *, what, where=None) -> None:
-    """Raise :class:`PropertyFailure` unless ``got`` and ``expected`` hold the same values:
+    """Raise :class:`Violation` unless ``got`` and ``expected`` hold the same values:
     bitwise equal, except that +0 equals -0. ``where``, a boolean mask, limits the check."""
     if got.shape != expected.shape or got.dtype != expected.dtype:
-        raise PropertyFailure(
+        raise Violation(
             f"{name} differs from {what}: shape/dtype {tuple(got.shape)}/{got.dtype} "
             f"vs {tuple(expected.shape)}/{expected.dtype}"
         )
@@ -172,7 +183,7 @@ def check_equal(name, got, expected, *, what, where=None) -> None:
     if not differ.any():
         return
     index = _unravel(int(torch.argmax(differ.to(torch.uint8))), differ.shape)
-    raise PropertyFailure(
+    raise Violation(
         f"{name} is not exactly equal to {what}\n"
         f"Differing elements: {int(differ.sum())} / {differ.numel()}\n"
         f"First at {format_index(name, index)}: got {_value(got, index)}, expected {_value(expected, index)}"

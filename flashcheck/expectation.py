@@ -2,7 +2,7 @@
 
 :func:`expect` runs the float64 reference and the plain same-precision baseline on the
 inputs and derives the tolerance of each output; :meth:`Expectation.check` compares an
-implementation's ``(out, lse)`` with it and raises :class:`~flashcheck.compare.PropertyFailure`
+implementation's ``(out, lse)`` with it and raises :class:`~flashcheck.compare.Violation`
 with the evidence.
 
 Both take the protocol's keyword arguments. A packed (varlen) problem is checked as the
@@ -84,7 +84,7 @@ class Expectation(_Layout):
         _steer(name, metrics)
         if metrics.max_abs > limit:
             where = compare.format_index(name, metrics.max_abs_index, self.locate(name))
-            raise compare.PropertyFailure(
+            raise compare.Violation(
                 f"{name}: largest error {metrics.max_abs:.3e} at {where} "
                 f"exceeds {tolerance.BASELINE_FACTOR:g} × the plain same-precision attention's largest error "
                 f"plus an ulp-scale floor: {limit:.3e} (every element is within its worst-case bound; "

@@ -11,7 +11,6 @@ fuzz`` runs it in worker processes (:mod:`flashcheck.isolation`).
 
 from __future__ import annotations
 
-import contextlib
 import random
 import time
 import unittest
@@ -19,10 +18,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable
 
-import torch
 from hypothesis import HealthCheck, Phase, given, seed as hypothesis_seed, settings
 from hypothesis import strategies as st
 from hypothesis.database import DirectoryBasedExampleDatabase
+from hypothesis.errors import Unsatisfiable
 
 from flashcheck import case as case_module
 from flashcheck import protocol, strategies
@@ -30,6 +29,7 @@ from flashcheck.case import Case
 from flashcheck.compare import PropertyFailure, replay_command
 from flashcheck.properties import PROPERTIES
 from flashcheck.properties.registry import Property
+from flashcheck.verdict import Outcome, Verdict, decide
 
 #: Examples in one property's turn: short turns spread a short budget over every property.
 #: Each turn's first example is hypothesis's simplest case, run once and then remembered.
@@ -51,11 +51,14 @@ OTHERS_PER_PRIMARY = 2
 class Failure:
     """One counterexample, as plain data that crosses process boundaries.
 
-    ``kind``: ``"property"`` (the property failed; the case is shrunk when found by
-    fuzzing), ``"known"`` (it failed, and the implementation declares that property a
-    known divergence: reported, not a finding; not shrunk), ``"crash"`` (the process running the case died: a segfault, an abort, a
-    fatal CUDA error) or ``"hang"`` (the case ran past its timeout). ``case`` is a case
-    spec (:meth:`flashcheck.case.Case.spec`), None when the process died between cases.
+    ``kind``: ``"property"`` (the property failed, or the implementation raised; the case
+    is shrunk when found by fuzzing), ``"known"`` (it failed, and the implementation
+    declares that property a known divergence: reported, not a finding; not shrunk),
+    ``"fatal"`` (an error after which the process could run no further case, a CUDA error
+    that lost the context: the process stopped there, unshrunk), ``"crash"`` (the process
+    running the case died: a segfault, an abort) or ``"hang"`` (the case ran past its
+    timeout). ``case`` is a case spec (:meth:`flashcheck.case.Case.spec`), None when the
+    process died between cases.
     """
 
     kind: str
@@ -66,9 +69,17 @@ class Failure:
     seconds: float | None = None  # into the run when it was found (before shrinking)
 
     @classmethod
-    def from_property_failure(cls, failure: PropertyFailure) -> "Failure":
-        case = failure.case.spec() if failure.case is not None else None
-        return cls("property", failure.property_name, case, failure.evidence, failure.impl_name or "flash")
+    def from_property_failure(cls, failure: PropertyFailure, kind: str = "property") -> "Failure":
+        return cls(kind, failure.property_name, failure.case.spec(), failure.evidence, failure.impl_name)
+
+    @classmethod
+    def from_verdict(cls, verdict: Verdict) -> "Failure":
+        """The failure a ``FAILED``, ``KNOWN`` or ``FATAL`` verdict reports."""
+        kind = {Outcome.FAILED: "property", Outcome.KNOWN: "known", Outcome.FATAL: "fatal"}[verdict.outcome]
+        failure = cls.from_property_failure(verdict.failure, kind)
+        if verdict.outcome is Outcome.KNOWN:
+            failure.evidence += f"\ndeclared: {verdict.reason}"
+        return failure
 
     def reproduction(self) -> str | None:
         """One command line that replays exactly this case (None without a case)."""
@@ -82,6 +93,7 @@ class Failure:
 
     def __str__(self) -> str:
         what = {"property": "failed", "crash": "crashed the process", "hang": "hung",
+                "fatal": "ended the process with a fatal error",
                 "known": "failed as declared (a known divergence)"}[self.kind]
         lines = [f"property {self.property} {what} for {self.impl}" if self.property else f"{self.impl}: {what}",
                  self.evidence]
@@ -101,6 +113,11 @@ class FuzzResult:
     by_property: Counter = field(default_factory=Counter)
     by_kind: Counter = field(default_factory=Counter)
     declined: int = 0  # cases the implementation declined with NotImplementedError
+    #: Declined cases by property, then by the message the implementation declined with.
+    declined_by_property: dict[str, Counter] = field(default_factory=dict)
+    #: Properties not run because no case inside the implementation's features is one they
+    #: apply to, with the reason: not passed, not failed.
+    not_applicable: dict[str, str] = field(default_factory=dict)
     failures: list[Failure] = field(default_factory=list)
     #: Per worker process position (isolated runs): ``{"worker", "gpu", "device", "cases",
     #: "processes"}``, where ``device`` is what the worker reported it runs on.
@@ -116,20 +133,43 @@ class FuzzResult:
     def found(self) -> bool:
         return bool(self.failures)
 
+    @property
+    def checked_anything(self) -> bool:
+        """Whether any case said anything about a property: one passed, failed, or failed
+        as a declared known divergence. A run of declined cases only, or of cases that never
+        finished, checked nothing, and must not read as a pass."""
+        return self.cases > 0 or bool(self.failures) or bool(self.known)
+
+    def never_checked(self) -> list[str]:
+        """Properties that had cases, every one of them declined."""
+        return sorted(name for name in self.declined_by_property
+                      if not self.by_property.get(name) and not any(f.property == name for f in self.known))
+
     def count(self, prop: str, kinds) -> None:
         """Record one completed case of property ``prop`` with case kinds ``kinds``."""
         self.cases += 1
         self.by_property[prop] += 1
         self.by_kind.update(kinds)
 
+    def decline(self, prop: str, reason: str) -> None:
+        """Record one case of property ``prop`` that the implementation declined with ``reason``."""
+        self.declined += 1
+        self.declined_by_property.setdefault(prop, Counter())[reason] += 1
+
     def to_json(self, *, impl_name: str, device: str, budget: float) -> dict:
-        """The result as plain data: ``impl``, ``device``, ``budget``, ``seconds``, ``cases``,
-        ``declined``, ``found``, ``by_property`` and ``by_kind`` (counts), and ``failures``:
-        a list of ``{"kind", "property", "case", "evidence", "replay", "seconds"}`` (see
-        :class:`Failure`; ``seconds``: when it was found), ``workers`` and ``unfinished``."""
+        """The result as plain data: ``impl``, ``device``, ``budget``, ``seconds``, ``cases``
+        (checked and passed), ``declined``, ``found``, ``checked_anything`` (see
+        :attr:`checked_anything`), ``by_property`` and ``by_kind`` (counts),
+        ``declined_by_property`` (``{property: {reason: count}}``), ``not_applicable``
+        (``{property: reason}``), and ``failures``: a list of ``{"kind", "property", "case",
+        "evidence", "replay", "seconds"}`` (see :class:`Failure`; ``seconds``: when it was
+        found), ``workers``, ``unfinished`` and ``known``."""
         return {
             "impl": impl_name, "device": device, "budget": budget, "seconds": round(self.seconds, 3),
             "cases": self.cases, "declined": self.declined, "found": self.found,
+            "checked_anything": self.checked_anything,
+            "declined_by_property": {name: dict(reasons) for name, reasons in self.declined_by_property.items()},
+            "not_applicable": dict(self.not_applicable),
             "by_property": dict(self.by_property), "by_kind": dict(self.by_kind),
             "failures": [failure.to_json() for failure in self.failures], "workers": self.workers,
             "unfinished": self.unfinished, "known": [failure.to_json() for failure in self.known],
@@ -161,18 +201,32 @@ def case_strategy(prop: Property, features, profile):
 
 
 def drawable(prop: Property, features) -> bool:
-    """Whether cases for ``prop`` exist inside ``features`` (rows without keys need a band,
-    a mask or packing; masked or packed draws need that feature)."""
-    if not prop.requires <= features:
-        return False
+    """Whether cases for ``prop`` exist inside ``features`` (see :func:`not_drawable_because`)."""
+    return not_drawable_because(prop, features) is None
+
+
+def not_drawable_because(prop: Property, features) -> str | None:
+    """Why no case for ``prop`` exists inside ``features``, or None when cases can be drawn:
+    a feature it requires is not declared; rows without keys need a band, a mask or
+    packing; masked or packed draws need that feature; a property drawing some dtypes
+    only needs one of them declared."""
+    missing = prop.requires - features
+    if missing:
+        return f"needs the feature{'s' if len(missing) > 1 else ''} {', '.join(sorted(missing))}"
     if prop.draw.get("empty_rows") and not features & {"causal", "window", "mask", "varlen"}:
-        return False
+        return "draws rows without keys, which need one of the features causal, window, mask or varlen"
     named_dtypes = features & set(case_module.DTYPES)  # none named: every dtype
     if "dtypes" in prop.draw and named_dtypes and not named_dtypes & set(prop.draw["dtypes"]):
-        return False
+        return f"draws only {', '.join(prop.draw['dtypes'])}, none of them declared"
     if (prop.draw.get("mask") or prop.draw.get("key_padding")) and "mask" not in features:
-        return False
-    return not (prop.draw.get("varlen") and "varlen" not in features)
+        return "draws masked cases, which need the feature mask"
+    if prop.draw.get("varlen") and "varlen" not in features:
+        return "draws packed cases, which need the feature varlen"
+    return None
+
+
+#: Why a property whose every drawn case its ``applies`` rejected is not applicable.
+UNSATISFIABLE = "no case drawn inside the declared features is one it applies to"
 
 
 def case_kinds(case) -> list[str]:
@@ -211,36 +265,60 @@ def run(
     properties: list[str] | None = None,
     on_case: Callable[[str, Case], None] | None = None,
     before_case: Callable[[str, Case], None] | None = None,
-    on_declined: Callable[[str, Case], None] | None = None,
+    on_verdict: Callable[[Verdict], None] | None = None,
+    on_declined: Callable[[str, Case, str], None] | None = None,
     on_found: Callable[[PropertyFailure], None] | None = None,
     on_known: Callable[[Failure], None] | None = None,
-    on_fatal: Callable[[BaseException], None] | None = None,
+    on_fatal: Callable[[Verdict], None] | None = None,
+    on_not_applicable: Callable[[str, str], None] | None = None,
     should_stop: Callable[[], bool] = lambda: False,
     shrink_time: float | None = None,
     replay_only: bool = False,
     simplest_run_elsewhere: bool = False,
 ) -> FuzzResult:
     """Fuzz ``impl`` in this process for ``budget`` seconds; stop at the first failure,
-    shrunk to a minimal case.
+    shrunk to a minimal case, or at the first fatal error, unshrunk.
 
-    Hooks: ``before_case(property, case)`` just before each call (the isolated fuzzer
-    writes the case to disk there); ``on_case(property, case)`` after each completed case;
-    ``on_declined(property, case)`` after each case the implementation declined;
+    Each case's verdict comes from :func:`flashcheck.verdict.decide`. Hooks:
+    ``before_case(property, case)`` just before each call (the isolated fuzzer writes the
+    case to disk there); ``on_verdict(verdict)`` as soon as a case's verdict is known,
+    whatever it is; ``on_case(property, case)`` after each case checked and passed;
+    ``on_declined(property, case, reason)`` after each case the implementation declined;
     ``on_found(failure)`` at the first failure, before shrinking; ``on_known(failure)``
     when a property the implementation declares a known divergence fails (that property
-    is then dropped from the run); ``on_fatal(error)`` for an error after which the
-    process cannot run further cases (see :func:`check_once`); ``should_stop()``, polled
-    before each case. Shrinking stops at the budget's end or ``shrink_time`` seconds after
-    the first failure, whichever comes first; the smallest failing case found by then is
-    the counterexample. ``replay_only``: replay what the database holds and draw nothing new.
+    is then dropped from the run); ``on_fatal(verdict)`` at a ``FATAL`` verdict, an error
+    after which the process cannot run further cases (the isolated worker exits there;
+    when the hook returns, the run ends with the fatal failure, unshrunk: shrinking would
+    run more cases on a dead CUDA context); ``on_not_applicable(property, reason)`` for
+    each chosen property that cannot run on this implementation (its features exclude
+    it, or no drawn case is one it applies to: it is then dropped, and listed in
+    ``not_applicable``); ``should_stop()``, polled before each case. Shrinking stops at
+    the budget's end or ``shrink_time`` seconds after the first failure, whichever comes
+    first; the smallest failing case found by then is the counterexample.
+    ``replay_only``: replay what the database holds and draw nothing new.
     ``simplest_run_elsewhere``: another process fuzzing alongside runs each property's
     simplest case (every fuzz run's first drawn example), so this one leaves it out (it is
     neither run nor counted, and a shrink here takes it as passing: where it fails, the
     other process finds it) and spends that time on cases of its own.
+
+    Raises :class:`flashcheck.verdict.FlashcheckError` when flashcheck's own code fails
+    on a case (a bug in flashcheck, not a finding), and ValueError when no chosen property
+    applies to the implementation's features.
     """
     features = protocol.features_of(impl, device)
     chosen = [PROPERTIES[name] for name in properties] if properties else list(PROPERTIES.values())
-    chosen = [p for p in chosen if drawable(p, features)]
+    result = FuzzResult()
+
+    def not_applicable(prop: Property, reason: str) -> None:
+        result.not_applicable[prop.name] = reason
+        if on_not_applicable is not None:
+            on_not_applicable(prop.name, reason)
+
+    for prop in chosen:
+        reason = not_drawable_because(prop, features)
+        if reason is not None:
+            not_applicable(prop, reason)
+    chosen = [p for p in chosen if p.name not in result.not_applicable]
     if not chosen:
         raise ValueError(f"no property applies to {impl_name} with features {sorted(features)}")
     # Properties take turns, a short hypothesis run each: every property is exercised within
@@ -251,8 +329,6 @@ def run(
     # Each turn's hypothesis seed comes from a stream of the run's seed, not seed + turn:
     # with that, --seed 2 replayed --seed 1's turns shifted by one.
     round_seeds = random.Random(f"flashcheck fuzz rounds {seed}")
-    known_divergences = protocol.known_divergences(impl)
-    result = FuzzResult()
     start = time.monotonic()
     deadline = start + budget
     # Failures seen so far, by (property, case spec): once time is up, these fail again at
@@ -279,39 +355,43 @@ def run(
             return
         if before_case is not None:
             before_case(prop.name, case)
-        try:
-            check_once(prop, impl, case, device=device, impl_name=impl_name, on_fatal=on_fatal)
-        except NotImplementedError:
+        verdict = decide(prop, impl, case, device=device, impl_name=impl_name)
+        if on_verdict is not None:
+            on_verdict(verdict)
+        if verdict.outcome is Outcome.DECLINED:
             # The adapter's documented way to decline a case inside its declared features
             # that it cannot express (e.g. causal with Nq != Nk for SDPA's flash backend).
-            result.declined += 1
+            result.decline(prop.name, verdict.reason)
             if on_declined is not None:
-                on_declined(prop.name, case)
+                on_declined(prop.name, case, verdict.reason)
             return
-        except PropertyFailure as failure:
-            divergence = known_divergences.get(prop.name)
-            if divergence is not None and divergence.explains(case):
-                _known_seen(prop, case, failure, divergence)
-                return
-            _first_failure(failure)
-            raise
+        if verdict.outcome is Outcome.KNOWN:
+            _known_seen(prop, verdict)
+            return
+        if verdict.outcome is Outcome.FAILED:
+            _first_failure(verdict.failure)
+            raise verdict.failure
+        if verdict.outcome is Outcome.FATAL and on_fatal is not None:
+            on_fatal(verdict)
+        if verdict.outcome in (Outcome.FATAL, Outcome.FLASHCHECK_ERROR):
+            raise _Stop(verdict)  # past hypothesis, which would shrink an Exception
         passed.add(key)
         result.count(prop.name, case_kinds(case))
         result.seconds = time.monotonic() - start
         if on_case is not None:
             on_case(prop.name, case)
 
-    def _known_seen(prop, case, failure, divergence):
+    def _known_seen(prop, verdict):
         # Declared: reported once per property. A whole-property divergence gives its turns
         # to the others; one confined to some cases leaves the property in the rotation, where
         # a failure on a case it does not cover is still a finding.
         if prop.name not in {known.property for known in result.known}:
-            known = Failure("known", prop.name, case.spec(), f"{failure.evidence}\ndeclared: {divergence}", impl_name)
+            known = Failure.from_verdict(verdict)
             result.known.append(known)
             if on_known is not None:
                 on_known(known)
-        if divergence.scoped:
-            passed.add((prop.name, case.spec()))
+        if protocol.known_divergences(impl)[prop.name].scoped:
+            passed.add((prop.name, verdict.case.spec()))
         else:
             order.remove(prop)
 
@@ -363,10 +443,25 @@ def run(
             for prop in cycle(order, shuffler):
                 round_seed = None if seed is None else round_seeds.getrandbits(64)
                 runs.append((prop, [Phase.generate, Phase.shrink], round_seed))
+        prop, phases, round_seed = runs.pop(0)
+        if prop not in order:
+            continue  # dropped since its turn was planned
         try:
-            hypothesis_run(*runs.pop(0))()
+            hypothesis_run(prop, phases, round_seed)()
         except unittest.SkipTest:
             pass  # a replay with nothing stored for that property: hypothesis ran nothing
+        except _Stop as stop:
+            if stop.verdict.outcome is Outcome.FLASHCHECK_ERROR:
+                raise stop.verdict.error from None
+            result.failures.append(Failure.from_verdict(stop.verdict))
+            break
+        except Unsatisfiable:
+            if seen:
+                raise
+            # Every case drawn was one the property does not apply to (its `applies`
+            # filter, e.g. cases that hide keys, with no band, mask or packing declared).
+            order.remove(prop)
+            not_applicable(prop, UNSATISFIABLE)
         except Exception as error:
             if not seen:
                 raise
@@ -379,43 +474,13 @@ def run(
     return result
 
 
-def check_once(prop: Property, impl, case: Case, *, device: str, impl_name: str, on_fatal=None) -> None:
-    """Run ``prop`` on ``case``; raise :class:`PropertyFailure` (naming the property, case
-    and implementation) when it fails or the implementation raises, NotImplementedError
-    when the implementation declines the case. An error after which the process cannot
-    go on (:func:`is_fatal`) goes to ``on_fatal`` first (which should end the process:
-    hypothesis must not try to shrink on a dead CUDA context), then propagates as it is.
-    The GPU memory the case left cached is released (:func:`releasing_cached_memory`)."""
-    with releasing_cached_memory(device):
-        try:
-            prop.check(impl, case, device=device)
-        except (NotImplementedError, PropertyFailure) as error:
-            if isinstance(error, PropertyFailure):
-                error.property_name, error.case, error.impl_name = prop.name, case, impl_name
-            raise
-        except Exception as error:
-            if is_fatal(error):
-                if on_fatal is not None:
-                    on_fatal(error)
-                raise
-            raise PropertyFailure(
-                f"the implementation raised {type(error).__name__}: {error}",
-                property_name=prop.name, case=case, impl_name=impl_name,
-            ) from error
+class _Stop(BaseException):
+    """Ends a hypothesis run at once, carrying a ``FATAL`` or ``FLASHCHECK_ERROR`` verdict:
+    not an ``Exception``, so that hypothesis passes it on instead of shrinking."""
 
-
-@contextlib.contextmanager
-def releasing_cached_memory(device):
-    """Around one case: on leaving, however the case ended, its cached GPU memory goes back
-    to the driver (:func:`flashcheck.protocol.release_cached_memory`), except after a fatal
-    error (:func:`is_fatal`), when the dead CUDA context can release nothing."""
-    try:
-        yield
-    except BaseException as error:
-        if not is_fatal(error):
-            protocol.release_cached_memory(device)
-        raise
-    protocol.release_cached_memory(device)
+    def __init__(self, verdict: Verdict):
+        super().__init__(verdict.outcome.value)
+        self.verdict = verdict
 
 
 def cycle(properties: list[Property], shuffler: random.Random) -> list[Property]:
@@ -432,12 +497,3 @@ def cycle(properties: list[Property], shuffler: random.Random) -> list[Property]
         if primary and position % OTHERS_PER_PRIMARY == 0 and position < len(others):
             turns.append(primary[(position // OTHERS_PER_PRIMARY - 1) % len(primary)])
     return turns
-
-
-def is_fatal(error: BaseException) -> bool:
-    """Whether ``error`` leaves the process unable to run further cases: a CUDA error
-    (an illegal address, a launch failure) poisons the CUDA context for good."""
-    fatal_type = getattr(torch, "AcceleratorError", None)
-    if fatal_type is not None and isinstance(error, fatal_type):
-        return True
-    return isinstance(error, RuntimeError) and "CUDA error" in str(error)

@@ -52,7 +52,22 @@ def print_fuzz_result(result, impl_name: str, device: str, *, shrunk: bool = Tru
         table.add_row(name, str(count))
     console.print(table)
     if result.declined:
-        console.print(f"{result.declined} cases declined by the implementation (NotImplementedError)")
+        console.print(f"{result.declined} cases declined by the implementation (NotImplementedError), "
+                      f"not checked:", highlight=False)
+        for name, reasons in sorted(result.declined_by_property.items()):
+            for reason, count in reasons.most_common():
+                console.print(f"  {name}: {count} declined: {reason}", markup=False, highlight=False)
+    never = result.never_checked()
+    if never:
+        console.print(f"[bold red]never checked[/] (every case declined): {', '.join(never)}", highlight=False)
+    if result.not_applicable:
+        console.print(f"{len(result.not_applicable)} properties not applicable to {impl_name}, not run:",
+                      markup=False, highlight=False)
+        by_reason: dict[str, list[str]] = {}
+        for name, reason in sorted(result.not_applicable.items()):
+            by_reason.setdefault(reason, []).append(name)
+        for reason, names in sorted(by_reason.items()):
+            console.print(f"  {reason}: {', '.join(names)}", markup=False, highlight=False)
     if len(result.workers) > 1 or any(worker["processes"] > 1 for worker in result.workers):
         for worker in result.workers:
             console.print(f"worker {worker['worker']}: {worker['cases']} cases on {worker['device']}"
@@ -70,9 +85,14 @@ def print_fuzz_result(result, impl_name: str, device: str, *, shrunk: bool = Tru
     for failure in result.failures:
         if failure.kind == "property":
             title = "counterexample (shrunk)" if shrunk else "counterexample (as drawn, not shrunk)"
+        elif failure.kind == "fatal":
+            title = "fatal error (the worker could run no further case; not shrunk)"
         else:
             title = f"{failure.kind} of a worker process"
         console.print(f"[bold red]{title}:[/]")
         console.print(str(failure), markup=False, highlight=False, soft_wrap=True)
-    if not result.found:
+    if not result.found and not result.checked_anything:
+        console.print("[bold red]nothing was checked[/]: no case passed or failed"
+                      + (f" ({result.declined} declined)" if result.declined else ""), highlight=False)
+    elif not result.found:
         console.print(f"[bold green]no counterexample[/] in {result.cases} cases")

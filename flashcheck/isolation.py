@@ -172,11 +172,16 @@ def fuzz(options: FuzzOptions, *, on_progress: Callable | None = None):
         elif kind == "known":
             result.known.append(_failure_from({**payload, "seconds": time.monotonic() - start}))
         elif kind == "declined":
-            result.declined += 1
+            result.decline(*payload)
+        elif kind == "not_applicable":
+            prop, reason = payload
+            result.not_applicable[prop] = reason
         elif kind == "done":
             slot.finished = True
         elif kind == "error":
             raise WorkerError(payload)
+        elif kind == "internal":
+            raise FlashcheckBug(payload)
 
     for slot in slots:
         spawn(slot)
@@ -241,6 +246,11 @@ def fuzz(options: FuzzOptions, *, on_progress: Callable | None = None):
 class WorkerError(RuntimeError):
     """A worker failed outside any case: the implementation could not be loaded, or the
     fuzzer itself broke. Not a finding about the implementation."""
+
+
+class FlashcheckBug(WorkerError):
+    """flashcheck's own code failed in a worker (the message carries its traceback): a bug
+    in flashcheck, not a finding about the implementation, and not a usage error."""
 
 
 def _check_worker(slot: _Slot, options: FuzzOptions, messages, handle):
@@ -376,8 +386,9 @@ def _crash_failure(impl: str, exitcode, running: dict | None, log_file):
     where = f"while running {running['property']}" if running else "between cases"
     evidence = f"the worker process died with {_describe_exit(exitcode)} {where}"
     tail = _log_tail(log_file)
-    return Failure("crash", running and running["property"], running and running["case"],
-                   evidence + ("\n" + tail if tail else ""), impl)
+    # A worker exits FATAL_EXIT at a fatal verdict (flashcheck.verdict), after logging it.
+    return Failure("fatal" if exitcode == FATAL_EXIT else "crash", running and running["property"],
+                   running and running["case"], evidence + ("\n" + tail if tail else ""), impl)
 
 
 def _hang_failure(impl: str, timeout: float, running: dict, now: float, log_file):
@@ -469,36 +480,49 @@ def worker_main(options: FuzzOptions, index: int, seed, wall_deadline: float, gp
     def before_case(prop: str, case) -> None:
         clock.start(prop, case.spec())
 
+    def decided(verdict) -> None:
+        clock.finish()  # whatever its verdict, the case is over
+
     def after_case(prop: str, case) -> None:
-        clock.finish()
         messages.put((index, "case", (prop, fuzz.case_kinds(case))))
 
-    def on_fatal(error: BaseException) -> None:
+    def on_fatal(verdict) -> None:
+        # The log's tail, quoted in the parent's report: the error's traceback, then the verdict
+        # with its replay line.
         import traceback
 
-        traceback.print_exception(error)
+        traceback.print_exception(verdict.error)
+        print(verdict)
         _flush_and_exit(FATAL_EXIT)
 
-    if not _replay(impl, options, replay, index, messages, before_case, after_case, on_fatal):
-        messages.put((index, "done", None))
-        return
     try:
+        if not _replay(impl, options, replay, index, messages, before_case, decided, after_case, on_fatal):
+            messages.put((index, "done", None))
+            return
         result = fuzz.run(
             impl, impl_name=options.impl, budget=max(0.0, wall_deadline - time.time()), device=options.device,
             profile=profile, seed=seed, database=options.database,
             properties=list(options.properties or ()) or None,
-            on_case=after_case, before_case=before_case, on_fatal=on_fatal,
-            on_declined=lambda prop, case: messages.put((index, "declined", None)),
+            on_case=after_case, before_case=before_case, on_verdict=decided, on_fatal=on_fatal,
+            on_declined=lambda prop, case, reason: messages.put((index, "declined", (prop, reason))),
+            on_not_applicable=lambda prop, reason: messages.put((index, "not_applicable", (prop, reason))),
             on_found=lambda failure: messages.put((index, "found", vars(fuzz.Failure.from_property_failure(failure)))),
             on_known=lambda failure: messages.put((index, "known", vars(failure))),
             should_stop=stop.is_set, shrink_time=options.shrink_time, replay_only=options.replay_only,
             # Every worker's first turns would start from the same simplest cases: worker 0 runs them.
             simplest_run_elsewhere=index > 0,
         )
-    except Exception:  # noqa: BLE001 - the fuzzer itself broke: a setup error, not a finding
-        import traceback
+    except Exception as error:  # noqa: BLE001 - flashcheck itself broke: a bug, not a finding
+        from flashcheck.verdict import FlashcheckError
 
-        messages.put((index, "error", f"worker {index}: the fuzzer failed:\n{traceback.format_exc()}"))
+        if isinstance(error, FlashcheckError):  # its message carries the case and the traceback
+            report = str(error)
+        else:
+            import traceback
+
+            report = f"the fuzzer failed (a bug in flashcheck, not a finding about {options.impl}):\n" \
+                     f"{traceback.format_exc()}"
+        messages.put((index, "internal", f"worker {index}: {report}"))
         return
     for failure in result.failures:
         messages.put((index, "failure", vars(failure)))
@@ -517,30 +541,38 @@ def _device_description(device: str) -> str:
     return f"{properties.name} (CUDA_VISIBLE_DEVICES={visible}" + (f", GPU-{uuid[:8]})" if uuid else ")")
 
 
-def _replay(impl, options, replay, index, messages, before_case, after_case, on_fatal) -> bool:
-    """Run stored crash cases first. Returns False when one of them failed a property
+def _replay(impl, options, replay, index, messages, before_case, decided, after_case, on_fatal) -> bool:
+    """Run stored crash cases first, each decided as fuzzing decides a case
+    (:func:`flashcheck.verdict.decide`). Returns False when one of them failed a property
     (the run then ends with it, as with any property failure)."""
     from flashcheck.case import Case
-    from flashcheck.compare import PropertyFailure
-    from flashcheck.fuzz import Failure, check_once
+    from flashcheck.fuzz import Failure
     from flashcheck.properties import PROPERTIES
+    from flashcheck.verdict import Outcome, decide
 
     for prop_name, spec in replay:
         prop, case = PROPERTIES.get(prop_name), Case.from_spec(spec)
         if prop is None:
             continue
         before_case(prop_name, case)
-        try:
-            check_once(prop, impl, case, device=options.device, impl_name=options.impl, on_fatal=on_fatal)
-        except NotImplementedError:
-            pass
-        except PropertyFailure as failure:
-            report = vars(Failure.from_property_failure(failure))
+        verdict = decide(prop, impl, case, device=options.device, impl_name=options.impl)
+        decided(verdict)
+        if verdict.outcome is Outcome.FATAL:
+            on_fatal(verdict)
+        if verdict.outcome is Outcome.FLASHCHECK_ERROR:
+            raise verdict.error
+        if verdict.outcome is Outcome.FAILED:
+            report = vars(Failure.from_verdict(verdict))
             messages.put((index, "replayed", (prop_name, spec, True)))
             messages.put((index, "found", report))
             messages.put((index, "failure", report))
             return False
-        after_case(prop_name, case)
+        if verdict.outcome is Outcome.DECLINED:
+            messages.put((index, "declined", (prop_name, verdict.reason)))
+        elif verdict.outcome is Outcome.KNOWN:
+            messages.put((index, "known", vars(Failure.from_verdict(verdict))))
+        else:
+            after_case(prop_name, case)
         messages.put((index, "replayed", (prop_name, spec, False)))
     return True
 

@@ -14,7 +14,7 @@ import os
 
 import torch
 
-from flashcheck.compare import PropertyFailure
+from flashcheck.compare import Violation
 from flashcheck.divergences import KnownDivergence, as_known_divergence
 
 #: The protocol's features, plus two extensions: "out" (accepts preallocated ``out=`` and
@@ -35,6 +35,8 @@ def features_of(impl, device=None) -> frozenset:
       device kind's set, empty where the impl cannot run.
     * Otherwise ``flashcheck_features``.  The protocol lists dtypes only when
       limited, so a declared set naming no dtype gets all of DTYPE_NAMES.
+    * A declared name outside ALL_FEATURES and DTYPE_NAMES is a ValueError (see
+      :func:`check_declaration`).
     * Without any declaration: DEFAULT_FEATURES, the whole dense protocol
       (causal, window, gqa, mask, lse, backward, every dtype) but not varlen.
       Conservative in a verifier's sense: an undeclared implementation is held
@@ -44,14 +46,50 @@ def features_of(impl, device=None) -> frozenset:
       out because it is another layout (packed 3-D tensors) that a dense-only
       implementation would misread rather than reject.
     """
-    by_device = getattr(impl, "flashcheck_features_by_device", None)
-    if device is not None and by_device is not None:
-        return frozenset(by_device.get(torch.device(device).type, frozenset()))
-    declared = getattr(impl, "flashcheck_features", None)
-    if declared is None:
-        return DEFAULT_FEATURES
-    declared = frozenset(declared)
+    try:
+        by_device = getattr(impl, "flashcheck_features_by_device", None)
+        if device is not None and by_device is not None:
+            return _checked("flashcheck_features_by_device", by_device.get(torch.device(device).type, frozenset()))
+        declared = getattr(impl, "flashcheck_features", None)
+        if declared is None:
+            return DEFAULT_FEATURES
+        declared = _checked("flashcheck_features", declared)
+    except ValueError as error:
+        raise ValueError(f"{_describe(impl)}: {error}") from None
     return declared if declared & DTYPE_NAMES else declared | DTYPE_NAMES
+
+
+def check_declaration(impl) -> None:
+    """Raise ValueError, one line naming the offending feature (the caller names the
+    implementation), unless every feature ``impl`` declares (``flashcheck_features``, each
+    set of ``flashcheck_features_by_device``) is one of :data:`ALL_FEATURES` or
+    :data:`DTYPE_NAMES`: a misspelt feature would otherwise leave a property silently
+    undrawn, or fail deep inside a run."""
+    declared = getattr(impl, "flashcheck_features", None)
+    if declared is not None:
+        _checked("flashcheck_features", declared)
+    by_device = getattr(impl, "flashcheck_features_by_device", None)
+    if by_device is not None:
+        for features in dict(by_device).values():
+            _checked("flashcheck_features_by_device", features)
+
+
+def _checked(attribute: str, declared) -> frozenset:
+    """``declared`` as a frozenset of feature names; ValueError for a name the protocol
+    does not have (a plain string is a common slip: it would read as its letters)."""
+    if isinstance(declared, str):
+        raise ValueError(f"{attribute} must be a set of feature names, got the string {declared!r}")
+    declared = frozenset(declared)
+    unknown = sorted(str(feature) for feature in declared - ALL_FEATURES - DTYPE_NAMES)
+    if unknown:
+        raise ValueError(f"{attribute} names unknown feature{'s' if len(unknown) > 1 else ''} "
+                         f"{', '.join(map(repr, unknown))}; known: {', '.join(sorted(ALL_FEATURES | DTYPE_NAMES))}")
+    return declared
+
+
+def _describe(impl) -> str:
+    module, name = getattr(impl, "__module__", None), getattr(impl, "__qualname__", None)
+    return f"{module}:{name}" if module and name else repr(impl)
 
 
 def known_divergences(impl) -> dict[str, KnownDivergence]:
@@ -79,26 +117,33 @@ def default_device() -> str:
 
 def call(impl, inputs, case, **extra):
     """Call ``impl`` on ``inputs`` with ``case``'s arguments (tensors on q's device), any of
-    them replaced by ``extra``; check the returned shapes (packed: out ``(Tq, H, D)``, lse
-    ``(H, Tq)``)."""
+    them replaced by ``extra``; check what it returned, raising
+    :class:`~flashcheck.compare.Violation` unless it is ``(out, lse)`` with out a tensor of
+    q's shape, dtype and device and lse None or a float32 tensor on q's device (packed: out
+    ``(Tq, H, D)``, lse ``(H, Tq)``). Every property calls the implementation through here,
+    so that what flashcheck goes on to compute with the results is well formed."""
     q, k, v = inputs
     result = impl(q, k, v, **{**case.attention_kwargs(q.device), **extra})
     if not isinstance(result, (tuple, list)) or len(result) != 2:
-        raise PropertyFailure(f"protocol: expected (out, lse) from the implementation, got {type(result).__name__}")
+        raise Violation(f"protocol: expected (out, lse) from the implementation, got {type(result).__name__}")
     out, lse = result
     if not isinstance(out, torch.Tensor) or tuple(out.shape) != tuple(q.shape) or out.dtype != q.dtype:
-        raise PropertyFailure(
+        raise Violation(
             f"protocol: out must be a tensor of shape {tuple(q.shape)} and dtype {q.dtype}, got "
             f"{tuple(out.shape) if isinstance(out, torch.Tensor) else type(out).__name__}"
             f"{'' if not isinstance(out, torch.Tensor) else ' ' + str(out.dtype)}"
         )
+    if out.device != q.device:
+        raise Violation(f"protocol: out must be on q's device {q.device}, got a tensor on {out.device}")
     if lse is not None:
         lse_shape = (q.shape[1], q.shape[0]) if q.dim() == 3 else (q.shape[0], q.shape[2], q.shape[1])
         if not isinstance(lse, torch.Tensor) or tuple(lse.shape) != lse_shape or lse.dtype != torch.float32:
-            raise PropertyFailure(
+            raise Violation(
                 f"protocol: lse must be a float32 tensor of shape {lse_shape}, got "
                 f"{tuple(lse.shape) if isinstance(lse, torch.Tensor) else type(lse).__name__}"
             )
+        if lse.device != q.device:
+            raise Violation(f"protocol: lse must be on q's device {q.device}, got a tensor on {lse.device}")
     return out, lse
 
 

@@ -317,15 +317,20 @@ def implementation_names(config) -> tuple[str, ...]:
 
 def implementation(config, name: str):
     """The implementation called ``name`` (resolved once per run); a name that does not
-    resolve is a ``pytest.UsageError`` naming where it came from."""
+    resolve (a module that raises at import included) or that declares a feature the
+    protocol does not have is a ``pytest.UsageError`` naming where it came from."""
     state = _active_state(config)
     if name not in state.implementations:
         from flashcheck import adapters
 
+        from flashcheck import protocol
+
         try:
-            state.implementations[name] = adapters.resolve(name)
+            impl = adapters.resolve(name)
+            protocol.check_declaration(impl)
         except ValueError as error:
             raise pytest.UsageError(f"{state.impl_source} {name!r}: {error}") from None
+        state.implementations[name] = impl
     return state.implementations[name]
 
 
@@ -420,3 +425,24 @@ def pytest_terminal_summary(terminalreporter, config):
         terminalreporter.section("flashcheck devices")
         for worker in sorted(devices, key=lambda w: (len(w), w)):
             terminalreporter.line(f"{worker}: {devices[worker]}")
+    declined = declined_cases(terminalreporter.stats)
+    if declined:
+        terminalreporter.section("flashcheck declined cases (not checked)")
+        for nodeid, reasons in declined:
+            for reason, count in sorted(reasons.items(), key=lambda item: -item[1]):
+                terminalreporter.line(f"{nodeid}: {count} declined: {reason}")
+
+
+def declined_cases(stats) -> list[tuple[str, dict]]:
+    """``(test id, {reason: count})`` for each property test whose implementation declined
+    cases (``NotImplementedError``), from the reports' ``flashcheck_declined`` user property
+    (which pytest-xdist carries back from its workers)."""
+    found = {}
+    for reports in stats.values():
+        for report in reports:
+            if getattr(report, "when", None) != "call":
+                continue
+            for name, value in getattr(report, "user_properties", ()):
+                if name == "flashcheck_declined":
+                    found[report.nodeid] = dict(value)
+    return sorted(found.items())

@@ -9,13 +9,27 @@ The implementations come from the pytest plugin (:mod:`flashcheck.pytest_plugin`
 ``--flashcheck-impl``, else ``$FLASHCHECK_IMPLS``, else the project kernel and the peers
 that run on this machine); the test ids are ``<implementation>-<property>``, or
 ``<implementation>-<property>-shardKofN`` with ``--flashcheck-shards N`` (each property's
-examples split over N tests, for xdist). A correct implementation is never flagged. A
-property the implementation declares as a known divergence
-(``flashcheck_known_divergences``) still runs: a failure on a case the divergence covers
-is reported as an expected failure with the evidence (the other cases go on being drawn,
-and a failure the divergence does not cover fails the test), and a whole-property
-divergence that never shows is a pass with a warning. An adapter declining
-every case drawn (``NotImplementedError``) skips the test.
+examples split over N tests, for xdist). Each case's verdict comes from
+:func:`flashcheck.verdict.decide`, as in ``flashcheck fuzz`` and ``flashcheck check``:
+
+- A correct implementation is never flagged.
+- A failure, or an exception the implementation raises, fails the test with the evidence
+  and the ``flashcheck check`` line that replays the (shrunk) case.
+- A fatal error (a CUDA error that loses the context) fails the test at once, unshrunk,
+  with its replay line; every later property test in that process then fails without
+  running a case (they would run on a dead context).
+- An error of flashcheck's own code fails the test as flashcheck's (its traceback shown),
+  never as a finding about the implementation.
+- A property the implementation declares as a known divergence
+  (``flashcheck_known_divergences``) still runs: a failure on a case the divergence covers
+  is reported as an expected failure with the evidence (the other cases go on being drawn,
+  and a failure the divergence does not cover fails the test), and a whole-property
+  divergence that never shows is a pass with a warning.
+- Cases the implementation declines (its own ``NotImplementedError``) are replaced by
+  others, counted, and listed by reason at the end of the run; a test whose every drawn
+  case was declined fails, naming the reasons: nothing was checked.
+- A property the implementation's features exclude, or for which no case inside them can
+  be drawn, is skipped with that reason.
 
 To collect the suite inside another test directory, import these three names into a test
 module (``tests/test_properties.py`` does): the test, its fixture and the hook that
@@ -30,19 +44,22 @@ import math
 import warnings
 
 import pytest
+from collections import Counter
+
 from hypothesis import given, reject, seed, settings
 from hypothesis.errors import Unsatisfiable
 
 from flashcheck import expectation, fuzz, protocol, pytest_plugin
-from flashcheck.compare import PropertyFailure
 from flashcheck.properties import PROPERTIES
+from flashcheck.verdict import Outcome, Verdict, decide
 
 __all__ = ["pytest_generate_tests", "ratio_log", "test_property_holds"]
 
 
 def pytest_generate_tests(metafunc):
-    """Parametrize ``test_property_holds`` over the chosen implementations × the
-    properties drawable inside each one's features."""
+    """Parametrize ``test_property_holds`` over the chosen implementations × every
+    property; one that cannot be drawn inside an implementation's features is a skip
+    saying why."""
     if not {"impl_name", "property_name", "shard"} <= set(metafunc.fixturenames):
         return
     metafunc.parametrize("impl_name, property_name, shard", list(_combinations(metafunc.config)))
@@ -54,10 +71,14 @@ def _combinations(config):
     for impl_name in pytest_plugin.implementation_names(config):
         features = protocol.features_of(pytest_plugin.implementation(config, impl_name), device)
         for prop in PROPERTIES.values():
-            if fuzz.drawable(prop, features):
-                for index in range(count):
-                    shard = Shard(index, count)
-                    yield pytest.param(impl_name, prop.name, shard, id=f"{impl_name}-{prop.name}{shard.suffix}")
+            excluded = fuzz.not_drawable_because(prop, features)
+            if excluded is not None:
+                skip = pytest.mark.skip(reason=f"not applicable to {impl_name}: {prop.name} {excluded}")
+                yield pytest.param(impl_name, prop.name, Shard(0, 1), id=f"{impl_name}-{prop.name}", marks=skip)
+                continue
+            for index in range(count):
+                shard = Shard(index, count)
+                yield pytest.param(impl_name, prop.name, shard, id=f"{impl_name}-{prop.name}{shard.suffix}")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -102,33 +123,67 @@ def ratio_log(request, impl_name, property_name):
     expectation.OBSERVERS.remove(observe)
 
 
-def test_property_holds(impl_name, property_name, shard, pytestconfig, ratio_log):
+#: The first fatal verdict met in this process: no property test runs a case after it.
+_FATAL: list[Verdict] = []
+
+
+class _Stop(BaseException):
+    """Ends a hypothesis run at once (not an ``Exception``, which hypothesis would shrink),
+    carrying a ``FATAL`` or ``FLASHCHECK_ERROR`` verdict."""
+
+    def __init__(self, verdict: Verdict):
+        super().__init__(verdict.outcome.value)
+        self.verdict = verdict
+
+
+def test_property_holds(impl_name, property_name, shard, pytestconfig, ratio_log, record_property):
+    if _FATAL:
+        pytest.fail(f"not run: an earlier case left this process unable to run cases\n{_FATAL[0]}", pytrace=False)
     impl = pytest_plugin.implementation(pytestconfig, impl_name)
     prop = PROPERTIES[property_name]
     device = protocol.default_device()
-    cases = fuzz.case_strategy(prop, protocol.features_of(impl, device), pytest_plugin.size_profile(pytestconfig))
+    features = protocol.features_of(impl, device)
+    cases = fuzz.case_strategy(prop, features, pytest_plugin.size_profile(pytestconfig))
 
     known = protocol.known_divergences(impl).get(property_name)
     observed = []  # failures the known divergence explains: expected, and the run goes on
+    checked = [0]
+    declined = Counter()  # reason -> cases
 
     @given(case=cases)
     def holds(case):
-        with fuzz.releasing_cached_memory(device):
-            try:
-                prop.check(impl, case, device=device)
-            except NotImplementedError:
-                reject()  # an adapter declining a case it cannot express (see flashcheck.adapters)
-            except PropertyFailure as failure:
-                failure.property_name, failure.case, failure.impl_name = property_name, case, impl_name
-                if known is not None and known.explains(case):
-                    observed.append(failure)
-                    return
-                raise
+        verdict = decide(prop, impl, case, device=device, impl_name=impl_name)
+        if verdict.outcome is Outcome.PASSED:
+            checked[0] += 1
+        elif verdict.outcome is Outcome.DECLINED:
+            declined[verdict.reason] += 1
+            reject()  # hypothesis draws another in its place
+        elif verdict.outcome is Outcome.KNOWN:
+            checked[0] += 1
+            observed.append(verdict.failure)
+        elif verdict.outcome is Outcome.FAILED:
+            raise verdict.failure
+        else:  # FATAL, FLASHCHECK_ERROR: stop now, unshrunk
+            raise _Stop(verdict)
 
     try:
         shard.narrow(holds)()
+    except _Stop as stop:
+        if stop.verdict.outcome is Outcome.FATAL:
+            _FATAL.append(stop.verdict)
+            pytest.fail(f"{stop.verdict}\n(no further case runs in this process)", pytrace=False)
+        raise stop.verdict.error from None
     except Unsatisfiable:
-        pytest.skip(f"{impl_name} declined every case drawn for {property_name}")
+        if not declined:
+            pytest.skip(f"not applicable to {impl_name}: {property_name}: {fuzz.UNSATISFIABLE} "
+                        f"({', '.join(sorted(features))})")
+    finally:
+        if declined:
+            record_property("flashcheck_declined", dict(declined))
+    if declined and not checked[0]:
+        reasons = "; ".join(f"{count} × {reason}" for reason, count in declined.most_common())
+        pytest.fail(f"nothing was checked: {impl_name} declined every case drawn for {property_name} "
+                    f"({reasons})", pytrace=False)
     if observed:
         pytest.xfail(f"known divergence of {impl_name} ({known}), observed on {len(observed)} case(s), "
                      f"first: {observed[0]}")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import torch
 
 from flashcheck import compare
-from flashcheck.compare import PropertyFailure
+from flashcheck.compare import Violation
 from flashcheck.properties.common import batched, empty_rows, expect, format_batched_index, materialize, run
 from flashcheck.properties.registry import prop
 
@@ -36,7 +36,7 @@ def outputs_finite(impl, case, *, device=None):
     bad = ~torch.isfinite(out)
     if bad.any():
         index = tuple(int(i) for i in bad.nonzero()[0])
-        raise PropertyFailure(
+        raise Violation(
             f"out has {int(bad.sum())} non-finite elements for finite inputs; first at "
             f"{compare.format_index('out', index)}: {float(out[index])}"
         )
@@ -47,7 +47,7 @@ def outputs_finite(impl, case, *, device=None):
         if wrong.any():
             index = tuple(int(i) for i in wrong.nonzero()[0])
             keys = int(case.keys_per_row().expand(case.batch, case.heads, case.seqlen_q)[index])
-            raise PropertyFailure(
+            raise Violation(
                 f"lse is non-finite where a row has keys, or not -inf where it has none: "
                 f"{int(wrong.sum())} elements; first at {format_batched_index(case, 'lse', index)}: "
                 f"{float(lse_b[index])} (row has {keys} allowed keys)"
@@ -64,7 +64,7 @@ def empty_rows_exact(impl, case, *, device=None):
     wrong = (out_b != 0) & empty.transpose(1, 2)[..., None]
     if wrong.any():
         index = tuple(int(i) for i in wrong.nonzero()[0])
-        raise PropertyFailure(
+        raise Violation(
             f"out is not 0 on a row with no allowed key: {int(wrong.sum())} elements; first at "
             f"{format_batched_index(case, 'out', index)}: {float(out_b[index])}"
         )
@@ -73,7 +73,7 @@ def empty_rows_exact(impl, case, *, device=None):
         wrong = (lse_b != float("-inf")) & empty
         if wrong.any():
             index = tuple(int(i) for i in wrong.nonzero()[0])
-            raise PropertyFailure(
+            raise Violation(
                 f"lse is not -inf on a row with no allowed key; first at "
                 f"{format_batched_index(case, 'lse', index)}: {float(lse_b[index])}"
             )

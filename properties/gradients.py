@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import torch
 
-from flashcheck import compare
-from flashcheck.compare import PropertyFailure
+from flashcheck import compare, protocol
+from flashcheck.compare import Violation
 from flashcheck.expectation import held_to
 from flashcheck.properties.common import (
     batched, empty_rows, expect_gradients, format_batched_index, materialize, seeded_generator,
@@ -41,7 +41,7 @@ def gradients(impl, case, inputs, grad_out=None, grad_lse=None):
     gradients are drawn from the case when not given. lse enters the loss only on rows
     that have keys (elsewhere it is the constant -inf)."""
     leaves = [t.detach().requires_grad_() for t in inputs]
-    out, lse = impl(*leaves, **case.attention_kwargs(leaves[0].device))
+    out, lse = protocol.call(impl, leaves, case)
     if grad_out is None:
         grad_out, grad_lse = upstream(case, out, lse)
     loss = (out.float() * grad_out.float()).sum()
@@ -118,7 +118,7 @@ def unseen_keys_get_zero_gradient(impl, case, *, device=None):
         leaked = (batched(case, grad) != 0) & unseen
         if leaked.any():
             index = tuple(int(i) for i in leaked.nonzero()[0])
-            raise PropertyFailure(
+            raise Violation(
                 f"{name} is not zero for a key that no query may attend: {int(leaked.sum())} nonzero elements; "
                 f"first at {format_batched_index(case, name, index)}: "
                 f"{float(batched(case, grad)[index]):.6g}"
@@ -134,7 +134,7 @@ def empty_rows_get_zero_dq(impl, case, *, device=None):
     leaked = (batched(case, dq) != 0) & empty
     if leaked.any():
         index = tuple(int(i) for i in leaked.nonzero()[0])
-        raise PropertyFailure(
+        raise Violation(
             f"dq is not zero on a row with no allowed key: {int(leaked.sum())} nonzero elements; first at "
             f"{format_batched_index(case, 'dq', index)}"
         )
@@ -185,7 +185,7 @@ def backward_leaves_inputs_unchanged(impl, case, *, device=None):
     """Forward and backward modify neither q, k, v nor the upstream gradients."""
     inputs = materialize(case, device)
     leaves = [t.detach().requires_grad_() for t in inputs]
-    out, lse = impl(*leaves, **case.attention_kwargs(inputs[0].device))
+    out, lse = protocol.call(impl, leaves, case)
     grad_out, grad_lse = upstream(case, out.detach(), lse)
     saved = [t.clone() for t in (*inputs, grad_out)] + ([grad_lse.clone()] if grad_lse is not None else [])
     gradients(impl, case, inputs, grad_out, grad_lse)

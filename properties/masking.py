@@ -19,7 +19,7 @@ from __future__ import annotations
 import torch
 
 from flashcheck import compare, masks
-from flashcheck.compare import PropertyFailure
+from flashcheck.compare import Violation
 from flashcheck.properties.common import batched, expect, materialize, run, seeded_generator
 from flashcheck.properties.registry import prop
 
@@ -128,7 +128,7 @@ def mask_equal_to_band_matches_flag(impl, case, *, device=None):
     compare.check_close("out", out_m, out, 2 * exp.allowed("out"), what=what)
     if lse is not None:
         if lse_m is None:
-            raise PropertyFailure("lse: returned with the flags but not with the equivalent attn_mask")
+            raise Violation("lse: returned with the flags but not with the equivalent attn_mask")
         compare.check_close("lse", lse_m, lse, 2 * exp.allowed("lse"), what=what)
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import torch
 
 from flashcheck import compare
-from flashcheck.compare import PropertyFailure
+from flashcheck.compare import Violation
 from flashcheck.properties.common import materialize, run
 from flashcheck.properties.registry import prop
 
@@ -27,7 +27,7 @@ def inputs_unchanged(impl, case, *, device=None):
         after = _storage_bytes(tensor)
         changed = after != saved
         if changed.any():
-            raise PropertyFailure(
+            raise Violation(
                 f"{name} was modified by the call: {int(changed.sum())} of {changed.numel()} bytes of its "
                 f"storage changed (first at byte {int(changed.nonzero()[0])})"
             )
@@ -60,18 +60,18 @@ def outputs_written_in_bounds(impl, case, *, device=None):
         ("lse", lse_buf, lse_view, lse_inside, lse),
     ):
         if returned is not None and returned.data_ptr() != view.data_ptr():
-            raise PropertyFailure(f"{name}: the call returned a new tensor instead of writing the given one")
+            raise Violation(f"{name}: the call returned a new tensor instead of writing the given one")
         unwritten = torch.isnan(view)
         if unwritten.any():
             index = tuple(int(i) for i in unwritten.nonzero()[0])
-            raise PropertyFailure(
+            raise Violation(
                 f"{name}: {int(unwritten.sum())} of {view.numel()} elements were left unwritten (still the NaN "
                 f"poison); first at {compare.format_index(name, index)}"
             )
         touched = ~torch.isnan(buffer) & ~inside
         if touched.any():
             index = tuple(int(i) for i in touched.nonzero()[0])
-            raise PropertyFailure(
+            raise Violation(
                 f"{name}: {int(touched.sum())} elements outside the output were overwritten; first at buffer "
                 f"index {index} (the output starts at the guard offset)"
             )

@@ -6,7 +6,7 @@ from __future__ import annotations
 import torch
 
 from flashcheck import compare, protocol
-from flashcheck.compare import PropertyFailure
+from flashcheck.compare import Violation
 from flashcheck.properties.common import expect, expect_gradients, materialize, run
 from flashcheck.properties.gradients import gradients
 from flashcheck.properties.registry import prop
@@ -93,4 +93,4 @@ def nan_padding_never_leaks(impl, case, *, device=None):
         for name, a, b in zip(("dq", "dk", "dv"), grads_p, grads_c):
             compare.check_equal(name, a, b, what=f"{name} for contiguous copies of the same packed tokens")
     if torch.isnan(out_p).any():
-        raise PropertyFailure("out: NaN in the output of finite packed tokens (read from the NaN padding)")
+        raise Violation("out: NaN in the output of finite packed tokens (read from the NaN padding)")

@@ -12,7 +12,7 @@ PROPERTIES: dict[str, "Property"] = {}
 
 @dataclass(frozen=True)
 class Property:
-    """``check(impl, case, *, device)`` raises PropertyFailure when the invariant fails.
+    """``check(impl, case, *, device)`` raises Violation when the invariant fails.
 
     ``requires``: features the implementation must declare for the property to apply.
     ``applies(case)``: whether the property says anything about ``case``.

@@ -10,7 +10,7 @@ import torch
 
 from flashcheck import compare, expectation
 from flashcheck.case import Case
-from flashcheck.compare import PropertyFailure
+from flashcheck.compare import PropertyFailure, Violation
 
 
 def test_within_allowed_passes_and_reports_the_worst_ratio():
@@ -29,7 +29,7 @@ def test_report_names_the_output_worst_index_errors_and_allowance():
     got[0, 0, 0, 0] = 0.9  # larger, but allowed more
     allowed = torch.full_like(expected, 1e-3)
     allowed[0, 0, 0, 0] = 0.5
-    with pytest.raises(PropertyFailure) as info:
+    with pytest.raises(Violation) as info:
         compare.check_close("out", got, expected, allowed, explain=lambda index: f"because {index}")
     text = str(info.value)
     assert "out differs from the float64 reference" in text
@@ -55,7 +55,7 @@ def test_non_finite_expectation_must_be_matched_exactly():
 def test_check_equal_is_bitwise_but_equates_signed_zeros():
     a = torch.tensor([0.0, 1.0, float("nan")])
     compare.check_equal("x", torch.tensor([-0.0, 1.0, float("nan")]), a, what="a")
-    with pytest.raises(PropertyFailure, match="1 / 3"):
+    with pytest.raises(Violation, match="1 / 3"):
         compare.check_equal("x", torch.tensor([0.0, 1.0000001, float("nan")]), a, what="a")
 
 
@@ -97,7 +97,7 @@ def test_packed_report_names_sequence_and_position():
     expected = expectation.expect(q, k, v, **case.attention_kwargs())
     wrong = expected.expected_out.float().clone()
     wrong[5, 1, 3] += 1.0  # token 5 is position 2 of sequence 1
-    with pytest.raises(PropertyFailure) as failure:
+    with pytest.raises(Violation) as failure:
         expected.check_out(wrong)
     lines = str(failure.value).splitlines()
     assert "Worst element (t=5, h=1, d=3) [sequence 1, position 2]" in lines[2]

@@ -5,7 +5,8 @@ the chance to reorder.
 
 The project kernel must be bitwise deterministic. A peer that declares the property a
 known divergence (``flashcheck_known_divergences``) is reported as an expected failure
-carrying the evidence (how many elements differed), not as a failure of the suite.
+carrying the evidence (how many elements differed), not as a failure of the suite. Each
+check's verdict comes from :func:`flashcheck.verdict.decide`, as in the suite and fuzzing.
 """
 
 from __future__ import annotations
@@ -13,10 +14,10 @@ from __future__ import annotations
 import pytest
 import torch
 
-from flashcheck import adapters, protocol
+from flashcheck import adapters
 from flashcheck.case import Case
-from flashcheck.compare import PropertyFailure
 from flashcheck.properties import PROPERTIES
+from flashcheck.verdict import Outcome, decide
 
 pytestmark = [
     pytest.mark.gpu,
@@ -33,15 +34,14 @@ REPEATS = 3  # each check compares two backward passes
 def test_backward_bitwise_deterministic_at_scale(impl_name, causal):
     impl = adapters.resolve(impl_name)
     case = WIDE.replace(causal=causal)
-    known = protocol.known_divergences(impl).get("backward_deterministic")
-    checked = case
-    try:
-        for repeat in range(REPEATS):
-            checked = case.replace(seed=case.seed + repeat)
-            PROPERTIES["backward_deterministic"].check(impl, checked, device="cuda")
-    except NotImplementedError as declined:
-        pytest.skip(f"{impl_name} declines {checked.spec()}: {declined}")
-    except PropertyFailure as failure:
-        if known is None or not known.explains(checked):
-            raise
-        pytest.xfail(f"known divergence of {impl_name} ({known}), observed on {checked.spec()}: {failure}")
+    for repeat in range(REPEATS):
+        checked = case.replace(seed=case.seed + repeat)
+        verdict = decide(PROPERTIES["backward_deterministic"], impl, checked, device="cuda", impl_name=impl_name)
+        if verdict.outcome is Outcome.DECLINED:
+            pytest.skip(f"{impl_name} declines {checked.spec()}: {verdict.reason}")
+        if verdict.outcome is Outcome.KNOWN:
+            pytest.xfail(f"known divergence of {impl_name} ({verdict.reason}), observed: {verdict.failure}")
+        if verdict.outcome is Outcome.FLASHCHECK_ERROR:
+            raise verdict.error
+        if verdict.outcome is not Outcome.PASSED:
+            pytest.fail(str(verdict), pytrace=False)

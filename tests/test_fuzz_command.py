@@ -25,6 +25,7 @@ from flashcheck import isolation, profiles, protocol
 from flashcheck.case import Case
 from flashcheck import fuzz as fuzz_engine
 from flashcheck.properties import PROPERTIES
+from flashcheck.verdict import Outcome, decide
 from tests import buggy, misbehaving
 from tests.cli_process import flashcheck
 from flashcheck.commands import EXIT_FOUND, EXIT_OK, EXIT_USAGE
@@ -421,8 +422,9 @@ def test_a_checked_case_leaves_no_gpu_memory_cached_for_the_workers_sharing_the_
     torch.cuda.empty_cache()
     before = torch.cuda.memory_reserved()
     torch.cuda.reset_peak_memory_stats()
-    fuzz_engine.check_once(PROPERTIES["out_matches_reference"], buggy.correct, case, device="cuda",
-                           impl_name="tests.buggy:correct")
+    verdict = decide(PROPERTIES["out_matches_reference"], buggy.correct, case, device="cuda",
+                     impl_name="tests.buggy:correct")
+    assert verdict.outcome is Outcome.PASSED
     taken = torch.cuda.max_memory_reserved() - before
     kept = torch.cuda.memory_reserved() - before
     assert taken >= 256 * 2**20, f"the case reserved only {taken} bytes at its peak"

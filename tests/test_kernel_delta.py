@@ -19,7 +19,7 @@ import pytest
 import torch
 
 from flashcheck import expectation
-from flashcheck.compare import PropertyFailure
+from flashcheck.compare import Violation
 from flashcheck.case import Case
 from flashcheck.kernels import flash_attention, mutations
 from flashcheck.properties import PROPERTIES
@@ -71,5 +71,5 @@ def test_the_constructed_case_catches_delta_taken_from_the_rounded_output(device
     out, _ = mutant(*leaves, softmax_scale=1.0)
     dq, _, _ = torch.autograd.grad(out, leaves, grad_out)
     expected = expectation.expect_gradients(q, k, v, grad_out, softmax_scale=1.0)
-    with pytest.raises(PropertyFailure, match="dq differs"):
+    with pytest.raises(Violation, match="dq differs"):
         expected.check("dq", dq)

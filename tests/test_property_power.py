@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from flashcheck.case import Case
-from flashcheck.compare import PropertyFailure
+from flashcheck.compare import Violation
 from flashcheck.kernels import flash_attention
 from flashcheck.properties import PROPERTIES
 
@@ -95,7 +95,7 @@ CAUGHT = [
 def test_property_catches_planted_bug(property_name, mutation, case):
     prop = PROPERTIES[property_name]
     prop.check(flash_attention, case)  # the correct kernel passes this very case
-    with pytest.raises(PropertyFailure):
+    with pytest.raises(Violation):
         prop.check(mutants.mutant(mutation), case)
 
 
@@ -107,7 +107,7 @@ def test_determinism_catches_a_race(property_name, racy):
     prop = PROPERTIES[property_name]
     case = Case(seqlen_q=16, seqlen_k=16, heads=2)
     prop.check(flash_attention, case)
-    with pytest.raises(PropertyFailure, match="not exactly equal"):
+    with pytest.raises(Violation, match="not exactly equal"):
         prop.check(racy(flash_attention), case)
 
 
@@ -137,7 +137,7 @@ def test_mask_and_packing_properties_catch_planted_bugs(property_name, bug, case
     prop = PROPERTIES[property_name]
     assert prop.applies(case)
     prop.check(buggy.correct, case, device="cpu")
-    with pytest.raises(PropertyFailure):
+    with pytest.raises(Violation):
         prop.check(getattr(buggy, bug), case, device="cpu")
 
 

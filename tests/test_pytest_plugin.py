@@ -24,8 +24,8 @@ pytest_plugins = ["pytester"]
 # flashcheck.suite is imported above so that the modules it needs stay loaded across inner
 # runs: pytester drops the modules an in-process run imported, but not the attributes of
 # their parent package, so a second run would mix ``from flashcheck import compare`` (the old
-# module) with ``from flashcheck.compare import PropertyFailure`` (a new class) and fail to
-# catch its own PropertyFailure.
+# module) with ``from flashcheck.compare import Violation`` (a new class) and fail to
+# catch its own Violation.
 
 # A correct implementation and one whose output is 1% too large, both declaring float32
 # only, so that few and cheap cases are drawn.

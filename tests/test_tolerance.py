@@ -9,7 +9,7 @@ import pytest
 
 from flashcheck import compare, expectation, packing, plain, profiles, reference, strategies, tolerance
 from flashcheck.case import Case
-from flashcheck.compare import PropertyFailure
+from flashcheck.compare import Violation
 
 SMALL = profiles.size_profile("interpreter")
 
@@ -76,7 +76,7 @@ def test_a_float32_path_computing_in_tf32_is_flagged():
     exp = expectation.expect(q, k, v)
     exp.check_out(plain.attention(q, k, v)[0])
     tf32_out, _ = plain.attention(_round_to_tf32(q), _round_to_tf32(k), _round_to_tf32(v))
-    with pytest.raises(PropertyFailure):
+    with pytest.raises(Violation):
         exp.check_out(tf32_out)
     assert expectation.expect(q, k, v, tf32=True).out.allowed.max() > exp.out.allowed.max()
 
@@ -88,7 +88,7 @@ def test_an_error_inside_the_worst_case_but_uniformly_large_is_flagged():
     q, k, v = case.materialize()
     exp = expectation.expect(q, k, v)
     degraded = (exp.ref.out + 0.9 * exp.out.model).float()
-    with pytest.raises(PropertyFailure, match="uniformly less accurate"):
+    with pytest.raises(Violation, match="uniformly less accurate"):
         exp.check_out(degraded)
 
 
@@ -162,7 +162,7 @@ def test_a_value_far_beyond_the_dtype_range_is_expected_as_infinity():
     for wrong in ([65504.0, float("-inf"), 65024.0], [float("inf"), float("inf"), 65024.0],
                   [float("inf"), float("-inf"), float("inf")]):
         wrong = torch.tensor(wrong, dtype=torch.float16)
-        with pytest.raises(PropertyFailure):
+        with pytest.raises(Violation):
             compare.check_close("dk", wrong, expectation.held_to(exact, wrong, allowed), allowed)
 
 
@@ -185,7 +185,7 @@ def test_near_the_top_of_the_range_a_result_may_overflow_or_stay_finite_as_the_a
     for wrong in ([45056.0, 65504.0, -65408.0], [65056.0, float("-inf"), -65408.0],
                   [65056.0, 65504.0, float("-inf")]):
         wrong = torch.tensor(wrong, dtype=torch.float16)
-        with pytest.raises(PropertyFailure):
+        with pytest.raises(Violation):
             compare.check_close("dq", wrong, expectation.held_to(exact, wrong, allowed), allowed)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from flashcheck.commands import EXIT_FOUND, EXIT_OK, EXIT_USAGE
+from flashcheck.commands import EXIT_FOUND, EXIT_INTERNAL, EXIT_OK, EXIT_UNCHECKED, EXIT_USAGE
 from flashcheck.commands.common import add_impl_arguments, load
 
 
@@ -17,11 +17,16 @@ def register(subparsers) -> None:
 
 
 def run(args, device) -> int:
+    """The case's verdict (:func:`flashcheck.verdict.decide`, as fuzzing and the pytest
+    suite reach theirs, so that a replay line reproduces what was reported): exit 0 when
+    the property holds; 1 when it fails, the implementation raises, a known divergence
+    shows (still a failure, said to be expected) or the error is fatal; 3 when the
+    implementation declines the case (nothing was checked); 4 when flashcheck's own code
+    fails (its traceback printed); 2 for usage errors."""
     from flashcheck import protocol
     from flashcheck.case import Case
-    from flashcheck.compare import PropertyFailure
-    from flashcheck.fuzz import check_once
     from flashcheck.properties import PROPERTIES
+    from flashcheck.verdict import Outcome, decide
 
     try:
         impl, _ = load(args)
@@ -35,19 +40,19 @@ def run(args, device) -> int:
     if not prop.runnable(protocol.features_of(impl, device), case):
         print(f"flashcheck: {prop.name} does not apply to this case for {args.impl}", file=sys.stderr)
         return EXIT_USAGE
-    try:
-        # As the fuzzer runs a case, so that its replay line reproduces what it reported
-        # (an implementation that raises fails the property, with the error as evidence).
-        check_once(prop, impl, case, device=device, impl_name=args.impl)
-    except NotImplementedError as error:
-        print(f"flashcheck: {args.impl} declines this case: {error}", file=sys.stderr)
-        return EXIT_USAGE
-    except PropertyFailure as failure:
-        print(failure)
-        known = protocol.known_divergences(impl).get(prop.name)
-        if known is not None and known.explains(case):
-            # Still a failure of the property: the replay says what happened, and why it is expected.
-            print(f"(a known divergence of {args.impl}, which fuzzing and the pytest suite report as expected: {known})")
-        return EXIT_FOUND
-    print(f"{prop.name} holds for {args.impl} on {device}: {case.spec()}")
-    return EXIT_OK
+    verdict = decide(prop, impl, case, device=device, impl_name=args.impl)
+    if verdict.outcome is Outcome.PASSED:
+        print(f"{prop.name} holds for {args.impl} on {device}: {case.spec()}")
+        return EXIT_OK
+    if verdict.outcome is Outcome.DECLINED:
+        print(f"flashcheck: {args.impl} declines this case: {verdict.reason} (nothing was checked)", file=sys.stderr)
+        return EXIT_UNCHECKED
+    if verdict.outcome is Outcome.FLASHCHECK_ERROR:
+        print(f"flashcheck: {verdict.error}", file=sys.stderr)
+        return EXIT_INTERNAL
+    print(verdict.failure)
+    if verdict.outcome is Outcome.KNOWN:
+        # Still a failure of the property: the replay says what happened, and why it is expected.
+        print(f"(a known divergence of {args.impl}, which fuzzing and the pytest suite report as expected: "
+              f"{verdict.reason})")
+    return EXIT_FOUND

@@ -44,7 +44,16 @@ def _positive_int(text: str) -> int:
 
 
 def load(args):
-    """The implementation ``args.impl`` names and the size profile ``args.profile`` chooses."""
-    from flashcheck import adapters, profiles
+    """The implementation ``args.impl`` names and the size profile ``args.profile`` chooses.
 
-    return adapters.resolve(args.impl), profiles.size_profile(args.profile)
+    ValueError, one line naming ``--impl`` and the module or the feature, when the
+    implementation cannot be loaded (any exception at the module's import) or declares a
+    feature the protocol does not have."""
+    from flashcheck import adapters, profiles, protocol
+
+    impl = adapters.resolve(args.impl)
+    try:
+        protocol.check_declaration(impl)
+    except ValueError as error:
+        raise ValueError(f"--impl {args.impl}: {error}") from None
+    return impl, profiles.size_profile(args.profile)

@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from flashcheck.commands import EXIT_FOUND, EXIT_OK, EXIT_USAGE
+from flashcheck.commands import EXIT_FOUND, EXIT_INTERNAL, EXIT_OK, EXIT_UNCHECKED, EXIT_USAGE
 from flashcheck.commands.common import add_impl_arguments, load
 
 
@@ -110,6 +110,9 @@ def run(args, device) -> int:
     try:
         with fuzz_console.FuzzProgress(args.impl, device, args.budget, args.workers) as progress:
             result = isolation.fuzz(options, on_progress=progress.update)
+    except isolation.FlashcheckBug as error:
+        print(f"flashcheck: {error}", file=sys.stderr)
+        return EXIT_INTERNAL
     except isolation.WorkerError as error:
         print(f"flashcheck: {error}", file=sys.stderr)
         return EXIT_USAGE
@@ -118,4 +121,13 @@ def run(args, device) -> int:
     if args.json:
         Path(args.json).write_text(json.dumps(result.to_json(impl_name=args.impl, device=device, budget=args.budget),
                                               indent=2))
-    return EXIT_FOUND if result.found else EXIT_OK
+    return exit_status(result)
+
+
+def exit_status(result) -> int:
+    """1 when a counterexample (a failure, crash, hang or fatal error) was found; else 3 when
+    nothing was checked (every case declined, not applicable or unfinished: not a pass);
+    else 0."""
+    if result.found:
+        return EXIT_FOUND
+    return EXIT_OK if result.checked_anything else EXIT_UNCHECKED

@@ -56,10 +56,11 @@ def print_fuzz_result(result, impl_name: str, device: str, *, shrunk: bool = Tru
                       f"not checked:", highlight=False)
         for name, reasons in sorted(result.declined_by_property.items()):
             for reason, count in reasons.most_common():
-                console.print(f"  {name}: {count} declined: {reason}", markup=False, highlight=False)
+                console.print(f"  {name}: {count} declined: {reason}", markup=False, highlight=False, soft_wrap=True)
     never = result.never_checked()
     if never:
-        console.print(f"[bold red]never checked[/] (every case declined): {', '.join(never)}", highlight=False)
+        console.print(f"[bold red]never checked[/] (every case declined): {', '.join(never)}", highlight=False,
+                      soft_wrap=True)
     if result.not_applicable:
         console.print(f"{len(result.not_applicable)} properties not applicable to {impl_name}, not run:",
                       markup=False, highlight=False)
@@ -67,7 +68,7 @@ def print_fuzz_result(result, impl_name: str, device: str, *, shrunk: bool = Tru
         for name, reason in sorted(result.not_applicable.items()):
             by_reason.setdefault(reason, []).append(name)
         for reason, names in sorted(by_reason.items()):
-            console.print(f"  {reason}: {', '.join(names)}", markup=False, highlight=False)
+            console.print(f"  {reason}: {', '.join(names)}", markup=False, highlight=False, soft_wrap=True)
     if len(result.workers) > 1 or any(worker["processes"] > 1 for worker in result.workers):
         for worker in result.workers:
             console.print(f"worker {worker['worker']}: {worker['cases']} cases on {worker['device']}"

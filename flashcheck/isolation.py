@@ -481,7 +481,10 @@ def worker_main(options: FuzzOptions, index: int, seed, wall_deadline: float, gp
         clock.start(prop, case.spec())
 
     def decided(verdict) -> None:
-        clock.finish()  # whatever its verdict, the case is over
+        # The case is over, whatever its verdict; but at a fatal one, the worker exits with
+        # the case still on file, which the parent reports with it.
+        if verdict.outcome.value != "fatal":
+            clock.finish()
 
     def after_case(prop: str, case) -> None:
         messages.put((index, "case", (prop, fuzz.case_kinds(case))))

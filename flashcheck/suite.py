@@ -123,8 +123,9 @@ def ratio_log(request, impl_name, property_name):
     expectation.OBSERVERS.remove(observe)
 
 
-#: The first fatal verdict met in this process: no property test runs a case after it.
-_FATAL: list[Verdict] = []
+#: The first fatal verdict met in this pytest run (kept in the config's stash: one per run,
+#: even for runs nested in one process): no property test runs a case after it.
+_FATAL = pytest.StashKey[Verdict]()
 
 
 class _Stop(BaseException):
@@ -137,8 +138,9 @@ class _Stop(BaseException):
 
 
 def test_property_holds(impl_name, property_name, shard, pytestconfig, ratio_log, record_property):
-    if _FATAL:
-        pytest.fail(f"not run: an earlier case left this process unable to run cases\n{_FATAL[0]}", pytrace=False)
+    fatal = pytestconfig.stash.get(_FATAL, None)
+    if fatal is not None:
+        pytest.fail(f"not run: an earlier case left this process unable to run cases\n{fatal}", pytrace=False)
     impl = pytest_plugin.implementation(pytestconfig, impl_name)
     prop = PROPERTIES[property_name]
     device = protocol.default_device()
@@ -170,7 +172,7 @@ def test_property_holds(impl_name, property_name, shard, pytestconfig, ratio_log
         shard.narrow(holds)()
     except _Stop as stop:
         if stop.verdict.outcome is Outcome.FATAL:
-            _FATAL.append(stop.verdict)
+            pytestconfig.stash[_FATAL] = stop.verdict
             pytest.fail(f"{stop.verdict}\n(no further case runs in this process)", pytrace=False)
         raise stop.verdict.error from None
     except Unsatisfiable:

@@ -36,6 +36,15 @@ def _raise():
 
 #: Raises an ordinary exception: a failure of the property, not a crash.
 raising = _misbehaving(_raise)
+
+
+def _lose_the_cuda_context():
+    raise RuntimeError("CUDA error: an illegal memory access was encountered")
+
+
+#: Raises what torch raises once a kernel has stored through a wild pointer (the CUDA context
+#: is lost: nothing more can run in the process), without a GPU: a fatal error, not a failure.
+fatal_cuda_error = _misbehaving(_lose_the_cuda_context)
 #: Never returns, as a kernel spinning on a barrier would.
 hang = _misbehaving(lambda: time.sleep(10**6))
 

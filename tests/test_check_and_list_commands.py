@@ -7,13 +7,16 @@ import os
 import pytest
 
 from flashcheck import adapters, cli
+from flashcheck.case import Case
 from flashcheck.divergences import KnownDivergence
-from flashcheck.commands import EXIT_FOUND, EXIT_OK, EXIT_USAGE
+from flashcheck.commands import EXIT_FOUND, EXIT_INTERNAL, EXIT_OK, EXIT_UNCHECKED, EXIT_USAGE
 from flashcheck.properties import PROPERTIES
+from flashcheck.properties.registry import Property
 from tests import buggy
 from tests.cli_process import flashcheck
 
 MASKED_CASE = "batch=1 seqlen_q=4 seqlen_k=6 heads=1 kv_heads=1 head_dim=8 dtype=float32 seed=3 mask=random:0.5"
+PLAIN_CASE = "batch=1 seqlen_q=4 seqlen_k=6 heads=1 kv_heads=1 head_dim=8 dtype=float32 seed=3"
 
 
 def check(impl, prop, case):
@@ -64,16 +67,62 @@ def test_check_reports_an_implementation_that_raises_as_a_failure_as_fuzz_does(c
     assert "the implementation raised RuntimeError: planted" in capsys.readouterr().out
 
 
+def test_check_reports_a_fatal_error_as_fatal_with_its_replay_line(capsys):
+    # ``fatal_cuda_error`` raises what torch raises once the CUDA context is lost.
+    assert check("tests.misbehaving:fatal_cuda_error", "out_matches_reference", PLAIN_CASE) == EXIT_FOUND
+    out = capsys.readouterr().out
+    assert "property out_matches_reference failed for tests.misbehaving:fatal_cuda_error" in out
+    assert "fatal: the implementation raised RuntimeError: CUDA error: an illegal memory access" in out
+    spec = Case.from_spec(PLAIN_CASE).spec()
+    assert f"reproduce: flashcheck check --impl tests.misbehaving:fatal_cuda_error --property " \
+           f"out_matches_reference --case '{spec}'" in out
+
+
+def test_check_of_a_case_the_implementation_declines_says_nothing_was_checked(capsys):
+    assert check("tests.stubs:declines_everything", "out_matches_reference", PLAIN_CASE) == EXIT_UNCHECKED
+    err = capsys.readouterr().err
+    assert "tests.stubs:declines_everything declines this case: not written yet (nothing was checked)" in err
+
+
+def test_check_fails_an_output_on_another_device_as_a_failure_of_the_implementation(capsys):
+    assert check("tests.stubs:out_on_meta", "out_matches_reference", PLAIN_CASE) == EXIT_FOUND
+    assert "protocol: out must be on q's device cpu, got a tensor on meta" in capsys.readouterr().out
+
+
+def _property_with_a_bug(impl, case, *, device=None):
+    raise ValueError("a bug in this property's own code")
+
+
+def test_check_reports_an_error_of_flashchecks_own_code_as_flashchecks_with_its_traceback(monkeypatch, capsys):
+    monkeypatch.setitem(PROPERTIES, "property_with_a_bug",
+                        Property("property_with_a_bug", _property_with_a_bug, "a property with a bug"))
+    assert check("tests.buggy:correct", "property_with_a_bug", PLAIN_CASE) == EXIT_INTERNAL
+    captured = capsys.readouterr()
+    assert "failed for" not in captured.out, "not a finding about the implementation"
+    assert "flashcheck's own code raised ValueError while checking property property_with_a_bug for " \
+           "tests.buggy:correct: a bug in flashcheck, not a finding about tests.buggy:correct" in captured.err
+    assert "Traceback (most recent call last)" in captured.err
+    assert "ValueError: a bug in this property's own code" in captured.err
+
+
 @pytest.mark.parametrize("impl, prop, case, message", [
     ("tests.buggy:correct", "no_such_property", MASKED_CASE, "--property"),
     ("tests.buggy:correct", "out_matches_reference", "seqlen_q=banana", "seqlen_q"),
     ("no_such_module:attention", "out_matches_reference", MASKED_CASE, "no_such_module"),
     # The pure-torch implementation declares no backward: the gradient property does not apply.
     ("tests.buggy:correct", "grads_match_reference", MASKED_CASE, "does not apply"),
-])
-def test_check_usage_errors_exit_2_naming_the_problem(impl, prop, case, message, capsys):
+    # A module that raises at import, whatever it raises, and a misspelt feature: one line each.
+    ("tests.raises_at_import:attention", "out_matches_reference", MASKED_CASE,
+     "flashcheck: cannot import module 'tests.raises_at_import' of 'tests.raises_at_import:attention': "
+     "RuntimeError: this module is broken at import"),
+    ("tests.stubs:unknown_feature", "out_matches_reference", MASKED_CASE,
+     "flashcheck: --impl tests.stubs:unknown_feature: flashcheck_features names unknown feature 'casual'; known:"),
+], ids=["property", "case", "module", "not-applicable", "raises-at-import", "unknown-feature"])
+def test_check_usage_errors_exit_2_with_one_line_naming_the_problem(impl, prop, case, message, capsys):
     assert check(impl, prop, case) == EXIT_USAGE
-    assert message in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert message in err
+    assert len(err.strip().splitlines()) == 1, err
 
 
 interpreted = pytest.mark.skipif(os.environ.get("TRITON_INTERPRET") != "1",

@@ -25,10 +25,11 @@ from flashcheck import isolation, profiles, protocol
 from flashcheck.case import Case
 from flashcheck import fuzz as fuzz_engine
 from flashcheck.properties import PROPERTIES
-from flashcheck.verdict import Outcome, decide
+from flashcheck.properties.registry import Property
+from flashcheck.verdict import FlashcheckError, Outcome, decide
 from tests import buggy, misbehaving
 from tests.cli_process import flashcheck
-from flashcheck.commands import EXIT_FOUND, EXIT_OK, EXIT_USAGE
+from flashcheck.commands import EXIT_FOUND, EXIT_OK, EXIT_UNCHECKED, EXIT_USAGE
 
 
 def fuzz(tmp_path, impl, *extra, budget=8):
@@ -335,6 +336,98 @@ def test_a_divergence_confined_to_some_cases_leaves_the_others_checked(tmp_path)
 def test_usage_errors_exit_2_naming_the_argument(arguments, message, capsys):
     assert flashcheck(["fuzz", "--device", "cpu", *arguments]) == EXIT_USAGE
     assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("impl, message", [
+    ("tests.raises_at_import:attention", "flashcheck: cannot import module 'tests.raises_at_import' of "
+                                         "'tests.raises_at_import:attention': RuntimeError: this module is broken at import"),
+    ("tests.stubs:unknown_feature", "flashcheck: --impl tests.stubs:unknown_feature: flashcheck_features names unknown "
+                                    "feature 'casual'; known: backward, bfloat16, causal,"),
+], ids=["raises-at-import", "unknown-feature"])
+def test_an_implementation_that_cannot_load_or_names_an_unknown_feature_is_one_line_exit_2(impl, message, capsys):
+    assert flashcheck(["fuzz", "--device", "cpu", "--workers", "1", "--budget", "5", "--impl", impl]) == EXIT_USAGE
+    err = capsys.readouterr().err
+    assert err.startswith(message) and len(err.strip().splitlines()) == 1, err
+
+
+def test_a_stub_that_declines_every_case_is_not_a_pass_and_the_summary_tallies_the_reasons(tmp_path, capsys):
+    status, result = fuzz(tmp_path, "tests.stubs:declines_everything", "--property", "out_matches_reference",
+                          "--property", "lse_matches_reference", budget=6)
+    assert status == EXIT_UNCHECKED
+    assert not result["found"] and not result["checked_anything"] and result["cases"] == 0
+    declined = result["declined_by_property"]
+    assert set(declined) == {"out_matches_reference", "lse_matches_reference"}
+    assert all(set(reasons) == {"not written yet"} for reasons in declined.values())
+    assert result["declined"] == sum(sum(reasons.values()) for reasons in declined.values()) > 0
+    out = capsys.readouterr().out
+    assert "no counterexample" not in out
+    assert f"out_matches_reference: {declined['out_matches_reference']['not written yet']} declined: not written yet" in out
+    assert "never checked (every case declined): lse_matches_reference, out_matches_reference" in out
+    assert "nothing was checked" in out
+
+
+def test_an_implementation_declaring_no_features_is_fuzzed_and_what_it_cannot_reach_is_not_applicable(tmp_path, capsys):
+    # Without causal, window, mask or packing no key is hidden from any query: the masking
+    # properties cannot be drawn (hypothesis's filter finds no case), nor can lse's without "lse".
+    unreachable = ["future_keys_cannot_change_output", "masked_keys_with_huge_logits_change_nothing",
+                   "lse_matches_reference"]
+    status, result = fuzz(tmp_path, "tests.stubs:no_features", "--property", "out_matches_reference",
+                          *[argument for name in unreachable for argument in ("--property", name)], budget=15)
+    assert status == EXIT_OK and result["failures"] == []
+    assert result["by_property"].get("out_matches_reference", 0) > 0
+    assert set(result["not_applicable"]) == set(unreachable)
+    assert result["not_applicable"]["lse_matches_reference"] == "needs the feature lse"
+    assert result["not_applicable"]["future_keys_cannot_change_output"] == fuzz_engine.UNSATISFIABLE
+    out = capsys.readouterr().out
+    assert "3 properties not applicable to tests.stubs:no_features, not run:" in out
+    assert f"{fuzz_engine.UNSATISFIABLE}: future_keys_cannot_change_output, " \
+           f"masked_keys_with_huge_logits_change_nothing" in out
+
+
+def test_a_fatal_error_ends_the_worker_and_is_reported_fatal_with_its_replay_line(tmp_path, capsys):
+    status, result = fuzz(tmp_path, "tests.misbehaving:fatal_cuda_error", "--max-crashes", "1", budget=60)
+    assert status == EXIT_FOUND
+    [fatal] = result["failures"]
+    assert fatal["kind"] == "fatal" and fatal["property"] is not None
+    assert "seqlen_q=1 " not in fatal["case"], "the case that raised it, not another"
+    assert fatal["replay"] and fatal["case"] in fatal["replay"]
+    assert "CUDA error: an illegal memory access" in fatal["evidence"]
+    assert "fatal error (the worker could run no further case; not shrunk)" in capsys.readouterr().out
+
+
+def test_in_one_process_a_fatal_error_ends_the_run_unshrunk():
+    calls = Counter()
+
+    def counting(q, k, v, **kwargs):
+        calls["fatal" if q.shape[-3] > 1 else "fine"] += 1
+        return misbehaving.fatal_cuda_error(q, k, v, **kwargs)
+
+    counting.flashcheck_features = misbehaving.FEATURES
+    result = fuzz_engine.run(counting, impl_name="tests:counting", budget=60, device="cpu",
+                             profile=profiles.size_profile("interpreter"), seed=1)
+    [fatal] = result.failures
+    assert fatal.kind == "fatal" and "CUDA error" in fatal.evidence and fatal.reproduction()
+    assert calls["fatal"] == 1, "no case runs after a fatal error: hypothesis must not shrink on a dead context"
+
+
+def _property_with_a_bug(error):
+    def check(impl, case, *, device=None):
+        raise error
+    return Property("property_with_a_bug", check, "a property whose own code raises")
+
+
+@pytest.mark.parametrize("error", [ValueError("flashcheck's bug"), NotImplementedError("flashcheck's bug")],
+                         ids=["ValueError", "NotImplementedError"])
+def test_an_error_of_flashchecks_own_code_ends_the_run_as_flashchecks_never_as_a_finding_or_a_decline(
+        error, monkeypatch):
+    monkeypatch.setitem(PROPERTIES, "property_with_a_bug", _property_with_a_bug(error))
+    declined = []
+    with pytest.raises(FlashcheckError, match="a bug in flashcheck, not a finding about tests.buggy:correct") as raised:
+        fuzz_engine.run(buggy.correct, impl_name="tests.buggy:correct", budget=30, device="cpu",
+                        profile=profiles.size_profile("interpreter"), seed=1, properties=["property_with_a_bug"],
+                        on_declined=lambda *declined_case: declined.append(declined_case))
+    assert raised.value.original is error and "Traceback" in str(raised.value)
+    assert declined == []
 
 
 def test_an_implementation_that_fails_to_load_in_the_worker_is_a_usage_error(tmp_path, capsys):

@@ -47,7 +47,34 @@ def too_large(q, k, v, **kwargs):
     out, lse = plain.attention(q, k, v, **kwargs)
     return out * 1.01, lse
 
-correct.flashcheck_features = too_large.flashcheck_features = recording.flashcheck_features = {"float32", "lse"}
+def raising(q, k, v, **kwargs):
+    """correct on one query; on more, raises an ordinary error."""
+    if q.shape[1] > 1:
+        raise RuntimeError("planted")
+    return plain.attention(q, k, v, **kwargs)
+
+def dies(q, k, v, **kwargs):
+    """correct on one query; on more, raises what torch raises once the CUDA context is lost.
+    Each call appends its query count to the file $TINY_CALLS."""
+    with open(os.environ["TINY_CALLS"], "a") as calls:
+        calls.write(f"{q.shape[1]}\\n")
+    if q.shape[1] > 1:
+        raise RuntimeError("CUDA error: an illegal memory access was encountered")
+    return plain.attention(q, k, v, **kwargs)
+
+def declining(q, k, v, **kwargs):
+    """A stub: declines every call."""
+    raise NotImplementedError("not written yet")
+
+def declining_causal(q, k, v, **kwargs):
+    """correct, but declines causal cases."""
+    if kwargs.get("causal"):
+        raise NotImplementedError("no causal kernel yet")
+    return plain.attention(q, k, v, **kwargs)
+
+for impl in (correct, too_large, recording, raising, dies, declining):
+    impl.flashcheck_features = {"float32", "lse"}
+declining_causal.flashcheck_features = {"float32", "lse", "causal"}
 '''
 
 TWO_PROPERTIES = ("-k", "out_matches_reference or lse_matches_reference")
@@ -101,6 +128,65 @@ def test_a_divergence_confined_to_some_cases_is_expected_there_and_only_there(ti
     unexplained.stdout.fnmatch_lines(["*property out_matches_reference failed*", "*causal=False*"])
 
 
+def test_an_implementation_that_raises_fails_the_property_with_the_error_as_evidence(tiny):
+    result = run_suite(tiny, "--flashcheck-impl", "tinyattn:raising", "-k", "out_matches_reference")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([
+        "*property out_matches_reference failed for tinyattn:raising*",
+        "*the implementation raised RuntimeError: planted*",
+        "*reproduce: flashcheck check --impl tinyattn:raising --property out_matches_reference --case*",
+    ])
+
+
+def test_a_fatal_error_fails_at_once_unshrunk_and_no_later_property_runs_a_case(tiny, tmp_path, monkeypatch):
+    calls = tmp_path / "calls.txt"
+    monkeypatch.setenv("TINY_CALLS", str(calls))
+    result = run_suite(tiny, "--flashcheck-impl", "tinyattn:dies", *TWO_PROPERTIES)
+    result.assert_outcomes(failed=2)
+    result.stdout.fnmatch_lines([
+        "*fatal: the implementation raised RuntimeError: CUDA error: an illegal memory access*",
+        "*reproduce: flashcheck check --impl tinyattn:dies --property *",
+        "*not run: an earlier case left this process unable to run cases*",
+    ])
+    queries = [int(line) for line in calls.read_text().splitlines()]
+    assert sum(count > 1 for count in queries) == 1, "one fatal call, then nothing: no shrinking on a dead context"
+    assert queries[-1] > 1, "and no case ran after it"
+
+
+def test_a_property_whose_every_case_was_declined_fails_naming_the_reasons(tiny):
+    result = run_suite(tiny, "--flashcheck-impl", "tinyattn:declining", "-k", "out_matches_reference")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([
+        "*nothing was checked: tinyattn:declining declined every case drawn for out_matches_reference "
+        "(* × not written yet)*",
+    ])
+
+
+def test_declined_cases_are_replaced_counted_and_listed_by_reason(tiny):
+    result = run_suite(tiny, "--flashcheck-impl", "tinyattn:declining_causal", "-k", "out_matches_reference")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines([
+        "*flashcheck declined cases (not checked)*",
+        "*tinyattn:declining_causal-out_matches_reference*: * declined: no causal kernel yet",
+    ])
+
+
+def test_a_property_the_features_exclude_is_a_skip_saying_why(tiny):
+    result = run_suite(tiny, "--flashcheck-impl", "tinyattn:correct", "-k", "grads_match_reference", "-rs")
+    result.assert_outcomes(skipped=2)  # grads_match_reference and its float16 dS-range variant
+    result.stdout.fnmatch_lines(["*not applicable to tinyattn:correct: grads_match_reference needs the feature "
+                                 "backward*"])
+
+
+def test_a_property_no_case_can_be_drawn_for_inside_the_features_is_a_skip_saying_why(tiny):
+    # Without causal, window, mask or packing no key is ever hidden from a query.
+    result = run_suite(tiny, "--flashcheck-impl", "tests.stubs:no_features", "-k", "future_keys_cannot_change_output",
+                       "-rs")
+    result.assert_outcomes(skipped=1)
+    result.stdout.fnmatch_lines(["*not applicable to tests.stubs:no_features: future_keys_cannot_change_output: "
+                                 "no case drawn inside the declared features is one it applies to*"])
+
+
 def test_the_option_wins_over_the_environment_variable(tiny, monkeypatch):
     monkeypatch.setenv("FLASHCHECK_IMPLS", "tinyattn:too_large")
     result = run_suite(tiny, "--co", "-q", "-k", "out_matches_reference")
@@ -118,8 +204,14 @@ def test_the_option_wins_over_the_environment_variable(tiny, monkeypatch):
         ((), {"FLASHCHECK_IMPLS": "sdpa-math,no-such-kernel"}, "$FLASHCHECK_IMPLS 'no-such-kernel': unknown implementation*"),
         (("--flashcheck-shards", "0"), {}, "--flashcheck-shards: expected a positive integer (tests per property), got '0'"),
         ((), {"FLASHCHECK_SHARDS": "two"}, "$FLASHCHECK_SHARDS: expected a positive integer (tests per property), got 'two'"),
+        (("--flashcheck-impl", "tests.raises_at_import:attention"), {},
+         "--flashcheck-impl 'tests.raises_at_import:attention': cannot import module 'tests.raises_at_import' of "
+         "'tests.raises_at_import:attention': RuntimeError: this module is broken at import"),
+        (("--flashcheck-impl", "tests.stubs:unknown_feature"), {},
+         "--flashcheck-impl 'tests.stubs:unknown_feature': flashcheck_features names unknown feature 'casual'; known: *"),
     ],
-    ids=["unknown-name", "missing-attribute", "impls-from-environment", "zero-shards", "shards-from-environment"],
+    ids=["unknown-name", "missing-attribute", "impls-from-environment", "zero-shards", "shards-from-environment",
+         "raises-at-import", "unknown-feature"],
 )
 def test_a_bad_implementation_or_shard_count_is_a_usage_error_before_any_test(tiny, monkeypatch, args, env, message):
     for variable, value in env.items():

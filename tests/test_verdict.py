@@ -1,0 +1,165 @@
+"""``flashcheck.verdict.decide``: the one place where a property run on a case becomes a
+verdict (passed, declined, a known divergence, failed, fatal, or flashcheck's own error),
+for ``flashcheck fuzz``, ``flashcheck check`` and the pytest suite alike.
+
+The implementations are small pure-torch ones, float32, on the CPU.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from flashcheck.case import Case
+from flashcheck.compare import PropertyFailure
+from flashcheck.properties import PROPERTIES
+from flashcheck.properties.registry import Property
+from flashcheck.verdict import FlashcheckError, Outcome, decide
+from tests import buggy, declared, misbehaving, stubs
+
+#: Three queries: the planted misbehaviours of tests.misbehaving act on more than one.
+CASE = Case(seqlen_q=3, seqlen_k=5, heads=2, kv_heads=1, head_dim=8, dtype="float32")
+OUT = PROPERTIES["out_matches_reference"]
+GRADS = PROPERTIES["grads_match_reference"]
+
+
+def declaring(features):
+    """Decorate an implementation with ``flashcheck_features``."""
+    def decorate(impl):
+        impl.flashcheck_features = frozenset(features)
+        return impl
+    return decorate
+
+
+@declaring({"float32", "lse"})
+def declines(q, k, v, **kwargs):
+    raise NotImplementedError("no kernel for this shape yet")
+
+
+@declaring({"float32", "lse"})
+def calls_an_operator_missing_on_the_cpu(q, k, v, **kwargs):
+    # torch raises NotImplementedError ("Could not run 'aten::...' with arguments from the
+    # 'CPU' backend"): the implementation did not decline, it broke.
+    return torch.ops.aten._scaled_dot_product_flash_attention(q.transpose(1, 2), k.transpose(1, 2),
+                                                              v.transpose(1, 2))
+
+
+def _backward_raising(error):
+    class Broken(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, out):
+            return out.clone()
+
+        @staticmethod
+        def backward(ctx, grad):
+            raise error
+
+    @declaring({"float32", "lse", "backward"})
+    def attention(q, k, v, **kwargs):
+        out, lse = buggy.correct(q, k, v, **kwargs)
+        return Broken.apply(out), lse
+
+    return attention
+
+
+def flashcheck_property(error):
+    """A property whose check itself raises ``error``: flashcheck's own bug."""
+    def check(impl, case, *, device=None):
+        impl(*case.materialize(device)[:3], **case.attention_kwargs(device))
+        raise error
+    return Property("raises_by_itself", check, "a property with a bug of its own")
+
+
+def test_a_property_that_holds_passes():
+    verdict = decide(OUT, buggy.correct, CASE, device="cpu", impl_name="tests.buggy:correct")
+    assert verdict.outcome is Outcome.PASSED and verdict.checked
+
+
+def test_a_failure_is_complete_where_it_is_built_naming_the_implementation_it_was_given():
+    verdict = decide(OUT, declared.too_large_everywhere, CASE, device="cpu", impl_name="my.kernels:attention")
+    assert verdict.outcome is Outcome.FAILED and verdict.checked
+    failure = verdict.failure
+    assert (failure.impl_name, failure.property_name, failure.case) == ("my.kernels:attention", OUT.name, CASE)
+    assert failure.replay == verdict.replay == (
+        f"flashcheck check --impl my.kernels:attention --property {OUT.name} --case '{CASE.spec()}'")
+    assert str(failure).splitlines()[0] == f"property {OUT.name} failed for my.kernels:attention"
+    assert "out differs from the float64 reference" in failure.evidence
+
+
+def test_a_property_failure_cannot_be_built_without_its_implementation_property_and_case():
+    with pytest.raises(TypeError):
+        PropertyFailure("evidence")
+    with pytest.raises(TypeError):
+        PropertyFailure("evidence", property_name=OUT.name, case=CASE)  # no implementation: no "flash" default
+    with pytest.raises(ValueError):
+        PropertyFailure("evidence", property_name=OUT.name, case=CASE, impl_name="")
+
+
+def test_an_exception_the_implementation_raises_fails_the_property_with_the_error_as_evidence():
+    verdict = decide(OUT, misbehaving.raising, CASE, device="cpu", impl_name="tests.misbehaving:raising")
+    assert verdict.outcome is Outcome.FAILED
+    assert "the implementation raised RuntimeError: planted" in verdict.failure.evidence
+    assert "misbehaving.py" in verdict.failure.evidence, "where in the implementation it was raised"
+
+
+def test_a_not_implemented_error_raised_by_the_implementation_declines_the_case_with_its_message():
+    verdict = decide(OUT, declines, CASE, device="cpu", impl_name="tests.test_verdict:declines")
+    assert verdict.outcome is Outcome.DECLINED and not verdict.checked
+    assert verdict.reason == "no kernel for this shape yet"
+
+
+def test_a_not_implemented_error_from_an_operator_the_implementation_calls_is_not_a_decline():
+    verdict = decide(OUT, calls_an_operator_missing_on_the_cpu, CASE, device="cpu", impl_name="t:missing")
+    assert verdict.outcome is Outcome.FAILED
+    assert "the implementation raised NotImplementedError: Could not run" in verdict.failure.evidence
+
+
+def test_an_output_on_another_device_fails_the_protocol_and_is_not_a_decline():
+    verdict = decide(OUT, stubs.out_on_meta, CASE, device="cpu", impl_name="tests.stubs:out_on_meta")
+    assert verdict.outcome is Outcome.FAILED
+    assert "out must be on q's device cpu, got a tensor on meta" in verdict.failure.evidence
+
+
+@pytest.mark.parametrize("error", [NotImplementedError("flashcheck's own"), ValueError("flashcheck's own")],
+                         ids=["NotImplementedError", "ValueError"])
+def test_an_error_of_flashchecks_own_code_is_flashchecks_never_a_decline_or_a_finding(error):
+    verdict = decide(flashcheck_property(error), buggy.correct, CASE, device="cpu", impl_name="tests.buggy:correct")
+    assert verdict.outcome is Outcome.FLASHCHECK_ERROR and not verdict.checked and verdict.failure is None
+    assert isinstance(verdict.error, FlashcheckError) and verdict.error.original is error
+    report = str(verdict.error)
+    assert "a bug in flashcheck, not a finding about tests.buggy:correct" in report
+    assert "Traceback (most recent call last)" in report and "flashcheck's own" in report
+    assert verdict.replay in report
+
+
+def test_an_error_in_the_backward_pass_of_what_the_implementation_returned_is_the_implementations():
+    failing = decide(GRADS, _backward_raising(RuntimeError("no backward kernel")), CASE, device="cpu",
+                     impl_name="t:broken_backward")
+    assert failing.outcome is Outcome.FAILED
+    assert "the implementation raised RuntimeError: no backward kernel" in failing.failure.evidence
+    declining = decide(GRADS, _backward_raising(NotImplementedError("backward: not yet")), CASE, device="cpu",
+                       impl_name="t:declining_backward")
+    assert declining.outcome is Outcome.DECLINED and declining.reason == "backward: not yet"
+
+
+def test_a_fatal_error_is_fatal_with_the_replay_line():
+    verdict = decide(OUT, misbehaving.fatal_cuda_error, CASE, device="cpu",
+                     impl_name="tests.misbehaving:fatal_cuda_error")
+    assert verdict.outcome is Outcome.FATAL and verdict.checked
+    assert "CUDA error: an illegal memory access" in str(verdict.error)
+    assert "fatal: the implementation raised RuntimeError" in verdict.failure.evidence
+    assert "reproduce: flashcheck check --impl tests.misbehaving:fatal_cuda_error" in str(verdict)
+
+
+def test_a_failure_a_declared_divergence_explains_is_known_and_one_it_does_not_is_a_failure():
+    causal = decide(OUT, declared.too_large_everywhere, CASE.replace(causal=True), device="cpu",
+                    impl_name="tests.declared:too_large_everywhere")
+    assert causal.outcome is Outcome.KNOWN and causal.checked
+    assert causal.reason == str(declared.CAUSAL_ONLY) and "out differs" in causal.failure.evidence
+    assert decide(OUT, declared.too_large_everywhere, CASE, device="cpu",
+                  impl_name="tests.declared:too_large_everywhere").outcome is Outcome.FAILED
+
+
+def test_the_implementation_is_named_as_its_replay_line_needs():
+    with pytest.raises(ValueError, match="impl_name"):
+        decide(OUT, buggy.correct, CASE, device="cpu", impl_name="")

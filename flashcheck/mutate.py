@@ -14,9 +14,9 @@ A *catalogue* is an importable module with
 Each mutant is fuzzed in a subprocess of its own (``python -m flashcheck.cli fuzz``) for
 a time budget, with a per-mutant hypothesis database so that a re-run replays earlier
 kills first. The subprocess isolates crashes: one that dies by a signal, or exits with a
-status other than fuzz's 0/1/2, killed the mutant by "crash"; one that runs past the
+status other than fuzz's 0-4, killed the mutant by "crash"; one that runs past the
 budget plus a grace period is killed and the mutant counts as killed by "hang". The
-fuzzer's own crash and hang reports carry the case that was running; such a kill stands
+fuzzer's own crash, fatal-error and hang reports carry the case that was running; such a kill stands
 only when the unmutated implementation replays that case without crashing or hanging
 (:func:`confirm_on_original`): otherwise the mutant is "unconfirmed" (a case that
 compiles slowly on a busy machine hangs any kernel). Exit 2
@@ -43,8 +43,9 @@ from typing import Callable, Mapping
 #: The name under which a catalogue exposes its unmutated implementation.
 ORIGINAL = "original"
 
-#: Exit statuses of ``flashcheck fuzz``: nothing found, counterexample, usage error.
-_FUZZ_OK, _FUZZ_FOUND, _FUZZ_USAGE = 0, 1, 2
+#: Exit statuses of ``flashcheck fuzz``: nothing found, counterexample, usage error, nothing
+#: checked (every case declined or unfinished), flashcheck's own error (see flashcheck.commands).
+_FUZZ_OK, _FUZZ_FOUND, _FUZZ_USAGE, _FUZZ_UNCHECKED, _FUZZ_INTERNAL = 0, 1, 2, 3, 4
 
 
 @dataclass(frozen=True)
@@ -105,7 +106,7 @@ class Outcome:
 
     ``verdict``: "killed", "survived", "unconfirmed" (a crash or hang that the unmutated
     implementation shows on the same case too; ``detail`` says what it did) or "error".
-    ``killed_by``: "property", "crash" or "hang" when killed (and what was not confirmed
+    ``killed_by``: "property", "crash", "fatal" (a fatal CUDA error) or "hang" when killed (and what was not confirmed
     when unconfirmed). ``property_name``, ``case``, ``evidence`` (its first line) and
     ``replay`` come from the fuzzer's counterexample; ``signal`` names the signal of a
     crash. ``seconds``: the fuzzer's time to its first counterexample (before
@@ -295,7 +296,8 @@ def confirm_on_original(catalogue: str, outcome: Outcome, settings: Settings, *,
     and ``outcome`` becomes "unconfirmed" with what the original did in ``detail``. A kill
     by a property, or a crash or hang without a case, is left as it is. Returns
     ``outcome``, updated in place."""
-    if not (outcome.killed and outcome.killed_by in ("crash", "hang") and outcome.case and outcome.property_name):
+    if not (outcome.killed and outcome.killed_by in ("crash", "fatal", "hang") and outcome.case
+            and outcome.property_name):
         return outcome
     from flashcheck.isolation import CrashStore, FuzzOptions, database_folder
 
@@ -343,7 +345,7 @@ def _run_fuzz(command: list[str], json_path: Path, timeout: float, outcome: Outc
     outcome.seconds = time.monotonic() - start
     tail = _tail(output)
     status = process.returncode
-    if status < 0 or status not in (_FUZZ_OK, _FUZZ_FOUND, _FUZZ_USAGE):
+    if status < 0 or status not in (_FUZZ_OK, _FUZZ_FOUND, _FUZZ_USAGE, _FUZZ_UNCHECKED, _FUZZ_INTERNAL):
         outcome.verdict, outcome.killed_by = "killed", "crash"
         outcome.signal = signal.Signals(-status).name if status < 0 and -status in _SIGNALS else None
         outcome.evidence = f"the fuzz process died ({outcome.signal or f'exit status {status}'})"
@@ -351,6 +353,12 @@ def _run_fuzz(command: list[str], json_path: Path, timeout: float, outcome: Outc
         return outcome
     if status == _FUZZ_USAGE:
         outcome.detail = f"flashcheck fuzz exited 2 (usage or setup error):\n{tail}"
+        return outcome
+    if status == _FUZZ_INTERNAL:
+        outcome.detail = f"flashcheck fuzz exited 4 (flashcheck's own error, not a finding):\n{tail}"
+        return outcome
+    if status == _FUZZ_UNCHECKED:
+        outcome.detail = f"flashcheck fuzz exited 3 (nothing was checked: every case declined or unfinished):\n{tail}"
         return outcome
     try:
         result = json.loads(json_path.read_text())

@@ -87,8 +87,9 @@ def print_run(console: Console, run: MutationRun) -> None:
         print_error(console, outcome)
 
 
-#: Matrix cells: killed by the property, a crash or a hang; survived; unconfirmed; error.
-_CELL = {"property": "K", "crash": "C", "hang": "H"}
+#: Matrix cells: killed by the property, a crash (a fatal CUDA error included) or a hang;
+#: survived; unconfirmed; error.
+_CELL = {"property": "K", "crash": "C", "fatal": "C", "hang": "H"}
 _MISSED = {"error": "E", "unconfirmed": "U"}
 
 
@@ -106,6 +107,7 @@ def print_property_matrix(console: Console, matrix) -> None:
             marks.append(_CELL.get(cell.killed_by, "K") if cell.killed else _MISSED.get(cell.verdict, "."))
         table.add_row(name, *marks)
     console.print(table)
-    _plain(console, "K killed by the property, C crash, H hang, . survived, U unconfirmed, E error; properties:")
+    _plain(console, "K killed by the property, C crash (or fatal CUDA error), H hang, . survived, U unconfirmed, "
+                    "E error; properties:")
     for index, prop in enumerate(matrix.properties):
         _plain(console, f"  {index + 1}: {prop}")

@@ -88,6 +88,8 @@ def test_a_process_past_budget_and_grace_is_killed_as_a_hang(monkeypatch, tmp_pa
 @pytest.mark.parametrize("script, expected", [
     ("raise SystemExit(2)", "exited 2"),
     ("raise SystemExit(1)", "without a readable JSON result"),
+    ("raise SystemExit(3)", "exited 3 (nothing was checked"),  # not a crash of the fuzzer: it checked nothing
+    ("raise SystemExit(4)", "exited 4 (flashcheck's own error"),
 ])
 def test_usage_errors_and_unreadable_results_are_errors_not_kills(monkeypatch, tmp_path, script, expected):
     _fake_fuzz(monkeypatch, script)
@@ -145,6 +147,25 @@ def test_a_hang_on_a_case_is_a_kill_only_when_the_original_runs_that_case(
     if verdict == "unconfirmed":
         assert outcome.result == "UNCONFIRMED" and run.unconfirmed == [outcome]
         assert "replaying the case" in outcome.detail
+
+
+def test_a_fatal_error_on_a_case_is_confirmed_on_the_original_as_a_crash_is(monkeypatch, tmp_path):
+    fatal = {**HANG, "kind": "fatal", "evidence": "the worker process died with a fatal device error"}
+    replayed = []
+
+    def command(impl, settings, json_path, database):
+        if impl.endswith(":original"):
+            replayed.append(json.loads((isolation.database_folder(database, impl) / "crashes.json").read_text()))
+            result, status = {"found": False, "cases": 1, "failures": []}, 0
+        else:
+            result, status = {"found": True, "cases": 4, "seconds": 9.0, "failures": [fatal]}, 1
+        script = f"import json, sys; open(sys.argv[1], 'w').write(json.dumps({result!r})); sys.exit({status})"
+        return [sys.executable, "-c", script, str(json_path)]
+
+    monkeypatch.setattr(mutate, "fuzz_command", command)
+    outcome = mutate.fuzz_one("x", ENTRY, mutate.Settings(budget=5, device="cpu", database=str(tmp_path)))
+    assert replayed == [[{"property": "out_matches_reference", "case": "seqlen_q=3", "kind": "fatal"}]]
+    assert (outcome.verdict, outcome.killed_by) == ("killed", "fatal")
 
 
 def _mutant_hangs_original_runs(monkeypatch) -> list:

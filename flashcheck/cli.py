@@ -2,8 +2,10 @@
 
 ``flashcheck fuzz``      run the properties on an implementation with hypothesis until a budget
                          is spent; exit 0 when nothing was found, 1 with a shrunk counterexample,
-                         2 for usage or configuration errors.
-``flashcheck check``     replay one property on one case (the line a failure report prints).
+                         2 for usage or configuration errors, 3 when nothing was checked (every
+                         case declined or unfinished), 4 when flashcheck's own code failed.
+``flashcheck check``     replay one property on one case (the line a failure report prints); the
+                         same exit statuses (3: the implementation declines the case).
 ``flashcheck list``      the properties and the built-in implementations.
 
 Each subcommand lives in a module of :mod:`flashcheck.commands` that adds its parser and

@@ -467,15 +467,15 @@ def fuzz_on_cuda(tmp_path, impl, *extra):
 
 @pytest.mark.gpu
 @cuda
-def test_an_illegal_address_on_the_gpu_is_a_crash_and_the_parent_never_touches_cuda(tmp_path):
-    # One worker: with several, every worker's first case crashes at about the same moment,
-    # and each of those crashes is reported, however low --max-crashes is.
+def test_an_illegal_address_on_the_gpu_is_fatal_and_the_parent_never_touches_cuda(tmp_path):
+    # One worker: with several, every worker's first case fails at about the same moment,
+    # and each of those is reported, however low --max-crashes is.
     status, result, parent_used_cuda = fuzz_on_cuda(
         tmp_path, "tests.misbehaving:illegal_address", "--budget", "60", "--max-crashes", "1", "--workers", "1")
     assert status == EXIT_FOUND
-    [crash] = result["failures"]
-    assert crash["kind"] == "crash" and crash["case"] is not None
-    assert "illegal" in crash["evidence"].lower()
+    [fatal] = result["failures"]
+    assert fatal["kind"] == "fatal" and fatal["case"] is not None and fatal["case"] in fatal["replay"]
+    assert "illegal" in fatal["evidence"].lower()
     assert not parent_used_cuda, "the parent must stay free to spawn CUDA workers"
 
 

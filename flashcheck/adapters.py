@@ -681,7 +681,7 @@ def resolve(spec: str) -> Callable:
         raise ValueError(f"bad implementation spec {spec!r}: expected 'module:attr'")
     try:
         obj = importlib.import_module(module_name)
-    except Exception as error:  # noqa: BLE001 - whatever the module raises at import, it cannot be used
+    except (Exception, SystemExit) as error:  # noqa: BLE001 - whatever the module raises at import, it cannot be used
         message = str(error).strip().splitlines()
         raise ValueError(f"cannot import module {module_name!r} of {spec!r}: {type(error).__name__}"
                          f"{': ' + message[0] if message else ''}") from error

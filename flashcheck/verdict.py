@@ -71,7 +71,8 @@ class Outcome(enum.Enum):
 
 class FlashcheckError(Exception):
     """flashcheck's own code failed while it checked ``property_name`` on ``case`` for
-    ``impl_name``: a bug in flashcheck, not a finding about the implementation. Built
+    ``impl_name``: a bug in flashcheck (or the device running out of memory in its own
+    computation), not a finding about the implementation. Built
     complete: ``str()`` names all three, gives the replay line and the traceback of the
     original error (kept as ``original``)."""
 
@@ -79,10 +80,14 @@ class FlashcheckError(Exception):
         self.property_name, self.case, self.impl_name, self.original = property_name, case, impl_name, error
         self.replay = replay_command(impl_name, property_name, case.spec())
         self.traceback = "".join(traceback.format_exception(error)).rstrip()
+        if isinstance(error, torch.OutOfMemoryError):
+            # Not a bug either: the device ran short in flashcheck's own computation (the reference).
+            what = f"the device ran out of memory in flashcheck's own computation, not a finding about {impl_name}"
+        else:
+            what = f"a bug in flashcheck, not a finding about {impl_name}"
         super().__init__(
             f"flashcheck's own code raised {type(error).__name__} while checking property {property_name} "
-            f"for {impl_name}: a bug in flashcheck, not a finding about {impl_name}\n"
-            f"case: {case.spec()}\nreproduce: {self.replay}\n{self.traceback}"
+            f"for {impl_name}: {what}\ncase: {case.spec()}\nreproduce: {self.replay}\n{self.traceback}"
         )
 
 

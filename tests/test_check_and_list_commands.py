@@ -115,9 +115,12 @@ def test_check_reports_an_error_of_flashchecks_own_code_as_flashchecks_with_its_
     ("tests.raises_at_import:attention", "out_matches_reference", MASKED_CASE,
      "flashcheck: cannot import module 'tests.raises_at_import' of 'tests.raises_at_import:attention': "
      "RuntimeError: this module is broken at import"),
+    ("tests.exits_at_import:attention", "out_matches_reference", MASKED_CASE,
+     "flashcheck: cannot import module 'tests.exits_at_import' of 'tests.exits_at_import:attention': "
+     "SystemExit: this module is a script"),
     ("tests.stubs:unknown_feature", "out_matches_reference", MASKED_CASE,
      "flashcheck: --impl tests.stubs:unknown_feature: flashcheck_features names unknown feature 'casual'; known:"),
-], ids=["property", "case", "module", "not-applicable", "raises-at-import", "unknown-feature"])
+], ids=["property", "case", "module", "not-applicable", "raises-at-import", "exits-at-import", "unknown-feature"])
 def test_check_usage_errors_exit_2_with_one_line_naming_the_problem(impl, prop, case, message, capsys):
     assert check(impl, prop, case) == EXIT_USAGE
     err = capsys.readouterr().err

@@ -132,6 +132,14 @@ def test_an_error_of_flashchecks_own_code_is_flashchecks_never_a_decline_or_a_fi
     assert verdict.replay in report
 
 
+def test_running_out_of_memory_in_flashchecks_own_computation_is_not_called_a_finding_nor_a_bug():
+    verdict = decide(flashcheck_property(torch.OutOfMemoryError("CUDA out of memory")), buggy.correct, CASE,
+                     device="cpu", impl_name="tests.buggy:correct")
+    assert verdict.outcome is Outcome.FLASHCHECK_ERROR
+    assert "the device ran out of memory in flashcheck's own computation, not a finding about tests.buggy:correct" \
+        in str(verdict.error)
+
+
 def test_an_error_in_the_backward_pass_of_what_the_implementation_returned_is_the_implementations():
     failing = decide(GRADS, _backward_raising(RuntimeError("no backward kernel")), CASE, device="cpu",
                      impl_name="t:broken_backward")

@@ -29,7 +29,7 @@ from flashcheck.case import Case
 from flashcheck.compare import PropertyFailure, replay_command
 from flashcheck.properties import PROPERTIES
 from flashcheck.properties.registry import Property
-from flashcheck.verdict import Outcome, Verdict, decide
+from flashcheck.verdict import Outcome, StopRunning, Verdict, decide
 
 #: Examples in one property's turn: short turns spread a short budget over every property.
 #: Each turn's first example is hypothesis's simplest case, run once and then remembered.
@@ -374,7 +374,7 @@ def run(
         if verdict.outcome is Outcome.FATAL and on_fatal is not None:
             on_fatal(verdict)
         if verdict.outcome in (Outcome.FATAL, Outcome.FLASHCHECK_ERROR):
-            raise _Stop(verdict)  # past hypothesis, which would shrink an Exception
+            raise StopRunning(verdict)  # past hypothesis, which would shrink an Exception
         passed.add(key)
         result.count(prop.name, case_kinds(case))
         result.seconds = time.monotonic() - start
@@ -450,7 +450,7 @@ def run(
             hypothesis_run(prop, phases, round_seed)()
         except unittest.SkipTest:
             pass  # a replay with nothing stored for that property: hypothesis ran nothing
-        except _Stop as stop:
+        except StopRunning as stop:
             if stop.verdict.outcome is Outcome.FLASHCHECK_ERROR:
                 raise stop.verdict.error from None
             result.failures.append(Failure.from_verdict(stop.verdict))
@@ -472,15 +472,6 @@ def run(
             break
     result.seconds = time.monotonic() - start
     return result
-
-
-class _Stop(BaseException):
-    """Ends a hypothesis run at once, carrying a ``FATAL`` or ``FLASHCHECK_ERROR`` verdict:
-    not an ``Exception``, so that hypothesis passes it on instead of shrinking."""
-
-    def __init__(self, verdict: Verdict):
-        super().__init__(verdict.outcome.value)
-        self.verdict = verdict
 
 
 def cycle(properties: list[Property], shuffler: random.Random) -> list[Property]:

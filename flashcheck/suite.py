@@ -51,7 +51,7 @@ from hypothesis.errors import Unsatisfiable
 
 from flashcheck import expectation, fuzz, protocol, pytest_plugin
 from flashcheck.properties import PROPERTIES
-from flashcheck.verdict import Outcome, Verdict, decide
+from flashcheck.verdict import Outcome, StopRunning, Verdict, decide
 
 __all__ = ["pytest_generate_tests", "ratio_log", "test_property_holds"]
 
@@ -128,15 +128,6 @@ def ratio_log(request, impl_name, property_name):
 _FATAL = pytest.StashKey[Verdict]()
 
 
-class _Stop(BaseException):
-    """Ends a hypothesis run at once (not an ``Exception``, which hypothesis would shrink),
-    carrying a ``FATAL`` or ``FLASHCHECK_ERROR`` verdict."""
-
-    def __init__(self, verdict: Verdict):
-        super().__init__(verdict.outcome.value)
-        self.verdict = verdict
-
-
 def test_property_holds(impl_name, property_name, shard, pytestconfig, ratio_log, record_property):
     fatal = pytestconfig.stash.get(_FATAL, None)
     if fatal is not None:
@@ -166,11 +157,11 @@ def test_property_holds(impl_name, property_name, shard, pytestconfig, ratio_log
         elif verdict.outcome is Outcome.FAILED:
             raise verdict.failure
         else:  # FATAL, FLASHCHECK_ERROR: stop now, unshrunk
-            raise _Stop(verdict)
+            raise StopRunning(verdict)
 
     try:
         shard.narrow(holds)()
-    except _Stop as stop:
+    except StopRunning as stop:
         if stop.verdict.outcome is Outcome.FATAL:
             pytestconfig.stash[_FATAL] = stop.verdict
             pytest.fail(f"{stop.verdict}\n(no further case runs in this process)", pytrace=False)

@@ -136,6 +136,17 @@ class Verdict:
         return text
 
 
+class StopRunning(BaseException):
+    """Raised inside a hypothesis test to end its run at once with a ``FATAL`` or
+    ``FLASHCHECK_ERROR`` verdict (``verdict``): not an ``Exception``, so that hypothesis
+    passes it on instead of shrinking, which would run more cases on a dead CUDA context,
+    or run flashcheck's own bug again and again."""
+
+    def __init__(self, verdict: Verdict):
+        super().__init__(verdict.outcome.value)
+        self.verdict = verdict
+
+
 def decide(prop, impl, case: Case, *, device, impl_name: str) -> Verdict:
     """Run property ``prop`` (a :class:`~flashcheck.properties.registry.Property`) on
     ``case`` for ``impl`` on ``device`` and return its :class:`Verdict`.

@@ -466,6 +466,7 @@ def worker_main(options: FuzzOptions, index: int, seed, wall_deadline: float, gp
     faulthandler.enable()  # a segfault leaves a Python traceback in the log
     try:
         from flashcheck import adapters, fuzz, profiles
+        from flashcheck.verdict import Outcome
 
         impl = adapters.resolve(options.impl)
         profile = profiles.size_profile(options.profile)
@@ -483,7 +484,7 @@ def worker_main(options: FuzzOptions, index: int, seed, wall_deadline: float, gp
     def decided(verdict) -> None:
         # The case is over, whatever its verdict; but at a fatal one, the worker exits with
         # the case still on file, which the parent reports with it.
-        if verdict.outcome.value != "fatal":
+        if verdict.outcome is not Outcome.FATAL:
             clock.finish()
 
     def after_case(prop: str, case) -> None:

@@ -105,7 +105,9 @@ class Outcome:
     """What fuzzing one mutant (or the original) gave.
 
     ``verdict``: "killed", "survived", "unconfirmed" (a crash or hang that the unmutated
-    implementation shows on the same case too; ``detail`` says what it did) or "error".
+    implementation shows on the same case too; ``detail`` says what it did) or "error" (the
+    fuzz run gave no verdict: a usage error, flashcheck's own error, or no case checked, which
+    is no survival; ``detail`` says which).
     ``killed_by``: "property", "crash", "fatal" (a fatal CUDA error) or "hang" when killed (and what was not confirmed
     when unconfirmed). ``property_name``, ``case``, ``evidence`` (its first line) and
     ``replay`` come from the fuzzer's counterexample; ``signal`` names the signal of a

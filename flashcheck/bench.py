@@ -95,7 +95,7 @@ def host_bound(cfg: Config) -> bool:
     forward+backward of at most :data:`HOST_BOUND_LENGTH` tokens of full attention (causal
     counting half, so causal up to twice that).
 
-    Measured on H100 machines (:func:`host_cost`, ``kernels/PERFORMANCE.md``): queueing one
+    Measured on H100 machines (:func:`host_cost`, ``docs/performance.md``): queueing one
     forward+backward costs the host 640-780 µs on an idle machine, and up to about 1.15 ms
     on the same machine after 12 minutes of 16 test workers (``ci/gpu.sh``), against GPU
     times of 0.67-1.06 ms for these configurations and at least 1.4 ms for the others. Their

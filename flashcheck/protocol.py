@@ -1,7 +1,7 @@
 """Calling an implementation through the protocol and checking what it returns.
 
 An implementation is ``attention(q, k, v, *, causal, window, softmax_scale, attn_mask,
-cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k) -> (out, lse)`` (see DESIGN.md).
+cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k) -> (out, lse)`` (see docs/protocol.md).
 It may carry ``flashcheck_features``, a set naming what it supports, and
 ``flashcheck_known_divergences``, a mapping from property name to the reason the
 implementation is known to break it, optionally confined to some cases (see

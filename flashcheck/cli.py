@@ -1,10 +1,17 @@
 """The ``flashcheck`` command.
 
-``flashcheck fuzz``      run the properties on an implementation with hypothesis until a budget
-                         is spent; exit 0 when nothing was found, 1 with a shrunk counterexample,
-                         2 for usage or configuration errors.
-``flashcheck check``     replay one property on one case (the line a failure report prints).
-``flashcheck list``      the properties and the built-in implementations.
+``flashcheck fuzz``          run the properties on an implementation with hypothesis until a
+                             budget is spent.
+``flashcheck check``         replay one property on one case (the line a failure report prints).
+``flashcheck list``          the properties and the built-in implementations.
+``flashcheck baseline``      record or check regression tolerances (error/allowed per bucket).
+``flashcheck mutate``        fuzz every mutant of a kernel's mutation catalogue: kill matrix, score.
+``flashcheck report``        an error report (markdown and plots) on a fixed sweep.
+``flashcheck bench-report``  the report of a speed benchmark's JSON.
+
+Every command exits 0 when nothing was found, 1 when something was (a counterexample, a
+worsened bucket, a surviving mutant), 2 for usage or configuration errors. docs/cli.md
+documents them all.
 
 Each subcommand lives in a module of :mod:`flashcheck.commands` that adds its parser and
 runs it. Without a usable GPU (or with ``--device cpu``) kernels run in Triton's CPU

@@ -1,7 +1,7 @@
 """The speed benchmark's pieces that are not pytest: its grid, FLOP counts, providers, timer,
 out-of-memory capture and peak-memory measurement.
 
-The pytest side is ``tests/benchmarks/`` (collected under the ``benchmark`` marker); the
+The pytest side is ``tests/benchmarks/`` (collected under the ``speed`` marker); the
 report from its JSON is :mod:`flashcheck.bench_report`.
 
 **Grid.** Hidden size 2048 split into ``heads = 2048 / head_dim`` heads, and 16K tokens per

@@ -28,7 +28,7 @@ DEFAULT_FEATURES = frozenset({"causal", "window", "gqa", "mask", "backward", "ls
 
 
 def features_of(impl, device=None) -> frozenset:
-    """What ``impl`` supports, as a frozenset of PROTOCOL_FEATURES and DTYPE_NAMES.
+    """What ``impl`` supports, as a frozenset of ALL_FEATURES and DTYPE_NAMES.
 
     * With ``device`` (a torch.device or string, e.g. ``"cuda:0"``) and an impl
       carrying ``flashcheck_features_by_device`` (as the adapters here do): that

@@ -6,8 +6,8 @@ given problem always runs the same kernel variant, so results are reproducible r
 so across runs and processes) and the number of compiled variants stays small.
 
 On Hopper GPUs (compute capability 9.x) the 16-bit configurations for head dims up to 128
-come from :data:`TUNED_SM90`, measured by ``python -m flashcheck.kernels.tune`` (it times
-every candidate of :mod:`flashcheck.kernels.tune` and prints this table); "banded" means a
+come from :data:`TUNED_SM90`, measured by ``python -m flashcheck.devtools.tune`` (it times
+every candidate of :mod:`flashcheck.devtools.tune` and prints this table); "banded" means a
 causal or sliding-window band, whose diagonal blocks shift the best shapes. Everything else
 (other GPUs, float32, head dims above 128) uses the conservative defaults below, which fit
 the shared memory of any GPU since Ampere.
@@ -36,7 +36,7 @@ def _launch(block_m, block_n, num_warps, num_stages) -> dict:
 
 
 #: Tuned on Hopper: (dtype name, padded head dim, banded) -> {"forward", "dk_dv", "dq"}.
-#: Printed by ``python -m flashcheck.kernels.tune`` (the performance log: kernels/PERFORMANCE.md).
+#: Printed by ``python -m flashcheck.devtools.tune`` (the performance log: kernels/PERFORMANCE.md).
 #: Measured on an NVIDIA H100 80GB HBM3 (torch 2.11, triton 3.6). The head-dim-128 rows are
 #: the sweep of 2026-11-23, confirmed by a new sweep on 2026-11-24 (bfloat16's winners
 #: unchanged; float16's new forward winner lost up to 25% at 512-2K tokens in the benchmark

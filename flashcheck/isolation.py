@@ -4,7 +4,7 @@ The parent process runs no case and never initialises CUDA. It spawns workers (`
 not ``fork``: CUDA does not survive a fork), each running the in-process engine
 (:func:`flashcheck.fuzz.run`) with a seed of its own and, on CUDA, pinned to one GPU
 (worker ``i`` gets the ``i``-th visible GPU modulo their number, through
-``CUDA_VISIBLE_DEVICES`` set before the worker imports torch).
+``CUDA_VISIBLE_DEVICES`` set before the worker imports torch: :mod:`flashcheck.placement`).
 
 Before every call a worker writes the property and case it is about to run to its case
 file. The parent watches the workers: one that dies (a segfault, an abort, a fatal CUDA
@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from flashcheck import compile_clock
+from flashcheck import compile_clock, placement
 
 #: Exit status of a worker that met an error after which it could not go on (a CUDA error).
 FATAL_EXIT = 86
@@ -279,47 +279,30 @@ def _grace(options: FuzzOptions) -> float:
 
 def default_workers(device: str) -> int:
     """The worker count of ``flashcheck fuzz --workers auto``: one per CPU core this process
-    may use, at most :data:`MAX_AUTO_WORKERS`, and on CUDA at least one per visible GPU.
+    may use, at most :data:`MAX_AUTO_WORKERS`, and on CUDA at least one per visible GPU
+    (:func:`flashcheck.placement.default_worker_count`).
 
     A case's time is mostly single-threaded CPU work on either device: on a GPU, Triton
     compiling the kernel variants the case needs (seconds per new variant, against
     milliseconds of GPU time), which workers sharing the GPU overlap; in the interpreter,
     Python running the kernel. Two workers on a 2-core machine ran 1.9 times the cases of
     one in the interpreter (90 s, the project kernel)."""
-    workers = max(1, min(usable_cores(), MAX_AUTO_WORKERS))
-    if device == "cuda":
-        workers = max(workers, len(visible_gpus()))
-    return workers
-
-
-def usable_cores() -> int:
-    """The CPU cores this process may run on."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # no sched_getaffinity (macOS)
-        return os.cpu_count() or 1
-
-
-def visible_gpus() -> list[str]:
-    """The ``CUDA_VISIBLE_DEVICES`` ids of the GPUs this process may hand to workers,
-    counted without creating a CUDA context (the parent must stay able to spawn them)."""
-    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
-    if visible:
-        return [part.strip() for part in visible.split(",") if part.strip()]
-    import torch
-
-    return [str(i) for i in range(torch.cuda.device_count())]
+    return placement.default_worker_count(
+        MAX_AUTO_WORKERS, gpus=len(placement.visible_gpus()) if device == "cuda" else 0)
 
 
 def _gpus_for_workers(options: FuzzOptions) -> list[str | None]:
-    """The ``CUDA_VISIBLE_DEVICES`` value of each worker: the visible GPUs round-robin on
-    CUDA, None on the CPU."""
+    """The ``CUDA_VISIBLE_DEVICES`` value each worker is pinned with: on CUDA, worker ``i``'s
+    entry of this process's visible GPUs, ``i`` modulo their number, even where there is
+    only one (:func:`flashcheck.placement.pin_environment`); None on the CPU."""
     if options.device != "cuda":
         return [None] * options.workers
-    ids = visible_gpus()
-    if not ids:
+    count = len(placement.visible_gpus())
+    if not count:
         raise ValueError("--device cuda: no visible GPU")
-    return [ids[i % len(ids)] for i in range(options.workers)]
+    visible = os.environ.get(placement.VISIBLE_DEVICES)
+    return [placement.pin_environment(placement.gpu_for_worker(i, count), visible)[placement.VISIBLE_DEVICES]
+            for i in range(options.workers)]
 
 
 def _drain(messages, handle) -> None:
@@ -461,7 +444,7 @@ def worker_main(options: FuzzOptions, index: int, seed, wall_deadline: float, gp
     except Exception as error:  # noqa: BLE001 - any setup error ends the run as a usage problem
         messages.put((index, "error", f"worker {index} could not load {options.impl!r}: {error}"))
         return
-    messages.put((index, "started", _device_description(options.device)))
+    messages.put((index, "started", placement.describe_device(options.device)))
     case_path = Path(case_file)
     clock = compile_clock.CaseClock(lambda record: _write_atomically(case_path, record))
     compile_clock.watch(clock.compiling, clock.compiled)  # compiling is not hanging
@@ -503,18 +486,6 @@ def worker_main(options: FuzzOptions, index: int, seed, wall_deadline: float, gp
     for failure in result.failures:
         messages.put((index, "failure", vars(failure)))
     messages.put((index, "done", None))
-
-
-def _device_description(device: str) -> str:
-    """The device this worker runs on, in words (a GPU's name and bus id on CUDA)."""
-    if device != "cuda":
-        return "cpu (Triton interpreter)" if os.environ.get("TRITON_INTERPRET") == "1" else "cpu"
-    import torch
-
-    properties = torch.cuda.get_device_properties(torch.cuda.current_device())
-    uuid = str(getattr(properties, "uuid", "") or "")
-    visible = os.environ.get("CUDA_VISIBLE_DEVICES", "all")
-    return f"{properties.name} (CUDA_VISIBLE_DEVICES={visible}" + (f", GPU-{uuid[:8]})" if uuid else ")")
 
 
 def _replay(impl, options, replay, index, messages, before_case, after_case, on_fatal) -> bool:

@@ -6,8 +6,8 @@ given problem always runs the same kernel variant, so results are reproducible r
 so across runs and processes) and the number of compiled variants stays small.
 
 On Hopper GPUs (compute capability 9.x) the 16-bit configurations for head dims up to 128
-come from :data:`TUNED_SM90`, measured by ``python -m flashcheck.kernels.tune`` (it times
-every candidate of :mod:`flashcheck.kernels.tune` and prints this table); "banded" means a
+come from :data:`TUNED_SM90`, measured by ``python -m flashcheck.devtools.tune`` (it times
+every candidate of :mod:`flashcheck.devtools.tune` and prints this table); "banded" means a
 causal or sliding-window band, whose diagonal blocks shift the best shapes. Everything else
 (other GPUs, float32, head dims above 128) uses the conservative defaults below, which fit
 the shared memory of any GPU since Ampere.
@@ -36,7 +36,7 @@ def _launch(block_m, block_n, num_warps, num_stages) -> dict:
 
 
 #: Tuned on Hopper: (dtype name, padded head dim, banded) -> {"forward", "dk_dv", "dq"}.
-#: How each row was chosen and measured (H100 sweeps, benchmark gate): docs/performance.md.
+#: Printed by ``python -m flashcheck.devtools.tune``. How each row was chosen and measured (H100 sweeps, benchmark gate): docs/performance.md.
 TUNED_SM90: dict[tuple[str, int, bool], dict[str, dict]] = {
     ("bfloat16", 64, False): {"forward": _launch(128, 64, 8, 3), "dk_dv": _launch(64, 64, 4, 3), "dq": _launch(64, 64, 4, 3)},
     ("bfloat16", 64, True): {"forward": _launch(128, 64, 8, 3), "dk_dv": _launch(64, 64, 4, 3), "dq": _launch(128, 32, 4, 3)},

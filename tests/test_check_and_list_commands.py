@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 
 import pytest
 
@@ -25,6 +26,14 @@ def test_list_names_every_property_and_builtin_implementation(capsys):
     out = capsys.readouterr().out
     for name in list(PROPERTIES) + list(adapters.REGISTRY):
         assert name in out
+
+
+def test_list_shows_each_property_s_whole_description(capsys):
+    assert cli.main(["list"]) == EXIT_OK
+    out = " ".join(capsys.readouterr().out.split())
+    for prop in PROPERTIES.values():
+        first_paragraph = " ".join(re.split(r"\n\s*\n", prop.check.__doc__.strip())[0].split())
+        assert f"{prop.name}: {first_paragraph}" in out
 
 
 def test_check_passes_a_correct_implementation(capsys):
@@ -62,6 +71,21 @@ def test_check_reports_an_implementation_that_raises_as_a_failure_as_fuzz_does(c
     # tests.misbehaving's implementations misbehave on more than one query; ``raising`` raises.
     assert check("tests.misbehaving:raising", "out_matches_reference", MASKED_CASE) == EXIT_FOUND
     assert "the implementation raised RuntimeError: planted" in capsys.readouterr().out
+
+
+def float16_lse(q, k, v, **kwargs):
+    """tests.buggy.correct, with its lse rounded to float16 (the protocol asks for float32)."""
+    out, lse = buggy.correct(q, k, v, **kwargs)
+    return out, lse.half()
+
+
+float16_lse.flashcheck_features = buggy.FEATURES
+
+
+def test_an_lse_of_the_wrong_dtype_is_named_with_the_dtype_it_has(capsys):
+    assert check("tests.test_check_and_list_commands:float16_lse", "lse_matches_reference", MASKED_CASE) == EXIT_FOUND
+    out = capsys.readouterr().out
+    assert "lse must be a float32 tensor" in out and "torch.float16" in out
 
 
 @pytest.mark.parametrize("impl, prop, case, message", [

@@ -8,12 +8,15 @@ kernel's own fuzzing is what the README's first command runs.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import random
 import shlex
+import signal
 import subprocess
 import sys
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -21,12 +24,12 @@ import pytest
 import torch
 from hypothesis import settings
 
-from flashcheck import isolation, profiles, protocol
+from flashcheck import fuzz_console, isolation, profiles, protocol
 from flashcheck.case import Case
 from flashcheck import fuzz as fuzz_engine
 from flashcheck.properties import PROPERTIES
 from tests import buggy, misbehaving
-from tests.cli_process import flashcheck
+from tests.cli_process import REPO, flashcheck, needs_interpreter_numpy
 from flashcheck.commands import EXIT_FOUND, EXIT_OK, EXIT_USAGE
 
 
@@ -340,6 +343,43 @@ def test_an_implementation_that_fails_to_load_in_the_worker_is_a_usage_error(tmp
     status, result = fuzz(tmp_path, "tests.refusing_worker:attention", budget=10)
     assert status == EXIT_USAGE and result is None
     assert "could not load" in capsys.readouterr().err
+
+
+def printed_summary(result, monkeypatch, *, width=60, impl="tests.misbehaving:segfault") -> str:
+    """What the fuzz summary prints for ``result`` on a console ``width`` columns wide."""
+    from rich.console import Console
+
+    out = io.StringIO()
+    monkeypatch.setattr(fuzz_console, "console", Console(file=out, width=width))
+    fuzz_console.print_fuzz_result(result, impl, "cpu")
+    return out.getvalue()
+
+
+def test_identical_crash_reports_print_once_with_their_count(monkeypatch):
+    spec = "batch=1 seqlen_q=2 seqlen_k=2 heads=1 kv_heads=1 head_dim=8 dtype=float32 seed=4"
+    died = "the worker process died with signal SIGSEGV (exit -11) while running out_matches_reference"
+
+    def crash(case, thread, seconds):
+        # What faulthandler quotes differs between processes (the thread's address), not the outcome.
+        evidence = f"{died}\nthe worker's last output:\n  Current thread 0x{thread:016x} (most recent call first):"
+        return fuzz_engine.Failure("crash", "out_matches_reference", case, evidence, "tests.misbehaving:segfault",
+                                   seconds)
+
+    result = fuzz_engine.FuzzResult(cases=3, seconds=9.0, failures=[
+        crash(spec, 0x7f01, 1.0), crash(spec, 0x7f02, 2.0), crash(spec.replace("seed=4", "seed=5"), 0x7f03, 3.0),
+        crash(spec, 0x7f04, 4.0)])
+    out = printed_summary(result, monkeypatch, width=200)
+    assert out.count(died) == 2, out
+    assert out.count(f"case: {spec}\n") == 1 and "3 times" in out
+    assert out.count("seed=5") == 2, "the other case, with its replay line"
+
+
+def test_the_summary_keeps_its_numbers_whole_on_a_narrow_console(monkeypatch):
+    result = fuzz_engine.FuzzResult(cases=0, seconds=1.5)
+    assert "tests.buggy:correct on cpu: 0 cases in 1.5 s" in printed_summary(result, monkeypatch,
+                                                                           impl="tests.buggy:correct")
+    result.count("out_matches_reference", [])
+    assert "1 cases in 1.5 s" in printed_summary(result, monkeypatch, impl="tests.buggy:correct")
 
 
 cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")

@@ -345,6 +345,45 @@ def test_an_implementation_that_fails_to_load_in_the_worker_is_a_usage_error(tmp
     assert "could not load" in capsys.readouterr().err
 
 
+def tree(path: Path) -> list:
+    """Everything under ``path``, with its modification time."""
+    return sorted((str(p.relative_to(path)), p.stat().st_mtime_ns) for p in path.rglob("*"))
+
+
+def json_in_a_missing_folder(tmp_path, monkeypatch):
+    return ["--json", str(tmp_path / "missing" / "result.json")], tmp_path / "missing", "does not exist"
+
+
+def database_that_is_a_file(tmp_path, monkeypatch):
+    (tmp_path / "database").write_text("")
+    return ["--database", str(tmp_path / "database")], tmp_path / "database", "expected a folder, found a file"
+
+
+def database_in_an_unwritable_folder(tmp_path, monkeypatch):
+    folder = tmp_path / "read-only"
+    folder.mkdir()
+    folder.chmod(0o555)
+    if os.access(folder, os.W_OK):  # root: permission bits do not bind, so answer as they would for a user
+        access = os.access
+        monkeypatch.setattr(os, "access", lambda path, mode, **kw: not (Path(path) == folder and mode & os.W_OK)
+                            and access(path, mode, **kw))
+    return ["--database", str(folder / "examples")], folder, "not writable"
+
+
+@pytest.mark.parametrize("arrange", [json_in_a_missing_folder, database_that_is_a_file,
+                                     database_in_an_unwritable_folder])
+def test_an_output_that_cannot_be_written_is_refused_before_any_work_without_touching_anything(
+        tmp_path, monkeypatch, capsys, arrange):
+    arguments, named, expected = arrange(tmp_path, monkeypatch)
+    monkeypatch.setattr(isolation, "fuzz", lambda *a, **k: pytest.fail("a worker was started"))
+    before = tree(tmp_path)
+    status, result = fuzz(tmp_path, "tests.buggy:correct", *arguments, budget=30)
+    assert status == EXIT_USAGE and result is None
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert arguments[0] in line and str(named) in line and expected in line, line
+    assert tree(tmp_path) == before, "nothing created or changed"
+
+
 def printed_summary(result, monkeypatch, *, width=60, impl="tests.misbehaving:segfault") -> str:
     """What the fuzz summary prints for ``result`` on a console ``width`` columns wide."""
     from rich.console import Console

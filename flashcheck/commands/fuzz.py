@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from flashcheck.commands import EXIT_FOUND, EXIT_OK, EXIT_USAGE
-from flashcheck.commands.common import add_impl_arguments, load
+from flashcheck.commands.common import add_impl_arguments, check_writable_file, check_writable_folder, load
 
 
 def register(subparsers) -> None:
@@ -44,7 +44,8 @@ def register(subparsers) -> None:
     )
     parser.add_argument(
         "--database", default=".flashcheck/examples",
-        help="hypothesis example database; failures found are replayed first next time",
+        help="hypothesis example database folder (created if missing; it must be writable); failures found "
+             "are replayed first next time",
     )
     parser.add_argument(
         "--replay-only", action="store_true",
@@ -52,7 +53,7 @@ def register(subparsers) -> None:
     )
     parser.add_argument(
         "--json", default=None, metavar="PATH",
-        help="also write the result as JSON (schema: flashcheck.fuzz.FuzzResult.to_json)",
+        help="also write the result as JSON (schema: flashcheck.fuzz.FuzzResult.to_json); its folder must exist",
     )
     parser.set_defaults(run=run)
 
@@ -94,11 +95,16 @@ def run(args, device) -> int:
         args.workers = worker_count(args.workers, device)
         if args.max_crashes < 1:
             raise ValueError(f"--max-crashes: expected a positive count, got {args.max_crashes}")
+        # Outputs are checked before any work, so that a run never ends unable to keep its result.
+        if args.json is not None:
+            check_writable_file(args.json, "--json")
+        database = isolation.database_folder(args.database, args.impl)
+        check_writable_folder(database, "--database", given=args.database)
         setup = time.monotonic() - args.started  # loading the implementation counts against the budget
         options = isolation.FuzzOptions(
             impl=args.impl, device=device, budget=max(args.budget - setup, 0.1), seed=args.seed,
             properties=tuple(args.properties) if args.properties else None, profile=profile.name,
-            database=str(isolation.database_folder(args.database, args.impl)),
+            database=str(database),
             workers=args.workers, case_timeout=args.case_timeout, shrink_time=args.shrink_time,
             max_crashes=args.max_crashes, replay_only=args.replay_only,
         )

@@ -2,7 +2,9 @@
 
 ``flashcheck fuzz``      run the properties on an implementation with hypothesis until a budget
                          is spent; exit 0 when nothing was found, 1 with a shrunk counterexample,
-                         2 for usage or configuration errors.
+                         2 for usage or configuration errors (an output that cannot be written
+                         or a damaged crash store, found before any work; --replay-only with
+                         nothing to replay).
 ``flashcheck check``     replay one property on one case (the line a failure report prints).
 ``flashcheck list``      the properties and the built-in implementations.
 

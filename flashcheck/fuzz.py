@@ -111,6 +111,9 @@ class FuzzResult:
     #: Cases still running when the budget ran out, stopped with their worker: neither
     #: passed nor failed (``{"property", "case", "running_for"}``).
     unfinished: list[dict] = field(default_factory=list)
+    #: Crash-store entries no longer replayable (``{"property", "case", "problem", "store"}``,
+    #: see :meth:`flashcheck.isolation.CrashStore.replayable`): reported, not run, not findings.
+    stale: list[dict] = field(default_factory=list)
 
     @property
     def found(self) -> bool:
@@ -126,13 +129,14 @@ class FuzzResult:
         """The result as plain data: ``impl``, ``device``, ``budget``, ``seconds``, ``cases``,
         ``declined``, ``found``, ``by_property`` and ``by_kind`` (counts), and ``failures``:
         a list of ``{"kind", "property", "case", "evidence", "replay", "seconds"}`` (see
-        :class:`Failure`; ``seconds``: when it was found), ``workers`` and ``unfinished``."""
+        :class:`Failure`; ``seconds``: when it was found), ``workers``, ``unfinished`` and ``stale``."""
         return {
             "impl": impl_name, "device": device, "budget": budget, "seconds": round(self.seconds, 3),
             "cases": self.cases, "declined": self.declined, "found": self.found,
             "by_property": dict(self.by_property), "by_kind": dict(self.by_kind),
             "failures": [failure.to_json() for failure in self.failures], "workers": self.workers,
             "unfinished": self.unfinished, "known": [failure.to_json() for failure in self.known],
+            "stale": self.stale,
         }
 
 

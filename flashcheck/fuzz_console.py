@@ -67,6 +67,9 @@ def print_fuzz_result(result, impl_name: str, device: str, *, shrunk: bool = Tru
     if result.by_kind:
         kinds = ", ".join(f"{kind} {count}" for kind, count in sorted(result.by_kind.items()))
         console.print(f"case kinds: {kinds}", highlight=False)
+    for entry in result.stale:
+        console.print(f"stale entry in {entry['store']}, not replayed: {entry['property']} on {entry['case']} "
+                      f"({entry['problem']})", markup=False, highlight=False, soft_wrap=True)
     for case in result.unfinished:
         console.print(f"stopped at the end of the budget after {case['running_for']} s, unfinished "
                       f"(neither passed nor failed): {case['property']} on {case['case']}", highlight=False)

@@ -17,6 +17,8 @@ stops the others while it shrinks its case; the run ends there.
 Crashes and hangs cannot enter hypothesis's example database (the process that would
 save them is gone), so the parent keeps them in ``crashes.json`` inside the database
 folder, and the next run replays them first; one that no longer fails leaves the file.
+A file that is not such a store is an error (:class:`CrashStoreError`), never overwritten;
+an entry whose property or case spec no longer parses is stale: reported, kept, not run.
 
 This module imports neither triton nor anything that initialises CUDA at the top: a spawned
 worker imports it before it has set its environment (``CUDA_VISIBLE_DEVICES``,
@@ -92,12 +94,14 @@ class _Slot:
 def fuzz(options: FuzzOptions, *, on_progress: Callable | None = None):
     """Fuzz ``options.impl`` in ``options.workers`` spawned processes for ``options.budget``
     seconds; return a :class:`flashcheck.fuzz.FuzzResult` whose failures include crashes
-    and hangs (each with its case when one was running).
+    and hangs (each with its case when one was running), and whose ``stale`` lists the
+    crash store's entries that no longer parse (:meth:`CrashStore.replayable`).
 
     ``on_progress(result)`` is called whenever a case completes. The run ends at the
     budget (cases in flight are given a short grace, then their workers are stopped), at
     the first property failure (once shrunk), or after ``max_crashes`` crashes and hangs.
-    Raises :class:`WorkerError` when a worker fails outside any case (a setup error).
+    Raises :class:`WorkerError` when a worker fails outside any case (a setup error), and
+    :class:`CrashStoreError` before starting any when the crash store cannot be read.
     """
     from flashcheck.fuzz import FuzzResult  # deferred: the parent needs it, workers import it themselves
 
@@ -110,7 +114,7 @@ def fuzz(options: FuzzOptions, *, on_progress: Callable | None = None):
     deadline = start + options.budget
     wall_deadline = time.time() + options.budget
     slots = [_Slot(i, gpu) for i, gpu in enumerate(_gpus_for_workers(options))]
-    slots[0].replay = store.entries()
+    slots[0].replay, result.stale = store.replayable()
     result.workers = [{"worker": slot.index, "gpu": slot.gpu, "device": None, "cases": 0, "processes": 0}
                       for slot in slots]
     spawned = 0
@@ -402,9 +406,18 @@ def database_folder(root, impl: str) -> Path:
     return Path(root) / re.sub(r"[^A-Za-z0-9_.-]", "_", impl)
 
 
+class CrashStoreError(ValueError):
+    """The crash store's file is not one (truncated, not a list of entries, unreadable).
+    It is left as it is: the user decides what it held."""
+
+
 class CrashStore:
     """Cases that crashed or hung a worker, kept as JSON (a list of ``{"property",
-    "case", "kind"}``) so that the next run replays them first. ``path`` None keeps nothing."""
+    "case", "kind"}``) so that the next run replays them first. ``path`` None keeps nothing.
+
+    Every read checks the file: one that is not such a list raises :class:`CrashStoreError`
+    naming it, and is never overwritten. Writes keep every entry they do not remove,
+    stale ones included."""
 
     def __init__(self, path: Path | None):
         self.path = path
@@ -413,12 +426,40 @@ class CrashStore:
         if self.path is None or not self.path.exists():
             return []
         try:
-            return list(json.loads(self.path.read_text()))
-        except ValueError:
-            return []  # a damaged store only loses replays, never a run
+            entries = json.loads(self.path.read_text())
+        except (OSError, ValueError) as error:
+            raise CrashStoreError(f"crash store {self.path}: cannot be read ({error}); fix or remove it "
+                                  f"(it is never overwritten)") from None
+        if not isinstance(entries, list) or not all(
+                isinstance(entry, dict) and isinstance(entry.get("property"), str) and isinstance(entry.get("case"), str)
+                for entry in entries):
+            raise CrashStoreError(f"crash store {self.path}: expected a JSON list of {{\"property\", \"case\", "
+                                  f"\"kind\"}} objects; fix or remove it (it is never overwritten)")
+        return entries
 
     def entries(self) -> list[tuple[str, str]]:
         return [(entry["property"], entry["case"]) for entry in self._load()]
+
+    def replayable(self) -> tuple[list[tuple[str, str]], list[dict]]:
+        """The entries to replay, as ``(property, case spec)``, and the stale ones, as
+        ``{"property", "case", "problem", "store"}``: a property no longer registered, or a
+        spec that no longer parses (a renamed field, say). Stale entries stay in the file."""
+        from flashcheck.case import Case
+        from flashcheck.properties import PROPERTIES
+
+        replay, stale = [], []
+        for prop, spec in self.entries():
+            problem = None if prop in PROPERTIES else f"no property {prop!r}"
+            if problem is None:
+                try:
+                    Case.from_spec(spec)
+                except (ValueError, TypeError) as error:
+                    problem = str(error)
+            if problem is None:
+                replay.append((prop, spec))
+            else:
+                stale.append({"property": prop, "case": spec, "problem": problem, "store": str(self.path)})
+        return replay, stale
 
     def add(self, prop: str, spec: str, kind: str) -> None:
         entries = [e for e in self._load() if (e["property"], e["case"]) != (prop, spec)]

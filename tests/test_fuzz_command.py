@@ -384,6 +384,53 @@ def test_an_output_that_cannot_be_written_is_refused_before_any_work_without_tou
     assert tree(tmp_path) == before, "nothing created or changed"
 
 
+@pytest.mark.parametrize("content", [
+    '[{"property": "out_matches_reference", "case": "batch=1 seqlen_q=3', '{"property": "out_matches_reference"}',
+    '["out_matches_reference"]'], ids=["truncated", "not a list", "entries not objects"])
+def test_a_damaged_crash_store_is_an_error_naming_it_and_is_left_as_it_was(tmp_path, capsys, content):
+    store = tmp_path / "examples" / "tests.buggy_correct" / "crashes.json"
+    store.parent.mkdir(parents=True)
+    store.write_text(content)
+    status, result = fuzz(tmp_path, "tests.buggy:correct", budget=4)
+    assert status == EXIT_USAGE and result is None
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert str(store) in line
+    assert store.read_text() == content, "never overwritten"
+
+
+def test_a_stored_case_that_no_longer_parses_is_reported_once_as_stale_not_as_a_crash(tmp_path, capsys):
+    store = tmp_path / "examples" / "tests.buggy_correct" / "crashes.json"
+    store.parent.mkdir(parents=True)
+    spec = ("batch=1 seqlen_q=3 seqlen_k=5 heads=2 kv_heads=1 head_dim=8 dtype=float32 causal=False window=-1,-1 "
+            "softmax_scale=None layout=contiguous values=normal seed=0")
+    entries = [{"property": "out_matches_reference", "case": "batch=1 seqlen_q=3 flavour=vanilla", "kind": "crash"},
+               {"property": "a_renamed_property", "case": spec, "kind": "hang"},
+               {"property": "out_matches_reference", "case": spec, "kind": "hang"}]
+    store.write_text(json.dumps(entries))
+    status, result = fuzz(tmp_path, "tests.buggy:correct", "--replay-only", budget=60)
+    assert status == EXIT_OK and result["failures"] == [], "a stale entry is not the implementation crashing"
+    assert result["by_property"] == {"out_matches_reference": 1}, "the entry that parses is replayed"
+    assert [(entry["property"], entry["case"]) for entry in result["stale"]] == \
+        [(entry["property"], entry["case"]) for entry in entries[:2]]
+    out = capsys.readouterr().out
+    for stale in ("flavour=vanilla", "a_renamed_property"):
+        assert len([line for line in out.splitlines() if stale in line]) == 1, out
+    assert json.loads(store.read_text()) == entries[:2], "stale entries are kept (and the replayed one forgotten)"
+
+
+def test_replay_only_with_nothing_stored_says_so_and_is_no_confirmed_fix(tmp_path, capsys):
+    status, result = fuzz(tmp_path, "tests.buggy:correct", "--replay-only", budget=30)
+    assert status == EXIT_USAGE and result is None
+    database = isolation.database_folder(tmp_path / "examples", "tests.buggy:correct")
+    assert f"nothing stored to replay in {database}" in capsys.readouterr().err
+    # Examples stored under no key of the chosen properties: found only by replaying, and still no fix confirmed.
+    (database / "0123456789abcdef").mkdir(parents=True)
+    (database / "0123456789abcdef" / "fedcba9876543210").write_bytes(b"\x00\x01")
+    status, result = fuzz(tmp_path, "tests.buggy:correct", "--replay-only", budget=30)
+    assert status == EXIT_USAGE and result["cases"] == 0
+    assert f"nothing replayed from {database}" in capsys.readouterr().err
+
+
 def printed_summary(result, monkeypatch, *, width=60, impl="tests.misbehaving:segfault") -> str:
     """What the fuzz summary prints for ``result`` on a console ``width`` columns wide."""
     from rich.console import Console

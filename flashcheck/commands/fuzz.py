@@ -49,7 +49,8 @@ def register(subparsers) -> None:
     )
     parser.add_argument(
         "--replay-only", action="store_true",
-        help="only replay the failures, crashes and hangs the database holds (e.g. to confirm a fix)",
+        help="only replay the failures, crashes and hangs the database holds (e.g. to confirm a fix); "
+             "exit 2 when it holds nothing to replay",
     )
     parser.add_argument(
         "--json", default=None, metavar="PATH",
@@ -71,6 +72,11 @@ def worker_count(value: str, device: str) -> int:
     if count < 1:
         raise ValueError(f"--workers: expected a positive count or auto, got {value}")
     return count
+
+
+def _holds_examples(database: Path) -> bool:
+    """Whether hypothesis's example database in ``database`` holds anything (beside the crash store)."""
+    return database.is_dir() and any(path.is_file() and path.name != "crashes.json" for path in database.rglob("*"))
 
 
 def run(args, device) -> int:
@@ -100,6 +106,10 @@ def run(args, device) -> int:
             check_writable_file(args.json, "--json")
         database = isolation.database_folder(args.database, args.impl)
         check_writable_folder(database, "--database", given=args.database)
+        replayable, stale = isolation.CrashStore(database / "crashes.json").replayable()  # a damaged store: an error
+        if args.replay_only and not replayable and not _holds_examples(database):
+            raise ValueError(f"--replay-only: nothing stored to replay in {database}"
+                             + (f" ({len(stale)} stale crash-store entries, which no longer parse)" if stale else ""))
         setup = time.monotonic() - args.started  # loading the implementation counts against the budget
         options = isolation.FuzzOptions(
             impl=args.impl, device=device, budget=max(args.budget - setup, 0.1), seed=args.seed,
@@ -124,4 +134,9 @@ def run(args, device) -> int:
     if args.json:
         Path(args.json).write_text(json.dumps(result.to_json(impl_name=args.impl, device=device, budget=args.budget),
                                               indent=2))
+    if args.replay_only and not (result.cases or result.declined or result.failures or result.known
+                                 or result.unfinished):
+        # Not a confirmed fix: what the database holds was for other properties, or no longer decodes.
+        print(f"flashcheck: --replay-only: nothing replayed from {options.database}", file=sys.stderr)
+        return EXIT_USAGE
     return EXIT_FOUND if result.found else EXIT_OK

@@ -4,9 +4,12 @@
                          is spent; exit 0 when nothing was found, 1 with a shrunk counterexample,
                          2 for usage or configuration errors (an output that cannot be written
                          or a damaged crash store, found before any work; --replay-only with
-                         nothing to replay).
+                         nothing to replay), 130 when interrupted (Ctrl-C), once it has reported
+                         what it found.
 ``flashcheck check``     replay one property on one case (the line a failure report prints).
 ``flashcheck list``      the properties and the built-in implementations.
+
+Any command interrupted (Ctrl-C) exits 130 without a traceback.
 
 Each subcommand lives in a module of :mod:`flashcheck.commands` that adds its parser and
 runs it. Without a usable GPU (or with ``--device cpu``) kernels run in Triton's CPU
@@ -20,7 +23,7 @@ import os
 import sys
 import time
 
-from flashcheck.commands import COMMANDS, EXIT_USAGE
+from flashcheck.commands import COMMANDS, EXIT_INTERRUPTED, EXIT_USAGE
 
 
 def main(argv=None) -> int:
@@ -32,12 +35,16 @@ def main(argv=None) -> int:
         parser.print_help()
         return EXIT_USAGE
     try:
-        # Commands that run no kernel (list, bench-report) take no --device.
-        device = select_device(args.device) if hasattr(args, "device") else None
-    except ValueError as error:
-        print(f"flashcheck: {error}", file=sys.stderr)
-        return EXIT_USAGE
-    return args.run(args, device)
+        try:
+            # Commands that run no kernel (list, bench-report) take no --device.
+            device = select_device(args.device) if hasattr(args, "device") else None
+        except ValueError as error:
+            print(f"flashcheck: {error}", file=sys.stderr)
+            return EXIT_USAGE
+        return args.run(args, device)
+    except KeyboardInterrupt:  # fuzz handles its own, keeping what it found
+        print("flashcheck: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -70,20 +70,25 @@ def print_fuzz_result(result, impl_name: str, device: str, *, shrunk: bool = Tru
     for entry in result.stale:
         console.print(f"stale entry in {entry['store']}, not replayed: {entry['property']} on {entry['case']} "
                       f"({entry['problem']})", markup=False, highlight=False, soft_wrap=True)
+    when = "by the interrupt" if result.interrupted else "at the end of the budget"
     for case in result.unfinished:
-        console.print(f"stopped at the end of the budget after {case['running_for']} s, unfinished "
+        console.print(f"stopped {when} after {case['running_for']} s, unfinished "
                       f"(neither passed nor failed): {case['property']} on {case['case']}", highlight=False)
     for failure in result.known:
         console.print("[bold yellow]known divergence seen (expected, not a finding):[/]")
         console.print(str(failure), markup=False, highlight=False, soft_wrap=True)
     for failure, count in _distinct(result.failures):
         if failure.kind == "property":
-            title = "counterexample (shrunk)" if shrunk else "counterexample (as drawn, not shrunk)"
+            drawn = not shrunk or failure.shrunk is False
+            title = "counterexample (as drawn, not shrunk)" if drawn else "counterexample (shrunk)"
         else:
             title = f"{failure.kind} of a worker process" + (f" ({count} times)" if count > 1 else "")
         console.print(f"[bold red]{title}:[/]")
         console.print(str(failure), markup=False, highlight=False, soft_wrap=True)
-    if not result.found:
+    if result.interrupted:
+        console.print(f"[bold yellow]interrupted[/] after {result.seconds:.1f} s: the run ended before its budget, "
+                      f"and this is what it found until then", highlight=False)
+    elif not result.found:
         console.print(f"[bold green]no counterexample[/] in {result.cases} cases")
 
 

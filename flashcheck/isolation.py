@@ -28,6 +28,7 @@ when CUDA is first used.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import multiprocessing
 import os
@@ -36,6 +37,7 @@ import re
 import shutil
 import signal
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -100,6 +102,10 @@ def fuzz(options: FuzzOptions, *, on_progress: Callable | None = None):
     ``on_progress(result)`` is called whenever a case completes. The run ends at the
     budget (cases in flight are given a short grace, then their workers are stopped), at
     the first property failure (once shrunk), or after ``max_crashes`` crashes and hangs.
+    A SIGINT (Ctrl-C; called in the main thread) ends the run at once, keeping what it found:
+    the workers are killed, their cases in flight are reported unfinished, a failure still
+    being shrunk is reported as first drawn, and ``result.interrupted`` is set. Workers
+    ignore SIGINT (Ctrl-C reaches the whole process group): the parent decides.
     Raises :class:`WorkerError` when a worker fails outside any case (a setup error), and
     :class:`CrashStoreError` before starting any when the crash store cannot be read.
     """
@@ -138,7 +144,22 @@ def fuzz(options: FuzzOptions, *, on_progress: Callable | None = None):
                   str(slot.case_file), str(slot.log_file), messages, slot.stop),
             daemon=True,
         )
-        slot.process.start()
+        with _sigint_ignored():  # inherited: the worker ignores Ctrl-C from its first instruction on
+            slot.process.start()
+
+    def unfinished(slot: _Slot) -> None:
+        """The case in flight in ``slot``, about to be stopped: neither passed nor failed."""
+        running = _running_case(slot.case_file)
+        if running is not None:
+            result.unfinished.append({
+                "property": running["property"], "case": running["case"],
+                "running_for": round(time.time() - running["started"], 1),
+            })
+
+    def drawn_failure() -> None:
+        """The failure the finder was shrinking, as it was first drawn, unless shrunk already."""
+        if finder is not None and not any(f.kind == "property" for f in result.failures):
+            result.failures.append(_failure_from({**unshrunk[0], "shrunk": False}))
 
     def stop_all() -> None:
         nonlocal stopping
@@ -182,15 +203,24 @@ def fuzz(options: FuzzOptions, *, on_progress: Callable | None = None):
         elif kind == "error":
             raise WorkerError(payload)
 
-    for slot in slots:
-        spawn(slot)
+    interrupted = threading.Event()
+    previous_sigint = _catch_sigint(interrupted)
     try:
+        for slot in slots:
+            spawn(slot)
         while any(slot.process is not None for slot in slots):
             try:
                 handle(*messages.get(timeout=POLL_SECONDS))
             except queue.Empty:
                 pass
             _drain(messages, handle)
+            if interrupted.is_set():
+                result.interrupted = True
+                for slot in slots:
+                    if slot.process is not None:
+                        unfinished(slot)
+                drawn_failure()
+                break
             if time.monotonic() > deadline and not stopping:
                 stop_all()
             for slot in slots:
@@ -220,17 +250,12 @@ def fuzz(options: FuzzOptions, *, on_progress: Callable | None = None):
                 else:
                     limit = _grace(options) if _running_case(slot.case_file) is not None else 0.0
                 if overtime > limit:
-                    running = _running_case(slot.case_file)
-                    if running is not None:
-                        # Not a hang (it did not reach the per-case timeout), not a pass.
-                        result.unfinished.append({
-                            "property": running["property"], "case": running["case"],
-                            "running_for": round(time.time() - running["started"], 1),
-                        })
+                    unfinished(slot)  # not a hang (it did not reach the per-case timeout), not a pass
                     _kill(slot)
-                    if slot is finder and not any(f.kind == "property" for f in result.failures):
-                        result.failures.append(_failure_from(unshrunk[0]))
+                    if slot is finder:
+                        drawn_failure()
     finally:
+        _restore_sigint(previous_sigint)
         for slot in slots:
             if slot.process is not None:
                 _kill(slot)
@@ -267,6 +292,33 @@ def _check_worker(slot: _Slot, options: FuzzOptions, messages, handle):
         _kill(slot)
         return _hang_failure(options.impl, options.case_timeout, running, now, slot.log_file)
     return None
+
+
+def _catch_sigint(caught: threading.Event):
+    """From now on SIGINT sets ``caught`` instead of raising KeyboardInterrupt (in the main
+    thread; elsewhere signals cannot be set); returns what :func:`_restore_sigint` restores."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.signal(signal.SIGINT, lambda signum, frame: caught.set())
+
+
+def _restore_sigint(previous) -> None:
+    if previous is not None:
+        signal.signal(signal.SIGINT, previous)
+
+
+@contextlib.contextmanager
+def _sigint_ignored():
+    """SIGINT ignored in this process (in the main thread; elsewhere signals cannot be set), so
+    that a process started meanwhile inherits ignoring it, through its exec and start-up."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _kill(slot: _Slot) -> None:
@@ -485,7 +537,8 @@ def worker_main(options: FuzzOptions, index: int, seed, wall_deadline: float, gp
                 case_file: str, log_file: str, messages, stop) -> None:
     """A spawned worker: set the environment, load the implementation, replay stored
     crashes, fuzz until the deadline or ``stop``, and report through ``messages``
-    (``(index, kind, payload)`` tuples)."""
+    (``(index, kind, payload)`` tuples). Ignores SIGINT: the parent decides what Ctrl-C ends."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     if gpu is not None:
         os.environ["CUDA_VISIBLE_DEVICES"] = gpu  # before torch is imported: this process sees one GPU
     if options.device == "cpu":

@@ -345,6 +345,41 @@ def test_an_implementation_that_fails_to_load_in_the_worker_is_a_usage_error(tmp
     assert "could not load" in capsys.readouterr().err
 
 
+@needs_interpreter_numpy
+def test_an_interrupted_run_keeps_what_it_found_and_exits_130(tmp_path):
+    # Ctrl-C in a terminal sends SIGINT to the command and its workers alike (one process
+    # group); here while the worker shrinks the failure it found, so that the failure is
+    # reported as drawn, not shrunk.
+    marker, result_file = tmp_path / "shrinking", tmp_path / "result.json"
+    command = [sys.executable, "-m", "flashcheck.cli", "fuzz", "--impl", "tests.misbehaving:shrinks_slowly",
+               "--budget", "300", "--seed", "1", "--device", "cpu", "--workers", "1",
+               "--property", "out_matches_reference", "--database", str(tmp_path / "examples"),
+               "--json", str(result_file)]
+    environment = {**os.environ, "TRITON_INTERPRET": "1", misbehaving.SHRINKING_MARKER: str(marker)}
+    process = subprocess.Popen(command, cwd=REPO, env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True, start_new_session=True)
+    try:
+        started = time.monotonic()
+        while not marker.exists() and process.poll() is None and time.monotonic() - started < 240:
+            time.sleep(0.2)
+        assert marker.exists(), "the run never reached its shrinking"
+        time.sleep(0.5)  # the worker's report of its failure reaches the command
+        os.killpg(process.pid, signal.SIGINT)
+        out, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.communicate()
+    assert process.returncode == 130, out + err
+    assert "Traceback" not in err, err
+    result = json.loads(result_file.read_text())
+    assert result["interrupted"] and result["found"]
+    [failure] = result["failures"]
+    assert failure["kind"] == "property" and "planted" in failure["evidence"]
+    assert "cases in" in out and "interrupted" in out, "the summary"
+    assert "counterexample (as drawn, not shrunk)" in out and failure["replay"] in out
+
+
 def tree(path: Path) -> list:
     """Everything under ``path``, with its modification time."""
     return sorted((str(p.relative_to(path)), p.stat().st_mtime_ns) for p in path.rglob("*"))

@@ -2,6 +2,9 @@
 
 Cases run in spawned worker processes (:mod:`flashcheck.isolation`), so a kernel that
 crashes or hangs is reported with its case and the run goes on in a fresh worker.
+
+Exit status (:data:`EPILOG`): 0 nothing found, 1 a counterexample (or a crash or hang),
+2 a usage or configuration error, 130 interrupted (Ctrl-C), after reporting what it found.
 """
 
 from __future__ import annotations
@@ -11,14 +14,26 @@ import sys
 import time
 from pathlib import Path
 
-from flashcheck.commands import EXIT_FOUND, EXIT_OK, EXIT_USAGE
+from flashcheck.commands import EXIT_FOUND, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 from flashcheck.commands.common import add_impl_arguments, check_writable_file, check_writable_folder, load
 
 
+EPILOG = f"""exit status:
+  {EXIT_OK}    nothing found
+  {EXIT_FOUND}    a counterexample, or a case that crashed or hung a worker
+  {EXIT_USAGE}    a usage or configuration error, reported before any work (an output that cannot be
+       written, a damaged crash store), or --replay-only with nothing to replay
+  {EXIT_INTERRUPTED}  interrupted (Ctrl-C): the summary, the --json result and any failure found so far
+       (one still being shrunk as drawn) are reported first"""
+
+
 def register(subparsers) -> None:
+    import argparse
+
     from flashcheck.isolation import FuzzOptions as defaults  # one place for the defaults the engine uses
 
-    parser = subparsers.add_parser("fuzz", help="fuzz an implementation against the properties")
+    parser = subparsers.add_parser("fuzz", help="fuzz an implementation against the properties", epilog=EPILOG,
+                                   formatter_class=argparse.RawDescriptionHelpFormatter)
     add_impl_arguments(parser)
     parser.add_argument("--budget", type=float, default=60.0, help="seconds to fuzz (default 60)")
     parser.add_argument("--seed", type=int, default=None, help="make the run reproducible")
@@ -139,4 +154,6 @@ def run(args, device) -> int:
         # Not a confirmed fix: what the database holds was for other properties, or no longer decodes.
         print(f"flashcheck: --replay-only: nothing replayed from {options.database}", file=sys.stderr)
         return EXIT_USAGE
+    if result.interrupted:
+        return EXIT_INTERRUPTED
     return EXIT_FOUND if result.found else EXIT_OK

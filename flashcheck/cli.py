@@ -6,7 +6,9 @@
                          or a damaged crash store, found before any work; --replay-only with
                          nothing to replay), 130 when interrupted (Ctrl-C), once it has reported
                          what it found.
-``flashcheck check``     replay one property on one case (the line a failure report prints).
+``flashcheck check``     replay one property on one case (the line a failure report prints);
+                         with --case-timeout in a worker process, as fuzz runs it, so that
+                         a crash or hang is reported; exit 0 it holds, 1 it fails, 2 usage.
 ``flashcheck list``      the properties and the built-in implementations.
 
 Any command interrupted (Ctrl-C) exits 130 without a traceback.

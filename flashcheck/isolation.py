@@ -93,13 +93,16 @@ class _Slot:
     replay: list = field(default_factory=list)  # stored crashes this worker replays first
 
 
-def fuzz(options: FuzzOptions, *, on_progress: Callable | None = None):
+def fuzz(options: FuzzOptions, *, on_progress: Callable | None = None, replay: list | None = None):
     """Fuzz ``options.impl`` in ``options.workers`` spawned processes for ``options.budget``
     seconds; return a :class:`flashcheck.fuzz.FuzzResult` whose failures include crashes
     and hangs (each with its case when one was running), and whose ``stale`` lists the
     crash store's entries that no longer parse (:meth:`CrashStore.replayable`).
 
-    ``on_progress(result)`` is called whenever a case completes. The run ends at the
+    ``replay``: ``(property, case spec)`` pairs the first worker runs first, in place of the
+    crash store's (with ``replay_only`` and no database, a run of exactly those cases:
+    ``flashcheck check --case-timeout``). ``on_progress(result)`` is called whenever a case
+    completes. The run ends at the
     budget (cases in flight are given a short grace, then their workers are stopped), at
     the first property failure (once shrunk), or after ``max_crashes`` crashes and hangs.
     A SIGINT (Ctrl-C; called in the main thread) ends the run at once, keeping what it found:
@@ -120,7 +123,7 @@ def fuzz(options: FuzzOptions, *, on_progress: Callable | None = None):
     deadline = start + options.budget
     wall_deadline = time.time() + options.budget
     slots = [_Slot(i, gpu) for i, gpu in enumerate(_gpus_for_workers(options))]
-    slots[0].replay, result.stale = store.replayable()
+    slots[0].replay, result.stale = (list(replay), []) if replay is not None else store.replayable()
     result.workers = [{"worker": slot.index, "gpu": slot.gpu, "device": None, "cases": 0, "processes": 0}
                       for slot in slots]
     spawned = 0
@@ -567,13 +570,17 @@ def worker_main(options: FuzzOptions, index: int, seed, wall_deadline: float, gp
         clock.finish()
         messages.put((index, "case", (prop, fuzz.case_kinds(case))))
 
+    def declined(prop: str, case) -> None:
+        clock.finish()  # the case is over: its time no longer counts towards a hang
+        messages.put((index, "declined", None))
+
     def on_fatal(error: BaseException) -> None:
         import traceback
 
         traceback.print_exception(error)
         _flush_and_exit(FATAL_EXIT)
 
-    if not _replay(impl, options, replay, index, messages, before_case, after_case, on_fatal):
+    if not _replay(impl, options, replay, index, messages, before_case, after_case, declined, on_fatal):
         messages.put((index, "done", None))
         return
     try:
@@ -582,7 +589,7 @@ def worker_main(options: FuzzOptions, index: int, seed, wall_deadline: float, gp
             profile=profile, seed=seed, database=options.database,
             properties=list(options.properties or ()) or None,
             on_case=after_case, before_case=before_case, on_fatal=on_fatal,
-            on_declined=lambda prop, case: messages.put((index, "declined", None)),
+            on_declined=declined,
             on_found=lambda failure: messages.put((index, "found", vars(fuzz.Failure.from_property_failure(failure)))),
             on_known=lambda failure: messages.put((index, "known", vars(failure))),
             should_stop=stop.is_set, shrink_time=options.shrink_time, replay_only=options.replay_only,
@@ -611,9 +618,10 @@ def _device_description(device: str) -> str:
     return f"{properties.name} (CUDA_VISIBLE_DEVICES={visible}" + (f", GPU-{uuid[:8]})" if uuid else ")")
 
 
-def _replay(impl, options, replay, index, messages, before_case, after_case, on_fatal) -> bool:
+def _replay(impl, options, replay, index, messages, before_case, after_case, declined, on_fatal) -> bool:
     """Run stored crash cases first. Returns False when one of them failed a property
-    (the run then ends with it, as with any property failure)."""
+    (the run then ends with it, as with any property failure). A case the implementation
+    declines is counted as declined, not as a case run (and, not crashing, leaves the store)."""
     from flashcheck.case import Case
     from flashcheck.compare import PropertyFailure
     from flashcheck.fuzz import Failure, check_once
@@ -627,7 +635,9 @@ def _replay(impl, options, replay, index, messages, before_case, after_case, on_
         try:
             check_once(prop, impl, case, device=options.device, impl_name=options.impl, on_fatal=on_fatal)
         except NotImplementedError:
-            pass
+            declined(prop_name, case)
+            messages.put((index, "replayed", (prop_name, spec, False)))
+            continue
         except PropertyFailure as failure:
             report = vars(Failure.from_property_failure(failure))
             messages.put((index, "replayed", (prop_name, spec, True)))

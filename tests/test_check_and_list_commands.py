@@ -8,6 +8,7 @@ import re
 import pytest
 
 from flashcheck import adapters, cli
+from flashcheck.case import Case
 from flashcheck.divergences import KnownDivergence
 from flashcheck.commands import EXIT_FOUND, EXIT_OK, EXIT_USAGE
 from flashcheck.properties import PROPERTIES
@@ -88,6 +89,28 @@ def test_an_lse_of_the_wrong_dtype_is_named_with_the_dtype_it_has(capsys):
     assert "lse must be a float32 tensor" in out and "torch.float16" in out
 
 
+#: A case with more than one query, where tests.misbehaving's implementations misbehave.
+TWO_QUERIES = "batch=1 seqlen_q=2 seqlen_k=3 heads=1 kv_heads=1 head_dim=8 dtype=float32 seed=1"
+
+
+def test_check_with_a_case_timeout_runs_the_case_in_a_worker_and_reports_a_hang_as_fuzz_does(capsys):
+    arguments = ["--property", "out_matches_reference", "--case", TWO_QUERIES, "--device", "cpu", "--case-timeout"]
+    assert flashcheck(["check", "--impl", "tests.misbehaving:hang", *arguments, "2"]) == EXIT_FOUND
+    out = capsys.readouterr().out
+    assert "property out_matches_reference hung for tests.misbehaving:hang" in out
+    assert "the case ran longer than the per-case timeout of 2 s" in out
+    assert f"case: {Case.from_spec(TWO_QUERIES).spec()}" in out
+    # A case that takes its process down is reported as fuzz reports it, not suffered.
+    assert flashcheck(["check", "--impl", "tests.misbehaving:segfault", *arguments, "2"]) == EXIT_FOUND
+    out = capsys.readouterr().out
+    assert "property out_matches_reference crashed the process for tests.misbehaving:segfault" in out
+    assert "SIGSEGV" in out
+    # Compiling Triton kernels does not count, as in fuzz: a case that compiles for longer
+    # than its timeout and then passes holds.
+    assert flashcheck(["check", "--impl", "tests.misbehaving:compiles_slowly", *arguments, "1"]) == EXIT_OK
+    assert "holds for tests.misbehaving:compiles_slowly" in capsys.readouterr().out
+
+
 @pytest.mark.parametrize("impl, prop, case, message", [
     ("tests.buggy:correct", "no_such_property", MASKED_CASE, "--property"),
     ("tests.buggy:correct", "out_matches_reference", "seqlen_q=banana", "seqlen_q"),
@@ -98,6 +121,13 @@ def test_an_lse_of_the_wrong_dtype_is_named_with_the_dtype_it_has(capsys):
 def test_check_usage_errors_exit_2_naming_the_problem(impl, prop, case, message, capsys):
     assert check(impl, prop, case) == EXIT_USAGE
     assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("timeout", ["0", "-1", "nan"])
+def test_check_refuses_a_case_timeout_that_is_not_a_positive_number_of_seconds(timeout, capsys):
+    assert flashcheck(["check", "--impl", "tests.buggy:correct", "--property", "out_matches_reference",
+                       "--case", MASKED_CASE, "--device", "cpu", "--case-timeout", timeout]) == EXIT_USAGE
+    assert "--case-timeout: expected a positive number of seconds" in capsys.readouterr().err
 
 
 interpreted = pytest.mark.skipif(os.environ.get("TRITON_INTERPRET") != "1",

@@ -281,6 +281,7 @@ def test_a_case_that_hangs_is_killed_and_reported(tmp_path):
 def test_time_spent_compiling_kernels_does_not_count_towards_the_case_timeout(tmp_path):
     # The same seconds per case, compiling in one and running in the other: only the
     # running counts against the 1 s timeout (a compilation of minutes is not a hang).
+    (tmp_path / "compiling").mkdir(), (tmp_path / "running").mkdir()
     status, result = fuzz(tmp_path / "compiling", "tests.misbehaving:compiles_slowly", "--case-timeout", "1",
                           budget=4 * misbehaving.SLOW_SECONDS)
     assert status == EXIT_OK and result["failures"] == [] and result["cases"] >= 2

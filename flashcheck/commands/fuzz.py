@@ -149,11 +149,11 @@ def run(args, device) -> int:
     if args.json:
         Path(args.json).write_text(json.dumps(result.to_json(impl_name=args.impl, device=device, budget=args.budget),
                                               indent=2))
+    if result.interrupted:
+        return EXIT_INTERRUPTED
     if args.replay_only and not (result.cases or result.declined or result.failures or result.known
                                  or result.unfinished):
         # Not a confirmed fix: what the database holds was for other properties, or no longer decodes.
         print(f"flashcheck: --replay-only: nothing replayed from {options.database}", file=sys.stderr)
         return EXIT_USAGE
-    if result.interrupted:
-        return EXIT_INTERRUPTED
     return EXIT_FOUND if result.found else EXIT_OK

@@ -17,6 +17,8 @@ stops the others while it shrinks its case; the run ends there.
 Crashes and hangs cannot enter hypothesis's example database (the process that would
 save them is gone), so the parent keeps them in ``crashes.json`` inside the database
 folder, and the next run replays them first; one that no longer fails leaves the file.
+A file that is not such a store is an error (:class:`CrashStoreError`), never overwritten;
+an entry whose property or case spec no longer parses is stale: reported, kept, not run.
 
 This module imports neither triton nor anything that initialises CUDA at the top: a spawned
 worker imports it before it has set its environment (``CUDA_VISIBLE_DEVICES``,
@@ -26,6 +28,7 @@ when CUDA is first used.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import multiprocessing
 import os
@@ -34,6 +37,7 @@ import re
 import shutil
 import signal
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -89,15 +93,24 @@ class _Slot:
     replay: list = field(default_factory=list)  # stored crashes this worker replays first
 
 
-def fuzz(options: FuzzOptions, *, on_progress: Callable | None = None):
+def fuzz(options: FuzzOptions, *, on_progress: Callable | None = None, replay: list | None = None):
     """Fuzz ``options.impl`` in ``options.workers`` spawned processes for ``options.budget``
     seconds; return a :class:`flashcheck.fuzz.FuzzResult` whose failures include crashes
-    and hangs (each with its case when one was running).
+    and hangs (each with its case when one was running), and whose ``stale`` lists the
+    crash store's entries that no longer parse (:meth:`CrashStore.replayable`).
 
-    ``on_progress(result)`` is called whenever a case completes. The run ends at the
+    ``replay``: ``(property, case spec)`` pairs the first worker runs first, in place of the
+    crash store's (with ``replay_only`` and no database, a run of exactly those cases:
+    ``flashcheck check --case-timeout``). ``on_progress(result)`` is called whenever a case
+    completes. The run ends at the
     budget (cases in flight are given a short grace, then their workers are stopped), at
     the first property failure (once shrunk), or after ``max_crashes`` crashes and hangs.
-    Raises :class:`WorkerError` when a worker fails outside any case (a setup error).
+    A SIGINT (Ctrl-C; called in the main thread) ends the run at once, keeping what it found:
+    the workers are killed, their cases in flight are reported unfinished, a failure still
+    being shrunk is reported as first drawn, and ``result.interrupted`` is set. Workers
+    ignore SIGINT (Ctrl-C reaches the whole process group): the parent decides.
+    Raises :class:`WorkerError` when a worker fails outside any case (a setup error), and
+    :class:`CrashStoreError` before starting any when the crash store cannot be read.
     """
     from flashcheck.fuzz import FuzzResult  # deferred: the parent needs it, workers import it themselves
 
@@ -110,7 +123,7 @@ def fuzz(options: FuzzOptions, *, on_progress: Callable | None = None):
     deadline = start + options.budget
     wall_deadline = time.time() + options.budget
     slots = [_Slot(i, gpu) for i, gpu in enumerate(_gpus_for_workers(options))]
-    slots[0].replay = store.entries()
+    slots[0].replay, result.stale = (list(replay), []) if replay is not None else store.replayable()
     result.workers = [{"worker": slot.index, "gpu": slot.gpu, "device": None, "cases": 0, "processes": 0}
                       for slot in slots]
     spawned = 0
@@ -134,7 +147,22 @@ def fuzz(options: FuzzOptions, *, on_progress: Callable | None = None):
                   str(slot.case_file), str(slot.log_file), messages, slot.stop),
             daemon=True,
         )
-        slot.process.start()
+        with _sigint_ignored():  # inherited: the worker ignores Ctrl-C from its first instruction on
+            slot.process.start()
+
+    def unfinished(slot: _Slot) -> None:
+        """The case in flight in ``slot``, about to be stopped: neither passed nor failed."""
+        running = _running_case(slot.case_file)
+        if running is not None:
+            result.unfinished.append({
+                "property": running["property"], "case": running["case"],
+                "running_for": round(time.time() - running["started"], 1),
+            })
+
+    def drawn_failure() -> None:
+        """The failure the finder was shrinking, as it was first drawn, unless shrunk already."""
+        if finder is not None and not any(f.kind == "property" for f in result.failures):
+            result.failures.append(_failure_from({**unshrunk[0], "shrunk": False}))
 
     def stop_all() -> None:
         nonlocal stopping
@@ -178,15 +206,24 @@ def fuzz(options: FuzzOptions, *, on_progress: Callable | None = None):
         elif kind == "error":
             raise WorkerError(payload)
 
-    for slot in slots:
-        spawn(slot)
+    interrupted = threading.Event()
+    previous_sigint = _catch_sigint(interrupted)
     try:
+        for slot in slots:
+            spawn(slot)
         while any(slot.process is not None for slot in slots):
             try:
                 handle(*messages.get(timeout=POLL_SECONDS))
             except queue.Empty:
                 pass
             _drain(messages, handle)
+            if interrupted.is_set():
+                result.interrupted = True
+                for slot in slots:
+                    if slot.process is not None:
+                        unfinished(slot)
+                drawn_failure()
+                break
             if time.monotonic() > deadline and not stopping:
                 stop_all()
             for slot in slots:
@@ -216,17 +253,12 @@ def fuzz(options: FuzzOptions, *, on_progress: Callable | None = None):
                 else:
                     limit = _grace(options) if _running_case(slot.case_file) is not None else 0.0
                 if overtime > limit:
-                    running = _running_case(slot.case_file)
-                    if running is not None:
-                        # Not a hang (it did not reach the per-case timeout), not a pass.
-                        result.unfinished.append({
-                            "property": running["property"], "case": running["case"],
-                            "running_for": round(time.time() - running["started"], 1),
-                        })
+                    unfinished(slot)  # not a hang (it did not reach the per-case timeout), not a pass
                     _kill(slot)
-                    if slot is finder and not any(f.kind == "property" for f in result.failures):
-                        result.failures.append(_failure_from(unshrunk[0]))
+                    if slot is finder:
+                        drawn_failure()
     finally:
+        _restore_sigint(previous_sigint)
         for slot in slots:
             if slot.process is not None:
                 _kill(slot)
@@ -263,6 +295,33 @@ def _check_worker(slot: _Slot, options: FuzzOptions, messages, handle):
         _kill(slot)
         return _hang_failure(options.impl, options.case_timeout, running, now, slot.log_file)
     return None
+
+
+def _catch_sigint(caught: threading.Event):
+    """From now on SIGINT sets ``caught`` instead of raising KeyboardInterrupt (in the main
+    thread; elsewhere signals cannot be set); returns what :func:`_restore_sigint` restores."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.signal(signal.SIGINT, lambda signum, frame: caught.set())
+
+
+def _restore_sigint(previous) -> None:
+    if previous is not None:
+        signal.signal(signal.SIGINT, previous)
+
+
+@contextlib.contextmanager
+def _sigint_ignored():
+    """SIGINT ignored in this process (in the main thread; elsewhere signals cannot be set), so
+    that a process started meanwhile inherits ignoring it, through its exec and start-up."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _kill(slot: _Slot) -> None:
@@ -385,9 +444,18 @@ def database_folder(root, impl: str) -> Path:
     return Path(root) / re.sub(r"[^A-Za-z0-9_.-]", "_", impl)
 
 
+class CrashStoreError(ValueError):
+    """The crash store's file is not one (truncated, not a list of entries, unreadable).
+    It is left as it is: the user decides what it held."""
+
+
 class CrashStore:
     """Cases that crashed or hung a worker, kept as JSON (a list of ``{"property",
-    "case", "kind"}``) so that the next run replays them first. ``path`` None keeps nothing."""
+    "case", "kind"}``) so that the next run replays them first. ``path`` None keeps nothing.
+
+    Every read checks the file: one that is not such a list raises :class:`CrashStoreError`
+    naming it, and is never overwritten. Writes keep every entry they do not remove,
+    stale ones included."""
 
     def __init__(self, path: Path | None):
         self.path = path
@@ -396,12 +464,40 @@ class CrashStore:
         if self.path is None or not self.path.exists():
             return []
         try:
-            return list(json.loads(self.path.read_text()))
-        except ValueError:
-            return []  # a damaged store only loses replays, never a run
+            entries = json.loads(self.path.read_text())
+        except (OSError, ValueError) as error:
+            raise CrashStoreError(f"crash store {self.path}: cannot be read ({error}); fix or remove it "
+                                  f"(it is never overwritten)") from None
+        if not isinstance(entries, list) or not all(
+                isinstance(entry, dict) and isinstance(entry.get("property"), str) and isinstance(entry.get("case"), str)
+                for entry in entries):
+            raise CrashStoreError(f"crash store {self.path}: expected a JSON list of {{\"property\", \"case\", "
+                                  f"\"kind\"}} objects; fix or remove it (it is never overwritten)")
+        return entries
 
     def entries(self) -> list[tuple[str, str]]:
         return [(entry["property"], entry["case"]) for entry in self._load()]
+
+    def replayable(self) -> tuple[list[tuple[str, str]], list[dict]]:
+        """The entries to replay, as ``(property, case spec)``, and the stale ones, as
+        ``{"property", "case", "problem", "store"}``: a property no longer registered, or a
+        spec that no longer parses (a renamed field, say). Stale entries stay in the file."""
+        from flashcheck.case import Case
+        from flashcheck.properties import PROPERTIES
+
+        replay, stale = [], []
+        for prop, spec in self.entries():
+            problem = None if prop in PROPERTIES else f"no property {prop!r}"
+            if problem is None:
+                try:
+                    Case.from_spec(spec)
+                except (ValueError, TypeError) as error:
+                    problem = str(error)
+            if problem is None:
+                replay.append((prop, spec))
+            else:
+                stale.append({"property": prop, "case": spec, "problem": problem, "store": str(self.path)})
+        return replay, stale
 
     def add(self, prop: str, spec: str, kind: str) -> None:
         entries = [e for e in self._load() if (e["property"], e["case"]) != (prop, spec)]
@@ -427,7 +523,8 @@ def worker_main(options: FuzzOptions, index: int, seed, wall_deadline: float, gp
                 case_file: str, log_file: str, messages, stop) -> None:
     """A spawned worker: set the environment, load the implementation, replay stored
     crashes, fuzz until the deadline or ``stop``, and report through ``messages``
-    (``(index, kind, payload)`` tuples)."""
+    (``(index, kind, payload)`` tuples). Ignores SIGINT: the parent decides what Ctrl-C ends."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     if gpu is not None:
         os.environ["CUDA_VISIBLE_DEVICES"] = gpu  # before torch is imported: this process sees one GPU
     if options.device == "cpu":
@@ -456,13 +553,17 @@ def worker_main(options: FuzzOptions, index: int, seed, wall_deadline: float, gp
         clock.finish()
         messages.put((index, "case", (prop, fuzz.case_kinds(case))))
 
+    def declined(prop: str, case) -> None:
+        clock.finish()  # the case is over: its time no longer counts towards a hang
+        messages.put((index, "declined", None))
+
     def on_fatal(error: BaseException) -> None:
         import traceback
 
         traceback.print_exception(error)
         _flush_and_exit(FATAL_EXIT)
 
-    if not _replay(impl, options, replay, index, messages, before_case, after_case, on_fatal):
+    if not _replay(impl, options, replay, index, messages, before_case, after_case, declined, on_fatal):
         messages.put((index, "done", None))
         return
     try:
@@ -471,7 +572,7 @@ def worker_main(options: FuzzOptions, index: int, seed, wall_deadline: float, gp
             profile=profile, seed=seed, database=options.database,
             properties=list(options.properties or ()) or None,
             on_case=after_case, before_case=before_case, on_fatal=on_fatal,
-            on_declined=lambda prop, case: messages.put((index, "declined", None)),
+            on_declined=declined,
             on_found=lambda failure: messages.put((index, "found", vars(fuzz.Failure.from_property_failure(failure)))),
             on_known=lambda failure: messages.put((index, "known", vars(failure))),
             should_stop=stop.is_set, shrink_time=options.shrink_time, replay_only=options.replay_only,
@@ -488,9 +589,10 @@ def worker_main(options: FuzzOptions, index: int, seed, wall_deadline: float, gp
     messages.put((index, "done", None))
 
 
-def _replay(impl, options, replay, index, messages, before_case, after_case, on_fatal) -> bool:
+def _replay(impl, options, replay, index, messages, before_case, after_case, declined, on_fatal) -> bool:
     """Run stored crash cases first. Returns False when one of them failed a property
-    (the run then ends with it, as with any property failure)."""
+    (the run then ends with it, as with any property failure). A case the implementation
+    declines is counted as declined, not as a case run (and, not crashing, leaves the store)."""
     from flashcheck.case import Case
     from flashcheck.compare import PropertyFailure
     from flashcheck.fuzz import Failure, check_once
@@ -504,7 +606,9 @@ def _replay(impl, options, replay, index, messages, before_case, after_case, on_
         try:
             check_once(prop, impl, case, device=options.device, impl_name=options.impl, on_fatal=on_fatal)
         except NotImplementedError:
-            pass
+            declined(prop_name, case)
+            messages.put((index, "replayed", (prop_name, spec, False)))
+            continue
         except PropertyFailure as failure:
             report = vars(Failure.from_property_failure(failure))
             messages.put((index, "replayed", (prop_name, spec, True)))

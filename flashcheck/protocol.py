@@ -97,7 +97,7 @@ def call(impl, inputs, case, **extra):
         if not isinstance(lse, torch.Tensor) or tuple(lse.shape) != lse_shape or lse.dtype != torch.float32:
             raise PropertyFailure(
                 f"protocol: lse must be a float32 tensor of shape {lse_shape}, got "
-                f"{tuple(lse.shape) if isinstance(lse, torch.Tensor) else type(lse).__name__}"
+                f"{f'{tuple(lse.shape)} {lse.dtype}' if isinstance(lse, torch.Tensor) else type(lse).__name__}"
             )
     return out, lse
 

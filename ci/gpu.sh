@@ -33,7 +33,7 @@
 # FlexAttention, standard attention) in the same run, for the comparison table (about 15
 # minutes more on an H100); $FLASHCHECK_BENCH_SELECT, if set, is a further -k expression
 # (e.g. "fwd- and not fwd_bwd"); $FLASHCHECK_BENCH_BASELINE, a pytest-benchmark JSON (.json or
-# .json.gz, e.g. ci/bench/*/bench.json.gz) to gate against instead of the storage's latest run.
+# .json.gz, e.g. docs/measurements/bench/*/bench.json.gz) to gate against instead of the storage's latest run.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 python3 -m pip install -q --no-build-isolation --no-deps -e . || exit 2

@@ -1,7 +1,7 @@
 """Protocol adapters: torch's own attention implementations as flashcheck peers.
 
 Every adapter here is a callable with the implementation protocol's signature
-(see DESIGN.md, "The implementation protocol")::
+(see docs/protocol.md)::
 
     attention(q, k, v, *, causal=False, window=(-1, -1), softmax_scale=None,
               attn_mask=None, cu_seqlens_q=None, cu_seqlens_k=None,

@@ -1,7 +1,7 @@
 """The speed benchmark's pieces that are not pytest: its grid, FLOP counts, providers, timer,
 out-of-memory capture and peak-memory measurement.
 
-The pytest side is ``tests/benchmarks/`` (collected under the ``benchmark`` marker); the
+The pytest side is ``tests/benchmarks/`` (collected under the ``speed`` marker); the
 report from its JSON is :mod:`flashcheck.bench_report`.
 
 **Grid.** Hidden size 2048 split into ``heads = 2048 / head_dim`` heads, and 16K tokens per
@@ -95,7 +95,7 @@ def host_bound(cfg: Config) -> bool:
     forward+backward of at most :data:`HOST_BOUND_LENGTH` tokens of full attention (causal
     counting half, so causal up to twice that).
 
-    Measured on H100 machines (:func:`host_cost`, ``kernels/PERFORMANCE.md``): queueing one
+    Measured on H100 machines (:func:`host_cost`, ``docs/performance.md``): queueing one
     forward+backward costs the host 640-780 µs on an idle machine, and up to about 1.15 ms
     on the same machine after 12 minutes of 16 test workers (``ci/gpu.sh``), against GPU
     times of 0.67-1.06 ms for these configurations and at least 1.4 ms for the others. Their

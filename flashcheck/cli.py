@@ -1,12 +1,23 @@
 """The ``flashcheck`` command.
 
-``flashcheck fuzz``      run the properties on an implementation with hypothesis until a budget
-                         is spent; exit 0 when nothing was found, 1 with a shrunk counterexample,
-                         2 for usage or configuration errors, 3 when nothing was checked (every
-                         case declined or unfinished), 4 when flashcheck's own code failed.
-``flashcheck check``     replay one property on one case (the line a failure report prints); the
-                         same exit statuses (3: the implementation declines the case).
-``flashcheck list``      the properties and the built-in implementations.
+``flashcheck fuzz``          run the properties on an implementation with hypothesis until a
+                             budget is spent.
+``flashcheck check``         replay one property on one case (the line a failure report prints);
+                             with --case-timeout in a worker process, as fuzz runs it, so that a
+                             crash or hang is reported.
+``flashcheck list``          the properties and the built-in implementations.
+``flashcheck baseline``      record or check regression tolerances (error/allowed per bucket).
+``flashcheck mutate``        fuzz every mutant of a kernel's mutation catalogue: kill matrix, score.
+``flashcheck report``        an error report (markdown and plots) on a fixed sweep.
+``flashcheck bench-report``  the report of a speed benchmark's JSON.
+
+Every command exits 0 when nothing was found, 1 when something was (a counterexample, a
+worsened bucket, a surviving mutant), 2 for usage or configuration errors (for fuzz also an
+output that cannot be written or a damaged crash store, found before any work, and
+--replay-only with nothing to replay), 130 when interrupted (Ctrl-C), once it has reported
+what it found, without a traceback. fuzz and check also exit 3 when nothing was checked
+(every case declined or unfinished: not a pass) and 4 when flashcheck's own code failed (a
+bug in flashcheck, its traceback printed: not a finding). docs/cli.md documents them all.
 
 Each subcommand lives in a module of :mod:`flashcheck.commands` that adds its parser and
 runs it. Without a usable GPU (or with ``--device cpu``) kernels run in Triton's CPU
@@ -20,7 +31,7 @@ import os
 import sys
 import time
 
-from flashcheck.commands import COMMANDS, EXIT_USAGE
+from flashcheck.commands import COMMANDS, EXIT_INTERRUPTED, EXIT_USAGE
 
 
 def main(argv=None) -> int:
@@ -32,12 +43,16 @@ def main(argv=None) -> int:
         parser.print_help()
         return EXIT_USAGE
     try:
-        # Commands that run no kernel (list, bench-report) take no --device.
-        device = select_device(args.device) if hasattr(args, "device") else None
-    except ValueError as error:
-        print(f"flashcheck: {error}", file=sys.stderr)
-        return EXIT_USAGE
-    return args.run(args, device)
+        try:
+            # Commands that run no kernel (list, bench-report) take no --device.
+            device = select_device(args.device) if hasattr(args, "device") else None
+        except ValueError as error:
+            print(f"flashcheck: {error}", file=sys.stderr)
+            return EXIT_USAGE
+        return args.run(args, device)
+    except KeyboardInterrupt:  # fuzz handles its own, keeping what it found
+        print("flashcheck: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
 
 
 def _parser() -> argparse.ArgumentParser:

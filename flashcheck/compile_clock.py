@@ -1,11 +1,9 @@
 """How long a running case has spent compiling Triton kernels, told apart from running them.
 
 The fuzzer's per-case timeout is for hangs: a kernel that never finishes. But the first call
-of each Triton kernel variant compiles it, and on a GPU that can take minutes: a float32
-head-dim-256 backward of the project kernel took 148 s from a cold cache on an idle H100
-(session 15), and another such case was still running after 45 s with 15 other processes
-compiling beside it (session 16; most likely compiling too), and the correct kernel was
-reported hung. Compiling is not hanging. So a worker records, in its case file,
+of each Triton kernel variant compiles it, and on a GPU that can take minutes (a float32
+head-dim-256 backward of the project kernel, from a cold cache; measurements in
+docs/performance.md). Compiling is not hanging. So a worker records, in its case file,
 the seconds its case has spent inside Triton's JIT compilations (announced by Triton's
 ``knobs.runtime.jit_cache_hook`` before and ``jit_post_compile_hook`` after each one), and
 the parent times the case without them (:func:`running_seconds`). A compilation that never
@@ -22,7 +20,7 @@ import time
 from typing import Callable
 
 #: Seconds of compiling a case may take beyond the per-case timeout before it counts as hung
-#: anyway (four times the slowest compilation measured, above).
+#: anyway (about four times the slowest compilation measured, 148 s: docs/performance.md).
 COMPILE_ALLOWANCE = 600.0
 
 

@@ -270,13 +270,10 @@ def _cpu_corpus() -> Corpus:
 def _cuda_corpus() -> Corpus:
     # Every dtype x mask kind x length class, the head dim rotating through 64/128/256 so that
     # each dtype meets each head dim at every length and with five of the fifteen (mask,
-    # length) pairs: 45 cases. On an H100 (16 cores) the project kernel took over 11 minutes
-    # from a cold Triton cache in one process, almost all of it compiling kernel variants
-    # (about 2 minutes with the kernels cached, a third of that the float32 head-dim-256
-    # backward), and 2 min 15 s with the default 8 worker processes (flashcheck.corpus_jobs).
-    # Heads are few and the batch is one:
-    # the float64 reference and the tolerance model materialise (B, H, Nq, Nk) tensors, and
-    # the cost is in the sequence lengths anyway (peak 3.6 GiB on the H100).
+    # length) pairs: 45 cases, not the whole cross product, since on a GPU nearly all of a
+    # case's cost is compiling the kernel variants it needs (times in docs/performance.md).
+    # Heads are few and the batch is one: the float64 reference and the tolerance model
+    # materialise (B, H, Nq, Nk) tensors, and the cost is in the sequence lengths anyway.
     cases = []
     head_dims = (64, 128, 256)
     for d_index, dtype in enumerate(("float16", "bfloat16", "float32")):

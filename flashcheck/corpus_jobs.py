@@ -10,7 +10,10 @@ work, never corrupt it.
 
 Results do not depend on which process measured a case: inputs are drawn on the CPU from
 the case's seed, and the measurement is :func:`flashcheck.corpus.run_case` either way. With
-several GPUs the workers take them in turn (worker ``i`` on GPU ``i mod count``).
+several GPUs and ``device`` ``"cuda"`` the workers take them in turn: worker ``i`` is pinned
+to visible GPU ``i mod count`` through ``CUDA_VISIBLE_DEVICES``, set before it initialises
+CUDA (:mod:`flashcheck.placement`), and sees it as ``cuda:0``. A device with an index
+(``"cuda:1"``) names one GPU for every worker, which are then left unpinned.
 
 Workers are spawned (CUDA does not survive ``fork``) and re-resolve the implementation by
 its name (:func:`flashcheck.adapters.resolve`), so only names and case specs cross the
@@ -26,6 +29,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 
 from flashcheck import corpus as corpora
+from flashcheck import placement
 from flashcheck.compare import replay_command
 
 #: The most worker processes ``default_jobs`` picks: beyond this the GPU, not the compiler, is
@@ -39,11 +43,12 @@ class WorkerDied(RuntimeError):
 
 
 def default_jobs(device) -> int:
-    """Workers for ``device`` when the user names none: one per CPU core up to
-    :data:`MAX_DEFAULT_JOBS` on a GPU; 1 on the CPU, where the interpreter itself is the
-    cost and the test suite already spreads over the cores."""
+    """Workers for ``device`` when the user names none: one per CPU core this process may
+    use, up to :data:`MAX_DEFAULT_JOBS`, on a GPU
+    (:func:`flashcheck.placement.default_worker_count`); 1 on the CPU, where the interpreter
+    itself is the cost and the test suite already spreads over the cores."""
     if str(device).startswith("cuda"):
-        return max(1, min(MAX_DEFAULT_JOBS, os.cpu_count() or 1))
+        return placement.default_worker_count(MAX_DEFAULT_JOBS)
     return 1
 
 
@@ -65,9 +70,11 @@ def run(impl_name: str, corpus: corpora.Corpus, device, *, jobs: int, elementwis
         return corpora.run(adapters.resolve(impl_name), corpus, device, elementwise=elementwise, on_case=on_case)
     context = multiprocessing.get_context("spawn")
     counter = context.Value("i", 0)
+    # The GPUs are counted here (no CUDA context needed); each worker pins itself before its CUDA starts.
+    gpus = len(placement.visible_gpus()) if str(device) == "cuda" else 0
     results: list = [None] * len(corpus.cases)
-    with ProcessPoolExecutor(max_workers=min(jobs, len(corpus.cases)), mp_context=context,
-                             initializer=_start_worker, initargs=(counter,)) as pool:
+    with ProcessPoolExecutor(max_workers=min(jobs, len(corpus.cases)), mp_context=context, initializer=_start_worker,
+                             initargs=(counter, gpus, os.environ.get(placement.VISIBLE_DEVICES))) as pool:
         futures = {pool.submit(_measure, impl_name, case.spec(), str(device), elementwise): index
                    for index, case in enumerate(corpus.cases)}
         for future in as_completed(futures):
@@ -87,15 +94,16 @@ def run(impl_name: str, corpus: corpora.Corpus, device, *, jobs: int, elementwis
     return results
 
 
-def _start_worker(counter) -> None:
-    """Worker initialiser: take the next GPU in turn, if there is any."""
+def _start_worker(counter, gpus: int, visible: str | None) -> None:
+    """Worker initialiser, run before the worker initialises CUDA: take the next worker
+    number and, where the parent saw several GPUs (``gpus``; its ``CUDA_VISIBLE_DEVICES``
+    was ``visible``), pin this process to that number's GPU. With one GPU or none the
+    environment is left as inherited."""
     with counter.get_lock():
         number = counter.value
         counter.value += 1
-    import torch
-
-    if torch.cuda.is_available() and torch.cuda.device_count() > 1:
-        torch.cuda.set_device(number % torch.cuda.device_count())
+    if gpus > 1:
+        os.environ.update(placement.pin_environment(placement.gpu_for_worker(number, gpus), visible))
 
 
 @functools.cache

@@ -67,6 +67,9 @@ class Failure:
     evidence: str
     impl: str
     seconds: float | None = None  # into the run when it was found (before shrinking)
+    #: Of a property failure: False when reported as first drawn because its shrinking was
+    #: cut short (the run interrupted, or its budget spent); None otherwise.
+    shrunk: bool | None = None
 
     @classmethod
     def from_property_failure(cls, failure: PropertyFailure, kind: str = "property") -> "Failure":
@@ -89,7 +92,7 @@ class Failure:
 
     def to_json(self) -> dict:
         return {"kind": self.kind, "property": self.property, "case": self.case, "evidence": self.evidence,
-                "replay": self.reproduction(), "seconds": self.seconds}
+                "replay": self.reproduction(), "seconds": self.seconds, "shrunk": self.shrunk}
 
     def __str__(self) -> str:
         what = {"property": "failed", "crash": "crashed the process", "hang": "hung",
@@ -128,6 +131,11 @@ class FuzzResult:
     #: Cases still running when the budget ran out, stopped with their worker: neither
     #: passed nor failed (``{"property", "case", "running_for"}``).
     unfinished: list[dict] = field(default_factory=list)
+    #: Crash-store entries no longer replayable (``{"property", "case", "problem", "store"}``,
+    #: see :meth:`flashcheck.isolation.CrashStore.replayable`): reported, not run, not findings.
+    stale: list[dict] = field(default_factory=list)
+    #: The run was interrupted (SIGINT) before its end: what it found so far is all there is.
+    interrupted: bool = False
 
     @property
     def found(self) -> bool:
@@ -163,7 +171,7 @@ class FuzzResult:
         ``declined_by_property`` (``{property: {reason: count}}``), ``not_applicable``
         (``{property: reason}``), and ``failures``: a list of ``{"kind", "property", "case",
         "evidence", "replay", "seconds"}`` (see :class:`Failure`; ``seconds``: when it was
-        found), ``workers``, ``unfinished`` and ``known``."""
+        found), ``workers``, ``unfinished``, ``known``, ``stale`` and ``interrupted``."""
         return {
             "impl": impl_name, "device": device, "budget": budget, "seconds": round(self.seconds, 3),
             "cases": self.cases, "declined": self.declined, "found": self.found,
@@ -173,6 +181,7 @@ class FuzzResult:
             "by_property": dict(self.by_property), "by_kind": dict(self.by_kind),
             "failures": [failure.to_json() for failure in self.failures], "workers": self.workers,
             "unfinished": self.unfinished, "known": [failure.to_json() for failure in self.known],
+            "stale": self.stale, "interrupted": self.interrupted,
         }
 
 

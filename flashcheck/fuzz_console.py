@@ -44,8 +44,14 @@ class FuzzProgress:
 
 def print_fuzz_result(result, impl_name: str, device: str, *, shrunk: bool = True) -> None:
     """The summary table and, if one was found, the counterexample with its replay line;
-    ``shrunk``: whether a property failure was shrunk (else it is labelled as drawn)."""
-    table = Table(title=f"{impl_name} on {device}: {result.cases} cases in {result.seconds:.1f} s")
+    ``shrunk``: whether a property failure was shrunk (else it is labelled as drawn).
+    Crash and hang reports of one outcome on one case print once, with their count.
+
+    The headline with the counts is a line of its own, never wrapped (a table's title
+    wraps at the table's width, which split "0 cases" over two lines)."""
+    console.print(f"{impl_name} on {device}: {result.cases} cases in {result.seconds:.1f} s", soft_wrap=True,
+                  highlight=False, style="bold")
+    table = Table()
     table.add_column("property")
     table.add_column("cases", justify="right")
     for name, count in sorted(result.by_property.items()):
@@ -77,23 +83,46 @@ def print_fuzz_result(result, impl_name: str, device: str, *, shrunk: bool = Tru
     if result.by_kind:
         kinds = ", ".join(f"{kind} {count}" for kind, count in sorted(result.by_kind.items()))
         console.print(f"case kinds: {kinds}", highlight=False)
+    for entry in result.stale:
+        console.print(f"stale entry in {entry['store']}, not replayed: {entry['property']} on {entry['case']} "
+                      f"({entry['problem']})", markup=False, highlight=False, soft_wrap=True)
+    when = "by the interrupt" if result.interrupted else "at the end of the budget"
     for case in result.unfinished:
-        console.print(f"stopped at the end of the budget after {case['running_for']} s, unfinished "
+        console.print(f"stopped {when} after {case['running_for']} s, unfinished "
                       f"(neither passed nor failed): {case['property']} on {case['case']}", highlight=False)
     for failure in result.known:
         console.print("[bold yellow]known divergence seen (expected, not a finding):[/]")
         console.print(str(failure), markup=False, highlight=False, soft_wrap=True)
-    for failure in result.failures:
+    for failure, count in _distinct(result.failures):
         if failure.kind == "property":
-            title = "counterexample (shrunk)" if shrunk else "counterexample (as drawn, not shrunk)"
+            drawn = not shrunk or failure.shrunk is False
+            title = "counterexample (as drawn, not shrunk)" if drawn else "counterexample (shrunk)"
         elif failure.kind == "fatal":
-            title = "fatal error (the worker could run no further case; not shrunk)"
+            title = "fatal error (the worker could run no further case; not shrunk)" + (
+                f" ({count} times)" if count > 1 else "")
         else:
-            title = f"{failure.kind} of a worker process"
+            title = f"{failure.kind} of a worker process" + (f" ({count} times)" if count > 1 else "")
         console.print(f"[bold red]{title}:[/]")
         console.print(str(failure), markup=False, highlight=False, soft_wrap=True)
-    if not result.found and not result.checked_anything:
+    if result.interrupted:
+        console.print(f"[bold yellow]interrupted[/] after {result.seconds:.1f} s: the run ended before its budget, "
+                      f"and this is what it found until then", highlight=False)
+    elif not result.found and not result.checked_anything:
         console.print("[bold red]nothing was checked[/]: no case passed or failed"
                       + (f" ({result.declined} declined)" if result.declined else ""), highlight=False)
     elif not result.found:
         console.print(f"[bold green]no counterexample[/] in {result.cases} cases")
+
+
+def _distinct(failures) -> list[tuple]:
+    """``(failure, count)`` in order of first report: crashes and hangs of the same kind,
+    property and case whose evidence begins alike (how the worker died; what its log
+    quotes, e.g. a thread's address, differs between processes) count as one."""
+    counts: dict = {}
+    for failure in failures:
+        key = (failure.kind, failure.property, failure.case, failure.evidence.split("\n", 1)[0])
+        if failure.kind == "property":
+            key = (id(failure),)
+        first, count = counts.get(key, (failure, 0))
+        counts[key] = (first, count + 1)
+    return list(counts.values())

@@ -4,7 +4,7 @@ The parent process runs no case and never initialises CUDA. It spawns workers (`
 not ``fork``: CUDA does not survive a fork), each running the in-process engine
 (:func:`flashcheck.fuzz.run`) with a seed of its own and, on CUDA, pinned to one GPU
 (worker ``i`` gets the ``i``-th visible GPU modulo their number, through
-``CUDA_VISIBLE_DEVICES`` set before the worker imports torch).
+``CUDA_VISIBLE_DEVICES`` set before the worker imports torch: :mod:`flashcheck.placement`).
 
 Before every call a worker writes the property and case it is about to run to its case
 file. The parent watches the workers: one that dies (a segfault, an abort, a fatal CUDA
@@ -17,6 +17,8 @@ stops the others while it shrinks its case; the run ends there.
 Crashes and hangs cannot enter hypothesis's example database (the process that would
 save them is gone), so the parent keeps them in ``crashes.json`` inside the database
 folder, and the next run replays them first; one that no longer fails leaves the file.
+A file that is not such a store is an error (:class:`CrashStoreError`), never overwritten;
+an entry whose property or case spec no longer parses is stale: reported, kept, not run.
 
 This module imports neither triton nor anything that initialises CUDA at the top: a spawned
 worker imports it before it has set its environment (``CUDA_VISIBLE_DEVICES``,
@@ -26,6 +28,7 @@ when CUDA is first used.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import multiprocessing
 import os
@@ -34,12 +37,13 @@ import re
 import shutil
 import signal
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from flashcheck import compile_clock
+from flashcheck import compile_clock, placement
 
 #: Exit status of a worker that met an error after which it could not go on (a CUDA error).
 FATAL_EXIT = 86
@@ -89,15 +93,24 @@ class _Slot:
     replay: list = field(default_factory=list)  # stored crashes this worker replays first
 
 
-def fuzz(options: FuzzOptions, *, on_progress: Callable | None = None):
+def fuzz(options: FuzzOptions, *, on_progress: Callable | None = None, replay: list | None = None):
     """Fuzz ``options.impl`` in ``options.workers`` spawned processes for ``options.budget``
     seconds; return a :class:`flashcheck.fuzz.FuzzResult` whose failures include crashes
-    and hangs (each with its case when one was running).
+    and hangs (each with its case when one was running), and whose ``stale`` lists the
+    crash store's entries that no longer parse (:meth:`CrashStore.replayable`).
 
-    ``on_progress(result)`` is called whenever a case completes. The run ends at the
+    ``replay``: ``(property, case spec)`` pairs the first worker runs first, in place of the
+    crash store's (with ``replay_only`` and no database, a run of exactly those cases:
+    ``flashcheck check --case-timeout``). ``on_progress(result)`` is called whenever a case
+    completes. The run ends at the
     budget (cases in flight are given a short grace, then their workers are stopped), at
     the first property failure (once shrunk), or after ``max_crashes`` crashes and hangs.
-    Raises :class:`WorkerError` when a worker fails outside any case (a setup error).
+    A SIGINT (Ctrl-C; called in the main thread) ends the run at once, keeping what it found:
+    the workers are killed, their cases in flight are reported unfinished, a failure still
+    being shrunk is reported as first drawn, and ``result.interrupted`` is set. Workers
+    ignore SIGINT (Ctrl-C reaches the whole process group): the parent decides.
+    Raises :class:`WorkerError` when a worker fails outside any case (a setup error), and
+    :class:`CrashStoreError` before starting any when the crash store cannot be read.
     """
     from flashcheck.fuzz import FuzzResult  # deferred: the parent needs it, workers import it themselves
 
@@ -110,7 +123,7 @@ def fuzz(options: FuzzOptions, *, on_progress: Callable | None = None):
     deadline = start + options.budget
     wall_deadline = time.time() + options.budget
     slots = [_Slot(i, gpu) for i, gpu in enumerate(_gpus_for_workers(options))]
-    slots[0].replay = store.entries()
+    slots[0].replay, result.stale = (list(replay), []) if replay is not None else store.replayable()
     result.workers = [{"worker": slot.index, "gpu": slot.gpu, "device": None, "cases": 0, "processes": 0}
                       for slot in slots]
     spawned = 0
@@ -134,7 +147,22 @@ def fuzz(options: FuzzOptions, *, on_progress: Callable | None = None):
                   str(slot.case_file), str(slot.log_file), messages, slot.stop),
             daemon=True,
         )
-        slot.process.start()
+        with _sigint_ignored():  # inherited: the worker ignores Ctrl-C from its first instruction on
+            slot.process.start()
+
+    def unfinished(slot: _Slot) -> None:
+        """The case in flight in ``slot``, about to be stopped: neither passed nor failed."""
+        running = _running_case(slot.case_file)
+        if running is not None:
+            result.unfinished.append({
+                "property": running["property"], "case": running["case"],
+                "running_for": round(time.time() - running["started"], 1),
+            })
+
+    def drawn_failure() -> None:
+        """The failure the finder was shrinking, as it was first drawn, unless shrunk already."""
+        if finder is not None and not any(f.kind == "property" for f in result.failures):
+            result.failures.append(_failure_from({**unshrunk[0], "shrunk": False}))
 
     def stop_all() -> None:
         nonlocal stopping
@@ -183,15 +211,24 @@ def fuzz(options: FuzzOptions, *, on_progress: Callable | None = None):
         elif kind == "internal":
             raise FlashcheckBug(payload)
 
-    for slot in slots:
-        spawn(slot)
+    interrupted = threading.Event()
+    previous_sigint = _catch_sigint(interrupted)
     try:
+        for slot in slots:
+            spawn(slot)
         while any(slot.process is not None for slot in slots):
             try:
                 handle(*messages.get(timeout=POLL_SECONDS))
             except queue.Empty:
                 pass
             _drain(messages, handle)
+            if interrupted.is_set():
+                result.interrupted = True
+                for slot in slots:
+                    if slot.process is not None:
+                        unfinished(slot)
+                drawn_failure()
+                break
             if time.monotonic() > deadline and not stopping:
                 stop_all()
             for slot in slots:
@@ -221,17 +258,12 @@ def fuzz(options: FuzzOptions, *, on_progress: Callable | None = None):
                 else:
                     limit = _grace(options) if _running_case(slot.case_file) is not None else 0.0
                 if overtime > limit:
-                    running = _running_case(slot.case_file)
-                    if running is not None:
-                        # Not a hang (it did not reach the per-case timeout), not a pass.
-                        result.unfinished.append({
-                            "property": running["property"], "case": running["case"],
-                            "running_for": round(time.time() - running["started"], 1),
-                        })
+                    unfinished(slot)  # not a hang (it did not reach the per-case timeout), not a pass
                     _kill(slot)
-                    if slot is finder and not any(f.kind == "property" for f in result.failures):
-                        result.failures.append(_failure_from(unshrunk[0]))
+                    if slot is finder:
+                        drawn_failure()
     finally:
+        _restore_sigint(previous_sigint)
         for slot in slots:
             if slot.process is not None:
                 _kill(slot)
@@ -275,6 +307,33 @@ def _check_worker(slot: _Slot, options: FuzzOptions, messages, handle):
     return None
 
 
+def _catch_sigint(caught: threading.Event):
+    """From now on SIGINT sets ``caught`` instead of raising KeyboardInterrupt (in the main
+    thread; elsewhere signals cannot be set); returns what :func:`_restore_sigint` restores."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.signal(signal.SIGINT, lambda signum, frame: caught.set())
+
+
+def _restore_sigint(previous) -> None:
+    if previous is not None:
+        signal.signal(signal.SIGINT, previous)
+
+
+@contextlib.contextmanager
+def _sigint_ignored():
+    """SIGINT ignored in this process (in the main thread; elsewhere signals cannot be set), so
+    that a process started meanwhile inherits ignoring it, through its exec and start-up."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def _kill(slot: _Slot) -> None:
     slot.process.kill()
     slot.process.join()
@@ -289,47 +348,30 @@ def _grace(options: FuzzOptions) -> float:
 
 def default_workers(device: str) -> int:
     """The worker count of ``flashcheck fuzz --workers auto``: one per CPU core this process
-    may use, at most :data:`MAX_AUTO_WORKERS`, and on CUDA at least one per visible GPU.
+    may use, at most :data:`MAX_AUTO_WORKERS`, and on CUDA at least one per visible GPU
+    (:func:`flashcheck.placement.default_worker_count`).
 
     A case's time is mostly single-threaded CPU work on either device: on a GPU, Triton
     compiling the kernel variants the case needs (seconds per new variant, against
     milliseconds of GPU time), which workers sharing the GPU overlap; in the interpreter,
     Python running the kernel. Two workers on a 2-core machine ran 1.9 times the cases of
     one in the interpreter (90 s, the project kernel)."""
-    workers = max(1, min(usable_cores(), MAX_AUTO_WORKERS))
-    if device == "cuda":
-        workers = max(workers, len(visible_gpus()))
-    return workers
-
-
-def usable_cores() -> int:
-    """The CPU cores this process may run on."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # no sched_getaffinity (macOS)
-        return os.cpu_count() or 1
-
-
-def visible_gpus() -> list[str]:
-    """The ``CUDA_VISIBLE_DEVICES`` ids of the GPUs this process may hand to workers,
-    counted without creating a CUDA context (the parent must stay able to spawn them)."""
-    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
-    if visible:
-        return [part.strip() for part in visible.split(",") if part.strip()]
-    import torch
-
-    return [str(i) for i in range(torch.cuda.device_count())]
+    return placement.default_worker_count(
+        MAX_AUTO_WORKERS, gpus=len(placement.visible_gpus()) if device == "cuda" else 0)
 
 
 def _gpus_for_workers(options: FuzzOptions) -> list[str | None]:
-    """The ``CUDA_VISIBLE_DEVICES`` value of each worker: the visible GPUs round-robin on
-    CUDA, None on the CPU."""
+    """The ``CUDA_VISIBLE_DEVICES`` value each worker is pinned with: on CUDA, worker ``i``'s
+    entry of this process's visible GPUs, ``i`` modulo their number, even where there is
+    only one (:func:`flashcheck.placement.pin_environment`); None on the CPU."""
     if options.device != "cuda":
         return [None] * options.workers
-    ids = visible_gpus()
-    if not ids:
+    count = len(placement.visible_gpus())
+    if not count:
         raise ValueError("--device cuda: no visible GPU")
-    return [ids[i % len(ids)] for i in range(options.workers)]
+    visible = os.environ.get(placement.VISIBLE_DEVICES)
+    return [placement.pin_environment(placement.gpu_for_worker(i, count), visible)[placement.VISIBLE_DEVICES]
+            for i in range(options.workers)]
 
 
 def _drain(messages, handle) -> None:
@@ -413,9 +455,18 @@ def database_folder(root, impl: str) -> Path:
     return Path(root) / re.sub(r"[^A-Za-z0-9_.-]", "_", impl)
 
 
+class CrashStoreError(ValueError):
+    """The crash store's file is not one (truncated, not a list of entries, unreadable).
+    It is left as it is: the user decides what it held."""
+
+
 class CrashStore:
     """Cases that crashed or hung a worker, kept as JSON (a list of ``{"property",
-    "case", "kind"}``) so that the next run replays them first. ``path`` None keeps nothing."""
+    "case", "kind"}``) so that the next run replays them first. ``path`` None keeps nothing.
+
+    Every read checks the file: one that is not such a list raises :class:`CrashStoreError`
+    naming it, and is never overwritten. Writes keep every entry they do not remove,
+    stale ones included."""
 
     def __init__(self, path: Path | None):
         self.path = path
@@ -424,12 +475,40 @@ class CrashStore:
         if self.path is None or not self.path.exists():
             return []
         try:
-            return list(json.loads(self.path.read_text()))
-        except ValueError:
-            return []  # a damaged store only loses replays, never a run
+            entries = json.loads(self.path.read_text())
+        except (OSError, ValueError) as error:
+            raise CrashStoreError(f"crash store {self.path}: cannot be read ({error}); fix or remove it "
+                                  f"(it is never overwritten)") from None
+        if not isinstance(entries, list) or not all(
+                isinstance(entry, dict) and isinstance(entry.get("property"), str) and isinstance(entry.get("case"), str)
+                for entry in entries):
+            raise CrashStoreError(f"crash store {self.path}: expected a JSON list of {{\"property\", \"case\", "
+                                  f"\"kind\"}} objects; fix or remove it (it is never overwritten)")
+        return entries
 
     def entries(self) -> list[tuple[str, str]]:
         return [(entry["property"], entry["case"]) for entry in self._load()]
+
+    def replayable(self) -> tuple[list[tuple[str, str]], list[dict]]:
+        """The entries to replay, as ``(property, case spec)``, and the stale ones, as
+        ``{"property", "case", "problem", "store"}``: a property no longer registered, or a
+        spec that no longer parses (a renamed field, say). Stale entries stay in the file."""
+        from flashcheck.case import Case
+        from flashcheck.properties import PROPERTIES
+
+        replay, stale = [], []
+        for prop, spec in self.entries():
+            problem = None if prop in PROPERTIES else f"no property {prop!r}"
+            if problem is None:
+                try:
+                    Case.from_spec(spec)
+                except (ValueError, TypeError) as error:
+                    problem = str(error)
+            if problem is None:
+                replay.append((prop, spec))
+            else:
+                stale.append({"property": prop, "case": spec, "problem": problem, "store": str(self.path)})
+        return replay, stale
 
     def add(self, prop: str, spec: str, kind: str) -> None:
         entries = [e for e in self._load() if (e["property"], e["case"]) != (prop, spec)]
@@ -455,7 +534,8 @@ def worker_main(options: FuzzOptions, index: int, seed, wall_deadline: float, gp
                 case_file: str, log_file: str, messages, stop) -> None:
     """A spawned worker: set the environment, load the implementation, replay stored
     crashes, fuzz until the deadline or ``stop``, and report through ``messages``
-    (``(index, kind, payload)`` tuples)."""
+    (``(index, kind, payload)`` tuples). Ignores SIGINT: the parent decides what Ctrl-C ends."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     if gpu is not None:
         os.environ["CUDA_VISIBLE_DEVICES"] = gpu  # before torch is imported: this process sees one GPU
     if options.device == "cpu":
@@ -473,7 +553,7 @@ def worker_main(options: FuzzOptions, index: int, seed, wall_deadline: float, gp
     except Exception as error:  # noqa: BLE001 - any setup error ends the run as a usage problem
         messages.put((index, "error", f"worker {index} could not load {options.impl!r}: {error}"))
         return
-    messages.put((index, "started", _device_description(options.device)))
+    messages.put((index, "started", placement.describe_device(options.device)))
     case_path = Path(case_file)
     clock = compile_clock.CaseClock(lambda record: _write_atomically(case_path, record))
     compile_clock.watch(clock.compiling, clock.compiled)  # compiling is not hanging
@@ -533,22 +613,11 @@ def worker_main(options: FuzzOptions, index: int, seed, wall_deadline: float, gp
     messages.put((index, "done", None))
 
 
-def _device_description(device: str) -> str:
-    """The device this worker runs on, in words (a GPU's name and bus id on CUDA)."""
-    if device != "cuda":
-        return "cpu (Triton interpreter)" if os.environ.get("TRITON_INTERPRET") == "1" else "cpu"
-    import torch
-
-    properties = torch.cuda.get_device_properties(torch.cuda.current_device())
-    uuid = str(getattr(properties, "uuid", "") or "")
-    visible = os.environ.get("CUDA_VISIBLE_DEVICES", "all")
-    return f"{properties.name} (CUDA_VISIBLE_DEVICES={visible}" + (f", GPU-{uuid[:8]})" if uuid else ")")
-
-
 def _replay(impl, options, replay, index, messages, before_case, decided, after_case, on_fatal) -> bool:
     """Run stored crash cases first, each decided as fuzzing decides a case
     (:func:`flashcheck.verdict.decide`). Returns False when one of them failed a property
-    (the run then ends with it, as with any property failure)."""
+    (the run then ends with it, as with any property failure). A case the implementation
+    declines is counted as declined, not as a case run (and, not crashing, leaves the store)."""
     from flashcheck.case import Case
     from flashcheck.fuzz import Failure
     from flashcheck.properties import PROPERTIES

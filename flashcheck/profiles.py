@@ -108,8 +108,8 @@ INTERPRETER = SizeProfile(
     max_elements=1 << 16,
 )
 
-#: A CUDA GPU: BLOCK_M is 64 or 128 and BLOCK_N 32 or 64 depending on dtype and head
-#: dim (see ``kernels/config.py``); 2^26 scores is 512 MB of float64 reference scores in
+#: A CUDA GPU: BLOCK_M and BLOCK_N range from 16 to 128 depending on dtype and head dim
+#: (see ``kernels/config.py``); 2^26 scores is 512 MB of float64 reference scores in
 #: the worst case, which the reference's query chunking keeps bounded.
 GPU = SizeProfile(
     name="gpu",

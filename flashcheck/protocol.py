@@ -1,7 +1,7 @@
 """Calling an implementation through the protocol and checking what it returns.
 
 An implementation is ``attention(q, k, v, *, causal, window, softmax_scale, attn_mask,
-cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k) -> (out, lse)`` (see DESIGN.md).
+cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k) -> (out, lse)`` (see docs/protocol.md).
 It may carry ``flashcheck_features``, a set naming what it supports, and
 ``flashcheck_known_divergences``, a mapping from property name to the reason the
 implementation is known to break it, optionally confined to some cases (see
@@ -28,7 +28,7 @@ DEFAULT_FEATURES = frozenset({"causal", "window", "gqa", "mask", "backward", "ls
 
 
 def features_of(impl, device=None) -> frozenset:
-    """What ``impl`` supports, as a frozenset of PROTOCOL_FEATURES and DTYPE_NAMES.
+    """What ``impl`` supports, as a frozenset of ALL_FEATURES and DTYPE_NAMES.
 
     * With ``device`` (a torch.device or string, e.g. ``"cuda:0"``) and an impl
       carrying ``flashcheck_features_by_device`` (as the adapters here do): that
@@ -140,7 +140,7 @@ def call(impl, inputs, case, **extra):
         if not isinstance(lse, torch.Tensor) or tuple(lse.shape) != lse_shape or lse.dtype != torch.float32:
             raise Violation(
                 f"protocol: lse must be a float32 tensor of shape {lse_shape}, got "
-                f"{tuple(lse.shape) if isinstance(lse, torch.Tensor) else type(lse).__name__}"
+                f"{f'{tuple(lse.shape)} {lse.dtype}' if isinstance(lse, torch.Tensor) else type(lse).__name__}"
             )
         if lse.device != q.device:
             raise Violation(f"protocol: lse must be on q's device {q.device}, got a tensor on {lse.device}")

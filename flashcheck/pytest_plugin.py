@@ -46,7 +46,8 @@ Timing matters, so the work is spread over the hooks by when it must happen:
 **GPU pinning under pytest-xdist.** Worker ``gwN`` on a machine with ``count > 1`` visible
 GPUs takes GPU ``N mod count`` (:func:`worker_gpu`), so ``pytest -n <GPUs>`` gives each
 worker a GPU of its own. The pin is made by narrowing ``CUDA_VISIBLE_DEVICES`` to that one
-GPU before CUDA is initialised in the worker: the worker then sees it as ``cuda:0``, and
+GPU before CUDA is initialised in the worker (:mod:`flashcheck.placement`, as for the
+fuzzer's and corpus runs' workers): the worker then sees it as ``cuda:0``, and
 so does every process it spawns (the fuzzer's isolated workers, compiler subprocesses),
 where ``torch.cuda.set_device`` would pin this process only and leave code that names
 ``cuda:0`` on the first GPU. The GPUs are counted through NVML, which does not
@@ -63,6 +64,8 @@ import re
 import sys
 
 import pytest
+
+from flashcheck import placement
 
 #: Peers that run on CUDA only: in the default selection where torch sees a GPU.
 CUDA_ONLY = ("sdpa-flash", "sdpa-efficient", "sdpa-cudnn", "flex")
@@ -85,7 +88,6 @@ class _State:
 
     early_done: bool = False
     cuda: bool = False
-    gpu_pin: str | None = None  # how this xdist worker was pinned, for its report
     previous_hypothesis_profile: str | None = None
     impl_names: tuple[str, ...] = ()
     impl_source: str = "default"
@@ -153,7 +155,7 @@ def _early_setup(config, options) -> None:
     if state.early_done:
         return
     state.early_done = True
-    state.gpu_pin = _pin_xdist_worker(os.environ.get("PYTEST_XDIST_WORKER"))
+    _pin_xdist_worker(os.environ.get("PYTEST_XDIST_WORKER"))
 
     import torch  # after the pin: counting through NVML leaves CUDA uninitialised
 
@@ -212,56 +214,27 @@ def worker_gpu(worker_id: str | None, device_count: int) -> int | None:
     match = _WORKER_ID.fullmatch(worker_id or "")
     if match is None or device_count < 2:
         return None
-    return int(match.group(1)) % device_count
+    return placement.gpu_for_worker(int(match.group(1)), device_count)
 
 
-def visible_device_entry(gpu: int, visible: str | None) -> str:
-    """The ``CUDA_VISIBLE_DEVICES`` value that leaves exactly visible GPU ``gpu`` visible:
-    its entry in ``visible`` (the current value: indices or UUIDs), or its index when the
-    variable is unset or empty."""
-    entries = [part.strip() for part in (visible or "").split(",") if part.strip()]
-    if not entries:
-        return str(gpu)
-    if not 0 <= gpu < len(entries):
-        raise ValueError(f"gpu: expected an index below the {len(entries)} entries of {visible!r}, got {gpu}")
-    return entries[gpu]
-
-
-def _pin_xdist_worker(worker_id: str | None) -> str | None:
-    """Pin this process to its GPU if it is an xdist worker on a machine with several;
-    return how it was pinned, for the report (None when it was not)."""
+def _pin_xdist_worker(worker_id: str | None) -> None:
+    """Pin this process to its GPU if it is an xdist worker on a machine with several."""
     if _WORKER_ID.fullmatch(worker_id or "") is None:
-        return None
+        return
     import torch
 
     if not torch.backends.cuda.is_built():
-        return None
+        return
     # NVML counts without initialising CUDA; CUDA_VISIBLE_DEVICES only acts before that.
     count = getattr(torch.cuda, "_device_count_nvml", lambda: -1)()
     if count >= 0:
         gpu = worker_gpu(worker_id, count)
-        if gpu is None:
-            return None
-        entry = visible_device_entry(gpu, os.environ.get("CUDA_VISIBLE_DEVICES"))
-        os.environ["CUDA_VISIBLE_DEVICES"] = entry
-        return f"CUDA_VISIBLE_DEVICES={entry}"
+        if gpu is not None:
+            os.environ.update(placement.pin_environment(gpu, os.environ.get(placement.VISIBLE_DEVICES)))
+        return
     gpu = worker_gpu(worker_id, torch.cuda.device_count())
-    if gpu is None:
-        return None
-    torch.cuda.set_device(gpu)  # this process only: NVML could not count the GPUs
-    return f"torch.cuda.set_device({gpu})"
-
-
-def _device_description(state: _State) -> str:
-    if not state.cuda:
-        return "cpu" + (", Triton interpreter" if os.environ.get("TRITON_INTERPRET") == "1" else "")
-    import torch
-
-    index = torch.cuda.current_device()
-    props = torch.cuda.get_device_properties(index)
-    uuid = str(getattr(props, "uuid", "") or "")
-    return f"cuda:{index} {props.name}" + (f" GPU-{uuid[:8]}" if uuid else "") + (
-        f" ({state.gpu_pin})" if state.gpu_pin else "")
+    if gpu is not None:
+        torch.cuda.set_device(gpu)  # this process only: NVML could not count the GPUs
 
 
 # -- configure: markers, implementations ------------------------------------------------------
@@ -288,7 +261,7 @@ def pytest_configure(config):
         for name in state.impl_names:
             implementation(config, name)  # a wrong name stops the run here, before any test
     if hasattr(config, "workeroutput"):  # an xdist worker: tell the controller where it ran
-        config.workeroutput["flashcheck_device"] = _device_description(state)
+        config.workeroutput["flashcheck_device"] = placement.describe_device("cuda" if state.cuda else "cpu")
 
 
 def pytest_unconfigure(config):
@@ -407,7 +380,7 @@ def pytest_report_header(config):
         # The profile as hypothesis has it now: its own --hypothesis-profile may have replaced ours.
         f"flashcheck: implementations {', '.join(state.impl_names)} ({state.impl_source}); "
         f"hypothesis profile {settings.get_current_profile_name()}; sizes {size_profile(config).name}; "
-        f"device {_device_description(state)}"
+        f"device {placement.describe_device('cuda' if state.cuda else 'cpu')}"
     ]
 
 

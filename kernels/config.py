@@ -6,8 +6,8 @@ given problem always runs the same kernel variant, so results are reproducible r
 so across runs and processes) and the number of compiled variants stays small.
 
 On Hopper GPUs (compute capability 9.x) the 16-bit configurations for head dims up to 128
-come from :data:`TUNED_SM90`, measured by ``python -m flashcheck.kernels.tune`` (it times
-every candidate of :mod:`flashcheck.kernels.tune` and prints this table); "banded" means a
+come from :data:`TUNED_SM90`, measured by ``python -m flashcheck.devtools.tune`` (it times
+every candidate of :mod:`flashcheck.devtools.tune` and prints this table); "banded" means a
 causal or sliding-window band, whose diagonal blocks shift the best shapes. Everything else
 (other GPUs, float32, head dims above 128) uses the conservative defaults below, which fit
 the shared memory of any GPU since Ampere.
@@ -36,13 +36,7 @@ def _launch(block_m, block_n, num_warps, num_stages) -> dict:
 
 
 #: Tuned on Hopper: (dtype name, padded head dim, banded) -> {"forward", "dk_dv", "dq"}.
-#: Printed by ``python -m flashcheck.kernels.tune`` (the performance log: kernels/PERFORMANCE.md).
-#: Measured on an NVIDIA H100 80GB HBM3 (torch 2.11, triton 3.6). The head-dim-128 rows are
-#: the sweep of 2026-11-23, confirmed by a new sweep on 2026-11-24 (bfloat16's winners
-#: unchanged; float16's new forward winner lost up to 25% at 512-2K tokens in the benchmark
-#: gate, and its dQ winners were within 1%). The head-dim-64 rows are the 2026-11-24 sweep,
-#: kept where the benchmarks confirmed it (3 stages for ``_dk_dv``, 64 x 64 ``_dq`` blocks
-#: without a band: forward+backward 1-8% faster).
+#: Printed by ``python -m flashcheck.devtools.tune``. How each row was chosen and measured (H100 sweeps, benchmark gate): docs/performance.md.
 TUNED_SM90: dict[tuple[str, int, bool], dict[str, dict]] = {
     ("bfloat16", 64, False): {"forward": _launch(128, 64, 8, 3), "dk_dv": _launch(64, 64, 4, 3), "dq": _launch(64, 64, 4, 3)},
     ("bfloat16", 64, True): {"forward": _launch(128, 64, 8, 3), "dk_dv": _launch(64, 64, 4, 3), "dq": _launch(128, 32, 4, 3)},
@@ -58,7 +52,7 @@ TUNED_SM90: dict[tuple[str, int, bool], dict[str, dict]] = {
 #: float32 above head dim 128, forward and backward. float32 products are IEEE FMA dots, not
 #: tensor-core ones, and each thread holds its share of both operands in registers, so at
 #: BLOCK_D 256 the 32 x 32 tiles of the other float32 rows spilled 36-77 KB per thread
-#: (ptxas, sm90); 16 x 16 tiles spill nothing. Measured on an H100 (kernels/PERFORMANCE.md,
+#: (ptxas, sm90); 16 x 16 tiles spill nothing. Measured on an H100 (docs/performance.md,
 #: 2026-11-24): 5x faster (forward+backward, 2048 tokens) and 4.6x faster to compile.
 _FLOAT32_WIDE = _launch(16, 16, 4, 1)
 

@@ -64,7 +64,7 @@ def flash_attention(
     (any strides, shaped as the returned out and lse) and returned.
 
     Differentiable in q, k and v through Triton backward kernels that recompute the
-    probabilities from lse (with the same band and mask; bitwise deterministic: no atomics;
+    probabilities from lse (with the same band and mask; bitwise deterministic: no atomic sums;
     GQA gradients of K and V are summed over each group's query heads inside one program).
     lse is differentiable too: ``∂lse_i/∂s_ij = P_ij``. Keys no query may attend get
     exactly zero dK and dV.

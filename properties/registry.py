@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -34,14 +35,14 @@ class Property:
 def prop(*, requires=(), applies=None, draw=None):
     """Register the decorated ``check(impl, case, *, device)`` under its function name.
 
-    The first line of its docstring is the property's summary.
+    The first paragraph of its docstring, on one line, is the property's summary.
     """
 
     def register(check):
         name = check.__name__
         if name in PROPERTIES:
             raise ValueError(f"property {name!r} registered twice")
-        summary = (check.__doc__ or name).strip().splitlines()[0]
+        summary = " ".join(re.split(r"\n\s*\n", (check.__doc__ or name).strip())[0].split())
         PROPERTIES[name] = Property(
             name, check, summary, frozenset(requires),
             applies if applies is not None else (lambda case: True), dict(draw or {}),

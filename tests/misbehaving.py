@@ -105,3 +105,28 @@ def _racy():
 #: Not bitwise reproducible (one element moves by one unit in the last place per call), and
 #: declares it: a known divergence, which fuzzing reports without counting it a finding.
 racy_declared = _racy()
+
+
+#: Environment variable naming the file :data:`shrinks_slowly` creates once it is shrinking.
+SHRINKING_MARKER = "FLASHCHECK_TEST_SHRINKING_MARKER"
+#: Seconds each call of :data:`shrinks_slowly` takes while it shrinks.
+SHRINK_CALL_SECONDS = 10
+_failing_calls = []
+
+
+def _fail_slowly():
+    """Fail, and from the second failing call on (hypothesis shrinking the first failure)
+    create the file :data:`SHRINKING_MARKER` names and take :data:`SHRINK_CALL_SECONDS` per
+    call, so that a test can interrupt the run while it shrinks."""
+    _failing_calls.append(None)
+    if len(_failing_calls) > 1:
+        marker = os.environ.get(SHRINKING_MARKER)
+        if marker:
+            open(marker, "a").close()
+        time.sleep(SHRINK_CALL_SECONDS)
+    raise RuntimeError("planted")
+
+
+#: Raises on every case with more than one query, and shrinks slowly: a failure found at
+#: once and still being shrunk seconds later.
+shrinks_slowly = _misbehaving(_fail_slowly)

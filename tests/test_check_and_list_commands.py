@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 
 import pytest
 
@@ -28,6 +29,14 @@ def test_list_names_every_property_and_builtin_implementation(capsys):
     out = capsys.readouterr().out
     for name in list(PROPERTIES) + list(adapters.REGISTRY):
         assert name in out
+
+
+def test_list_shows_each_property_s_whole_description(capsys):
+    assert cli.main(["list"]) == EXIT_OK
+    out = " ".join(capsys.readouterr().out.split())
+    for prop in PROPERTIES.values():
+        first_paragraph = " ".join(re.split(r"\n\s*\n", prop.check.__doc__.strip())[0].split())
+        assert f"{prop.name}: {first_paragraph}" in out
 
 
 def test_check_passes_a_correct_implementation(capsys):
@@ -105,6 +114,53 @@ def test_check_reports_an_error_of_flashchecks_own_code_as_flashchecks_with_its_
     assert "ValueError: a bug in this property's own code" in captured.err
 
 
+def float16_lse(q, k, v, **kwargs):
+    """tests.buggy.correct, with its lse rounded to float16 (the protocol asks for float32)."""
+    out, lse = buggy.correct(q, k, v, **kwargs)
+    return out, lse.half()
+
+
+float16_lse.flashcheck_features = buggy.FEATURES
+
+
+def test_an_lse_of_the_wrong_dtype_is_named_with_the_dtype_it_has(capsys):
+    assert check("tests.test_check_and_list_commands:float16_lse", "lse_matches_reference", MASKED_CASE) == EXIT_FOUND
+    out = capsys.readouterr().out
+    assert "lse must be a float32 tensor" in out and "torch.float16" in out
+
+
+#: A case with more than one query, where tests.misbehaving's implementations misbehave.
+TWO_QUERIES = "batch=1 seqlen_q=2 seqlen_k=3 heads=1 kv_heads=1 head_dim=8 dtype=float32 seed=1"
+
+
+def test_check_with_a_case_timeout_runs_the_case_in_a_worker_and_reports_a_hang_as_fuzz_does(capsys):
+    arguments = ["--property", "out_matches_reference", "--case", TWO_QUERIES, "--device", "cpu", "--case-timeout"]
+    assert flashcheck(["check", "--impl", "tests.misbehaving:hang", *arguments, "2"]) == EXIT_FOUND
+    out = capsys.readouterr().out
+    assert "property out_matches_reference hung for tests.misbehaving:hang" in out
+    assert "the case ran longer than the per-case timeout of 2 s" in out
+    assert f"case: {Case.from_spec(TWO_QUERIES).spec()}" in out
+    # A case that takes its process down is reported as fuzz reports it, not suffered.
+    assert flashcheck(["check", "--impl", "tests.misbehaving:segfault", *arguments, "2"]) == EXIT_FOUND
+    out = capsys.readouterr().out
+    assert "property out_matches_reference crashed the process for tests.misbehaving:segfault" in out
+    assert "SIGSEGV" in out
+    # Compiling Triton kernels does not count, as in fuzz: a case that compiles for longer
+    # than its timeout and then passes holds.
+    assert flashcheck(["check", "--impl", "tests.misbehaving:compiles_slowly", *arguments, "1"]) == EXIT_OK
+    assert "holds for tests.misbehaving:compiles_slowly" in capsys.readouterr().out
+
+
+def test_check_with_a_case_timeout_reaches_the_verdict_it_reaches_in_this_process(capsys):
+    arguments = ["--property", "out_matches_reference", "--case", TWO_QUERIES, "--device", "cpu", "--case-timeout", "60"]
+    assert flashcheck(["check", "--impl", "tests.stubs:declines_everything", *arguments]) == EXIT_UNCHECKED
+    assert "declines this case: not written yet (nothing was checked)" in capsys.readouterr().err
+    assert flashcheck(["check", "--impl", "tests.misbehaving:fatal_cuda_error", *arguments]) == EXIT_FOUND
+    out = capsys.readouterr().out
+    assert "property out_matches_reference ended the process with a fatal error for tests.misbehaving:fatal_cuda_error" in out
+    assert "CUDA error: an illegal memory access" in out
+
+
 @pytest.mark.parametrize("impl, prop, case, message", [
     ("tests.buggy:correct", "no_such_property", MASKED_CASE, "--property"),
     ("tests.buggy:correct", "out_matches_reference", "seqlen_q=banana", "seqlen_q"),
@@ -126,6 +182,13 @@ def test_check_usage_errors_exit_2_with_one_line_naming_the_problem(impl, prop, 
     err = capsys.readouterr().err
     assert message in err
     assert len(err.strip().splitlines()) == 1, err
+
+
+@pytest.mark.parametrize("timeout", ["0", "-1", "nan"])
+def test_check_refuses_a_case_timeout_that_is_not_a_positive_number_of_seconds(timeout, capsys):
+    assert flashcheck(["check", "--impl", "tests.buggy:correct", "--property", "out_matches_reference",
+                       "--case", MASKED_CASE, "--device", "cpu", "--case-timeout", timeout]) == EXIT_USAGE
+    assert "--case-timeout: expected a positive number of seconds" in capsys.readouterr().err
 
 
 interpreted = pytest.mark.skipif(os.environ.get("TRITON_INTERPRET") != "1",

@@ -2,6 +2,12 @@
 process, in corpus order, with crashes reported by case rather than as a broken pool."""
 from __future__ import annotations
 
+import multiprocessing
+import os
+import subprocess
+import sys
+import textwrap
+
 import pytest
 
 from flashcheck import adapters, corpus, corpus_jobs, protocol
@@ -57,6 +63,52 @@ def test_jobs_below_one_is_a_usage_error_naming_the_argument(command, device, ca
     assert exit_info.value.code == 2 and "--jobs" in capsys.readouterr().err
 
 
-def test_default_jobs_use_the_cores_on_a_gpu_and_one_process_on_the_cpu():
+def test_default_jobs_use_the_cores_on_a_gpu_and_one_process_on_the_cpu(monkeypatch):
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(3)), raising=False)
+    assert corpus_jobs.default_jobs("cuda") == 3
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(64)), raising=False)
+    assert corpus_jobs.default_jobs("cuda") == corpus_jobs.MAX_DEFAULT_JOBS == 8
     assert corpus_jobs.default_jobs("cpu") == 1
-    assert 1 <= corpus_jobs.default_jobs("cuda") <= corpus_jobs.MAX_DEFAULT_JOBS
+
+
+# -- GPU pinning ----------------------------------------------------------------------------------
+
+
+def test_with_several_gpus_each_worker_is_pinned_through_cuda_visible_devices_in_turn(monkeypatch):
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "4,6,7")  # as the worker inherits it from the parent
+    counter = multiprocessing.get_context("spawn").Value("i", 0)
+    pinned = []
+    for _ in range(4):  # four workers starting, each running the initialiser once
+        corpus_jobs._start_worker(counter, 3, "4,6,7")
+        pinned.append(os.environ["CUDA_VISIBLE_DEVICES"])
+    assert pinned == ["4", "6", "7", "4"]
+
+
+def test_with_one_gpu_the_workers_keep_the_environment_they_inherit(monkeypatch):
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "5")
+    counter = multiprocessing.get_context("spawn").Value("i", 0)
+    corpus_jobs._start_worker(counter, 1, "5")
+    corpus_jobs._start_worker(counter, 1, "5")
+    assert os.environ["CUDA_VISIBLE_DEVICES"] == "5"
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES")
+    corpus_jobs._start_worker(counter, 0, None)  # on the CPU
+    assert "CUDA_VISIBLE_DEVICES" not in os.environ
+
+
+def test_a_spawned_worker_loads_this_module_without_asking_torch_about_cuda():
+    # The pin acts only if CUDA is not initialised before the initialiser runs, and a spawned
+    # worker imports this module (and what it imports) to find the initialiser.
+    code = textwrap.dedent("""
+        import torch
+        asked = []
+        for name in ("is_available", "device_count", "current_device", "init", "_lazy_init"):
+            def spy(*args, _name=name, _real=getattr(torch.cuda, name), **kwargs):
+                asked.append(_name)
+                return _real(*args, **kwargs)
+            setattr(torch.cuda, name, spy)
+        import flashcheck.corpus_jobs
+        print(asked)
+    """)
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "[]"

@@ -8,12 +8,15 @@ kernel's own fuzzing is what the README's first command runs.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import random
 import shlex
+import signal
 import subprocess
 import sys
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -21,14 +24,14 @@ import pytest
 import torch
 from hypothesis import settings
 
-from flashcheck import isolation, profiles, protocol
+from flashcheck import fuzz_console, isolation, profiles, protocol
 from flashcheck.case import Case
 from flashcheck import fuzz as fuzz_engine
 from flashcheck.properties import PROPERTIES
 from flashcheck.properties.registry import Property
 from flashcheck.verdict import FlashcheckError, Outcome, decide
 from tests import buggy, misbehaving
-from tests.cli_process import flashcheck
+from tests.cli_process import REPO, flashcheck, needs_interpreter_numpy
 from flashcheck.commands import EXIT_FOUND, EXIT_OK, EXIT_UNCHECKED, EXIT_USAGE
 
 
@@ -280,6 +283,7 @@ def test_a_case_that_hangs_is_killed_and_reported(tmp_path):
 def test_time_spent_compiling_kernels_does_not_count_towards_the_case_timeout(tmp_path):
     # The same seconds per case, compiling in one and running in the other: only the
     # running counts against the 1 s timeout (a compilation of minutes is not a hang).
+    (tmp_path / "compiling").mkdir(), (tmp_path / "running").mkdir()
     status, result = fuzz(tmp_path / "compiling", "tests.misbehaving:compiles_slowly", "--case-timeout", "1",
                           budget=4 * misbehaving.SLOW_SECONDS)
     assert status == EXIT_OK and result["failures"] == [] and result["cases"] >= 2
@@ -434,6 +438,164 @@ def test_an_implementation_that_fails_to_load_in_the_worker_is_a_usage_error(tmp
     status, result = fuzz(tmp_path, "tests.refusing_worker:attention", budget=10)
     assert status == EXIT_USAGE and result is None
     assert "could not load" in capsys.readouterr().err
+
+
+@needs_interpreter_numpy
+def test_an_interrupted_run_keeps_what_it_found_and_exits_130(tmp_path):
+    # Ctrl-C in a terminal sends SIGINT to the command and its workers alike (one process
+    # group); here while the worker shrinks the failure it found, so that the failure is
+    # reported as drawn, not shrunk.
+    marker, result_file = tmp_path / "shrinking", tmp_path / "result.json"
+    command = [sys.executable, "-m", "flashcheck.cli", "fuzz", "--impl", "tests.misbehaving:shrinks_slowly",
+               "--budget", "300", "--seed", "1", "--device", "cpu", "--workers", "1",
+               "--property", "out_matches_reference", "--database", str(tmp_path / "examples"),
+               "--json", str(result_file)]
+    environment = {**os.environ, "TRITON_INTERPRET": "1", misbehaving.SHRINKING_MARKER: str(marker)}
+    process = subprocess.Popen(command, cwd=REPO, env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True, start_new_session=True)
+    try:
+        started = time.monotonic()
+        while not marker.exists() and process.poll() is None and time.monotonic() - started < 240:
+            time.sleep(0.2)
+        assert marker.exists(), "the run never reached its shrinking"
+        time.sleep(0.5)  # the worker's report of its failure reaches the command
+        os.killpg(process.pid, signal.SIGINT)
+        out, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.communicate()
+    assert process.returncode == 130, out + err
+    assert "Traceback" not in err, err
+    result = json.loads(result_file.read_text())
+    assert result["interrupted"] and result["found"]
+    [failure] = result["failures"]
+    assert failure["kind"] == "property" and "planted" in failure["evidence"]
+    assert "cases in" in out and "interrupted" in out, "the summary"
+    assert "counterexample (as drawn, not shrunk)" in out and failure["replay"] in out
+
+
+def tree(path: Path) -> list:
+    """Everything under ``path``, with its modification time."""
+    return sorted((str(p.relative_to(path)), p.stat().st_mtime_ns) for p in path.rglob("*"))
+
+
+def json_in_a_missing_folder(tmp_path, monkeypatch):
+    return ["--json", str(tmp_path / "missing" / "result.json")], tmp_path / "missing", "does not exist"
+
+
+def database_that_is_a_file(tmp_path, monkeypatch):
+    (tmp_path / "database").write_text("")
+    return ["--database", str(tmp_path / "database")], tmp_path / "database", "expected a folder, found a file"
+
+
+def database_in_an_unwritable_folder(tmp_path, monkeypatch):
+    folder = tmp_path / "read-only"
+    folder.mkdir()
+    folder.chmod(0o555)
+    if os.access(folder, os.W_OK):  # root: permission bits do not bind, so answer as they would for a user
+        access = os.access
+        monkeypatch.setattr(os, "access", lambda path, mode, **kw: not (Path(path) == folder and mode & os.W_OK)
+                            and access(path, mode, **kw))
+    return ["--database", str(folder / "examples")], folder, "not writable"
+
+
+@pytest.mark.parametrize("arrange", [json_in_a_missing_folder, database_that_is_a_file,
+                                     database_in_an_unwritable_folder])
+def test_an_output_that_cannot_be_written_is_refused_before_any_work_without_touching_anything(
+        tmp_path, monkeypatch, capsys, arrange):
+    arguments, named, expected = arrange(tmp_path, monkeypatch)
+    monkeypatch.setattr(isolation, "fuzz", lambda *a, **k: pytest.fail("a worker was started"))
+    before = tree(tmp_path)
+    status, result = fuzz(tmp_path, "tests.buggy:correct", *arguments, budget=30)
+    assert status == EXIT_USAGE and result is None
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert arguments[0] in line and str(named) in line and expected in line, line
+    assert tree(tmp_path) == before, "nothing created or changed"
+
+
+@pytest.mark.parametrize("content", [
+    '[{"property": "out_matches_reference", "case": "batch=1 seqlen_q=3', '{"property": "out_matches_reference"}',
+    '["out_matches_reference"]'], ids=["truncated", "not a list", "entries not objects"])
+def test_a_damaged_crash_store_is_an_error_naming_it_and_is_left_as_it_was(tmp_path, capsys, content):
+    store = tmp_path / "examples" / "tests.buggy_correct" / "crashes.json"
+    store.parent.mkdir(parents=True)
+    store.write_text(content)
+    status, result = fuzz(tmp_path, "tests.buggy:correct", budget=4)
+    assert status == EXIT_USAGE and result is None
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert str(store) in line
+    assert store.read_text() == content, "never overwritten"
+
+
+def test_a_stored_case_that_no_longer_parses_is_reported_once_as_stale_not_as_a_crash(tmp_path, capsys):
+    store = tmp_path / "examples" / "tests.buggy_correct" / "crashes.json"
+    store.parent.mkdir(parents=True)
+    spec = ("batch=1 seqlen_q=3 seqlen_k=5 heads=2 kv_heads=1 head_dim=8 dtype=float32 causal=False window=-1,-1 "
+            "softmax_scale=None layout=contiguous values=normal seed=0")
+    entries = [{"property": "out_matches_reference", "case": "batch=1 seqlen_q=3 flavour=vanilla", "kind": "crash"},
+               {"property": "a_renamed_property", "case": spec, "kind": "hang"},
+               {"property": "out_matches_reference", "case": spec, "kind": "hang"}]
+    store.write_text(json.dumps(entries))
+    status, result = fuzz(tmp_path, "tests.buggy:correct", "--replay-only", budget=60)
+    assert status == EXIT_OK and result["failures"] == [], "a stale entry is not the implementation crashing"
+    assert result["by_property"] == {"out_matches_reference": 1}, "the entry that parses is replayed"
+    assert [(entry["property"], entry["case"]) for entry in result["stale"]] == \
+        [(entry["property"], entry["case"]) for entry in entries[:2]]
+    out = capsys.readouterr().out
+    for stale in ("flavour=vanilla", "a_renamed_property"):
+        assert len([line for line in out.splitlines() if stale in line]) == 1, out
+    assert json.loads(store.read_text()) == entries[:2], "stale entries are kept (and the replayed one forgotten)"
+
+
+def test_replay_only_with_nothing_stored_says_so_and_is_no_confirmed_fix(tmp_path, capsys):
+    status, result = fuzz(tmp_path, "tests.buggy:correct", "--replay-only", budget=30)
+    assert status == EXIT_USAGE and result is None
+    database = isolation.database_folder(tmp_path / "examples", "tests.buggy:correct")
+    assert f"nothing stored to replay in {database}" in capsys.readouterr().err
+    # Examples stored under no key of the chosen properties: found only by replaying, and still no fix confirmed.
+    (database / "0123456789abcdef").mkdir(parents=True)
+    (database / "0123456789abcdef" / "fedcba9876543210").write_bytes(b"\x00\x01")
+    status, result = fuzz(tmp_path, "tests.buggy:correct", "--replay-only", budget=30)
+    assert status == EXIT_USAGE and result["cases"] == 0
+    assert f"nothing replayed from {database}" in capsys.readouterr().err
+
+
+def printed_summary(result, monkeypatch, *, width=60, impl="tests.misbehaving:segfault") -> str:
+    """What the fuzz summary prints for ``result`` on a console ``width`` columns wide."""
+    from rich.console import Console
+
+    out = io.StringIO()
+    monkeypatch.setattr(fuzz_console, "console", Console(file=out, width=width))
+    fuzz_console.print_fuzz_result(result, impl, "cpu")
+    return out.getvalue()
+
+
+def test_identical_crash_reports_print_once_with_their_count(monkeypatch):
+    spec = "batch=1 seqlen_q=2 seqlen_k=2 heads=1 kv_heads=1 head_dim=8 dtype=float32 seed=4"
+    died = "the worker process died with signal SIGSEGV (exit -11) while running out_matches_reference"
+
+    def crash(case, thread, seconds):
+        # What faulthandler quotes differs between processes (the thread's address), not the outcome.
+        evidence = f"{died}\nthe worker's last output:\n  Current thread 0x{thread:016x} (most recent call first):"
+        return fuzz_engine.Failure("crash", "out_matches_reference", case, evidence, "tests.misbehaving:segfault",
+                                   seconds)
+
+    result = fuzz_engine.FuzzResult(cases=3, seconds=9.0, failures=[
+        crash(spec, 0x7f01, 1.0), crash(spec, 0x7f02, 2.0), crash(spec.replace("seed=4", "seed=5"), 0x7f03, 3.0),
+        crash(spec, 0x7f04, 4.0)])
+    out = printed_summary(result, monkeypatch, width=200)
+    assert out.count(died) == 2, out
+    assert out.count(f"case: {spec}\n") == 1 and "3 times" in out
+    assert out.count("seed=5") == 2, "the other case, with its replay line"
+
+
+def test_the_summary_keeps_its_numbers_whole_on_a_narrow_console(monkeypatch):
+    result = fuzz_engine.FuzzResult(cases=0, seconds=1.5)
+    assert "tests.buggy:correct on cpu: 0 cases in 1.5 s" in printed_summary(result, monkeypatch,
+                                                                           impl="tests.buggy:correct")
+    result.count("out_matches_reference", [])
+    assert "1 cases in 1.5 s" in printed_summary(result, monkeypatch, impl="tests.buggy:correct")
 
 
 cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")

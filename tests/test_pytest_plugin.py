@@ -17,7 +17,7 @@ from hypothesis import settings
 
 import flashcheck.suite  # noqa: F401  (see below)
 from flashcheck import profiles
-from flashcheck.pytest_plugin import visible_device_entry, worker_gpu
+from flashcheck.pytest_plugin import worker_gpu
 
 pytest_plugins = ["pytester"]
 
@@ -417,14 +417,4 @@ def test_worker_gpu_validates_the_count():
         worker_gpu("gw0", -1)
 
 
-@pytest.mark.parametrize(
-    "gpu, visible, expected",
-    [(1, None, "1"), (0, "", "0"), (1, "4,6", "6"), (0, " GPU-ab12 , GPU-cd34", "GPU-ab12")],
-)
-def test_the_pin_keeps_the_chosen_entry_of_cuda_visible_devices(gpu, visible, expected):
-    assert visible_device_entry(gpu, visible) == expected
-
-
-def test_the_pin_rejects_an_index_beyond_cuda_visible_devices():
-    with pytest.raises(ValueError, match="gpu: expected an index below the 2 entries"):
-        visible_device_entry(2, "4,6")
+# The environment that pins a worker to its GPU: tests/test_placement.py.

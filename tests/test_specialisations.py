@@ -1,6 +1,6 @@
-"""python -m flashcheck.kernels.specialisations: counting the compilations that drawn cases
+"""python -m flashcheck.devtools.specialisations: counting the compilations that drawn cases
 need, by Triton's own classification of the launch arguments, without running a kernel;
-python -m flashcheck.kernels.codegen: the code those specialisations compile to on a GPU."""
+python -m flashcheck.devtools.codegen: the code those specialisations compile to on a GPU."""
 from __future__ import annotations
 
 import os
@@ -12,7 +12,8 @@ import pytest
 import triton
 import torch
 
-from flashcheck.kernels import config, forward, launcher, specialisations
+from flashcheck.devtools import specialisations
+from flashcheck.kernels import config, forward, launcher
 
 pytestmark = pytest.mark.skipif(not config.INTERPRETER, reason="counts launches in Triton's interpreter mode")
 
@@ -71,12 +72,12 @@ def test_an_unknown_property_is_a_usage_error(capsys):
     assert "property: unknown 'no_such_property'" in capsys.readouterr().err
 
 
-# python -m flashcheck.kernels.codegen compiles for a GPU, which Triton's interpreter mode
+# python -m flashcheck.devtools.codegen compiles for a GPU, which Triton's interpreter mode
 # (set for this test process) rules out: it runs in a process of its own without it.
 
 def codegen(*args):
     env = {name: value for name, value in os.environ.items() if name != "TRITON_INTERPRET"}
-    run = subprocess.run([sys.executable, "-m", "flashcheck.kernels.codegen", *args], env=env,
+    run = subprocess.run([sys.executable, "-m", "flashcheck.devtools.codegen", *args], env=env,
                          capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stderr
     return run.stdout.splitlines()
@@ -104,7 +105,7 @@ def test_float32_at_head_dim_256_compiles_without_register_spills():
 
 
 def test_codegen_refuses_to_run_in_the_interpreter(capsys):
-    from flashcheck.kernels import codegen as module
+    from flashcheck.devtools import codegen as module
 
     assert module.main(["float16", "64", "full", "256"]) == 2
     assert "TRITON_INTERPRET" in capsys.readouterr().err

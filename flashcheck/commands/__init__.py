@@ -10,6 +10,8 @@ EXIT_UNCHECKED = 3
 #: flashcheck's own code failed (a bug in flashcheck, its traceback printed): not a finding
 #: about the implementation, and not a pass.
 EXIT_INTERNAL = 4
+#: Interrupted (SIGINT, Ctrl-C): 128 + the signal's number, as shells report it.
+EXIT_INTERRUPTED = 130
 
 from flashcheck.commands import baseline, bench_report, check, fuzz, listing, mutate, report  # noqa: E402  (they import the exit codes)
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 
 def add_impl_arguments(parser) -> None:
     """``--impl``, ``--device`` and ``--profile``, as every command that runs a kernel takes them."""
@@ -57,3 +60,37 @@ def load(args):
     except ValueError as error:
         raise ValueError(f"--impl {args.impl}: {error}") from None
     return impl, profiles.size_profile(args.profile)
+
+
+def check_writable_file(path, argument: str) -> None:
+    """Raise ValueError, naming ``argument`` and ``path``, unless a file can be written at
+    ``path``: an existing folder holds it, and it is not a folder itself. Looks only: creates
+    and changes nothing, so that a command can refuse before it starts any work."""
+    target = Path(path)
+    folder = target.parent
+    if target.is_dir():
+        raise ValueError(f"{argument} {path}: expected a file, found a folder")
+    if not folder.exists():
+        raise ValueError(f"{argument} {path}: the folder {folder} does not exist (expected an existing folder "
+                         f"to write the file in)")
+    if not folder.is_dir():
+        raise ValueError(f"{argument} {path}: expected a folder to write the file in, found a file at {folder}")
+    if target.exists() and not os.access(target, os.W_OK):
+        raise ValueError(f"{argument} {path}: the file is not writable")
+    if not target.exists() and not os.access(folder, os.W_OK | os.X_OK):
+        raise ValueError(f"{argument} {path}: the folder {folder} is not writable")
+
+
+def check_writable_folder(path, argument: str, given=None) -> None:
+    """Raise ValueError, naming ``argument`` and what was given for it (``given``, by default
+    ``path``), unless ``path`` is a writable folder or can be made one: the nearest of it and
+    its parents that exists is a folder this process may write in. Creates nothing."""
+    given = path if given is None else given
+    existing = Path(path)
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        where = "" if existing == Path(given) else f" at {existing}"
+        raise ValueError(f"{argument} {given}: expected a folder, found a file{where}")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise ValueError(f"{argument} {given}: the folder {existing} is not writable")

@@ -2,6 +2,9 @@
 
 Cases run in spawned worker processes (:mod:`flashcheck.isolation`), so a kernel that
 crashes or hangs is reported with its case and the run goes on in a fresh worker.
+
+Exit status (:data:`EPILOG`): 0 nothing found, 1 a counterexample (or a crash or hang),
+2 a usage or configuration error, 130 interrupted (Ctrl-C), after reporting what it found.
 """
 
 from __future__ import annotations
@@ -11,14 +14,29 @@ import sys
 import time
 from pathlib import Path
 
-from flashcheck.commands import EXIT_FOUND, EXIT_INTERNAL, EXIT_OK, EXIT_UNCHECKED, EXIT_USAGE
-from flashcheck.commands.common import add_impl_arguments, load
+from flashcheck.commands import EXIT_FOUND, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_UNCHECKED, EXIT_USAGE
+from flashcheck.commands.common import add_impl_arguments, check_writable_file, check_writable_folder, load
+
+
+EPILOG = f"""exit status:
+  {EXIT_OK}    nothing found, and something checked
+  {EXIT_FOUND}    a counterexample, or a case that crashed, hung or lost the CUDA context of a worker
+  {EXIT_USAGE}    a usage or configuration error, reported before any work (an output that cannot be
+       written, a damaged crash store, an --impl that cannot be loaded or names an unknown
+       feature), or --replay-only with nothing to replay
+  {EXIT_UNCHECKED}    nothing was checked: every case declined by the implementation, or none finished
+  {EXIT_INTERNAL}    flashcheck's own code failed (a bug in flashcheck, its traceback printed): not a finding
+  {EXIT_INTERRUPTED}  interrupted (Ctrl-C): the summary, the --json result and any failure found so far
+       (one still being shrunk as drawn) are reported first"""
 
 
 def register(subparsers) -> None:
+    import argparse
+
     from flashcheck.isolation import FuzzOptions as defaults  # one place for the defaults the engine uses
 
-    parser = subparsers.add_parser("fuzz", help="fuzz an implementation against the properties")
+    parser = subparsers.add_parser("fuzz", help="fuzz an implementation against the properties", epilog=EPILOG,
+                                   formatter_class=argparse.RawDescriptionHelpFormatter)
     add_impl_arguments(parser)
     parser.add_argument("--budget", type=float, default=60.0, help="seconds to fuzz (default 60)")
     parser.add_argument("--seed", type=int, default=None, help="make the run reproducible")
@@ -44,15 +62,17 @@ def register(subparsers) -> None:
     )
     parser.add_argument(
         "--database", default=".flashcheck/examples",
-        help="hypothesis example database; failures found are replayed first next time",
+        help="hypothesis example database folder (created if missing; it must be writable); failures found "
+             "are replayed first next time",
     )
     parser.add_argument(
         "--replay-only", action="store_true",
-        help="only replay the failures, crashes and hangs the database holds (e.g. to confirm a fix)",
+        help="only replay the failures, crashes and hangs the database holds (e.g. to confirm a fix); "
+             "exit 2 when it holds nothing to replay",
     )
     parser.add_argument(
         "--json", default=None, metavar="PATH",
-        help="also write the result as JSON (schema: flashcheck.fuzz.FuzzResult.to_json)",
+        help="also write the result as JSON (schema: flashcheck.fuzz.FuzzResult.to_json); its folder must exist",
     )
     parser.set_defaults(run=run)
 
@@ -70,6 +90,11 @@ def worker_count(value: str, device: str) -> int:
     if count < 1:
         raise ValueError(f"--workers: expected a positive count or auto, got {value}")
     return count
+
+
+def _holds_examples(database: Path) -> bool:
+    """Whether hypothesis's example database in ``database`` holds anything (beside the crash store)."""
+    return database.is_dir() and any(path.is_file() and path.name != "crashes.json" for path in database.rglob("*"))
 
 
 def run(args, device) -> int:
@@ -94,11 +119,20 @@ def run(args, device) -> int:
         args.workers = worker_count(args.workers, device)
         if args.max_crashes < 1:
             raise ValueError(f"--max-crashes: expected a positive count, got {args.max_crashes}")
+        # Outputs are checked before any work, so that a run never ends unable to keep its result.
+        if args.json is not None:
+            check_writable_file(args.json, "--json")
+        database = isolation.database_folder(args.database, args.impl)
+        check_writable_folder(database, "--database", given=args.database)
+        replayable, stale = isolation.CrashStore(database / "crashes.json").replayable()  # a damaged store: an error
+        if args.replay_only and not replayable and not _holds_examples(database):
+            raise ValueError(f"--replay-only: nothing stored to replay in {database}"
+                             + (f" ({len(stale)} stale crash-store entries, which no longer parse)" if stale else ""))
         setup = time.monotonic() - args.started  # loading the implementation counts against the budget
         options = isolation.FuzzOptions(
             impl=args.impl, device=device, budget=max(args.budget - setup, 0.1), seed=args.seed,
             properties=tuple(args.properties) if args.properties else None, profile=profile.name,
-            database=str(isolation.database_folder(args.database, args.impl)),
+            database=str(database),
             workers=args.workers, case_timeout=args.case_timeout, shrink_time=args.shrink_time,
             max_crashes=args.max_crashes, replay_only=args.replay_only,
         )
@@ -121,6 +155,13 @@ def run(args, device) -> int:
     if args.json:
         Path(args.json).write_text(json.dumps(result.to_json(impl_name=args.impl, device=device, budget=args.budget),
                                               indent=2))
+    if result.interrupted:
+        return EXIT_INTERRUPTED
+    if args.replay_only and not (result.cases or result.declined or result.failures or result.known
+                                 or result.unfinished):
+        # Not a confirmed fix: what the database holds was for other properties, or no longer decodes.
+        print(f"flashcheck: --replay-only: nothing replayed from {options.database}", file=sys.stderr)
+        return EXIT_USAGE
     return exit_status(result)
 
 

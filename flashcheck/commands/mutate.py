@@ -54,10 +54,11 @@ def register(subparsers) -> None:
 
 def default_workers(jobs: int) -> int:
     """Fuzz workers per mutant when ``--workers`` is not given: the usable CPU cores shared
-    among ``jobs`` mutants at once, at least 1 and at most ``isolation.MAX_AUTO_WORKERS``."""
-    from flashcheck import isolation
+    among ``jobs`` mutants at once, at least 1 and at most ``isolation.MAX_AUTO_WORKERS``
+    (:func:`flashcheck.placement.default_worker_count`)."""
+    from flashcheck import isolation, placement
 
-    return max(1, min(isolation.usable_cores() // max(jobs, 1), isolation.MAX_AUTO_WORKERS))
+    return placement.default_worker_count(isolation.MAX_AUTO_WORKERS, cores=placement.usable_cores() // max(jobs, 1))
 
 
 def run(args, device) -> int:

@@ -1,6 +1,6 @@
 """How many kernel compilations do a property's drawn cases need?
 
-``TRITON_INTERPRET=1 python -m flashcheck.kernels.specialisations PROPERTY ... [--examples N]
+``TRITON_INTERPRET=1 python -m flashcheck.devtools.specialisations PROPERTY ... [--examples N]
 [--size gpu] [--unspecialised ARG ...]``
 
 On a GPU, a run of the property suite spends nearly all its time compiling, not running:
@@ -45,7 +45,7 @@ from flashcheck.properties.gradients import gradients
 
 #: The runtime arguments that are lengths or head counts, not strides: the default of
 #: ``--unspecialised``. ``head_dim`` is not among them: unspecialised, it turns the kernels'
-#: vector loads into scalar ones (``python -m flashcheck.kernels.codegen``).
+#: vector loads into scalar ones (``python -m flashcheck.devtools.codegen``).
 LENGTH_ARGUMENTS = ("seqlen_q", "seqlen_k", "window_left", "window_right", "heads", "kv_heads", "group")
 
 
@@ -126,7 +126,7 @@ def count(property_name: str, *, examples: int = 200, size: str = "gpu", unspeci
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m flashcheck.kernels.specialisations", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m flashcheck.devtools.specialisations", description=__doc__.split("\n\n")[0])
     parser.add_argument("properties", nargs="+", metavar="PROPERTY")
     parser.add_argument("--examples", type=int, default=200, help="cases drawn per property (default 200, the gpu profile's)")
     parser.add_argument("--size", default="gpu", help="size profile of the cases (default gpu)")

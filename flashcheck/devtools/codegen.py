@@ -1,6 +1,6 @@
 """The code Triton generates for the project kernels on a GPU, compiled on a machine without one.
 
-``python -m flashcheck.kernels.codegen DTYPE HEAD_DIM causal|full SEQLEN [--arch 90]
+``python -m flashcheck.devtools.codegen DTYPE HEAD_DIM causal|full SEQLEN [--arch 90]
 [--unspecialised ARG ...]``
 
 Makes the forward and backward launches of one benchmark configuration (16K tokens per
@@ -15,7 +15,8 @@ runtime arguments were marked ``do_not_specialize`` and what changed is shown: w
 change to Triton's specialisation keeps the loads vectorised, the matrix instructions as
 they were and the registers unspilled, checked before any GPU time is spent on benchmarks
 (which remain the measure of speed: equal instructions did not mean equal speed when the
-spills grew, kernels/PERFORMANCE.md, session 14). Needs Triton's compiler, so
+spills grew; kernels/PERFORMANCE.md, ``do_not_specialize`` measured and rejected, 2026-11-24,
+commit ced8af6). Needs Triton's compiler, so
 ``TRITON_INTERPRET`` must be unset; the tensors are CPU tensors, which carry the alignment
 that Triton specialises on.
 """
@@ -39,8 +40,8 @@ from triton.backends.nvidia.compiler import get_ptxas, sm_arch_from_capability
 from triton.compiler import ASTSource
 
 from flashcheck import bench
+from flashcheck.devtools.specialisations import LENGTH_ARGUMENTS, Launch, recorded_launches
 from flashcheck.kernels import backward, config, forward
-from flashcheck.kernels.specialisations import LENGTH_ARGUMENTS, Launch, recorded_launches
 
 _INSTRUCTION = re.compile(r"^\s*(?:@!?%p\d+\s+)?((?:ld|st|cp\.async|wgmma|mma)\b[\w.]*)", re.MULTILINE)
 _ELEMENT_TYPE = re.compile(r"\.(?:[bsuf](?:8|16|32|64)|bf16)$")
@@ -132,7 +133,7 @@ def _describe(counts: collections.Counter) -> str:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m flashcheck.kernels.codegen", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m flashcheck.devtools.codegen", description=__doc__.split("\n\n")[0])
     parser.add_argument("dtype", choices=["float16", "bfloat16", "float32"])
     parser.add_argument("head_dim", type=int)
     parser.add_argument("mask", choices=["causal", "full"])

@@ -1,7 +1,7 @@
 """Time candidate launch configurations of the project kernel on this GPU and print the
 fastest per (dtype, padded head dim, banded): the rows of ``config.TUNED_SM90``.
 
-    python -m flashcheck.kernels.tune [--dtypes bfloat16 float16] [--head-dims 64 128]
+    python -m flashcheck.devtools.tune [--dtypes bfloat16 float16] [--head-dims 64 128]
         [--lengths 512 1024 4096 16384] [--json tune.json] [--peers]
 
 Shapes follow the speed benchmark: hidden size 2048 (``heads = 2048 / head_dim``) and 16K
@@ -47,8 +47,8 @@ FORWARD_CANDIDATES = (
     (64, 64, 4, 2), (64, 64, 4, 3), (64, 64, 4, 4), (64, 128, 4, 3),
 )
 #: (64, 64, 8, 2), (32, 64, 4, 2) and (64, 32, 4, 2) compile without the register spills of the
-#: tuned d128 (64, 64, 4, 2) (``python -m flashcheck.kernels.codegen``), and ran 14-29% slower
-#: than it on an H100 (kernels/PERFORMANCE.md, sessions 14 and 15).
+#: tuned d128 (64, 64, 4, 2) (``python -m flashcheck.devtools.codegen``), and ran 14-29% slower
+#: than it on an H100 (kernels/PERFORMANCE.md, the re-tune of 2026-11-24, commit 747d9a9).
 DK_DV_CANDIDATES = (
     (64, 64, 4, 1), (64, 64, 4, 2), (64, 64, 4, 3), (64, 64, 8, 2), (32, 64, 4, 2), (64, 32, 4, 2),
     (32, 128, 4, 2), (32, 128, 8, 2), (64, 128, 8, 2),
@@ -221,7 +221,7 @@ def table_source(records: list[dict]) -> str:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m flashcheck.kernels.tune", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m flashcheck.devtools.tune", description=__doc__.split("\n\n")[0])
     parser.add_argument("--dtypes", nargs="+", default=["bfloat16", "float16"], choices=["bfloat16", "float16"])
     parser.add_argument("--head-dims", nargs="+", type=int, default=[64, 128])
     parser.add_argument("--lengths", nargs="+", type=int, default=[512, 1024, 4096, 16384])

@@ -648,6 +648,8 @@ def _flash():
     return importlib.import_module("flashcheck.kernels").flash_attention
 
 
+from flashcheck import peers as _peers  # noqa: E402 - other libraries' kernels (docs/peers.md); imports no library
+
 REGISTRY: dict[str, Callable[[], Callable]] = {
     "flash": _flash,
     "sdpa-math": _sdpa_math,
@@ -655,6 +657,7 @@ REGISTRY: dict[str, Callable[[], Callable]] = {
     "sdpa-efficient": _sdpa_efficient,
     "sdpa-cudnn": _sdpa_cudnn,
     "flex": _flex,
+    **_peers.REGISTRY,
 }
 
 

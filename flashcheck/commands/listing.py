@@ -18,5 +18,36 @@ def run(args, device) -> int:
     for prop in PROPERTIES.values():
         needs = f" [needs {', '.join(sorted(prop.requires))}]" if prop.requires else ""
         print(f"  {prop.name}: {prop.summary}{needs}")
-    print("implementations: " + ", ".join(adapters.REGISTRY))
+    print("implementations:")
+    for name in adapters.REGISTRY:
+        print(f"  {implementation_line(name)}")
     return EXIT_OK
+
+
+def implementation_line(name: str) -> str:
+    """One line of ``flashcheck list`` for the built-in implementation ``name``: for another
+    library's adapter (flashcheck.peers), the library's version or "not installed" and the
+    pip command; then the features per device kind. Imports no peer library."""
+    from flashcheck import adapters, peers
+
+    if name in peers.PEERS:
+        impl = peers.describe(name)
+        library = impl.library
+        version = library.version()
+        where = f"{library.distributions[0]} {version}" if version else f"{library.distributions[0]} not installed: " \
+                                                                          f"{library.install}"
+        return f"{name} ({where}): {_features(impl)}"
+    try:
+        impl = adapters.REGISTRY[name]()
+    except (ImportError, ValueError) as error:  # e.g. triton missing for "flash"
+        return f"{name} (cannot load: {error})"
+    return f"{name}: {_features(impl)}"
+
+
+def _features(impl) -> str:
+    from flashcheck.protocol import features_of
+
+    by_device = getattr(impl, "flashcheck_features_by_device", None)
+    if by_device is None:
+        return f"any device: {', '.join(sorted(features_of(impl)))}"
+    return "; ".join(f"{kind}: {', '.join(sorted(features))}" for kind, features in by_device.items())

@@ -1,0 +1,144 @@
+"""FlashAttention-4 (pip ``flash-attn-4``, module ``flash_attn.cute``) as flashcheck peers.
+
+Read in Dao-AILab/flash-attention, ``flash_attn/cute/interface.py`` (tags fa4-v4.0.0.beta4 to
+beta27: the signatures used here are the same throughout):
+
+* ``flash_attn_func(q, k, v, softmax_scale=None, causal=False, window_size=(None, None),
+  ..., deterministic=False, ..., return_lse=False) -> (out, lse)``: q ``(B, Nq, H, D)``, k and
+  v ``(B, Nk, Hkv, D)``, ``H % Hkv == 0`` (GQA: head ``h`` reads KV head ``h // (H // Hkv)``),
+  out ``(B, Nq, H, D)`` in q's dtype, lse ``(B, H, Nq)`` float32. Masking is aligned
+  bottom-right (``flash_attn/cute/mask.py``: the causal limit is ``row + seqlen_k -
+  seqlen_q``); ``window_size`` is ``(left, right)`` with ``None`` unbounded;
+  ``_resolve_causal_local_window`` makes ``causal=True`` the window ``(left, 0)``.
+* ``flash_attn_varlen_func(q, k, v, cu_seqlens_q=, cu_seqlens_k=, max_seqlen_q=,
+  max_seqlen_k=, ...)``: q ``(Tq, H, D)``, k and v ``(Tk, Hkv, D)``, int32 offsets, lse
+  ``(H, Tq)``.
+* The lse is the natural log: the kernels keep base-2 statistics and write
+  ``(row_max_scaled + log2(row_sum)) * ln 2`` (``flash_attn/cute/softmax.py``, ``finalize``),
+  ``-inf`` for a row without keys; with ``return_lse=True`` it is differentiable (the
+  backward takes ``dlse``).
+
+The translation: ``window=(-1, ...)`` sides become ``None``; ``causal`` is passed as it is;
+``softmax_scale`` explicitly; ``return_lse=True``. q, k, v go in as they are (FA4 makes
+inputs it cannot address contiguous itself, ``cute_dsl_utils.maybe_contiguous``).
+``fa4-varlen`` calls ``flash_attn_varlen_func`` for packed cases and for dense ones, a
+dense batch packed as one sequence per batch entry (a reshape) and unpacked back.
+
+What it declines (before importing the library), with where FA4 says so:
+
+* a GPU older than Hopper or newer than compute capability 12.x: the README says
+  "FlashAttention-4 ... for Hopper and Blackwell GPUs" (``flash_attn/cute/README.md``) and
+  the backward asserts ``arch // 10 in [9, 10, 11, 12]`` (``interface.py``,
+  ``_flash_attn_bwd``); the forward asserts ``arch // 10 in [8, 9, 10, 11, 12]``
+  (``_flash_attn_fwd``);
+* head dims outside ``_validate_head_dims`` (``interface.py``): on sm90 between 8 and 256
+  and a multiple of 8 (16 bytes of a 16-bit dtype); on sm100/sm110 between 8 and 128 and a
+  multiple of 8, or 256;
+* float32: ``_flash_attn_fwd`` asserts "inputs must be float16, bfloat16, fp8 e4m3fn, or
+  fp8 e5m2" and ``_flash_attn_bwd`` "inputs must be float16 or bfloat16" (fp8 is outside
+  the protocol);
+* ``attn_mask``: the API takes no boolean mask (``mask_mod`` is a CuTe DSL callable);
+* ``fa4-deterministic`` with gradients on sm12x: ``_flash_attn_bwd`` asserts
+  "deterministic backward not supported on SM 12.0".
+
+Not run on a GPU in this repository yet: every statement above is read from the source.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from flashcheck import masks
+from flashcheck.peers.common import (
+    HALF, Library, Peer, Request, dense_from_packed, packed_as_one_sequence_per_batch,
+)
+
+LIBRARY = Library("flash_attn.cute", ("flash-attn-4",), extra="fa4")
+FEATURES = frozenset({"causal", "window", "gqa", "backward", "lse"}) | HALF
+
+#: Why FA4's default backward is not expected to be bitwise reproducible.
+NONDETERMINISTIC_BACKWARD = (
+    "its backward orders the accumulation of dQ (and of dK, dV with GQA) only with deterministic=True "
+    "(flash_attn/cute/interface.py, _flash_attn_bwd allocates the semaphores that order it only then); "
+    "fa4-deterministic checks that mode"
+)
+
+
+def _capability(device: torch.device) -> tuple[int, int]:
+    """The compute capability of ``device`` (a function of its own, so that the tests can
+    stand in for a GPU)."""
+    return torch.cuda.get_device_capability(device)
+
+
+def _check(name: str, deterministic: bool):
+    def check(q, request: Request) -> None:
+        major, minor = _capability(q.device)
+        if not 9 <= major <= 12:
+            raise NotImplementedError(
+                f"{name}: FlashAttention-4 runs on Hopper (sm90) to sm12x GPUs, got sm{major}{minor} "
+                "(flash_attn/cute/README.md; interface.py _flash_attn_bwd asserts arch // 10 in [9, 10, 11, 12])")
+        d = request.head_dim
+        if major == 9 and not (8 <= d <= 256 and d % 8 == 0):
+            raise NotImplementedError(
+                f"{name}: head dim {d} is not supported on sm90: it must lie between 8 and 256 and be a multiple "
+                "of 8 (flash_attn/cute/interface.py, _validate_head_dims)")
+        if major in (10, 11) and not ((8 <= d <= 128 and d % 8 == 0) or d == 256):
+            raise NotImplementedError(
+                f"{name}: head dim {d} is not supported on sm{major}x: it must lie between 8 and 128 and be a "
+                "multiple of 8, or be 256 (flash_attn/cute/interface.py, _validate_head_dims)")
+        if deterministic and request.grad and major == 12:
+            raise NotImplementedError(
+                f"{name}: the deterministic backward is not supported on sm12x "
+                "(flash_attn/cute/interface.py, _flash_attn_bwd asserts deterministic is False on SM 12.0)")
+    return check
+
+
+def _window_size(request: Request) -> tuple[int | None, int | None]:
+    """The protocol's band as FA4's ``window_size``: -1 (unbounded) becomes None."""
+    return tuple(None if side == masks.UNBOUNDED else side for side in (request.left, request.right))
+
+
+def _run_dense(deterministic: bool):
+    def run(module, q, k, v, request: Request):
+        """flash_attn.cute.flash_attn_func with return_lse=True: out (B, Nq, H, D), lse (B, H, Nq)."""
+        out, lse = module.flash_attn_func(q, k, v, softmax_scale=request.scale, causal=request.causal,
+                                          window_size=_window_size(request), deterministic=deterministic,
+                                          return_lse=True)
+        return out, lse
+    return run
+
+
+def _run_varlen(module, q, k, v, request: Request):
+    """flash_attn.cute.flash_attn_varlen_func with return_lse=True: out (Tq, H, D), lse (H, Tq);
+    a dense batch goes in packed as one sequence per batch entry and comes back dense."""
+    packed = request.packed
+    if packed is None:
+        qp, kp, vp, cu_q, cu_k = packed_as_one_sequence_per_batch(q, k, v)
+        lengths = dict(max_seqlen_q=q.shape[1], max_seqlen_k=k.shape[1])
+    else:
+        qp, kp, vp, cu_q, cu_k = q, k, v, packed.cu_seqlens_q, packed.cu_seqlens_k
+        lengths = dict(max_seqlen_q=packed.max_seqlen_q, max_seqlen_k=packed.max_seqlen_k)
+    out, lse = module.flash_attn_varlen_func(qp, kp, vp, cu_seqlens_q=cu_q, cu_seqlens_k=cu_k, **lengths,
+                                             softmax_scale=request.scale, causal=request.causal,
+                                             window_size=_window_size(request), return_lse=True)
+    if packed is not None:
+        return out, lse
+    return dense_from_packed(out, lse, request.batch, request.nq)
+
+
+def dense() -> Peer:
+    """``fa4``: flash_attn.cute.flash_attn_func."""
+    return Peer("fa4", LIBRARY, {"cuda": FEATURES}, _run_dense(False), check=_check("fa4", False),
+                known_divergences={"backward_deterministic": NONDETERMINISTIC_BACKWARD})
+
+
+def deterministic() -> Peer:
+    """``fa4-deterministic``: flash_attn.cute.flash_attn_func with deterministic=True."""
+    return Peer("fa4-deterministic", LIBRARY, {"cuda": FEATURES}, _run_dense(True),
+                check=_check("fa4-deterministic", True))
+
+
+def varlen() -> Peer:
+    """``fa4-varlen``: flash_attn.cute.flash_attn_varlen_func, packed and dense cases."""
+    return Peer("fa4-varlen", LIBRARY, {"cuda": FEATURES | {"varlen"}}, _run_varlen, check=_check("fa4-varlen", False),
+                known_divergences={"backward_deterministic": NONDETERMINISTIC_BACKWARD})

@@ -1,0 +1,171 @@
+"""FlagGems (pip ``flag-gems``, module ``flag_gems``) as flashcheck peers.
+
+Read in FlagOpen/FlagGems, ``src/flag_gems/ops/attention.py`` and ``src/flag_gems/ops/flash_api.py``
+(version 3.0, November 2025). FlagGems registers these functions as replacements of torch's
+aten operators (``flag_gems.enable()``), so their contract is the aten operator's:
+
+* ``flaggems-sdpa``: ``flag_gems.ops.scaled_dot_product_attention(query, key, value,
+  attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False)``, an
+  autograd function (forward and backward) in torch's SDPA layout ``(B, H, N, D)``; it
+  returns the output only. ``is_causal`` is torch's, top-left aligned (the kernel masks
+  ``offs_m >= offs_n``; FlagGems' ``tests/test_attention_ops.py`` compares it with torch's
+  SDPA for ``Nq != Nk``). The adapter uses ``is_causal`` where top-left and bottom-right
+  agree (plain causal, ``Nq == Nk``) and otherwise folds the causal band, the window and
+  the mask into one boolean ``attn_mask`` in torch's convention (True = may attend),
+  expanded to ``(B, H, Nq, Nk)`` (the kernel reads the mask through all four strides).
+  With gradients, q, k and v go in contiguous and the output's gradient is made
+  contiguous: ``scaled_dot_product_attention_backward`` asserts ``query.is_contiguous()``,
+  ``do.is_contiguous()`` and ``query.stride() == o.stride() == do.stride()``.
+* ``flaggems-flash``: ``flag_gems.ops.flash_attention_forward(query, key, value,
+  cumulative_sequence_length_q, cumulative_sequence_length_k, max_q, max_k, dropout_p,
+  is_causal, return_debug_mask, *, scale, window_size_left, window_size_right, ...)``, the
+  replacement of ``aten._flash_attention_forward``: forward only, layout ``(B, N, H, D)``,
+  FlashAttention-2's conventions (bottom-right causal, ``-1`` an unbounded window side);
+  it returns ``(out, lse, ...)`` with lse ``(B, H, Nq)`` float32, ``rowmax * scale +
+  log(rowsum)`` (``flash_kernel.py``): the natural log.
+* ``flaggems-varlen``: ``flag_gems.ops.flash_attn_varlen_func(q, k, v, max_seqlen_q,
+  cu_seqlens_q, max_seqlen_k, cu_seqlens_k=None, seqused_k=None, ..., block_table=None,
+  return_softmax_lse=False)``, vLLM's interface: forward only; the keys must be a paged
+  cache (``mha_varlan_fwd`` asserts ``page_table is not None``; ``block_table`` needs
+  ``seqused_k``, which excludes ``cu_seqlens_k``). The adapter passes the packed keys as a
+  cache of pages of one token: k, v ``(Tk, 1, Hkv, D)`` (contiguous: ``mha_varlan_fwd``
+  asserts ``k.stride() == v.stride()``), ``block_table[s, j] = cu_seqlens_k[s] + j``,
+  ``seqused_k`` the key lengths. lse ``(H, Tq)``, natural log. Dense cases go in packed as
+  one sequence per batch entry and come back dense.
+
+What they decline (before importing the library), with where FlagGems says so:
+
+* ``flaggems-sdpa``: head dims other than 16, 32, 64, 128, 256
+  (``ScaleDotProductAttention.forward`` and ``scaled_dot_product_attention_backward``
+  assert ``HEAD_DIM_K in {16, 32, 64, 128, 256}``);
+* ``flaggems-flash``: head dims other than 32, 64, 96, 128, 192, 256
+  (``flash_attention_forward`` asserts ``HEAD_DIM_K in {16, 32, 64, 96, 128, 192, 256}`` and
+  ``mha_fwd`` "head_size must be rounded to 32"), float32 (``mha_fwd``: "FlashAttention only
+  support fp16 and bf16 data type"), gradients (no backward), a mask;
+* ``flaggems-varlen``: head dims above 256 or not a multiple of 8 (``mha_varlan_fwd``), float32,
+  gradients, a mask.
+
+From the source, to be confirmed on a GPU: the SDPA kernel turns a boolean mask into
+``attn_mask.to(dtype) * -1.0e6``, so True (attend, in torch's convention) becomes -1e6,
+the opposite of torch's meaning, and a finite penalty rather than ``-inf``; its backward
+runs without the mask (``attn_mask=None``); FlagGems' own backward test is skipped ("something
+wrong here, disable it for temp", ``test_sdpa_legacy_backward``). The flash kernels write lse
+``+inf`` for a row without keys, as FlashAttention-2 does. flashcheck reports what it finds;
+nothing is repaired. Not run on a GPU in this repository yet.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from flashcheck.peers.common import (
+    HALF, ContiguousGradient, Library, Peer, Request, allowed, dense_from_packed, last_dim_contiguous,
+    packed_as_one_sequence_per_batch,
+)
+from flashcheck.protocol import DTYPE_NAMES
+
+LIBRARY = Library("flag_gems.ops", ("flag-gems",), extra="flaggems")
+
+SDPA_HEAD_DIMS = (16, 32, 64, 128, 256)
+FLASH_HEAD_DIMS = (32, 64, 96, 128, 192, 256)
+
+
+def _check_sdpa(q, request: Request) -> None:
+    if request.head_dim not in SDPA_HEAD_DIMS:
+        raise NotImplementedError(
+            f"flaggems-sdpa: head dim {request.head_dim} not in {SDPA_HEAD_DIMS} (src/flag_gems/ops/attention.py, "
+            "ScaleDotProductAttention.forward asserts HEAD_DIM_K in {16, 32, 64, 128, 256})")
+
+
+def _check_flash(q, request: Request) -> None:
+    if request.head_dim not in FLASH_HEAD_DIMS:
+        raise NotImplementedError(
+            f"flaggems-flash: head dim {request.head_dim} not in {FLASH_HEAD_DIMS} (src/flag_gems/ops/attention.py, "
+            "flash_attention_forward asserts HEAD_DIM_K in {16, 32, 64, 96, 128, 192, 256}; flash_api.py mha_fwd: "
+            "\"head_size must be rounded to 32\")")
+
+
+def _check_varlen(q, request: Request) -> None:
+    if request.head_dim > 256 or request.head_dim % 8:
+        raise NotImplementedError(
+            f"flaggems-varlen: head dim {request.head_dim} must be at most 256 and a multiple of 8 "
+            "(src/flag_gems/ops/flash_api.py, mha_varlan_fwd asserts both)")
+
+
+def _run_sdpa(module, q, k, v, request: Request):
+    """flag_gems.ops.scaled_dot_product_attention in (B, H, N, D); no lse."""
+    native = request.causal and request.nq == request.nk and request.left == -1 and request.mask is None
+    mask = None if native else allowed(request)
+    if mask is not None:
+        mask = mask.expand(request.batch, request.heads, request.nq, request.nk)
+    if request.grad:
+        q, k, v = (t.transpose(1, 2).contiguous() for t in (q, k, v))
+    else:
+        q, k, v = (t.transpose(1, 2) for t in (q, k, v))
+    out = module.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=0.0, is_causal=native,
+                                              scale=request.scale, enable_gqa=request.gqa)
+    if request.grad:
+        out = ContiguousGradient.apply(out)
+    return out.transpose(1, 2), None
+
+
+def _run_flash(module, q, k, v, request: Request):
+    """flag_gems.ops.flash_attention_forward: out (B, Nq, H, D), lse (B, H, Nq)."""
+    q, k, v = (last_dim_contiguous(t) for t in (q, k, v))
+    out, lse, *_ = module.flash_attention_forward(
+        q, k, v, None, None, request.nq, request.nk, 0.0, request.causal, False,
+        scale=request.scale, window_size_left=request.left, window_size_right=request.right)
+    return out, lse
+
+
+def paged_keys(k, v, cu_seqlens_k, max_seqlen_k: int):
+    """Packed keys ``(Tk, Hkv, D)`` as FlagGems' paged cache of one-token pages:
+    ``(k_cache, v_cache, block_table, seqused_k)``, the cache ``(Tk, 1, Hkv, D)``
+    contiguous, ``block_table[s, j] = cu_seqlens_k[s] + j`` (int32 ``(S, max(max_seqlen_k, 1))``,
+    entries past a sequence's end held at a valid page) and ``seqused_k`` the key lengths."""
+    total = k.shape[0]
+    offsets = cu_seqlens_k.to(torch.int64)
+    positions = torch.arange(max(max_seqlen_k, 1), device=k.device)
+    table = (offsets[:-1, None] + positions[None, :]).clamp(max=max(total - 1, 0)).to(torch.int32)
+    seqused = (offsets[1:] - offsets[:-1]).to(torch.int32)
+    return (k.contiguous().reshape(total, 1, *k.shape[1:]), v.contiguous().reshape(total, 1, *v.shape[1:]),
+            table, seqused)
+
+
+def _run_varlen(module, q, k, v, request: Request):
+    """flag_gems.ops.flash_attn_varlen_func on one-token pages: out (Tq, H, D), lse (H, Tq); a
+    dense batch goes in packed as one sequence per batch entry and comes back dense."""
+    packed = request.packed
+    if packed is None:
+        qp, kp, vp, cu_q, cu_k = packed_as_one_sequence_per_batch(q, k, v)
+        max_q, max_k = q.shape[1], k.shape[1]
+    else:
+        qp, kp, vp, cu_q, cu_k = q, k, v, packed.cu_seqlens_q, packed.cu_seqlens_k
+        max_q, max_k = packed.max_seqlen_q, packed.max_seqlen_k
+    k_cache, v_cache, table, seqused = paged_keys(kp, vp, cu_k, max_k)
+    out, lse = module.flash_attn_varlen_func(
+        qp, k_cache, v_cache, max_seqlen_q=max_q, cu_seqlens_q=cu_q, max_seqlen_k=max_k, seqused_k=seqused,
+        dropout_p=0.0, softmax_scale=request.scale, causal=request.causal, window_size=(request.left, request.right),
+        block_table=table, return_softmax_lse=True)
+    if packed is not None:
+        return out, lse
+    return dense_from_packed(out, lse, request.batch, request.nq)
+
+
+def sdpa() -> Peer:
+    """``flaggems-sdpa``: flag_gems.ops.scaled_dot_product_attention, forward and backward."""
+    features = frozenset({"causal", "window", "gqa", "mask", "backward"}) | DTYPE_NAMES
+    return Peer("flaggems-sdpa", LIBRARY, {"cuda": features}, _run_sdpa, check=_check_sdpa)
+
+
+def flash() -> Peer:
+    """``flaggems-flash``: flag_gems.ops.flash_attention_forward, forward only, with lse."""
+    return Peer("flaggems-flash", LIBRARY, {"cuda": frozenset({"causal", "window", "gqa", "lse"}) | HALF},
+                _run_flash, check=_check_flash)
+
+
+def varlen() -> Peer:
+    """``flaggems-varlen``: flag_gems.ops.flash_attn_varlen_func, forward only, with lse."""
+    return Peer("flaggems-varlen", LIBRARY,
+                {"cuda": frozenset({"causal", "window", "gqa", "varlen", "lse"}) | HALF}, _run_varlen,
+                check=_check_varlen)

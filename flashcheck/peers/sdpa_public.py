@@ -1,0 +1,163 @@
+"""torch's public ``torch.nn.functional.scaled_dot_product_attention`` with one backend forced,
+as flashcheck peers: ``sdpa-public-math``, ``-flash``, ``-efficient``, ``-cudnn``.
+
+Beside flashcheck.adapters' ``sdpa-*`` adapters, which call the backends' private operators,
+these call what users call: ``F.scaled_dot_product_attention`` under
+``torch.nn.attention.sdpa_kernel(backend)``, so that torch's own preprocessing (the head dim
+padded for flash, a boolean mask converted for each backend) is part of what is checked.
+
+The translation: layout ``(B, N, H, D)`` to SDPA's ``(B, H, N, D)`` and back by
+``transpose(1, 2)`` views; ``scale`` explicit; GQA through ``enable_gqa=True`` (torch >= 2.5;
+K/V heads repeated before). torch documents ``is_causal`` as the top-left aligned mask
+``ones(L, S).tril(diagonal=0)`` (the docstring's reference implementation); the protocol's
+causal is bottom-right, and the two agree only for ``Nq == Nk``. So plain causal with
+``Nq == Nk`` passes ``is_causal=True``, and every other restriction (causal with
+``Nq != Nk``, a window, a mask) is one boolean ``attn_mask`` (True = may attend) with the
+band folded in. The public API returns no lse: "lse" is not declared.
+
+Declines: torch publishes which inputs each fused CUDA backend can run:
+``torch.backends.cuda.can_use_flash_attention``, ``can_use_efficient_attention`` and
+``can_use_cudnn_attention`` (``aten/src/ATen/native/transformers/cuda/sdp_utils.cpp``: flash
+takes no ``attn_mask`` and no causal with ``Nq != Nk``, float16/bfloat16 only; efficient
+needs its inputs' storage offsets aligned; cuDNN float16/bfloat16 on sm80 to sm121, ...).
+Before the call, the adapter asks the same question, with the same arguments
+``scaled_dot_product_attention`` hands its backend choice, and declines with torch's
+reasons where the forced backend would refuse ("No available kernel"). The math backend
+runs everything, on the CPU and CUDA.
+
+``sdpa-public-math`` is checked on the CPU in tests/test_peers_sdpa_public.py; the CUDA
+backends have not been run on a GPU in this repository yet.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import torch
+
+from flashcheck.divergences import (
+    KnownDivergence, either, float16_backward_overflows, float16_subnormal_probabilities, under,
+)
+from flashcheck.peers.common import HALF, Library, Peer, Request, allowed
+from flashcheck.protocol import DTYPE_NAMES
+
+LIBRARY = Library("torch", ("torch",))
+_HAS_GQA = torch.torch_version.TorchVersion(torch.__version__) >= (2, 5)
+
+#: The backends, by adapter suffix: (SDPBackend member, torch.backends.cuda check, device kinds, features).
+_FULL = frozenset({"causal", "window", "gqa", "mask", "backward"})
+BACKENDS = {
+    "math": ("MATH", None, ("cpu", "cuda"), _FULL | DTYPE_NAMES),
+    "flash": ("FLASH_ATTENTION", "can_use_flash_attention", ("cuda",), frozenset({"causal", "gqa", "backward"}) | HALF),
+    "efficient": ("EFFICIENT_ATTENTION", "can_use_efficient_attention", ("cuda",), _FULL | DTYPE_NAMES),
+    "cudnn": ("CUDNN_ATTENTION", "can_use_cudnn_attention", ("cuda",), _FULL | HALF),
+}
+
+# Known divergences. These backends run the kernels of flashcheck.adapters' private-op
+# adapters, whose divergences were measured there (docs/peers.md, "Known divergences");
+# they are declared here for the same kernels, not measured through this API yet.
+_STRIDE_DEPENDENT_MATMUL = KnownDivergence(
+    "its matmuls sum in an order that depends on the operands' strides, so layouts differ in the last bit "
+    "(measured as sdpa-math, the same math backend, [2.13 CPU])")
+_ATOMIC_DQ = "dQ is accumulated with floating-point atomic adds, in an order that varies between runs (as sdpa-*)"
+_FLOAT16_RANGE = KnownDivergence(
+    "float16: rounds an intermediate of the backward to float16 where the exact one exceeds its range "
+    "(flashcheck.divergences.float16_backward_overflows; measured as sdpa-flash/sdpa-cudnn)",
+    float16_backward_overflows)
+_FLOAT16_EFFICIENT = KnownDivergence(
+    "float16: forms dS from probabilities rounded to float16 (subnormals), and overflows float16 where the "
+    "exact backward exceeds its range (measured as sdpa-efficient)",
+    either(float16_subnormal_probabilities, float16_backward_overflows))
+_FLOAT16_RANGE_STRESSED = KnownDivergence(
+    "float16: rounds dS to float16 where the property's scaled inputs make the exact |dS| exceed its range",
+    under("ds_range", float16_backward_overflows))
+_FLOAT16_EFFICIENT_STRESSED = KnownDivergence(
+    "float16: as in grads_match_reference, on the property's scaled inputs",
+    either(under("ds_range", float16_subnormal_probabilities), under("ds_range", float16_backward_overflows)))
+KNOWN = {
+    "math": {"layout_invariance": _STRIDE_DEPENDENT_MATMUL},
+    "flash": {"backward_deterministic": _ATOMIC_DQ, "grads_match_reference": _FLOAT16_RANGE,
+              "grads_match_reference_where_ds_exceeds_float16": _FLOAT16_RANGE_STRESSED,
+              "gqa_grads_match_repeated_kv": _FLOAT16_RANGE},
+    "efficient": {"backward_deterministic": _ATOMIC_DQ, "grads_match_reference": _FLOAT16_EFFICIENT,
+                  "grads_match_reference_where_ds_exceeds_float16": _FLOAT16_EFFICIENT_STRESSED,
+                  "gqa_grads_match_repeated_kv": _FLOAT16_RANGE},
+    "cudnn": {"grads_match_reference": _FLOAT16_RANGE,
+              "grads_match_reference_where_ds_exceeds_float16": _FLOAT16_RANGE_STRESSED,
+              "gqa_grads_match_repeated_kv": _FLOAT16_RANGE},
+}
+
+
+def sdpa_arguments(q, k, v, request: Request):
+    """``(q, k, v, attn_mask, is_causal, gqa_kwargs)`` as this adapter hands them to
+    ``F.scaled_dot_product_attention`` (module docstring)."""
+    native = request.causal and request.nq == request.nk and request.left == -1 and request.mask is None
+    mask = None if native else allowed(request)
+    q, k, v = (t.transpose(1, 2) for t in (q, k, v))
+    gqa = {"enable_gqa": request.gqa}
+    if not _HAS_GQA:
+        k, v = (t.repeat_interleave(request.heads // request.kv_heads, dim=1) for t in (k, v))
+        gqa = {}
+    return q, k, v, mask, native, gqa
+
+
+def backend_refusal(check: str, q, k, v, mask, is_causal: bool, gqa: dict) -> str | None:
+    """torch's reasons why ``torch.backends.cuda.<check>`` refuses these SDPA arguments, or
+    None when the backend can run them."""
+    from torch.backends.cuda import SDPAParams
+
+    arguments = (q, k, v, mask, 0.0, is_causal) + ((gqa["enable_gqa"],) if gqa else ())
+    params = SDPAParams(*arguments)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        usable = getattr(torch.backends.cuda, check)(params, True)
+    if usable:
+        return None
+    reasons = [" ".join(str(w.message).split()) for w in caught]
+    return "; ".join(reasons) or "no reason given"
+
+
+def _run(suffix: str):
+    member, check, _, _ = BACKENDS[suffix]
+
+    def run(module, q, k, v, request: Request):
+        """torch.nn.functional.scaled_dot_product_attention under sdpa_kernel(backend); no lse."""
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+
+        q, k, v, mask, is_causal, gqa = sdpa_arguments(q, k, v, request)
+        if check is not None:
+            refusal = backend_refusal(check, q, k, v, mask, is_causal, gqa)
+            if refusal is not None:
+                raise NotImplementedError(f"sdpa-public-{suffix}: torch.backends.cuda.{check} refuses this case: "
+                                          f"{refusal}")
+        with sdpa_kernel(getattr(SDPBackend, member)):
+            out = module.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=0.0,
+                                                                    is_causal=is_causal, scale=request.scale, **gqa)
+        return out.transpose(1, 2), None
+    return run
+
+
+def _build(suffix: str) -> Peer:
+    _, _, kinds, features = BACKENDS[suffix]
+    return Peer(f"sdpa-public-{suffix}", LIBRARY, {kind: features for kind in kinds}, _run(suffix),
+                known_divergences=KNOWN[suffix])
+
+
+def math() -> Peer:
+    """``sdpa-public-math``: the math backend, on the CPU and CUDA."""
+    return _build("math")
+
+
+def flash() -> Peer:
+    """``sdpa-public-flash``: the FlashAttention-2 backend (CUDA)."""
+    return _build("flash")
+
+
+def efficient() -> Peer:
+    """``sdpa-public-efficient``: the memory-efficient backend (CUDA)."""
+    return _build("efficient")
+
+
+def cudnn() -> Peer:
+    """``sdpa-public-cudnn``: the cuDNN backend (CUDA)."""
+    return _build("cudnn")

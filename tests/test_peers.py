@@ -1,0 +1,224 @@
+"""flashcheck.peers, what every adapter shares: the registry, the library it needs, the
+validation of a call and its declines, and how flashcheck's commands and verdict see them.
+
+No peer library is installed here; the per-library files (test_peers_flash_attn.py,
+test_peers_flaggems.py, test_peers_xformers.py, test_peers_sdpa_public.py) check each
+adapter's translation against a fake of its library (tests/peer_fakes.py).
+"""
+from __future__ import annotations
+
+import inspect
+import os
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from flashcheck import adapters, cli, peers
+from flashcheck.case import Case
+from flashcheck.commands import EXIT_OK, EXIT_UNCHECKED, EXIT_USAGE
+from flashcheck.peers.common import LibraryMissing
+from flashcheck.properties import PROPERTIES
+from flashcheck.protocol import ALL_FEATURES, DTYPE_NAMES, check_declaration, features_of
+from flashcheck.verdict import Outcome, decide
+from tests import peer_fakes
+from tests.cli_process import flashcheck
+
+LIBRARY_PEERS = [name for name in peers.PEERS if not name.startswith("sdpa-public")]
+EXTRAS = {"fa4": "fa4", "fa4-varlen": "fa4", "fa4-deterministic": "fa4", "fa2": "fa2", "fa2-varlen": "fa2",
+          "flaggems-sdpa": "flaggems", "flaggems-flash": "flaggems", "flaggems-varlen": "flaggems",
+          "xformers": "xformers"}
+
+
+def installed(name: str) -> bool:
+    return peers.describe(name).library.version() is not None
+
+
+# ------------------------------------------------------------- the registry
+
+
+def test_every_peer_is_registered_by_name_beside_torch_s_adapters():
+    assert set(peers.PEERS) <= set(adapters.REGISTRY)
+    assert {"flash", "sdpa-math", "sdpa-flash", "sdpa-efficient", "sdpa-cudnn", "flex"} <= set(adapters.REGISTRY)
+    assert set(EXTRAS) == set(LIBRARY_PEERS)
+
+
+def test_importing_flashcheck_and_building_every_adapter_imports_no_peer_library():
+    code = ("import sys, flashcheck.adapters, flashcheck.peers as p\n"
+            "[p.describe(name) for name in p.PEERS]\n"
+            "print(sorted(m for m in ('flash_attn', 'flag_gems', 'xformers', 'triton') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("name", list(peers.PEERS))
+def test_each_adapter_has_the_protocol_signature_and_declares_known_features(name):
+    impl = peers.describe(name)
+    expected = ["q", "k", "v", "causal", "window", "softmax_scale", "attn_mask",
+                "cu_seqlens_q", "cu_seqlens_k", "max_seqlen_q", "max_seqlen_k"]
+    assert list(inspect.signature(impl).parameters) == expected
+    assert impl.name == name
+    check_declaration(impl)
+    assert impl.flashcheck_features <= ALL_FEATURES | DTYPE_NAMES
+    for kind, features in impl.flashcheck_features_by_device.items():
+        assert features & DTYPE_NAMES, "dtype names are always listed"
+        assert features_of(impl, kind) == features
+
+
+def test_declared_features_per_adapter():
+    cuda = {name: peers.describe(name).flashcheck_features_by_device for name in peers.PEERS}
+    base = {"causal", "window", "gqa", "backward", "lse", "float16", "bfloat16"}
+    assert cuda["fa4"] == cuda["fa4-deterministic"] == cuda["fa2"] == {"cuda": base}
+    assert cuda["fa4-varlen"] == cuda["fa2-varlen"] == {"cuda": base | {"varlen"}}
+    assert cuda["flaggems-sdpa"] == {"cuda": {"causal", "window", "gqa", "mask", "backward"} | DTYPE_NAMES}
+    assert cuda["flaggems-flash"] == {"cuda": {"causal", "window", "gqa", "lse", "float16", "bfloat16"}}
+    assert cuda["flaggems-varlen"] == {"cuda": {"causal", "window", "gqa", "lse", "varlen", "float16", "bfloat16"}}
+    assert cuda["xformers"] == {"cuda": {"causal", "window", "gqa", "mask", "backward"} | DTYPE_NAMES}
+    full = {"causal", "window", "gqa", "mask", "backward"}
+    assert cuda["sdpa-public-math"] == {"cpu": full | DTYPE_NAMES, "cuda": full | DTYPE_NAMES}
+    assert cuda["sdpa-public-flash"] == {"cuda": {"causal", "gqa", "backward", "float16", "bfloat16"}}
+    assert cuda["sdpa-public-efficient"] == {"cuda": full | DTYPE_NAMES}
+    assert cuda["sdpa-public-cudnn"] == {"cuda": full | {"float16", "bfloat16"}}
+    for name in peers.PEERS:
+        if name.startswith("sdpa-public") or name.startswith("xformers") or name == "flaggems-sdpa":
+            assert "lse" not in peers.describe(name).flashcheck_features, f"{name} returns no lse"
+
+
+# ------------------------------------------------------------- a missing library
+
+
+@pytest.mark.parametrize("name", LIBRARY_PEERS)
+def test_resolving_an_adapter_whose_library_is_missing_names_the_pip_extra(name):
+    if installed(name):
+        pytest.skip(f"{name}'s library is installed here")
+    with pytest.raises(LibraryMissing) as raised:
+        adapters.resolve(name)
+    message = str(raised.value)
+    assert isinstance(raised.value, ValueError) and isinstance(raised.value, ImportError)
+    assert "\n" not in message
+    assert f"pip install 'flashcheck[{EXTRAS[name]}]'" in message
+
+
+@pytest.mark.parametrize("command", [
+    ["fuzz", "--impl", "fa4", "--budget", "5", "--device", "cpu"],
+    ["check", "--impl", "fa4", "--property", "out_matches_reference", "--device", "cpu",
+     "--case", "batch=1 seqlen_q=4 seqlen_k=6 heads=1 kv_heads=1 head_dim=8 dtype=float16 seed=3"],
+])
+def test_fuzz_and_check_without_the_library_exit_2_with_one_line_naming_the_install(command, capsys):
+    if installed("fa4"):
+        pytest.skip("flash-attn-4 is installed here")
+    assert flashcheck(command) == EXIT_USAGE
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0
+    assert "pip install 'flashcheck[fa4]'" in err
+
+
+def test_list_shows_each_adapter_with_its_library_version_or_not_installed_and_its_features(capsys):
+    assert cli.main(["list"]) == EXIT_OK
+    lines = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()
+             if line.startswith("  ") and not line.startswith("   ")}
+    for name in peers.PEERS:
+        line = lines[name]
+        impl = peers.describe(name)
+        version = impl.library.version()
+        assert (f"{impl.library.distributions[0]} {version}" if version else "not installed") in line
+        for kind, features in impl.flashcheck_features_by_device.items():
+            assert f"{kind}: {', '.join(sorted(features))}" in line
+    assert f"torch {torch.__version__}" in lines["sdpa-public-math"]
+
+
+def test_an_installed_library_is_found_from_its_module_when_it_has_no_metadata(monkeypatch):
+    monkeypatch.setitem(sys.modules, "flash_attn.cute", peer_fakes.fake_fa4())
+    assert peers.describe("fa4").library.version() == "4.0.0b-fake"
+    assert adapters.resolve("fa4").name == "fa4"
+
+
+# ------------------------------------------------------------- validating a call
+
+
+def fa4_on_cpu(monkeypatch, capability=(9, 0)):
+    from flashcheck.peers import fa4
+
+    monkeypatch.setattr(fa4, "_capability", lambda device: capability)
+    return peer_fakes.on_cpu(fa4.dense())
+
+
+def test_invalid_input_is_a_value_error_not_a_decline(monkeypatch):
+    impl = fa4_on_cpu(monkeypatch)
+    q, k, v = peer_fakes.inputs(1, 4, 6, 4, 2, 16)
+    with pytest.raises(ValueError, match="window"):
+        impl(q, k, v, causal=True, window=(2, 3))
+    with pytest.raises(ValueError, match="multiple of Hkv"):
+        impl(q, k[:, :, :1].expand(1, 6, 3, 16), v[:, :, :1].expand(1, 6, 3, 16))
+    with pytest.raises(ValueError, match="packed input needs all of"):
+        impl(q[0], k[0], v[0], cu_seqlens_q=torch.tensor([0, 4], dtype=torch.int32))
+
+
+@pytest.mark.parametrize("call, message", [
+    (dict(dtype=torch.float32), "q.dtype=float32"),
+    (dict(attn_mask=True), "attn_mask (feature 'mask' not declared)"),
+    (dict(packed=True), "packed variable-length input"),
+])
+def test_what_the_declared_features_exclude_is_declined_naming_the_argument(monkeypatch, call, message):
+    impl = fa4_on_cpu(monkeypatch)
+    q, k, v = peer_fakes.inputs(1, 4, 6, 4, 2, 16, dtype=call.get("dtype", torch.float16))
+    kwargs = {}
+    if call.get("attn_mask"):
+        kwargs["attn_mask"] = torch.ones(4, 6, dtype=torch.bool)
+    if call.get("packed"):
+        q, k, v, kwargs = peer_fakes.packed_inputs([(4, 6)], 4, 2, 16)
+    with pytest.raises(NotImplementedError) as raised:
+        impl(q, k, v, **kwargs)
+    assert message in str(raised.value)
+
+
+def test_a_device_without_features_is_declined_before_the_library_is_needed():
+    impl = peers.describe("fa4")  # CUDA only; flash-attn-4 is not installed
+    q, k, v = peer_fakes.inputs(1, 4, 6, 2, 2, 16)
+    with pytest.raises(NotImplementedError, match="runs on cuda only"):
+        impl(q, k, v)
+
+
+def test_calling_an_adapter_whose_library_is_missing_raises_library_missing(monkeypatch):
+    if installed("fa4"):
+        pytest.skip("flash-attn-4 is installed here")
+    impl = fa4_on_cpu(monkeypatch)
+    monkeypatch.setitem(sys.modules, "flash_attn.cute", None)  # an import of it fails
+    with pytest.raises(LibraryMissing, match=r"pip install 'flashcheck\[fa4\]'"):
+        impl(*peer_fakes.inputs(1, 4, 6, 2, 2, 16))
+
+
+# ------------------------------------------------------------- the verdict
+
+
+def test_an_adapter_s_decline_is_counted_as_declined_by_flashcheck_s_verdict(monkeypatch):
+    impl = fa4_on_cpu(monkeypatch, capability=(8, 0))  # FA4 declines an Ampere GPU
+    case = Case.from_spec("batch=1 seqlen_q=4 seqlen_k=6 heads=2 kv_heads=2 head_dim=16 dtype=float16 seed=3")
+    verdict = decide(PROPERTIES["out_matches_reference"], impl, case, device="cpu", impl_name="fa4")
+    assert verdict.outcome is Outcome.DECLINED
+    assert "sm80" in verdict.reason
+
+
+def test_an_adapter_that_translates_exactly_passes_a_property_against_its_fake(monkeypatch):
+    monkeypatch.setitem(sys.modules, "flash_attn.cute", peer_fakes.fake_fa4())
+    impl = fa4_on_cpu(monkeypatch)
+    case = Case.from_spec("batch=2 seqlen_q=5 seqlen_k=9 heads=4 kv_heads=2 head_dim=16 dtype=float16 "
+                          "causal=True window=3,-1 seed=7")
+    for name in ("out_matches_reference", "lse_matches_reference"):
+        assert decide(PROPERTIES[name], impl, case, device="cpu", impl_name="fa4").outcome is Outcome.PASSED
+
+
+@pytest.mark.skipif(os.environ.get("TRITON_INTERPRET") != "1",
+                    reason="runs `check --device cpu` in this process, which only a CPU test process may (tests/cli_process.py)")
+def test_check_exits_3_when_a_peer_declines_the_case(monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "flash_attn.cute", peer_fakes.fake_fa4())
+    from flashcheck.peers import fa4
+
+    monkeypatch.setattr(fa4, "_capability", lambda device: (9, 0))
+    monkeypatch.setattr(peers, "describe", lambda name, real=peers.describe: peer_fakes.on_cpu(real(name)))
+    status = cli.main(["check", "--impl", "fa4", "--property", "out_matches_reference", "--device", "cpu", "--case",
+                       "batch=1 seqlen_q=4 seqlen_k=6 heads=1 kv_heads=1 head_dim=12 dtype=float16 seed=3"])
+    assert status == EXIT_UNCHECKED
+    assert "head dim 12" in capsys.readouterr().err

@@ -1,0 +1,170 @@
+"""The FlagGems adapters (flaggems-sdpa, flaggems-flash, flaggems-varlen) against a fake of
+``flag_gems.ops`` (tests/peer_fakes.py).
+
+The fake follows the contracts the adapters assume, those of the aten operators FlagGems
+replaces: its SDPA takes ``(B, H, N, D)``, a top-left ``is_causal`` and a boolean mask with
+True = attend read as a full ``(B, H, Nq, Nk)`` tensor, and asserts in its backward what
+FlagGems asserts (contiguous q, k, v and output gradient); its flash forward takes
+``(B, N, H, D)`` with a stride-1 last dimension and FlashAttention-2's window; its varlen
+function reads the keys through a page table. What FlagGems' kernels actually do with a
+mask is a question for a GPU run (docs/peers.md).
+"""
+from __future__ import annotations
+
+import sys
+
+import pytest
+import torch
+
+from flashcheck.peers import flaggems
+from tests import peer_fakes
+
+
+@pytest.fixture
+def fake(monkeypatch):
+    module = peer_fakes.fake_flaggems()
+    monkeypatch.setitem(sys.modules, "flag_gems.ops", module)
+    return module
+
+
+def assert_close_to_reference(out, expected, q):
+    assert out.shape == q.shape and out.dtype == q.dtype
+    torch.testing.assert_close(out, expected)
+
+
+# ------------------------------------------------------------- flaggems-sdpa
+
+
+def test_sdpa_uses_is_causal_where_top_left_and_bottom_right_agree(fake):
+    q, k, v = peer_fakes.inputs(2, 6, 6, 4, 2, 16)
+    out, lse = peer_fakes.on_cpu(flaggems.sdpa())(q, k, v, causal=True)
+    call = fake.calls[-1]
+    assert call["is_causal"] is True and call["attn_mask"] is None and call["enable_gqa"] is True
+    assert call["q"].shape == (2, 4, 6, 16) and call["scale"] == pytest.approx(0.25)
+    assert lse is None
+    assert_close_to_reference(out, peer_fakes.reference(q, k, v, causal=True)[0], q)
+
+
+@pytest.mark.parametrize("nq, nk, causal, window, masked", [
+    (5, 9, True, (-1, -1), False),  # causal with Nq != Nk: a mask, not the top-left is_causal
+    (9, 5, True, (-1, -1), False),
+    (7, 7, False, (2, 1), False),
+    (6, 6, True, (-1, -1), True),
+    (4, 8, False, (-1, -1), True),
+])
+def test_sdpa_folds_every_other_restriction_into_one_full_boolean_mask(fake, nq, nk, causal, window, masked):
+    q, k, v = peer_fakes.inputs(2, nq, nk, 4, 4, 32, dtype=torch.float32)
+    mask = (torch.rand(2, 1, nq, nk, generator=torch.Generator().manual_seed(1)) > 0.3) if masked else None
+    out, _ = peer_fakes.on_cpu(flaggems.sdpa())(q, k, v, causal=causal, window=window, attn_mask=mask)
+    call = fake.calls[-1]
+    assert call["is_causal"] is False
+    assert call["attn_mask"].dtype == torch.bool and call["attn_mask"].shape == (2, 4, nq, nk)
+    assert_close_to_reference(out, peer_fakes.reference(q, k, v, causal=causal, window=window, attn_mask=mask)[0], q)
+
+
+def test_sdpa_gradients_reach_the_library_contiguous(fake):
+    q, k, v = (t.transpose(1, 2).contiguous().transpose(1, 2).requires_grad_()
+               for t in peer_fakes.inputs(2, 5, 7, 4, 2, 16))
+    out, _ = peer_fakes.on_cpu(flaggems.sdpa())(q, k, v, window=(1, 1))
+    call = fake.calls[-1]
+    assert all(call[name].is_contiguous() for name in "qkv")
+    out.float().sum().backward()  # the fake asserts a contiguous output gradient, as FlagGems does
+    expected = [t.detach().clone().requires_grad_() for t in (q, k, v)]
+    peer_fakes.reference(*expected, window=(1, 1))[0].float().sum().backward()
+    for got, want in zip((q, k, v), expected):
+        torch.testing.assert_close(got.grad, want.grad)
+
+
+def test_sdpa_hands_strided_inputs_over_as_views_without_gradients(fake):
+    q, k, v = peer_fakes.inputs(1, 4, 4, 2, 2, 16)
+    peer_fakes.on_cpu(flaggems.sdpa())(q, k, v)
+    assert fake.calls[-1]["q"].data_ptr() == q.data_ptr() and not fake.calls[-1]["q"].is_contiguous()
+
+
+@pytest.mark.parametrize("d", [8, 48, 96])
+def test_sdpa_declines_head_dims_outside_16_32_64_128_256(d):
+    with pytest.raises(NotImplementedError, match=f"head dim {d}"):
+        peer_fakes.on_cpu(flaggems.sdpa())(*peer_fakes.inputs(1, 4, 4, 2, 2, d))
+
+
+# ------------------------------------------------------------- flaggems-flash
+
+
+@pytest.mark.parametrize("causal, window", [(False, (-1, -1)), (True, (-1, -1)), (False, (3, 0)), (True, (2, -1)),
+                                            (False, (1, 2))])
+def test_flash_passes_fa2_s_window_ints_and_returns_lse_b_h_nq(fake, causal, window):
+    q, k, v = peer_fakes.inputs(2, 7, 11, 4, 2, 32)
+    out, lse = peer_fakes.on_cpu(flaggems.flash())(q, k, v, causal=causal, window=window)
+    call = fake.calls[-1]
+    assert (call["cu_q"], call["cu_k"], call["max_q"], call["max_k"]) == (None, None, 7, 11)
+    assert call["is_causal"] is causal and call["dropout_p"] == 0.0
+    assert (call["window_size_left"], call["window_size_right"]) == (window[0], 0 if causal else window[1])
+    expected_out, expected_lse = peer_fakes.reference(q, k, v, causal=causal, window=window)
+    assert_close_to_reference(out, expected_out, q)
+    assert lse.shape == (2, 4, 7) and lse.dtype == torch.float32
+    torch.testing.assert_close(lse, expected_lse)
+
+
+def test_flash_copies_an_input_whose_last_dimension_is_strided_and_nothing_else(fake):
+    q, k, v = peer_fakes.inputs(1, 4, 4, 2, 2, 32)
+    strided = torch.randn(1, 4, 2, 64).to(q.dtype)[..., ::2]
+    peer_fakes.on_cpu(flaggems.flash())(strided, k.transpose(1, 2).contiguous().transpose(1, 2), v)
+    call = fake.calls[-1]
+    assert call["q"].stride(-1) == 1 and call["q"].data_ptr() != strided.data_ptr()
+    assert call["v"] is v and call["k"].stride() != call["k"].contiguous().stride()
+
+
+@pytest.mark.parametrize("d", [16, 8, 48, 264])
+def test_flash_declines_head_dims_outside_its_asserts(d):
+    with pytest.raises(NotImplementedError, match=f"head dim {d}"):
+        peer_fakes.on_cpu(flaggems.flash())(*peer_fakes.inputs(1, 4, 4, 2, 2, d))
+
+
+def test_flash_and_varlen_are_forward_only_half_precision(fake):
+    for impl in (flaggems.flash(), flaggems.varlen()):
+        impl = peer_fakes.on_cpu(impl)
+        with pytest.raises(NotImplementedError, match="gradients"):
+            impl(*peer_fakes.inputs(1, 4, 4, 2, 2, 32, requires_grad=True))
+        with pytest.raises(NotImplementedError, match="float32"):
+            impl(*peer_fakes.inputs(1, 4, 4, 2, 2, 32, dtype=torch.float32))
+
+
+# ------------------------------------------------------------- flaggems-varlen
+
+
+def test_paged_keys_are_pages_of_one_token_in_sequence_order():
+    k = torch.arange(2 * 6 * 3, dtype=torch.float32).reshape(6, 2, 3)
+    cu_k = torch.tensor([0, 2, 2, 6], dtype=torch.int32)
+    k_cache, v_cache, table, seqused = flaggems.paged_keys(k, k.clone(), cu_k, 4)
+    assert k_cache.shape == (6, 1, 2, 3) and k_cache.stride() == v_cache.stride()
+    assert table.dtype == torch.int32 and seqused.dtype == torch.int32
+    assert seqused.tolist() == [2, 0, 4]
+    assert table[0, :2].tolist() == [0, 1] and table[2].tolist() == [2, 3, 4, 5]
+    assert int(table.max()) <= 5, "entries past a sequence's end stay valid pages"
+
+
+def test_varlen_reads_the_packed_keys_through_the_page_table(fake):
+    q, k, v, packed = peer_fakes.packed_inputs([(3, 5), (0, 2), (4, 1), (2, 0), (1, 3)], 4, 2, 16)
+    out, lse = peer_fakes.on_cpu(flaggems.varlen())(q, k, v, causal=True, window=(2, -1), **packed)
+    call = fake.calls[-1]
+    assert call["cu_seqlens_k"] is None and call["cu_seqlens_q"] is packed["cu_seqlens_q"]
+    assert call["seqused_k"].tolist() == [5, 2, 1, 0, 3] and call["return_softmax_lse"] is True
+    assert call["window_size"] == (2, 0) and call["causal"] is True
+    expected_out, expected_lse = peer_fakes.packed_reference(q, k, v, causal=True, window=(2, -1), **packed)
+    assert_close_to_reference(out, expected_out, q)
+    assert lse.shape == (4, q.shape[0])
+    torch.testing.assert_close(lse, expected_lse)
+
+
+def test_varlen_runs_a_dense_batch_as_one_sequence_per_batch_entry(fake):
+    q, k, v = peer_fakes.inputs(2, 5, 3, 4, 4, 24, dtype=torch.bfloat16)
+    out, lse = peer_fakes.on_cpu(flaggems.varlen())(q, k, v, window=(1, 1))
+    expected_out, expected_lse = peer_fakes.reference(q, k, v, window=(1, 1))
+    assert_close_to_reference(out, expected_out, q)
+    torch.testing.assert_close(lse, expected_lse)
+
+
+@pytest.mark.parametrize("d", [12, 264])
+def test_varlen_declines_head_dims_not_a_multiple_of_8_or_above_256(d):
+    with pytest.raises(NotImplementedError, match=f"head dim {d}"):
+        peer_fakes.on_cpu(flaggems.varlen())(*peer_fakes.inputs(1, 4, 4, 2, 2, d))

@@ -1,0 +1,106 @@
+"""The sdpa-public-* adapters: torch's public ``F.scaled_dot_product_attention`` with one
+backend forced.
+
+sdpa-public-math runs here for real: flashcheck's properties hold for it on the CPU on cases
+with a mask, a window, causal with Nq != Nk, GQA, rows without keys and every layout, with
+the interpreter-size tolerances unchanged. The fused CUDA backends cannot run on the CPU:
+their translation is checked by spying on the public function, and their declines by torch's
+own ``torch.backends.cuda.can_use_*`` checks, which refuse everything on a CPU.
+"""
+from __future__ import annotations
+
+import pytest
+import torch
+
+from flashcheck.case import Case
+from flashcheck.peers import sdpa_public
+from flashcheck.properties import PROPERTIES
+from flashcheck.protocol import features_of
+from tests import peer_fakes
+
+#: Small cases, interpreter-size: a mask, windows, causal with Nq != Nk, GQA, empty rows, layouts.
+SPECS = [
+    "batch=2 seqlen_q=5 seqlen_k=9 heads=4 kv_heads=2 head_dim=16 dtype=float32 causal=True window=3,-1 "
+    "mask=random:0.3 seed=5",
+    "batch=1 seqlen_q=9 seqlen_k=5 heads=2 kv_heads=1 head_dim=8 dtype=float32 causal=True seed=6",
+    "batch=2 seqlen_q=7 seqlen_k=11 heads=3 kv_heads=3 head_dim=24 dtype=bfloat16 window=2,1 layout=heads-first seed=7",
+    "batch=1 seqlen_q=6 seqlen_k=6 heads=4 kv_heads=1 head_dim=16 dtype=float16 mask=random:0.5,shape:B1QK "
+    "layout=padded seed=8",
+    "batch=2 seqlen_q=4 seqlen_k=12 heads=2 kv_heads=2 head_dim=32 dtype=float32 window=0,0 softmax_scale=-0.5 "
+    "layout=mixed seed=9",
+]
+PROPERTY_NAMES = ["out_matches_reference", "outputs_finite", "empty_rows_exact", "grads_match_reference",
+                  "unseen_keys_get_zero_gradient", "mask_equal_to_band_matches_flag", "gqa_matches_repeated_kv",
+                  "future_keys_cannot_change_output", "masked_keys_with_huge_logits_change_nothing"]
+RUNS = [(name, spec) for name in PROPERTY_NAMES for spec in SPECS
+        if PROPERTIES[name].runnable(features_of(sdpa_public.math(), "cpu"), Case.from_spec(spec))]
+
+
+@pytest.mark.parametrize("name, spec", RUNS, ids=[f"{n}-{Case.from_spec(s).seed}" for n, s in RUNS])
+def test_sdpa_public_math_holds_flashcheck_s_properties_on_the_cpu(name, spec):
+    PROPERTIES[name].check(sdpa_public.math(), Case.from_spec(spec), device="cpu")
+
+
+def test_every_listed_property_ran_on_some_case():
+    assert {name for name, _ in RUNS} == set(PROPERTY_NAMES)
+
+
+@pytest.fixture
+def spy(monkeypatch):
+    calls = []
+    real = torch.nn.functional.scaled_dot_product_attention
+
+    def recording(q, k, v, **kwargs):
+        calls.append(dict(q=q, k=k, v=v, **kwargs))
+        return real(q, k, v, **kwargs)
+
+    monkeypatch.setattr(torch.nn.functional, "scaled_dot_product_attention", recording)
+    return calls
+
+
+def test_plain_causal_with_nq_equal_nk_uses_torch_s_is_causal(spy):
+    q, k, v = peer_fakes.inputs(2, 6, 6, 4, 2, 16, dtype=torch.float32)
+    out, lse = sdpa_public.math()(q, k, v, causal=True)
+    call = spy[-1]
+    assert call["is_causal"] is True and call["attn_mask"] is None and call["enable_gqa"] is True
+    assert call["q"].shape == (2, 4, 6, 16) and call["q"].data_ptr() == q.data_ptr(), "a transposed view"
+    assert call["scale"] == pytest.approx(0.25) and call["dropout_p"] == 0.0
+    assert lse is None and out.shape == q.shape
+
+
+@pytest.mark.parametrize("nq, nk, causal, window", [(5, 9, True, (-1, -1)), (9, 5, True, (-1, -1)),
+                                                     (6, 6, True, (2, -1)), (7, 7, False, (1, 1))])
+def test_any_other_band_is_one_bottom_right_boolean_mask_never_the_top_left_is_causal(spy, nq, nk, causal, window):
+    q, k, v = peer_fakes.inputs(1, nq, nk, 2, 2, 8, dtype=torch.float32)
+    out, _ = sdpa_public.math()(q, k, v, causal=causal, window=window)
+    call = spy[-1]
+    left, right = (None if side == -1 else side for side in window)
+    assert call["is_causal"] is False
+    assert torch.equal(call["attn_mask"].reshape(nq, nk), peer_fakes.band(nq, nk, left, 0 if causal else right))
+    torch.testing.assert_close(out, peer_fakes.reference(q, k, v, causal=causal, window=window)[0])
+
+
+@pytest.mark.parametrize("suffix", ["flash", "efficient", "cudnn"])
+def test_a_fused_backend_that_torch_says_cannot_run_the_case_is_declined_before_the_call(spy, suffix):
+    impl = peer_fakes.on_cpu(getattr(sdpa_public, suffix)())
+    with pytest.raises(NotImplementedError, match=rf"sdpa-public-{suffix}: torch.backends.cuda.can_use_\w+ refuses"):
+        impl(*peer_fakes.inputs(1, 4, 4, 2, 2, 16))
+    assert not spy
+
+
+def test_a_fused_backend_that_torch_says_can_run_the_case_runs_under_sdpa_kernel(spy, monkeypatch):
+    asked = []
+    monkeypatch.setattr(torch.backends.cuda, "can_use_flash_attention",
+                        lambda params, debug: asked.append(params) or True)
+    q, k, v = peer_fakes.inputs(2, 6, 6, 4, 2, 16)
+    out, _ = peer_fakes.on_cpu(sdpa_public.flash())(q, k, v, causal=True)  # torch's CPU flash kernel
+    assert asked and spy[-1]["is_causal"] is True
+    torch.testing.assert_close(out, peer_fakes.reference(q, k, v, causal=True)[0], atol=2e-3, rtol=2e-3)
+
+
+def test_the_fused_backends_carry_the_divergences_measured_on_their_kernels():
+    assert "layout_invariance" in sdpa_public.math().flashcheck_known_divergences
+    for suffix in ("flash", "efficient"):
+        assert "backward_deterministic" in getattr(sdpa_public, suffix)().flashcheck_known_divergences
+    for suffix in ("flash", "efficient", "cudnn"):
+        assert "grads_match_reference" in getattr(sdpa_public, suffix)().flashcheck_known_divergences

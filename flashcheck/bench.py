@@ -52,8 +52,10 @@ LENGTHS = (512, 1024, 2048, 4096, 8192, 16384, 32768)
 HEAD_DIMS = (64, 128)
 DTYPES = ("bfloat16", "float16")
 MODES = ("fwd", "fwd_bwd")
-#: The project kernel first; ``sdpa-math`` is standard attention (scores materialised).
-PROVIDERS = ("flash", "sdpa-flash", "sdpa-efficient", "sdpa-cudnn", "flex", "sdpa-math")
+#: The project kernel first; ``sdpa-math`` is standard attention (scores materialised). ``fa4``
+#: is FlashAttention-4 (flashcheck.peers), unavailable (skipped) where flash-attn-4 is not
+#: installed or the GPU is older than Hopper.
+PROVIDERS = ("flash", "fa4", "sdpa-flash", "sdpa-efficient", "sdpa-cudnn", "flex", "sdpa-math")
 #: The tiny grid of the CPU smoke run (``FLASHCHECK_BENCH_SMOKE=1``): it checks the plumbing only.
 SMOKE = dict(lengths=(32, 64), head_dims=(16,), dtypes=("float32",), hidden=32, tokens=128)
 SMOKE_PROVIDERS = ("sdpa-math",)
@@ -250,7 +252,8 @@ def step(provider: str, cfg: Config, tensors: dict) -> Callable[[], None]:
     ``no_grad``) for ``fwd``; forward and ``torch.autograd.grad`` of the output for
     ``fwd_bwd`` (grad, not backward: nothing accumulates into ``.grad`` between calls).
 
-    The peers are called through :mod:`flashcheck.adapters`, the project kernel as
+    The peers are called through :mod:`flashcheck.adapters` (FlashAttention-4 through
+    :mod:`flashcheck.peers.fa4`, whose library is imported at the first call), the project kernel as
     ``flashcheck.kernels.flash_attention``; flex through :func:`_flex_attention` (its block
     mask built once here, not per call). Raises :class:`Unavailable` for a provider that
     cannot run here.
@@ -287,7 +290,7 @@ def _resolve(provider: str):
         raise Unavailable(f"{provider}: this torch build has no such backend")
     try:
         return adapters.resolve(provider)
-    except ImportError as error:  # e.g. triton missing for "flash"
+    except ImportError as error:  # e.g. triton missing for "flash", flash-attn-4 for "fa4"
         raise Unavailable(f"{provider}: {error}") from error
 
 

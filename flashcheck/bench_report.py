@@ -30,7 +30,7 @@ from pathlib import Path
 #: The project kernel and the standard-attention baseline of the headline.
 SUBJECT, STANDARD = "flash", "sdpa-math"
 HEADLINE_LENGTHS = (2048, 4096, 8192)
-PROVIDER_ORDER = ("flash", "sdpa-flash", "sdpa-efficient", "sdpa-cudnn", "flex", "sdpa-math")
+PROVIDER_ORDER = ("flash", "fa4", "sdpa-flash", "sdpa-efficient", "sdpa-cudnn", "flex", "sdpa-math")
 _CONFIG_KEYS = ("mode", "dtype", "head_dim", "causal")
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import gc
 import json
 import os
+import re
 import subprocess
 import sys
 import weakref
@@ -159,6 +160,15 @@ def test_a_cuda_only_peer_is_unavailable_on_the_cpu():
         bench.measure(FakeBenchmark(), "sdpa-efficient", SMALL, "cpu")
     with pytest.raises(bench.Unavailable, match="flex"):
         bench.measure(FakeBenchmark(), "flex", SMALL, "cpu")
+
+
+def test_flashattention_4_is_a_provider_unavailable_without_its_library_or_on_the_cpu():
+    assert "fa4" in bench.PROVIDERS and "fa4" in bench_report.PROVIDER_ORDER
+    from flashcheck import peers
+
+    reason = "pip install 'flashcheck[fa4]'" if peers.describe("fa4").library.version() is None else "fa4"
+    with pytest.raises(bench.Unavailable, match=re.escape(reason)):
+        bench.measure(FakeBenchmark(), "fa4", SMALL, "cpu")
 
 
 # -- the report ------------------------------------------------------------------------------------

@@ -41,4 +41,9 @@ def pytest_benchmark_update_json(config, benchmarks, output_json):
         versions["triton"] = triton.__version__
     except ImportError:
         pass
+    from flashcheck import peers
+
+    fa4 = peers.describe("fa4").library.version()  # from its metadata: imports nothing
+    if fa4 is not None:
+        versions["flash-attn-4"] = fa4
     output_json["flashcheck"] = dict(_records(config), device=device, versions=versions)

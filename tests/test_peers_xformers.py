@@ -112,3 +112,10 @@ def test_gqa_with_gradients_is_declined_as_xformers_documents_it_forward_only():
     q, k, v = peer_fakes.inputs(1, 4, 4, 4, 2, 16, requires_grad=True)
     with pytest.raises(NotImplementedError, match="supported only for the forward pass"):
         peer_fakes.on_cpu(xformers.memory_efficient())(q, k, v)
+
+
+def test_the_dispatch_is_asked_as_xformers_asks_it_by_requires_grad_even_without_autograd(fake):
+    q, k, v = peer_fakes.inputs(1, 4, 4, 2, 2, 16, requires_grad=True)
+    with torch.no_grad():
+        peer_fakes.on_cpu(xformers.memory_efficient())(q, k, v)
+    assert [c["function"] for c in fake.calls][:2] == ["_dispatch_fw", "_dispatch_bw"]

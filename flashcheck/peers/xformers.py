@@ -114,9 +114,12 @@ def _run(module, q, k, v, request: Request):
         if isinstance(bias, torch.Tensor):
             bias = bias.reshape(b, hkv, group, nq, nk)
     inputs = fmha.Inputs(query=q, key=k, value=v, attn_bias=bias, p=0.0, scale=request.scale)
+    # As memory_efficient_attention decides (_memory_efficient_attention): by requires_grad,
+    # whether or not autograd records.
+    needs_gradient = any(t.requires_grad for t in (q, k, v))
     try:
-        _dispatcher(fmha, "_dispatch_fw")(inputs, request.grad)
-        if request.grad:
+        _dispatcher(fmha, "_dispatch_fw")(inputs, needs_gradient)
+        if needs_gradient:
             _dispatcher(fmha, "_dispatch_bw")(inputs, varlen_lse_packed=None)
     except NotImplementedError as error:
         reasons = _reasons(error)

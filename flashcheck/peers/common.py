@@ -25,7 +25,7 @@ import importlib
 import importlib.metadata
 import math
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable, Iterable, Mapping
 
 import torch
@@ -316,13 +316,3 @@ class ContiguousGradient(torch.autograd.Function):
     def backward(ctx, grad):
         return grad.contiguous()
 
-
-@dataclass(frozen=True)
-class Description:
-    """What ``flashcheck list`` prints of an adapter: its library's version (None when not
-    installed) and its features per device kind."""
-
-    name: str
-    library: Library
-    version: str | None
-    features: dict = field(default_factory=dict)

@@ -168,3 +168,12 @@ def test_varlen_runs_a_dense_batch_as_one_sequence_per_batch_entry(fake):
 def test_varlen_declines_head_dims_not_a_multiple_of_8_or_above_256(d):
     with pytest.raises(NotImplementedError, match=f"head dim {d}"):
         peer_fakes.on_cpu(flaggems.varlen())(*peer_fakes.inputs(1, 4, 4, 2, 2, d))
+
+
+def test_sdpa_gradients_reach_the_library_with_its_inputs_strides_also_for_one_query(fake):
+    # Found by fuzzing the adapter against the fake: with one query, torch calls a transposed
+    # gradient contiguous although its strides differ from q's, which FlagGems asserts equal.
+    q, k, v = (t.requires_grad_() for t in peer_fakes.inputs(1, 1, 64, 8, 4, 32))
+    out, _ = peer_fakes.on_cpu(flaggems.sdpa())(q, k, v, causal=True)
+    out.float().sum().backward()
+    assert q.grad is not None and fake.calls[-1]["q"].stride() == torch.empty(1, 8, 1, 32).stride()

@@ -13,9 +13,10 @@ aten operators (``flag_gems.enable()``), so their contract is the aten operator'
   agree (plain causal, ``Nq == Nk``) and otherwise folds the causal band, the window and
   the mask into one boolean ``attn_mask`` in torch's convention (True = may attend),
   expanded to ``(B, H, Nq, Nk)`` (the kernel reads the mask through all four strides).
-  With gradients, q, k and v go in contiguous and the output's gradient is made
-  contiguous: ``scaled_dot_product_attention_backward`` asserts ``query.is_contiguous()``,
-  ``do.is_contiguous()`` and ``query.stride() == o.stride() == do.stride()``.
+  With gradients, q, k, v and the output's gradient go in row-major (contiguous, with the
+  strides of a fresh tensor also on size-1 dimensions): ``scaled_dot_product_attention_backward``
+  asserts ``query.is_contiguous()``, ``do.is_contiguous()`` and ``query.stride() == o.stride()
+  == do.stride()``.
 * ``flaggems-flash``: ``flag_gems.ops.flash_attention_forward(query, key, value,
   cumulative_sequence_length_q, cumulative_sequence_length_k, max_q, max_k, dropout_p,
   is_causal, return_debug_mask, *, scale, window_size_left, window_size_right, ...)``, the
@@ -60,7 +61,7 @@ import torch
 
 from flashcheck.peers.common import (
     HALF, ContiguousGradient, Library, Peer, Request, allowed, dense_from_packed, last_dim_contiguous,
-    packed_as_one_sequence_per_batch,
+    packed_as_one_sequence_per_batch, row_major,
 )
 from flashcheck.protocol import DTYPE_NAMES
 
@@ -99,7 +100,7 @@ def _run_sdpa(module, q, k, v, request: Request):
     if mask is not None:
         mask = mask.expand(request.batch, request.heads, request.nq, request.nk)
     if request.grad:
-        q, k, v = (t.transpose(1, 2).contiguous() for t in (q, k, v))
+        q, k, v = (row_major(t.transpose(1, 2)) for t in (q, k, v))
     else:
         q, k, v = (t.transpose(1, 2) for t in (q, k, v))
     out = module.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=0.0, is_causal=native,

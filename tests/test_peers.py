@@ -222,3 +222,63 @@ def test_check_exits_3_when_a_peer_declines_the_case(monkeypatch, capsys):
                        "batch=1 seqlen_q=4 seqlen_k=6 heads=1 kv_heads=1 head_dim=12 dtype=float16 seed=3"])
     assert status == EXIT_UNCHECKED
     assert "head dim 12" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------- flashcheck's properties against the fakes
+
+#: Cases flashcheck draws, at head dim 32 (which every library runs): GQA with a window in a
+#: padded layout, causal with Nq > Nk heads-first, a mask in the mixed layout, packed sequences.
+PROPERTY_CASES = [
+    "batch=2 seqlen_q=7 seqlen_k=12 heads=4 kv_heads=2 head_dim=32 dtype=float16 window=2,3 layout=padded seed=11",
+    "batch=1 seqlen_q=9 seqlen_k=5 heads=2 kv_heads=2 head_dim=32 dtype=bfloat16 causal=True layout=heads-first "
+    "seed=12",
+    "batch=2 seqlen_q=6 seqlen_k=6 heads=2 kv_heads=1 head_dim=32 dtype=float16 mask=random:0.4 layout=mixed seed=13",
+    "batch=1 seqlen_q=9 seqlen_k=8 heads=4 kv_heads=2 head_dim=32 dtype=float16 seqlens=3:5/0:2/4:1/2:0 causal=True "
+    "window=1,-1 seed=14",
+]
+PROPERTY_NAMES = ["out_matches_reference", "lse_matches_reference", "grads_match_reference", "layout_invariance",
+                  "varlen_matches_separate_calls"]
+
+
+@pytest.fixture
+def every_fake(monkeypatch):
+    from flashcheck.peers import fa2, fa4
+
+    for name, module in (("flash_attn.cute", peer_fakes.fake_fa4()), ("flash_attn", peer_fakes.fake_fa2()),
+                         ("flag_gems.ops", peer_fakes.fake_flaggems()), ("xformers.ops", peer_fakes.fake_xformers())):
+        monkeypatch.setitem(sys.modules, name, module)
+    monkeypatch.setattr(fa4, "_capability", lambda device: (9, 0))
+    monkeypatch.setattr(fa2, "_capability", lambda device: (8, 0))
+
+
+def case_needs(case: Case) -> set:
+    """The features a case asks of an implementation (flashcheck draws only such cases)."""
+    needs = {"mask"} if not case.mask.is_none else set()
+    needs |= {"varlen"} if case.varlen else set()
+    needs |= {"gqa"} if case.heads != case.kv_heads else set()
+    needs |= {"causal"} if case.causal else set()
+    return needs | ({"window"} if tuple(case.window) != (-1, -1) else set())
+
+
+def runnable(impl: str, prop: str, spec: str) -> bool:
+    features, case = peers.describe(impl).flashcheck_features_by_device["cuda"], Case.from_spec(spec)
+    if impl == "xformers" and "backward" in PROPERTIES[prop].requires and case.heads != case.kv_heads:
+        return False  # declined: xformers documents GQA for the forward pass only
+    return case_needs(case) <= features and PROPERTIES[prop].runnable(features, case)
+
+
+PROPERTY_RUNS = [(impl, prop, spec) for impl in LIBRARY_PEERS for prop in PROPERTY_NAMES for spec in PROPERTY_CASES
+                 if runnable(impl, prop, spec)]
+
+
+@pytest.mark.parametrize("impl, prop, spec", PROPERTY_RUNS,
+                         ids=[f"{i}-{p}-{Case.from_spec(s).seed}" for i, p, s in PROPERTY_RUNS])
+def test_each_adapter_holds_flashcheck_s_properties_against_its_library_s_fake(every_fake, impl, prop, spec):
+    """The fakes compute exact attention in each library's conventions: an adapter whose
+    translation is exact passes, on the structures flashcheck draws (layouts, GQA, packing)."""
+    PROPERTIES[prop].check(peer_fakes.on_cpu(peers.describe(impl)), Case.from_spec(spec), device="cpu")
+
+
+def test_every_library_adapter_meets_several_of_those_properties():
+    for impl in LIBRARY_PEERS:
+        assert len({prop for i, prop, _ in PROPERTY_RUNS if i == impl}) >= 2, impl

@@ -4,8 +4,11 @@ path passes, and a faulty one is reported for its real cause."""
 from __future__ import annotations
 
 import pytest
+import torch
 
+from flashcheck import compare
 from flashcheck.case import Case
+from flashcheck.compare import PropertyFailure
 from flashcheck.properties import PROPERTIES
 
 from tests import unusual
@@ -34,3 +37,54 @@ def test_an_input_the_outputs_do_not_depend_on_has_a_zero_gradient(impl, case):
     assert taking_gradients <= {p.name for p in runnable}
     for prop in runnable:
         prop.check(impl, case, device="cpu")
+
+
+#: Two packed sequences, the last one's keys ending at the end of the packed tokens.
+PACKED = Case.packed(((3, 4), (2, 5)), heads=2, kv_heads=1, causal=True)
+
+
+def test_rounding_that_depends_on_the_layout_is_not_a_leak():
+    """A correct implementation whose results move by an ulp between strided views and
+    contiguous copies reads nothing from the NaN padding: nan_padding_never_leaks holds.
+    Bitwise layout invariance is layout_invariance's to demand, and it does."""
+    impl = unusual.rounding_per_layout
+    PROPERTIES["nan_padding_never_leaks"].check(impl, PACKED, device="cpu")
+    with pytest.raises(PropertyFailure, match="not exactly equal"):
+        PROPERTIES["layout_invariance"].check(impl, PACKED.replace(layout="padded"), device="cpu")
+
+
+def test_a_leak_behind_layout_dependent_rounding_is_still_caught():
+    """Rounding per layout does not hide a read past the end of the packed keys: the NaN it
+    brings in where the contiguous copies give finite values is reported as a leak."""
+    with pytest.raises(PropertyFailure, match="NaN padding") as info:
+        PROPERTIES["nan_padding_never_leaks"].check(unusual.leaks_and_rounds_per_layout, PACKED, device="cpu")
+    assert "nan" in str(info.value)
+
+
+def test_a_leak_that_brings_in_finite_garbage_is_caught_by_its_distance_from_the_reference():
+    """A leak need not produce NaN: padding read and sanitised to finite values gives results
+    beyond the derived tolerance where the contiguous copies are within it."""
+    with pytest.raises(PropertyFailure, match="NaN-padded views") as info:
+        PROPERTIES["nan_padding_never_leaks"].check(unusual.sanitised_read_past_the_end, PACKED, device="cpu")
+    assert "differs from the float64 reference" in str(info.value)
+
+
+def test_a_bitwise_failure_shows_the_bit_patterns_and_the_ulp_distance():
+    """Values that print alike ("got 0.190576, expected 0.190576") are told apart by their
+    bits: the report gives both bit patterns in hex and their distance in ulps."""
+    expected = torch.tensor([[0.5, 0.190576]], dtype=torch.float32)
+    got = expected.clone()
+    got.view(torch.int32)[0, 1] += 3  # three ulps up
+    with pytest.raises(PropertyFailure) as info:
+        compare.check_equal("lse", got, expected, what="the lse of an identical first call")
+    text = str(info.value)
+    assert f"0x{int(expected.view(torch.int32)[0, 1]):08x}" in text
+    assert f"0x{int(got.view(torch.int32)[0, 1]):08x}" in text
+    assert "3 ulp" in text
+
+
+def test_a_layout_invariance_failure_reports_the_ulp_distance():
+    """The report of a bitwise property names the distance that made it fail: one ulp."""
+    with pytest.raises(PropertyFailure, match=r"\b1 ulp"):
+        PROPERTIES["layout_invariance"].check(unusual.rounding_per_layout, Case(seqlen_q=3, seqlen_k=5,
+                                                                                layout="padded"), device="cpu")

@@ -9,7 +9,7 @@ from flashcheck import compare
 from flashcheck.compare import PropertyFailure
 from flashcheck.expectation import held_to
 from flashcheck.properties.common import (
-    batched, empty_rows, expect_gradients, format_batched_index, materialize, seeded_generator,
+    batched, empty_rows, expect_gradients, format_batched_index, materialize, seeded_generator, unchanged,
 )
 from flashcheck.properties.registry import prop
 
@@ -48,16 +48,18 @@ def gradients(impl, case, inputs, grad_out=None, grad_lse=None):
     any gradient, so an implementation that detaches its outputs where they do depend on
     the inputs fails the gradient comparisons with that evidence."""
     leaves = [t.detach().requires_grad_() for t in inputs]
-    out, lse = impl(*leaves, **case.attention_kwargs(leaves[0].device))
-    if grad_out is None:
-        grad_out, grad_lse = upstream(case, out, lse)
-    loss = (out.float() * grad_out.float()).sum()
-    if lse is not None and grad_lse is not None:
-        finite = torch.isfinite(lse)
-        loss = loss + torch.where(finite, lse * grad_lse, torch.zeros_like(lse)).sum()
-    if not loss.requires_grad:  # no input reaches the outputs
-        return tuple(torch.zeros_like(leaf) for leaf in leaves), grad_out, grad_lse
-    grads = torch.autograd.grad(loss, leaves, allow_unused=True, materialize_grads=True)
+    with unchanged(dict(zip("qkv", inputs)), "the forward or backward pass"):
+        out, lse = impl(*leaves, **case.attention_kwargs(leaves[0].device))
+        if grad_out is None:
+            grad_out, grad_lse = upstream(case, out, lse)
+        loss = (out.float() * grad_out.float()).sum()
+        if lse is not None and grad_lse is not None:
+            finite = torch.isfinite(lse)
+            loss = loss + torch.where(finite, lse * grad_lse, torch.zeros_like(lse)).sum()
+        if not loss.requires_grad:  # no input reaches the outputs
+            return tuple(torch.zeros_like(leaf) for leaf in leaves), grad_out, grad_lse
+        with unchanged({"grad_out": grad_out, "grad_lse": grad_lse}, "the backward pass"):
+            grads = torch.autograd.grad(loss, leaves, allow_unused=True, materialize_grads=True)
     return grads, grad_out, grad_lse
 
 

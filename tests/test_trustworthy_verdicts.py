@@ -88,3 +88,19 @@ def test_a_layout_invariance_failure_reports_the_ulp_distance():
     with pytest.raises(PropertyFailure, match=r"\b1 ulp"):
         PROPERTIES["layout_invariance"].check(unusual.rounding_per_layout, Case(seqlen_q=3, seqlen_k=5,
                                                                                 layout="padded"), device="cpu")
+
+
+def test_an_implementation_that_writes_into_q_is_reported_for_the_mutation():
+    """Every property that compares values checks first that the call left q, k and v as
+    they were: an implementation doubling q in place is reported as modifying q, not as an
+    output that differs from the reference (the symptom) or as a nondeterministic one."""
+    case = Case(seqlen_q=5, seqlen_k=4, heads=2, kv_heads=1, causal=True, dtype="float32")
+    impl = unusual.doubles_q_in_place
+    with pytest.raises(PropertyFailure, match="^q was modified") as info:
+        PROPERTIES["out_matches_reference"].check(impl, case, device="cpu")
+    assert "differs" not in str(info.value)
+    runnable = _runnable(impl, case)
+    assert {"grads_match_reference", "deterministic", "layout_invariance"} <= {p.name for p in runnable}
+    for prop in runnable:
+        with pytest.raises(PropertyFailure, match="^q was modified"):
+            prop.check(impl, case, device="cpu")

@@ -106,3 +106,13 @@ def sanitised_read_past_the_end(q, k, v, **kwargs):
         return buggy.correct(q, k, v, **kwargs)
     k2, v2 = (torch.cat([t[:-1], torch.nan_to_num(b, nan=1.0)]) for t, b in zip((k, v), beyond))
     return buggy.correct(q, k2, v2, **kwargs)
+
+
+@_declare
+def doubles_q_in_place(q, k, v, **kwargs):
+    """Faulty: doubles q in place (outside autograd) before computing, so its result is
+    attention of 2q: a mutation of the caller's input, whose first symptom a value
+    comparison would see."""
+    with torch.no_grad():
+        q.mul_(2)
+    return buggy.correct(q, k, v, **kwargs)

@@ -224,7 +224,7 @@ def test_sdpa_math_without_keys_fails_only_as_declared(case):
     known = protocol.known_divergences(impl)
     failed = set()
     for prop in PROPERTIES.values():
-        if not prop.runnable(protocol.features_of(impl, "cpu"), case):
+        if not prop.runnable(protocol.features_of(impl, "cpu"), case, device="cpu"):
             continue
         try:
             prop.check(impl, case, device="cpu")

@@ -73,14 +73,24 @@ def test_every_property_takes_its_turn_and_the_reference_comparisons_every_third
     drawable = [p.name for p in PROPERTIES.values() if fuzz_engine.drawable(p, protocol.features_of(buggy.correct))]
     primary = [name for name in fuzz_engine.PRIMARY if name in drawable]
     others = [name for name in drawable if name not in primary]
-    turns = []  # the property of each case run, in order
+    turns = []  # the property of each case run or declined, in order
+    # A property measurable on CUDA only (repeated_calls_do_not_grow_memory) takes its turns
+    # on the CPU too, declining each case: counted as declined, never as run.
+    declined = []
+
+    def decline(prop, case):
+        turns.append(prop)
+        declined.append(prop)
 
     result = fuzz_engine.run(
         buggy.correct, impl_name="tests.buggy:correct", budget=60, device="cpu",
         profile=profiles.size_profile("interpreter"), seed=3,
-        on_case=lambda prop, case: turns.append(prop),
+        on_case=lambda prop, case: turns.append(prop), on_declined=decline,
         should_stop=lambda: set(turns) == set(drawable),
     )
+    assert set(declined) == {p for p in drawable if not PROPERTIES[p].runs_on("cpu")} == \
+        {"repeated_calls_do_not_grow_memory"}
+    assert result.declined == len(declined) and result.by_property["repeated_calls_do_not_grow_memory"] == 0
     assert not result.found and set(turns) == set(drawable)
     # Each property's cases form one block (one turn), at most a turn's worth of examples.
     blocks = [prop for i, prop in enumerate(turns) if i == 0 or turns[i - 1] != prop]

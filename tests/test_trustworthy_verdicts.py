@@ -6,12 +6,13 @@ from __future__ import annotations
 import pytest
 import torch
 
-from flashcheck import compare
+from flashcheck import compare, fuzz
 from flashcheck.case import Case
 from flashcheck.compare import PropertyFailure
-from flashcheck.properties import PROPERTIES
+from flashcheck.properties import PROPERTIES, memory
+from flashcheck.properties.registry import NotRunnableHere
 
-from tests import unusual
+from tests import buggy, unusual
 
 #: Cases without a single key: dense (Nk = 0) and packed (one sequence, queries but no keys).
 NO_KEYS = [
@@ -21,7 +22,7 @@ NO_KEYS = [
 
 
 def _runnable(impl, case):
-    return [p for p in PROPERTIES.values() if p.runnable(impl.flashcheck_features, case)]
+    return [p for p in PROPERTIES.values() if p.runnable(impl.flashcheck_features, case, device="cpu")]
 
 
 @pytest.mark.parametrize("impl", [unusual.constant_zeros_without_keys, unusual.zeros_from_q_only_without_keys],
@@ -104,3 +105,81 @@ def test_an_implementation_that_writes_into_q_is_reported_for_the_mutation():
     for prop in runnable:
         with pytest.raises(PropertyFailure, match="^q was modified"):
             prop.check(impl, case, device="cpu")
+
+
+class _FakeDevice:
+    """A memory counter over tensors an implementation keeps: what torch.cuda.memory_allocated
+    reports on a GPU, for the decision logic on the CPU."""
+
+    def __init__(self):
+        self.held = []
+
+    def allocated(self) -> int:
+        return sum(t.numel() * t.element_size() for t in self.held)
+
+
+def test_memory_growing_by_8_mb_per_call_is_a_leak():
+    device = _FakeDevice()
+    with pytest.raises(PropertyFailure, match=r"grew by 33554432 bytes .* over 4 identical calls") as info:
+        memory.check_memory_flat(lambda: device.held.append(torch.empty(8 << 20, dtype=torch.uint8)),
+                                 device.allocated)
+    assert "+8388608, +8388608, +8388608, +8388608 bytes call by call" in str(info.value)
+
+
+def test_memory_growing_a_little_at_every_call_is_a_leak():
+    """However small: keeping each call's 512-byte output alive grows at every call."""
+    device = _FakeDevice()
+    with pytest.raises(PropertyFailure, match="grew by 2048 bytes"):
+        memory.check_memory_flat(lambda: device.held.append(torch.empty(512, dtype=torch.uint8)), device.allocated)
+
+
+def test_memory_allocated_once_and_kept_is_not_a_leak():
+    """A workspace a library allocates once, at the warm-up or on a later call, and then
+    reuses: growth within the slack, not at every call."""
+    device = _FakeDevice()
+    calls = []
+
+    def call():
+        calls.append(None)
+        if len(calls) in (1, 3):  # the warm-up's workspace, and a second one on the third call
+            device.held.append(torch.empty(256 << 10, dtype=torch.uint8))
+
+    readings = memory.check_memory_flat(call, device.allocated)
+    assert readings == [256 << 10, 256 << 10, 512 << 10, 512 << 10, 512 << 10]
+
+
+def test_memory_that_grows_beyond_the_slack_on_one_call_is_a_leak():
+    device = _FakeDevice()
+    calls = []
+
+    def call():
+        calls.append(None)
+        if len(calls) == 2:
+            device.held.append(torch.empty(memory.GROWTH_SLACK_BYTES + 1, dtype=torch.uint8))
+
+    with pytest.raises(PropertyFailure, match=f"grew by {memory.GROWTH_SLACK_BYTES + 1} bytes"):
+        memory.check_memory_flat(call, device.allocated)
+
+
+def test_memory_growth_is_not_run_on_the_cpu_and_never_passes_there():
+    """torch counts no allocated memory on the CPU: the property declines (a
+    NotImplementedError, which fuzzing counts as declined and the suite as skipped), for a
+    leaking implementation as for a correct one."""
+    prop = PROPERTIES["repeated_calls_do_not_grow_memory"]
+    case = Case(seqlen_q=4, seqlen_k=4, dtype="float32")
+    assert not prop.runnable(buggy.FEATURES, case, device="cpu") and prop.runnable(buggy.FEATURES, case, device="cuda")
+    for impl in (buggy.correct, buggy.leaks_memory):
+        with pytest.raises(NotRunnableHere, match="cuda only"):
+            fuzz.check_once(prop, impl, case, device="cpu", impl_name="buggy")
+    assert not buggy.leaks_memory.held  # declined before any call
+
+
+def test_the_commands_say_the_memory_property_runs_on_cuda_only(capsys):
+    from flashcheck import cli
+    from flashcheck.commands import EXIT_OK, EXIT_USAGE
+
+    assert cli.main(["list"]) == EXIT_OK
+    assert "repeated_calls_do_not_grow_memory: Repeated identical calls" in capsys.readouterr().out
+    status = cli.main(["check", "--impl", "tests.buggy:leaks_memory", "--property", "repeated_calls_do_not_grow_memory",
+                       "--case", "seqlen_q=2 seqlen_k=2 dtype=float32", "--device", "cpu"])
+    assert status == EXIT_USAGE and "not run" in capsys.readouterr().err

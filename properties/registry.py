@@ -91,6 +91,7 @@ def _confined(check, name: str, kinds: frozenset):
     return confined
 
 
-def applicable(features, case: Case) -> list[Property]:
-    """The properties that apply to ``case`` for an implementation with ``features``."""
-    return [p for p in PROPERTIES.values() if p.runnable(features, case)]
+def applicable(features, case: Case, device=None) -> list[Property]:
+    """The properties that apply to ``case`` for an implementation with ``features`` (and,
+    when ``device`` is given, can be measured there)."""
+    return [p for p in PROPERTIES.values() if p.runnable(features, case, device)]

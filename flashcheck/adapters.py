@@ -46,7 +46,8 @@ Translations, adapter by adapter:
   packed batch without a key) [2.13 CPU]: the public frontend returns
   ``zeros + (q.sum() + k.sum() + v.sum())·0`` in the input dtype before any backend,
   NaN where that sum overflows (float16), and its backward ``dO.sum()·0``: a known
-  divergence confined to those cases (see ``_EMPTY_KEYS_FORWARD``).
+  divergence confined to those cases (see ``_EMPTY_KEYS_FORWARD``); torch 2.11 returned 0
+  there [2.11 H100, on its CPU and GPU].
 * ``sdpa-flash`` / ``sdpa-cudnn`` (CUDA only, float16/bfloat16): the private ops
   ``aten._scaled_dot_product_flash_attention`` /
   ``aten._scaled_dot_product_cudnn_attention``, which also return the
@@ -569,6 +570,9 @@ _STRIDE_DEPENDENT_MATMUL = KnownDivergence(
 #: The backward is the same shortcut: dQ = dO.sum()·0, NaN where the upstream gradient sums
 #: beyond the range (dO of 1000 over 256 elements). Not an adapter translation (the math
 #: itself is right), so reported, confined to cases without any key whose sum overflows.
+#: torch 2.11 returned 0 there, on the CPU and on an H100 ([2.11 H100], the public call with
+#: and without the math backend forced, and this adapter on the found case): the shortcut is
+#: newer than 2.11, and under 2.11 the divergence never shows.
 _EMPTY_KEYS_FORWARD = KnownDivergence(
     "on an empty key axis SDPA's frontend returns zeros + (q.sum() + k.sum() + v.sum())·0 in the "
     "input dtype, NaN where the sum of q overflows (flashcheck.divergences.sdpa_no_keys_forward_overflows; "

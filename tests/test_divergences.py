@@ -130,6 +130,19 @@ SDPA_NO_KEYS = Case.from_spec("batch=1 seqlen_q=29 seqlen_k=0 heads=8 kv_heads=2
                               "values=offset-logits seed=0 seqlens=29:0")
 
 
+def _frontend_takes_the_empty_key_shortcut() -> bool:
+    """Whether this torch's SDPA returns NaN for an empty key axis and a q whose float16 sum
+    overflows: torch 2.13 does (CI's pin); torch 2.11 returned 0 on the CPU and on an H100."""
+    q = torch.full((1, 2, 8, 16), 300.0, dtype=torch.float16)
+    empty = torch.zeros(1, 2, 0, 16, dtype=torch.float16)
+    return bool(torch.nn.functional.scaled_dot_product_attention(q, empty, empty).isnan().any())
+
+
+EMPTY_KEY_SHORTCUT = _frontend_takes_the_empty_key_shortcut()
+needs_the_shortcut = pytest.mark.skipif(not EMPTY_KEY_SHORTCUT,
+                                        reason="this torch's SDPA returns 0 without keys (torch 2.11 did)")
+
+
 def test_a_sequence_with_queries_and_no_keys_has_output_zero_and_lse_minus_infinity():
     """The protocol's empty-row rule is what float64 arithmetic gives: softmax over no
     scores is empty, its product with no values is 0, the log-sum-exp of nothing is -inf;
@@ -148,6 +161,7 @@ def test_a_sequence_with_queries_and_no_keys_has_output_zero_and_lse_minus_infin
     assert not exp.expected_out.any() and bool((exp.expected_lse == float("-inf")).all())
 
 
+@needs_the_shortcut
 def test_sdpa_maths_nan_without_keys_comes_from_torchs_frontend_not_from_the_adapter():
     """The adapter hands torch the problem as it is (an empty key axis); torch's public
     SDPA returns NaN on it, the math backend's own operator 0: the shortcut the frontend
@@ -178,7 +192,8 @@ def test_sdpa_maths_nan_without_keys_comes_from_torchs_frontend_not_from_the_ada
 def test_the_empty_key_cause_holds_exactly_where_sdpa_math_returns_nan(case, nan):
     q, k, v = case.materialize("cpu")
     out, _ = adapters.resolve("sdpa-math")(q, k, v, **case.attention_kwargs())
-    assert bool(out.isnan().any()) == nan == sdpa_no_keys_forward_overflows(case)
+    assert nan == sdpa_no_keys_forward_overflows(case)
+    assert bool(out.isnan().any()) == (nan and EMPTY_KEY_SHORTCUT)
 
 
 def test_the_empty_key_divergences_cover_no_case_with_keys():
@@ -208,7 +223,8 @@ def test_the_backward_cause_holds_exactly_where_sdpa_maths_dq_is_nan(case, nan):
     from flashcheck.properties.gradients import gradients
 
     (dq, _, _), _, _ = gradients(adapters.resolve("sdpa-math"), case, case.materialize("cpu"))
-    assert bool(dq.isnan().any()) == nan == sdpa_no_keys_backward_overflows(case)
+    assert nan == sdpa_no_keys_backward_overflows(case)
+    assert bool(dq.isnan().any()) == (nan and EMPTY_KEY_SHORTCUT)
     assert not sdpa_no_keys_forward_overflows(case)
 
 
@@ -231,5 +247,5 @@ def test_sdpa_math_without_keys_fails_only_as_declared(case):
         except PropertyFailure:
             failed.add(prop.name)
             assert prop.name in known and known[prop.name].explains(case), prop.name
-    assert ("out_matches_reference" in failed) == sdpa_no_keys_forward_overflows(case)
-    assert ("grads_match_reference" in failed) == sdpa_no_keys_backward_overflows(case)
+    assert ("out_matches_reference" in failed) == (sdpa_no_keys_forward_overflows(case) and EMPTY_KEY_SHORTCUT)
+    assert ("grads_match_reference" in failed) == (sdpa_no_keys_backward_overflows(case) and EMPTY_KEY_SHORTCUT)

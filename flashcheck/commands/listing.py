@@ -17,6 +17,7 @@ def run(args, device) -> int:
     print("properties:")
     for prop in PROPERTIES.values():
         needs = f" [needs {', '.join(sorted(prop.requires))}]" if prop.requires else ""
-        print(f"  {prop.name}: {prop.summary}{needs}")
+        where = f" [{', '.join(sorted(prop.devices))} only]" if prop.devices else ""
+        print(f"  {prop.name}: {prop.summary}{needs}{where}")
     print("implementations: " + ", ".join(adapters.REGISTRY))
     return EXIT_OK

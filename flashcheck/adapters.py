@@ -42,7 +42,12 @@ Translations, adapter by adapter:
   ``enable_gqa=True`` (torch >= 2.5; K/V heads repeated before).  The public API
   returns no lse, so ``lse`` is ``None`` and "lse" is not declared (computing it
   separately would not be the peer's).  Fully masked rows [2.13 CPU, 2.11 H100]:
-  out = 0 (its "safe softmax") and zero gradients.
+  out = 0 (its "safe softmax") and zero gradients.  No keys at all (Nk = 0, or a
+  packed batch without a key) [2.13 CPU]: the public frontend returns
+  ``zeros + (q.sum() + k.sum() + v.sum())·0`` in the input dtype before any backend,
+  NaN where that sum overflows (float16), and its backward ``dO.sum()·0``: a known
+  divergence confined to those cases (see ``_EMPTY_KEYS_FORWARD``); torch 2.11 returned 0
+  there [2.11 H100, on its CPU and GPU].
 * ``sdpa-flash`` / ``sdpa-cudnn`` (CUDA only, float16/bfloat16): the private ops
   ``aten._scaled_dot_product_flash_attention`` /
   ``aten._scaled_dot_product_cudnn_attention``, which also return the
@@ -108,7 +113,8 @@ import torch
 
 from flashcheck import packing
 from flashcheck.divergences import (
-    KnownDivergence, either, float16_backward_overflows, float16_subnormal_probabilities, under,
+    KnownDivergence, either, float16_backward_overflows, float16_subnormal_probabilities,
+    sdpa_no_keys_backward_overflows, sdpa_no_keys_forward_overflows, under,
 )
 from flashcheck.masks import UNBOUNDED, as_4d, band, check_attn_mask, effective_window
 from flashcheck.protocol import DEFAULT_FEATURES, DTYPE_NAMES, PROTOCOL_FEATURES, features_of
@@ -548,10 +554,60 @@ _STRIDE_DEPENDENT_MATMUL = KnownDivergence(
 )
 
 
+#: [2.13 CPU] torch's SDPA frontend, on an empty key axis, returns NaN where the sum of q in
+#: the input dtype overflows. Found by flashcheck: out_matches_reference on
+#: 'batch=1 seqlen_q=29 seqlen_k=0 heads=8 kv_heads=2 head_dim=16 dtype=float16
+#: values=offset-logits seed=0 seqlens=29:0' gave NaN in all 3712 output elements, where a
+#: float64 computation gives 0 (no keys: an empty softmax, out 0, lse -inf). The adapter
+#: passes torch exactly that problem (q (1, 8, 29, 16), k and v (1, 2, 0, 16), a boolean mask
+#: of shape (1, 1, 29, 0)); without the mask, with contiguous copies, and with fresh empty k
+#: and v it is NaN all the same, and the private op aten._scaled_dot_product_attention_math
+#: returns 0 on the same inputs. A dispatch trace of the public call shows why: zeros, the
+#: sums of k, v and q, two additions, a multiplication by 0 and an addition, before any
+#: backend, i.e. ``zeros + (q.sum() + k.sum() + v.sum())·0`` in float16; there Σq is 65593.5
+#: (float64), which rounds to inf in float16, and inf·0 = NaN. Constant q of 255 and 256 in
+#: (1, 2, 8, 16) (sums 65280 and 65536) give 0 and NaN: the threshold is the sum's overflow.
+#: The backward is the same shortcut: dQ = dO.sum()·0, NaN where the upstream gradient sums
+#: beyond the range (dO of 1000 over 256 elements). Not an adapter translation (the math
+#: itself is right), so reported, confined to cases without any key whose sum overflows.
+#: torch 2.11 returned 0 there, on the CPU and on an H100 ([2.11 H100], the public call with
+#: and without the math backend forced, and this adapter on the found case): the shortcut is
+#: newer than 2.11, and under 2.11 the divergence never shows.
+_EMPTY_KEYS_FORWARD = KnownDivergence(
+    "on an empty key axis SDPA's frontend returns zeros + (q.sum() + k.sum() + v.sum())·0 in the "
+    "input dtype, NaN where the sum of q overflows (flashcheck.divergences.sdpa_no_keys_forward_overflows; "
+    "[2.13 CPU])",
+    sdpa_no_keys_forward_overflows,
+)
+_EMPTY_KEYS_BACKWARD = KnownDivergence(
+    "on an empty key axis SDPA's frontend backward gives dQ = dO.sum()·0 in the input dtype, NaN where "
+    "the upstream gradient sums beyond the range (flashcheck.divergences.sdpa_no_keys_backward_overflows; "
+    "[2.13 CPU])",
+    sdpa_no_keys_backward_overflows,
+)
+_EMPTY_KEYS_STRESSED = KnownDivergence(
+    _EMPTY_KEYS_BACKWARD.reason + ", on the property's scaled inputs and upstream gradient",
+    under("ds_range", sdpa_no_keys_backward_overflows),
+)
+_EMPTY_KEYS_BOTH = KnownDivergence(
+    "on an empty key axis SDPA's frontend returns zeros + (q.sum() + k.sum() + v.sum())·0 and its "
+    "backward dQ = dO.sum()·0, in the input dtype: NaN where either sum overflows "
+    "(flashcheck.divergences.sdpa_no_keys_forward_overflows, sdpa_no_keys_backward_overflows; [2.13 CPU])",
+    either(sdpa_no_keys_forward_overflows, sdpa_no_keys_backward_overflows),
+)
+
+
 def _sdpa_math() -> Adapter:
     features = frozenset({"causal", "window", "gqa", "mask", "varlen", "backward"}) | DTYPE_NAMES
+    forward = ("out_matches_reference", "outputs_finite", "empty_rows_exact", "key_shift_invariance",
+               "value_linearity")
     return Adapter("sdpa-math", {"cpu": features, "cuda": features}, _run_sdpa_math,
-                   known_divergences={"layout_invariance": _STRIDE_DEPENDENT_MATMUL})
+                   known_divergences={"layout_invariance": _STRIDE_DEPENDENT_MATMUL,
+                                      **{name: _EMPTY_KEYS_FORWARD for name in forward},
+                                      "grads_match_reference": _EMPTY_KEYS_BACKWARD,
+                                      "empty_rows_get_zero_dq": _EMPTY_KEYS_BACKWARD,
+                                      "grads_match_reference_where_ds_exceeds_float16": _EMPTY_KEYS_STRESSED,
+                                      "varlen_matches_separate_calls": _EMPTY_KEYS_BOTH})
 
 
 #: Why the backward passes of SDPA's flash and efficient backends are not expected to be

@@ -171,23 +171,94 @@ def check_close(name, got, expected, allowed, *, what="the float64 reference", e
 
 def check_equal(name, got, expected, *, what, where=None) -> None:
     """Raise :class:`Violation` unless ``got`` and ``expected`` hold the same values:
-    bitwise equal, except that +0 equals -0. ``where``, a boolean mask, limits the check."""
+    bitwise equal, except that +0 equals -0. ``where``, a boolean mask, limits the check.
+
+    Values that differ in their last bits print alike, so the report gives the first
+    differing element's bit patterns in hex and the distance between them in units in the
+    last place (:func:`ulp_distance`), and the largest such distance among the differing
+    elements."""
     if got.shape != expected.shape or got.dtype != expected.dtype:
         raise Violation(
             f"{name} differs from {what}: shape/dtype {tuple(got.shape)}/{got.dtype} "
             f"vs {tuple(expected.shape)}/{expected.dtype}"
         )
-    differ = ~(bitwise_equal(got, expected) | (got == expected.to(got.device)))
+    expected = expected.to(got.device)
+    differ = ~(bitwise_equal(got, expected) | (got == expected))
     if where is not None:
         differ &= where.to(differ.device)
     if not differ.any():
         return
     index = _unravel(int(torch.argmax(differ.to(torch.uint8))), differ.shape)
-    raise Violation(
-        f"{name} is not exactly equal to {what}\n"
-        f"Differing elements: {int(differ.sum())} / {differ.numel()}\n"
-        f"First at {format_index(name, index)}: got {_value(got, index)}, expected {_value(expected, index)}"
-    )
+    lines = [
+        f"{name} is not exactly equal to {what}",
+        f"Differing elements: {int(differ.sum())} / {differ.numel()}",
+        f"First at {format_index(name, index)}: got {_value(got, index)}{_bits(got, index)}, "
+        f"expected {_value(expected, index)}{_bits(expected, index)}{_apart(got, expected, index)}",
+    ]
+    distances = ulp_distance(got, expected)
+    if distances is not None:
+        distances = torch.where(differ, distances, torch.zeros_like(distances))
+        if int(distances.max()) > 0:
+            farthest = _unravel(int(torch.argmax(distances)), differ.shape)
+            lines.append(f"Greatest distance: {int(distances[farthest])} ulp at {format_index(name, farthest)}")
+    raise Violation("\n".join(lines))
+
+
+def _float_bits(tensor: torch.Tensor) -> torch.Tensor | None:
+    """The bit patterns of a float16, bfloat16, float32 or float64 tensor as signed
+    integers of its width (None for other dtypes)."""
+    if not tensor.dtype.is_floating_point or tensor.element_size() not in (2, 4, 8):
+        return None
+    ints = {2: torch.int16, 4: torch.int32, 8: torch.int64}[tensor.element_size()]
+    return tensor.detach().contiguous().view(ints)
+
+
+def ulp_distance(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor | None:
+    """Elementwise, how many representable numbers of their (common) floating dtype lie
+    between ``a`` and ``b`` plus one: 0 for equal values (+0 and -0 included), 1 for
+    neighbours, across zero as well. ``-1`` where either is NaN; None for dtypes without a
+    float bit layout. Infinity counts as the number after the largest finite one."""
+    bits_a, bits_b = _float_bits(a), _float_bits(b.to(a.device))
+    if bits_a is None or bits_b is None or a.dtype != b.dtype:
+        return None
+    ordered_a, ordered_b = _ordered(bits_a), _ordered(bits_b)
+    if a.element_size() == 8:  # the difference of two int64 keys can overflow: float64 is close enough here
+        distance = (ordered_a.double() - ordered_b.double()).abs().clamp(max=2.0**62).long()
+    else:
+        distance = (ordered_a - ordered_b).abs()
+    nan = torch.isnan(a.detach()) | torch.isnan(b.detach().to(a.device))
+    return torch.where(nan, torch.full_like(distance, -1), distance)
+
+
+def _ordered(bits: torch.Tensor) -> torch.Tensor:
+    """Sign-magnitude float bits as int64 keys whose order and differences are those of the
+    floats on their grid: ``m`` for a positive number of magnitude bits ``m``, ``-m`` for a
+    negative one (so +0 and -0 both map to 0)."""
+    width = bits.element_size() * 8
+    wide = bits.long()
+    if width < 64:
+        magnitude = wide & ((1 << (width - 1)) - 1)
+    else:
+        magnitude = wide & 0x7FFF_FFFF_FFFF_FFFF
+    return torch.where(wide < 0, -magnitude, magnitude)
+
+
+def _bits(tensor: torch.Tensor, index) -> str:
+    """`` (0x…)``: the element's bit pattern in hex, or nothing for a dtype without one."""
+    bits = _float_bits(tensor)
+    if bits is None:
+        return ""
+    digits = tensor.element_size() * 2
+    return f" (0x{int(bits[index]) & ((1 << (digits * 4)) - 1):0{digits}x})"
+
+
+def _apart(got: torch.Tensor, expected: torch.Tensor, index) -> str:
+    """``: N ulp apart`` for two float elements, nothing where either is NaN or the dtype
+    has no float bit layout."""
+    distances = ulp_distance(got[index].reshape(1), expected[index].reshape(1))
+    if distances is None or int(distances[0]) < 0:
+        return ""
+    return f": {int(distances[0])} ulp apart"
 
 
 def bitwise_equal(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:

@@ -166,3 +166,41 @@ def under(stress: str, predicate: Callable[..., bool]) -> Callable[[Case], bool]
 def either(*predicates: Callable[[Case], bool]) -> Callable[[Case], bool]:
     """A predicate true where any of ``predicates`` is."""
     return lambda case: any(predicate(case) for predicate in predicates)
+
+
+def _sum_may_overflow(tensor: torch.Tensor) -> bool:
+    """Whether the sum of all elements of ``tensor``, formed in its dtype (accumulated in
+    float32, as torch does for float16 and bfloat16, then rounded), may round to an infinity:
+    the float64 sum is within float32 summation's error bound (``n·2^-24·Σ|x|``) of the
+    dtype's :func:`~flashcheck.expectation.overflow_threshold` or beyond it."""
+    if tensor.numel() == 0:
+        return False
+    values = tensor.to(torch.float64)
+    slack = tensor.numel() * 2.0**-24 * float(values.abs().sum())
+    return abs(float(values.sum())) + slack >= overflow_threshold(tensor.dtype)
+
+
+def sdpa_no_keys_forward_overflows(case: Case) -> bool:
+    """A case without any key (an empty key axis: dense ``seqlen_k = 0``, or packed with no
+    key in any sequence) whose q sums beyond its dtype's range.
+
+    On an empty key axis, ``torch.nn.functional.scaled_dot_product_attention`` returns, before
+    any backend runs, ``zeros + (q.sum() + k.sum() + v.sum())·0`` with the sums in the input
+    dtype (see the sdpa-math adapter): where the sum of q overflows, ``inf·0`` makes every
+    output element NaN, though the exact output is 0. Rows without keys in a call that has
+    keys are not affected."""
+    if case.seqlen_k != 0:
+        return False
+    return _sum_may_overflow(case.materialize("cpu").q)
+
+
+def sdpa_no_keys_backward_overflows(case: Case, stress: str = "plain") -> bool:
+    """A case without any key whose upstream gradient dO (that of the gradient properties'
+    backward on the inputs of ``stress``, see :data:`STRESSES`) sums beyond its dtype's
+    range: the backward of SDPA's empty-key result (:func:`sdpa_no_keys_forward_overflows`)
+    multiplies ``dO.sum()`` by 0, which makes every element of dQ NaN where that sum
+    overflows, though the exact dQ is 0."""
+    _check_stress(stress)
+    if case.seqlen_k != 0:
+        return False
+    return _sum_may_overflow(_backward_inputs(case, stress)[3])

@@ -209,16 +209,19 @@ def case_strategy(prop: Property, features, profile):
     return strategies.cases(**kwargs).filter(prop.applies)
 
 
-def drawable(prop: Property, features) -> bool:
+def drawable(prop: Property, features, device=None) -> bool:
     """Whether cases for ``prop`` exist inside ``features`` (see :func:`not_drawable_because`)."""
-    return not_drawable_because(prop, features) is None
+    return not_drawable_because(prop, features, device) is None
 
 
-def not_drawable_because(prop: Property, features) -> str | None:
-    """Why no case for ``prop`` exists inside ``features``, or None when cases can be drawn:
-    a feature it requires is not declared; rows without keys need a band, a mask or
-    packing; masked or packed draws need that feature; a property drawing some dtypes
-    only needs one of them declared."""
+def not_drawable_because(prop: Property, features, device=None) -> str | None:
+    """Why no case for ``prop`` exists inside ``features`` (on ``device``, when given), or
+    None when cases can be drawn: the property cannot be measured on that device kind; a
+    feature it requires is not declared; rows without keys need a band, a mask or packing;
+    masked or packed draws need that feature; a property drawing some dtypes only needs one
+    of them declared."""
+    if device is not None and not prop.runs_on(device):
+        return f"can be measured on {', '.join(sorted(prop.devices))} only, not on {torch_device_kind(device)}"
     missing = prop.requires - features
     if missing:
         return f"needs the feature{'s' if len(missing) > 1 else ''} {', '.join(sorted(missing))}"
@@ -232,6 +235,13 @@ def not_drawable_because(prop: Property, features) -> str | None:
     if prop.draw.get("varlen") and "varlen" not in features:
         return "draws packed cases, which need the feature varlen"
     return None
+
+
+def torch_device_kind(device) -> str:
+    """``"cpu"``, ``"cuda"``...: the kind of a device given as a string or torch.device."""
+    import torch
+
+    return torch.device(device).type
 
 
 #: Why a property whose every drawn case its ``applies`` rejected is not applicable.
@@ -324,7 +334,7 @@ def run(
             on_not_applicable(prop.name, reason)
 
     for prop in chosen:
-        reason = not_drawable_because(prop, features)
+        reason = not_drawable_because(prop, features, device)
         if reason is not None:
             not_applicable(prop, reason)
     chosen = [p for p in chosen if p.name not in result.not_applicable]

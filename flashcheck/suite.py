@@ -71,7 +71,7 @@ def _combinations(config):
     for impl_name in pytest_plugin.implementation_names(config):
         features = protocol.features_of(pytest_plugin.implementation(config, impl_name), device)
         for prop in PROPERTIES.values():
-            excluded = fuzz.not_drawable_because(prop, features)
+            excluded = fuzz.not_drawable_because(prop, features, device)
             if excluded is not None:
                 skip = pytest.mark.skip(reason=f"not applicable to {impl_name}: {prop.name} {excluded}")
                 yield pytest.param(impl_name, prop.name, Shard(0, 1), id=f"{impl_name}-{prop.name}", marks=skip)

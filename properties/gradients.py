@@ -9,7 +9,7 @@ from flashcheck import compare, protocol
 from flashcheck.compare import Violation
 from flashcheck.expectation import held_to
 from flashcheck.properties.common import (
-    batched, empty_rows, expect_gradients, format_batched_index, materialize, seeded_generator,
+    batched, empty_rows, expect_gradients, format_batched_index, materialize, seeded_generator, unchanged,
 )
 from flashcheck.properties.registry import prop
 
@@ -39,16 +39,28 @@ def upstream(case, out: torch.Tensor, lse: torch.Tensor | None):
 def gradients(impl, case, inputs, grad_out=None, grad_lse=None):
     """``(dq, dk, dv), grad_out, grad_lse`` from autograd through ``impl``; the upstream
     gradients are drawn from the case when not given. lse enters the loss only on rows
-    that have keys (elsewhere it is the constant -inf)."""
+    that have keys (elsewhere it is the constant -inf).
+
+    An input the outputs do not depend on has gradient exactly zero, whether autograd has
+    no path to it (without keys, an implementation may build out 0 and lse -inf without
+    touching k and v) or to any input (constant outputs): it gets zeros, never an error of
+    flashcheck's own ``torch.autograd.grad``. The zeros are then held to the reference like
+    any gradient, so an implementation that detaches its outputs where they do depend on
+    the inputs fails the gradient comparisons with that evidence."""
     leaves = [t.detach().requires_grad_() for t in inputs]
-    out, lse = protocol.call(impl, leaves, case)
-    if grad_out is None:
-        grad_out, grad_lse = upstream(case, out, lse)
-    loss = (out.float() * grad_out.float()).sum()
-    if lse is not None and grad_lse is not None:
-        finite = torch.isfinite(lse)
-        loss = loss + torch.where(finite, lse * grad_lse, torch.zeros_like(lse)).sum()
-    return torch.autograd.grad(loss, leaves), grad_out, grad_lse
+    with unchanged(dict(zip("qkv", inputs)), "the forward or backward pass"):
+        out, lse = protocol.call(impl, leaves, case)
+        if grad_out is None:
+            grad_out, grad_lse = upstream(case, out, lse)
+        loss = (out.float() * grad_out.float()).sum()
+        if lse is not None and grad_lse is not None:
+            finite = torch.isfinite(lse)
+            loss = loss + torch.where(finite, lse * grad_lse, torch.zeros_like(lse)).sum()
+        if not loss.requires_grad:  # no input reaches the outputs
+            return tuple(torch.zeros_like(leaf) for leaf in leaves), grad_out, grad_lse
+        with unchanged({"grad_out": grad_out, "grad_lse": grad_lse}, "the backward pass"):
+            grads = torch.autograd.grad(loss, leaves, allow_unused=True, materialize_grads=True)
+    return grads, grad_out, grad_lse
 
 
 @prop(requires={"backward"})

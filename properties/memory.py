@@ -1,36 +1,28 @@
 """Memory-safety properties: inputs are left alone, outputs are written completely and
-nothing around them is touched."""
+nothing around them is touched, and repeated calls hold no more device memory than one."""
 
 from __future__ import annotations
 
+import gc
+from typing import Callable
+
 import torch
 
-from flashcheck import compare
+from flashcheck import compare, protocol
 from flashcheck.compare import Violation
 from flashcheck.properties.common import materialize, run
+from flashcheck.properties.gradients import gradients
 from flashcheck.properties.registry import prop
-
-
-def _storage_bytes(tensor: torch.Tensor) -> torch.Tensor:
-    """The whole storage behind ``tensor`` (padding of a view included), as bytes."""
-    raw = torch.empty(0, dtype=torch.uint8, device=tensor.device)
-    return raw.set_(tensor.untyped_storage())
 
 
 @prop()
 def inputs_unchanged(impl, case, *, device=None):
-    """The call modifies neither q, k, v nor anything else in their storage."""
+    """The call modifies neither q, k, v nor anything else in their storage.
+
+    Every property that compares values checks this first, around each call (see
+    :func:`flashcheck.properties.common.unchanged`); this property states it on its own."""
     inputs = materialize(case, device)
-    before = [_storage_bytes(t).clone() for t in inputs]
-    run(impl, case, inputs)
-    for name, tensor, saved in zip("qkv", inputs, before):
-        after = _storage_bytes(tensor)
-        changed = after != saved
-        if changed.any():
-            raise Violation(
-                f"{name} was modified by the call: {int(changed.sum())} of {changed.numel()} bytes of its "
-                f"storage changed (first at byte {int(changed.nonzero()[0])})"
-            )
+    run(impl, case, inputs)  # raises, naming the input, where the call changed one
 
 
 def _guarded(shape, dtype, device, pads):
@@ -75,3 +67,78 @@ def outputs_written_in_bounds(impl, case, *, device=None):
                 f"{name}: {int(touched.sum())} elements outside the output were overwritten; first at buffer "
                 f"index {index} (the output starts at the guard offset)"
             )
+
+
+#: Identical calls measured after the warm-up call.
+REPEATS = 4
+#: Growth of the allocated device memory over the :data:`REPEATS` calls that is not taken for
+#: a leak by itself: a workspace or cache that a library allocates once on a later call than
+#: the first. Once all temporaries are freed, a call that keeps nothing returns the allocator's
+#: count to the very byte (it counts the rounded blocks of live tensors), so a leak of 256 KiB
+#: or more per call exceeds this within the repeats, and a smaller one is caught by growing at
+#: every call (see :func:`check_memory_flat`).
+GROWTH_SLACK_BYTES = 1 << 20
+
+
+def cuda_allocated_bytes(device) -> int:
+    """Device memory held by live tensors on ``device`` (``torch.cuda.memory_allocated``),
+    once queued work has finished and unreachable Python objects are collected."""
+    gc.collect()
+    torch.cuda.synchronize(device)
+    return torch.cuda.memory_allocated(device)
+
+
+def check_memory_flat(call: Callable[[], None], allocated: Callable[[], int], *, repeats: int = REPEATS,
+                      slack: int = GROWTH_SLACK_BYTES) -> list[int]:
+    """Run ``call`` once (the warm-up, which may allocate what a library keeps for good),
+    read ``allocated()``, then ``repeats`` times call and read again; raise
+    :class:`Violation` when the memory grew by more than ``slack`` bytes over the
+    repeats, or grew at every one of them (``repeats`` of at least 2). Returns the readings.
+
+    ``allocated`` is the memory counter (:func:`cuda_allocated_bytes` on CUDA; the tests
+    inject their own), ``call`` one identical call whose results it drops."""
+    if repeats < 2:
+        raise ValueError(f"repeats: at least 2 calls are needed to tell growth at every call, got {repeats}")
+    call()
+    readings = [allocated()]
+    for _ in range(repeats):
+        call()
+        readings.append(allocated())
+    steps = [after - before for before, after in zip(readings, readings[1:])]
+    growth = readings[-1] - readings[0]
+    if growth > slack or all(step > 0 for step in steps):
+        raise Violation(
+            f"device memory grew by {growth} bytes ({growth / 2**20:.3g} MiB) over {repeats} identical calls after "
+            f"a warm-up call: {', '.join(f'{step:+d}' for step in steps)} bytes call by call, from {readings[0]} "
+            f"bytes allocated after the warm-up; the implementation keeps memory from each call (allowed: at most "
+            f"{slack} bytes over the {repeats} calls, and no growth at every call)"
+        )
+    return readings
+
+
+@prop(devices={"cuda"})
+def repeated_calls_do_not_grow_memory(impl, case, *, device=None):
+    """Repeated identical calls do not grow the device memory held by live tensors.
+
+    After a warm-up call, :data:`REPEATS` identical calls (forward, then backward through
+    autograd when the implementation declares "backward"), each dropping its results, must
+    leave the memory held by live tensors (``torch.cuda.memory_allocated``, read after each)
+    within :data:`GROWTH_SLACK_BYTES` of what it was after the warm-up, and must not grow it
+    at every call (:func:`check_memory_flat`). An implementation that keeps each call's
+    buffers alive (a cache keyed on nothing that changes, tensors appended to a list) runs
+    out of memory in a training loop however correct its values are.
+
+    On the CPU torch exposes no count of allocated memory, so the property cannot be
+    measured there: every runner shows it as not applicable on the CPU (not run, never a
+    pass). Memory a library allocates outside
+    torch's caching allocator is not seen."""
+    inputs = materialize(case, device)
+    backward = "backward" in protocol.features_of(impl, inputs.q.device)
+
+    def call():
+        if backward:
+            gradients(impl, case, inputs)
+        else:
+            run(impl, case, inputs)
+
+    check_memory_flat(call, lambda: cuda_allocated_bytes(inputs.q.device))

@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import Callable
 
+import torch
+
 from flashcheck.case import Case
 
 PROPERTIES: dict[str, "Property"] = {}
+
+
+class NotRunnableHere(NotImplementedError):
+    """A property was asked to run on a device kind it cannot be measured on (see
+    ``Property.devices``). Runners leave such properties out beforehand as not applicable
+    (:func:`flashcheck.fuzz.not_drawable_because` with the device); reaching this is a
+    runner's mistake, which the verdict reports as flashcheck's own error, never a pass."""
 
 
 @dataclass(frozen=True)
@@ -19,6 +29,8 @@ class Property:
     ``applies(case)``: whether the property says anything about ``case``.
     ``draw``: how cases for it should be drawn, so that few are filtered away:
     ``{"empty_rows": True}`` (only cases with rows without keys), ``{"unmasked": True}``.
+    ``devices``: the device kinds (``"cuda"``, ``"cpu"``) on which the property can be
+    measured, empty for every kind; on any other, ``check`` raises :class:`NotRunnableHere`.
     """
 
     name: str
@@ -27,15 +39,24 @@ class Property:
     requires: frozenset = field(default_factory=frozenset)
     applies: Callable[[Case], bool] = lambda case: True
     draw: dict = field(default_factory=dict)
+    devices: frozenset = field(default_factory=frozenset)
 
-    def runnable(self, features, case: Case) -> bool:
-        return self.requires <= set(features) and self.applies(case)
+    def runnable(self, features, case: Case, device=None) -> bool:
+        """Whether the property applies to ``case`` for an implementation with ``features``
+        (and, when ``device`` is given, can be measured there)."""
+        return self.requires <= set(features) and self.applies(case) and (device is None or self.runs_on(device))
+
+    def runs_on(self, device) -> bool:
+        """Whether the property can be measured on ``device`` (a torch.device or string)."""
+        return not self.devices or torch.device(device).type in self.devices
 
 
-def prop(*, requires=(), applies=None, draw=None):
+def prop(*, requires=(), applies=None, draw=None, devices=()):
     """Register the decorated ``check(impl, case, *, device)`` under its function name.
 
-    The first paragraph of its docstring, on one line, is the property's summary.
+    The first paragraph of its docstring, on one line, is the property's summary. With ``devices``, the
+    registered check raises :class:`NotRunnableHere` on any other device kind (the device
+    it is given, else :func:`flashcheck.protocol.default_device`) before running anything.
     """
 
     def register(check):
@@ -43,15 +64,34 @@ def prop(*, requires=(), applies=None, draw=None):
         if name in PROPERTIES:
             raise ValueError(f"property {name!r} registered twice")
         summary = " ".join(re.split(r"\n\s*\n", (check.__doc__ or name).strip())[0].split())
+        kinds = frozenset(devices)
+        if kinds:
+            check = _confined(check, name, kinds)
         PROPERTIES[name] = Property(
             name, check, summary, frozenset(requires),
-            applies if applies is not None else (lambda case: True), dict(draw or {}),
+            applies if applies is not None else (lambda case: True), dict(draw or {}), kinds,
         )
         return check
 
     return register
 
 
-def applicable(features, case: Case) -> list[Property]:
-    """The properties that apply to ``case`` for an implementation with ``features``."""
-    return [p for p in PROPERTIES.values() if p.runnable(features, case)]
+def _confined(check, name: str, kinds: frozenset):
+    """``check`` raising :class:`NotRunnableHere` on device kinds outside ``kinds``."""
+    from flashcheck import protocol
+
+    @functools.wraps(check)
+    def confined(impl, case, *, device=None):
+        kind = torch.device(device or protocol.default_device()).type
+        if kind not in kinds:
+            raise NotRunnableHere(f"{name} can be measured on {', '.join(sorted(kinds))} only, not on {kind}: "
+                                  f"not run")
+        return check(impl, case, device=device)
+
+    return confined
+
+
+def applicable(features, case: Case, device=None) -> list[Property]:
+    """The properties that apply to ``case`` for an implementation with ``features`` (and,
+    when ``device`` is given, can be measured there)."""
+    return [p for p in PROPERTIES.values() if p.runnable(features, case, device)]

@@ -118,3 +118,15 @@ def _stride_dependent(q, k, v, **kwargs):
 
 
 stride_dependent_rounding = _protocol(_stride_dependent)
+
+
+def leaks_memory(q, k, v, **kwargs):
+    """Correct values, but each call allocates 8 MB on q's device and keeps it alive in a
+    module-level list (as a cache keyed on nothing that changes would): a training loop runs
+    out of memory. ``leaks_memory.held`` is that list, for the tests to empty."""
+    leaks_memory.held.append(torch.empty(8 << 20, dtype=torch.uint8, device=q.device))
+    return correct(q, k, v, **kwargs)
+
+
+leaks_memory.held = []
+leaks_memory.flashcheck_features = FEATURES

@@ -10,7 +10,8 @@ import torch
 from flashcheck import adapters, protocol
 from flashcheck.case import Case
 from flashcheck.divergences import (
-    KnownDivergence, backward_extremes, float16_backward_overflows, float16_subnormal_probabilities, under,
+    KnownDivergence, backward_extremes, float16_backward_overflows, float16_subnormal_probabilities,
+    sdpa_no_keys_backward_overflows, sdpa_no_keys_forward_overflows, under,
 )
 
 #: sdpa-cudnn's dQ was NaN where -9147.75 is exact: |dS| reaches 1.0e5.
@@ -122,3 +123,129 @@ def test_the_fused_backends_ds_range_divergences_are_confined_to_float16_overflo
     known = protocol.known_divergences(adapters.resolve(name))["grads_match_reference_where_ds_exceeds_float16"]
     assert known.scoped and known.explains(FLASH_DS_RANGE)
     assert not known.explains(FLASH_DS_RANGE.replace(dtype="bfloat16"))
+
+
+#: Found by flashcheck: sdpa-math's out_matches_reference gave NaN in all 3712 elements.
+SDPA_NO_KEYS = Case.from_spec("batch=1 seqlen_q=29 seqlen_k=0 heads=8 kv_heads=2 head_dim=16 dtype=float16 "
+                              "values=offset-logits seed=0 seqlens=29:0")
+
+
+def _frontend_takes_the_empty_key_shortcut() -> bool:
+    """Whether this torch's SDPA returns NaN for an empty key axis and a q whose float16 sum
+    overflows: torch 2.13 does (CI's pin); torch 2.11 returned 0 on the CPU and on an H100."""
+    q = torch.full((1, 2, 8, 16), 300.0, dtype=torch.float16)
+    empty = torch.zeros(1, 2, 0, 16, dtype=torch.float16)
+    return bool(torch.nn.functional.scaled_dot_product_attention(q, empty, empty).isnan().any())
+
+
+EMPTY_KEY_SHORTCUT = _frontend_takes_the_empty_key_shortcut()
+needs_the_shortcut = pytest.mark.skipif(not EMPTY_KEY_SHORTCUT,
+                                        reason="this torch's SDPA returns 0 without keys (torch 2.11 did)")
+
+
+def test_a_sequence_with_queries_and_no_keys_has_output_zero_and_lse_minus_infinity():
+    """The protocol's empty-row rule is what float64 arithmetic gives: softmax over no
+    scores is empty, its product with no values is 0, the log-sum-exp of nothing is -inf;
+    flashcheck's reference agrees."""
+    from flashcheck.properties.common import expect
+
+    q, k, v = (t.to(torch.float64) for t in SDPA_NO_KEYS.materialize("cpu"))
+    group = SDPA_NO_KEYS.heads // SDPA_NO_KEYS.kv_heads
+    scores = SDPA_NO_KEYS.scale * q.transpose(0, 1) @ k.transpose(0, 1).repeat_interleave(group, 0).transpose(-1, -2)
+    assert scores.shape == (8, 29, 0)
+    out = torch.softmax(scores, dim=-1) @ v.transpose(0, 1).repeat_interleave(group, 0)
+    assert torch.equal(out, torch.zeros(8, 29, 16, dtype=torch.float64))
+    assert torch.equal(torch.logsumexp(scores, dim=-1), torch.full((8, 29), float("-inf"), dtype=torch.float64))
+    inputs = SDPA_NO_KEYS.materialize("cpu")
+    exp = expect(adapters.resolve("sdpa-math"), SDPA_NO_KEYS, inputs)
+    assert not exp.expected_out.any() and bool((exp.expected_lse == float("-inf")).all())
+
+
+@needs_the_shortcut
+def test_sdpa_maths_nan_without_keys_comes_from_torchs_frontend_not_from_the_adapter():
+    """The adapter hands torch the problem as it is (an empty key axis); torch's public
+    SDPA returns NaN on it, the math backend's own operator 0: the shortcut the frontend
+    takes for empty inputs, ``zeros + (q.sum() + k.sum() + v.sum())·0`` in float16, is at fault."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    q, k, v = SDPA_NO_KEYS.materialize("cpu")
+    out, _ = adapters.resolve("sdpa-math")(q, k, v, **SDPA_NO_KEYS.attention_kwargs())
+    assert bool(out.isnan().all())
+    qb, kb, vb = (t.unsqueeze(0).transpose(1, 2) for t in (q, k, v))  # (1, H, N, D), as the adapter passes them
+    assert float(qb.sum()) == float("inf")  # Σq = 65593.5 rounds to inf in float16
+    with sdpa_kernel(SDPBackend.MATH):
+        public = torch.nn.functional.scaled_dot_product_attention(qb, kb, vb, scale=SDPA_NO_KEYS.scale, enable_gqa=True)
+    assert bool(public.isnan().all())
+    math_op = torch.ops.aten._scaled_dot_product_attention_math(qb, kb.repeat_interleave(4, 1),
+                                                                vb.repeat_interleave(4, 1), scale=SDPA_NO_KEYS.scale)[0]
+    assert not math_op.any() and not math_op.isnan().any()
+
+
+@pytest.mark.parametrize("case, nan", [
+    (SDPA_NO_KEYS, True),
+    (SDPA_NO_KEYS.replace(values="normal"), False),  # Σq = -13.2
+    (SDPA_NO_KEYS.replace(dtype="bfloat16"), False),
+    (SDPA_NO_KEYS.replace(dtype="float32"), False),
+    (Case(batch=2, seqlen_q=29, seqlen_k=0, heads=8, kv_heads=2, dtype="float16", values="offset-logits"), True),
+    (Case(batch=1, seqlen_q=3, seqlen_k=0, heads=2, kv_heads=1, dtype="float16", values="offset-logits"), False),
+], ids=["found", "normal-values", "bfloat16", "float32", "dense", "small-sum"])
+def test_the_empty_key_cause_holds_exactly_where_sdpa_math_returns_nan(case, nan):
+    q, k, v = case.materialize("cpu")
+    out, _ = adapters.resolve("sdpa-math")(q, k, v, **case.attention_kwargs())
+    assert nan == sdpa_no_keys_forward_overflows(case)
+    assert bool(out.isnan().any()) == (nan and EMPTY_KEY_SHORTCUT)
+
+
+def test_the_empty_key_divergences_cover_no_case_with_keys():
+    """Rows without keys in a call that has keys (a causal band, a packed sequence without
+    keys beside one with keys) come out exactly right: not covered."""
+    with_keys = [Case(seqlen_q=6, seqlen_k=3, causal=True, values="offset-logits"),
+                 Case.packed(((29, 0), (2, 3)), heads=8, kv_heads=2, values="offset-logits")]
+    known = protocol.known_divergences(adapters.resolve("sdpa-math"))
+    empty_key = {name: d for name, d in known.items() if name != "layout_invariance"}
+    for name in ("out_matches_reference", "outputs_finite", "empty_rows_exact", "varlen_matches_separate_calls",
+                 "grads_match_reference_where_ds_exceeds_float16"):  # Σq 6.6e4, or dO scaled by 1e3: -1.8e5
+        assert empty_key[name].explains(SDPA_NO_KEYS), name
+    assert not empty_key["grads_match_reference"].explains(SDPA_NO_KEYS)  # its dO, of scale 1, sums to 29.9
+    for name, divergence in empty_key.items():
+        assert divergence.scoped and not any(divergence.explains(case) for case in with_keys), name
+
+
+#: A case without keys whose seeded upstream gradient (scale 1e3) sums to -9.3e4; q sums to -22.
+NO_KEYS_LARGE_DO = Case(seqlen_q=29, seqlen_k=0, heads=8, kv_heads=2, dtype="float16", seed=14)
+
+
+@pytest.mark.parametrize("case, nan", [(NO_KEYS_LARGE_DO, True), (NO_KEYS_LARGE_DO.replace(seed=2), False)],
+                         ids=["sum-overflows", "sum-within-range"])
+def test_the_backward_cause_holds_exactly_where_sdpa_maths_dq_is_nan(case, nan):
+    """dQ = dO.sum()·0: NaN where the seeded dO sums beyond float16's range (seed 2's,
+    also of scale 1e3, sums to -2.5e4)."""
+    from flashcheck.properties.gradients import gradients
+
+    (dq, _, _), _, _ = gradients(adapters.resolve("sdpa-math"), case, case.materialize("cpu"))
+    assert nan == sdpa_no_keys_backward_overflows(case)
+    assert bool(dq.isnan().any()) == (nan and EMPTY_KEY_SHORTCUT)
+    assert not sdpa_no_keys_forward_overflows(case)
+
+
+@pytest.mark.parametrize("case", [SDPA_NO_KEYS, NO_KEYS_LARGE_DO, SDPA_NO_KEYS.replace(values="normal")],
+                         ids=["found", "large-upstream-gradient", "normal-values"])
+def test_sdpa_math_without_keys_fails_only_as_declared(case):
+    """Every property on a case without keys either holds for sdpa-math or fails as a
+    declared divergence that covers the case."""
+    from flashcheck.compare import Violation
+    from flashcheck.properties import PROPERTIES
+
+    impl = adapters.resolve("sdpa-math")
+    known = protocol.known_divergences(impl)
+    failed = set()
+    for prop in PROPERTIES.values():
+        if not prop.runnable(protocol.features_of(impl, "cpu"), case, device="cpu"):
+            continue
+        try:
+            prop.check(impl, case, device="cpu")
+        except Violation:
+            failed.add(prop.name)
+            assert prop.name in known and known[prop.name].explains(case), prop.name
+    assert ("out_matches_reference" in failed) == (sdpa_no_keys_forward_overflows(case) and EMPTY_KEY_SHORTCUT)
+    assert ("grads_match_reference" in failed) == (sdpa_no_keys_backward_overflows(case) and EMPTY_KEY_SHORTCUT)

@@ -75,17 +75,23 @@ def test_by_default_one_worker_runs_per_core_up_to_eight(tmp_path, monkeypatch):
 
 
 def test_every_property_takes_its_turn_and_the_reference_comparisons_every_third():
-    drawable = [p.name for p in PROPERTIES.values() if fuzz_engine.drawable(p, protocol.features_of(buggy.correct))]
+    features = protocol.features_of(buggy.correct)
+    drawable = [p.name for p in PROPERTIES.values() if fuzz_engine.drawable(p, features, "cpu")]
     primary = [name for name in fuzz_engine.PRIMARY if name in drawable]
     others = [name for name in drawable if name not in primary]
     turns = []  # the property of each case run, in order
-
     result = fuzz_engine.run(
         buggy.correct, impl_name="tests.buggy:correct", budget=60, device="cpu",
         profile=profiles.size_profile("interpreter"), seed=3,
         on_case=lambda prop, case: turns.append(prop),
         should_stop=lambda: set(turns) == set(drawable),
     )
+    # A property measurable on CUDA only takes no turn on the CPU: it is not applicable there,
+    # shown as such, and neither run nor declined.
+    cuda_only = {p.name for p in PROPERTIES.values() if not p.runs_on("cpu")}
+    assert cuda_only == {"repeated_calls_do_not_grow_memory"}
+    assert cuda_only <= set(result.not_applicable) and not cuda_only & set(turns)
+    assert result.declined == 0
     assert not result.found and set(turns) == set(drawable)
     # Each property's cases form one block (one turn), at most a turn's worth of examples.
     blocks = [prop for i, prop in enumerate(turns) if i == 0 or turns[i - 1] != prop]

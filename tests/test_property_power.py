@@ -141,8 +141,32 @@ def test_mask_and_packing_properties_catch_planted_bugs(property_name, bug, case
         prop.check(getattr(buggy, bug), case, device="cpu")
 
 
+#: Properties measurable on CUDA only (``Property.devices``): (property, pure-torch
+#: implementation with a planted bug, case). The correct pure-torch implementation and the
+#: project kernel pass each case.
+CAUGHT_ON_CUDA = [
+    ("repeated_calls_do_not_grow_memory", "leaks_memory", Case(seqlen_q=20, seqlen_k=24, heads=2, kv_heads=1)),
+]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("property_name, bug, case", CAUGHT_ON_CUDA,
+                         ids=[f"{p}-catches-{b}" for p, b, _ in CAUGHT_ON_CUDA])
+def test_cuda_only_properties_catch_planted_bugs(property_name, bug, case):
+    prop = PROPERTIES[property_name]
+    prop.check(buggy.correct, case, device="cuda")
+    prop.check(flash_attention, case, device="cuda")
+    planted = getattr(buggy, bug)
+    try:
+        with pytest.raises(Violation):
+            prop.check(planted, case, device="cuda")
+    finally:
+        getattr(planted, "held", []).clear()
+
+
 def test_every_property_has_a_catching_mutant():
-    covered = {name for name, _, _ in CAUGHT + CAUGHT_WITHOUT_KERNEL} | {"deterministic", "backward_deterministic"}
+    covered = {name for name, _, _ in CAUGHT + CAUGHT_WITHOUT_KERNEL + CAUGHT_ON_CUDA}
+    covered |= {"deterministic", "backward_deterministic"}
     assert covered == set(PROPERTIES), f"properties without a planted bug: {set(PROPERTIES) - covered}"
 
 

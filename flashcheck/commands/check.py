@@ -49,8 +49,10 @@ def run(args, device) -> int:
         print(f"flashcheck: {error}", file=sys.stderr)
         return EXIT_USAGE
     prop = PROPERTIES[args.property]
-    if not prop.runnable(protocol.features_of(impl, device), case):
-        print(f"flashcheck: {prop.name} does not apply to this case for {args.impl}", file=sys.stderr)
+    if not prop.runnable(protocol.features_of(impl, device), case, device=device):
+        why = (f"can be measured on {', '.join(sorted(prop.devices))} only: not run" if not prop.runs_on(device)
+               else f"does not apply to this case for {args.impl}")
+        print(f"flashcheck: {prop.name} {why}", file=sys.stderr)
         return EXIT_USAGE
     if args.case_timeout is not None:
         return _run_in_a_worker(args, device, impl, prop, case)

@@ -17,7 +17,8 @@ def run(args, device) -> int:
     print("properties:")
     for prop in PROPERTIES.values():
         needs = f" [needs {', '.join(sorted(prop.requires))}]" if prop.requires else ""
-        print(f"  {prop.name}: {prop.summary}{needs}")
+        where = f" [{', '.join(sorted(prop.devices))} only]" if prop.devices else ""
+        print(f"  {prop.name}: {prop.summary}{needs}{where}")
     print("implementations:")
     for name in adapters.REGISTRY:
         print(f"  {implementation_line(name)}")

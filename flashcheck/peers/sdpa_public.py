@@ -36,7 +36,8 @@ import warnings
 import torch
 
 from flashcheck.divergences import (
-    KnownDivergence, either, float16_backward_overflows, float16_subnormal_probabilities, under,
+    KnownDivergence, either, float16_backward_overflows, float16_subnormal_probabilities,
+    sdpa_no_keys_backward_overflows, sdpa_no_keys_forward_overflows, under,
 )
 from flashcheck.peers.common import HALF, Library, Peer, Request, allowed
 from flashcheck.protocol import DTYPE_NAMES
@@ -74,8 +75,27 @@ _FLOAT16_RANGE_STRESSED = KnownDivergence(
 _FLOAT16_EFFICIENT_STRESSED = KnownDivergence(
     "float16: as in grads_match_reference, on the property's scaled inputs",
     either(under("ds_range", float16_subnormal_probabilities), under("ds_range", float16_backward_overflows)))
+#: torch's SDPA frontend itself, before any backend, on an empty key axis (measured as sdpa-math,
+#: whose call is this one with the math backend forced: flashcheck.adapters, _EMPTY_KEYS_FORWARD).
+#: The fused backends refuse an empty key axis (check_nonzero_sequence_lengths_dense): declined.
+_EMPTY_KEYS_FORWARD = KnownDivergence(
+    "on an empty key axis SDPA's frontend returns zeros + (q.sum() + k.sum() + v.sum())·0 in the input dtype, "
+    "NaN where the sum of q overflows (flashcheck.divergences.sdpa_no_keys_forward_overflows; measured as "
+    "sdpa-math, [2.13 CPU])", sdpa_no_keys_forward_overflows)
+_EMPTY_KEYS_BACKWARD = KnownDivergence(
+    "on an empty key axis SDPA's frontend backward gives dQ = dO.sum()·0 in the input dtype, NaN where the "
+    "upstream gradient sums beyond the range (flashcheck.divergences.sdpa_no_keys_backward_overflows; measured "
+    "as sdpa-math, [2.13 CPU])", sdpa_no_keys_backward_overflows)
+_EMPTY_KEYS_STRESSED = KnownDivergence(_EMPTY_KEYS_BACKWARD.reason + ", on the property's scaled inputs",
+                                       under("ds_range", sdpa_no_keys_backward_overflows))
+_EMPTY_KEYS = {
+    **{name: _EMPTY_KEYS_FORWARD for name in ("out_matches_reference", "outputs_finite", "empty_rows_exact",
+                                              "key_shift_invariance", "value_linearity")},
+    "grads_match_reference": _EMPTY_KEYS_BACKWARD, "empty_rows_get_zero_dq": _EMPTY_KEYS_BACKWARD,
+    "grads_match_reference_where_ds_exceeds_float16": _EMPTY_KEYS_STRESSED,
+}
 KNOWN = {
-    "math": {"layout_invariance": _STRIDE_DEPENDENT_MATMUL},
+    "math": {"layout_invariance": _STRIDE_DEPENDENT_MATMUL, **_EMPTY_KEYS},
     "flash": {"backward_deterministic": _ATOMIC_DQ, "grads_match_reference": _FLOAT16_RANGE,
               "grads_match_reference_where_ds_exceeds_float16": _FLOAT16_RANGE_STRESSED,
               "gqa_grads_match_repeated_kv": _FLOAT16_RANGE},

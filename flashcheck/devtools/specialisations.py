@@ -70,6 +70,15 @@ class Launch:
         return [(name, value, *native_specialize_impl(BaseBackend, value, False, name not in unspecialised, True)[:2])
                 for name, value in zip(names, (*self.pointers, *self.scalars))]
 
+    def variant(self) -> tuple:
+        """The launch's code variant (:func:`variants`): its constexprs but the launch
+        settings, and the element type of each pointer argument, as sorted pairs."""
+        names = list(inspect.signature(self.kernel.fn).parameters)
+        launch_settings = {"BLOCK_M", "BLOCK_N", "num_warps", "num_stages"}
+        types = [(name, "none" if p is None else str(p.dtype).removeprefix("torch."))
+                 for name, p in zip(names, self.pointers)]
+        return tuple(sorted([*((n, v) for n, v in self.constants.items() if n not in launch_settings), *types]))
+
     def key(self, unspecialised=()) -> tuple:
         """The launch's compilation key: constexprs and launch options, then each runtime
         argument's specialisation."""
@@ -93,9 +102,10 @@ def recorded_launches():
         launcher.launch = real
 
 
-def count(property_name: str, *, examples: int = 200, size: str = "gpu", unspecialised=LENGTH_ARGUMENTS) -> dict:
-    """``{kernel name: (launches, specialisations, specialisations with unspecialised)}`` for
-    ``examples`` cases drawn for ``property_name`` at ``size`` (a size profile's name)."""
+def launches(property_name: str, *, examples: int = 200, size: str = "gpu") -> list[Launch]:
+    """The project kernel's launches, recorded, for ``examples`` cases drawn for
+    ``property_name`` at ``size`` (a size profile's name), derandomized: the same cases on
+    every call while the strategies stay as they are."""
     if not config.INTERPRETER:
         raise ValueError("TRITON_INTERPRET: expected 1, set before triton is imported (the cases are CPU tensors)")
     if property_name not in PROPERTIES:
@@ -117,12 +127,30 @@ def count(property_name: str, *, examples: int = 200, size: str = "gpu", unspeci
                 protocol.call(impl, inputs, case)
 
         call()
+    return log
+
+
+def count(property_name: str, *, examples: int = 200, size: str = "gpu", unspecialised=LENGTH_ARGUMENTS) -> dict:
+    """``{kernel name: (launches, specialisations, specialisations with unspecialised)}`` for
+    ``examples`` cases drawn for ``property_name`` at ``size`` (a size profile's name)."""
     tally = collections.defaultdict(lambda: [0, set(), set()])
-    for launch in log:
+    for launch in launches(property_name, examples=examples, size=size):
         tally[launch.kernel.fn.__name__][0] += 1
         tally[launch.kernel.fn.__name__][1].add(launch.key())
         tally[launch.kernel.fn.__name__][2].add(launch.key(unspecialised))
     return {name: (launches, len(keys), len(reduced)) for name, (launches, keys, reduced) in sorted(tally.items())}
+
+
+def variants(property_name: str, *, examples: int = 200, size: str = "gpu") -> dict[str, set[tuple]]:
+    """``{kernel name: set of variants}`` that ``examples`` cases drawn for ``property_name``
+    reach: a variant is what decides the kernel's code apart from Triton's classification
+    of runtime integers and pointer alignment, as sorted ``(name, value)`` pairs: every
+    constexpr but the launch settings (which the interpreter fixes), and the element type
+    of each tensor argument (``"none"`` for an absent one)."""
+    reached = collections.defaultdict(set)
+    for launch in launches(property_name, examples=examples, size=size):
+        reached[launch.kernel.fn.__name__].add(launch.variant())
+    return dict(sorted(reached.items()))
 
 
 def main(argv=None) -> int:

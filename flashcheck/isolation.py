@@ -550,6 +550,8 @@ def worker_main(options: FuzzOptions, index: int, seed, wall_deadline: float, gp
 
         impl = adapters.resolve(options.impl)
         profile = profiles.size_profile(options.profile)
+        # Compile-aware drawing: each worker draws in compile classes of its own (another set each run).
+        profile = profiles.with_focus_seed(profile, seed)
     except Exception as error:  # noqa: BLE001 - any setup error ends the run as a usage problem
         messages.put((index, "error", f"worker {index} could not load {options.impl!r}: {error}"))
         return

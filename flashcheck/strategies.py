@@ -20,6 +20,11 @@ Contracts:
 - Shrinking goes towards simple cases: the simple choice comes first everywhere (no mask,
   equal lengths, length 1, head dim 16, one head, float16, contiguous, normal values,
   default scale, seed 0).
+- Compile-aware under a profile with ``focus`` (the GPU's): all but one case in
+  :data:`FOCUS_ESCAPE` fall in one of a few compile classes (:func:`compile_classes`),
+  within which a Triton kernel compiles once, while lengths, windows, masks, batch and
+  values vary; the classes change with ``profile.focus_seed``. Without ``focus`` nothing
+  of this is drawn, and the draws are exactly those of a profile without it.
 
 Arguments are validated when a strategy is built; bad ones raise
 ``hypothesis.errors.InvalidArgument``.
@@ -33,7 +38,11 @@ needs ``Nq > Nk``.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
+import itertools
 import math
+import random
 
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
@@ -46,7 +55,9 @@ from flashcheck.maskspec import MaskSpec
 from flashcheck.profiles import SizeProfile
 
 __all__ = [
+    "CompileClass",
     "cases",
+    "compile_classes",
     "key_padding_masks",
     "mask_specs",
     "packed_seqlens",
@@ -173,11 +184,11 @@ def head_dims(*, profile: SizeProfile | str | None = None, max_value: int | None
 
     Mostly from a fixed list with odd sizes that leave a partial tile in the head-dim
     direction (1, 8, 40, 59, 72, 96, 111, 160) besides the powers of two and 256; now and
-    then any size. Any D is cheap for compilation: the Triton kernel's compile-time variant
-    depends only on ``next_power_of_2(max(16, D))`` (five classes for D <= 256) and the
-    dtype; D itself is a runtime argument (Triton may also specialise integer arguments on
-    properties such as divisibility by 16, a small constant factor, not one per D).
-    Shrinks towards 16.
+    then any size. For the project's Triton kernel D decides the tile, ``next_power_of_2(
+    max(16, D))`` (five for D <= 256), whether D fills it, and D's own specialisation as
+    a runtime integer (equal to 1, divisible by 16) and through it the strides': a
+    compile-aware profile (:func:`cases`) therefore draws D within one bucket and residue
+    mod 16 per compile class. Shrinks towards 16.
     """
     profile = _check_profile(profile)
     if max_value is None:
@@ -333,16 +344,19 @@ def _densities():
 
 
 @st.composite
-def _mask_specs(draw, batch, heads, seqlen_q, seqlen_k, empty_rows):
-    kind = draw(_weighted((3, st.just("random")), (2, st.just("blocks")), (0 if empty_rows else 1,
-                                                                            st.just("key-padding"))))
+def _mask_specs(draw, batch, heads, seqlen_q, seqlen_k, empty_rows, shapes=None):
+    if shapes == ("B11K",):  # a compile class's key-padding masks
+        return draw(key_padding_masks(batch, seqlen_k))
+    kind = draw(_weighted((3, st.just("random")), (2, st.just("blocks")),
+                          (0 if empty_rows or shapes is not None else 1, st.just("key-padding"))))
     if kind == "key-padding":
         return draw(key_padding_masks(batch, seqlen_k))
     fields = {"kind": kind, "density": draw(_densities())}
     if kind == "blocks":
         sizes = sorted({b for b in (2, 4, 1, 8, 16, max(seqlen_q, seqlen_k, 1)) if b >= 1})
         fields["block"] = draw(st.sampled_from(sizes))
-    shapes = [s for s in _MASK_SHAPES if "Q" in s] if empty_rows else list(_MASK_SHAPES)
+    if shapes is None:
+        shapes = [s for s in _MASK_SHAPES if "Q" in s] if empty_rows else list(_MASK_SHAPES)
     fields["shape"] = draw(st.sampled_from(shapes))
     if "Q" in fields["shape"] and seqlen_q > 0:
         low = 1 if empty_rows else 0
@@ -423,11 +437,267 @@ def softmax_scales():
     """``None`` (the default ``1/sqrt(D)``) about three times in four; otherwise a
     custom positive scale (round values such as 1.0 and 0.125 first, or any in
     ``[1/64, 4]``) or its negative. Shrinks towards ``None``."""
-    positive = _weighted(
+    positive = _positive_scales()
+    return _weighted((6, st.none()), (1, positive), (1, positive.map(lambda s: -s)))
+
+
+def _positive_scales():
+    return _weighted(
         (1, st.sampled_from((1.0, 0.5, 0.125, 2.0))),
         (1, st.floats(min_value=1 / 64, max_value=4.0, allow_nan=False, allow_infinity=False)),
     )
-    return _weighted((6, st.none()), (1, positive), (1, positive.map(lambda s: -s)))
+
+
+# -- compile classes --------------------------------------------------------------------------
+
+#: One case in this many is drawn outside the compile classes of a profile with ``focus``, so
+#: that every case the profile allows stays drawable (and hypothesis can find it).
+FOCUS_ESCAPE = 64
+
+#: A length "residue" meaning the length is exactly 1, which Triton specialises apart (a
+#: runtime integer equal to 1 is compiled in as a constant).
+EXACTLY_ONE = -1
+
+#: Triton's value specialisation of runtime integers: divisible by this (and equal to 1).
+_DIVISOR = 16
+
+
+@dataclasses.dataclass(frozen=True)
+class CompileClass:
+    """The part of a case that decides which compilation a Triton kernel needs for it.
+
+    Triton compiles a kernel per *specialisation*: its constexprs, the dtype and 16-byte
+    alignment of each pointer, and for each integer argument whether it equals 1 or is
+    divisible by 16. For an attention kernel those come from the dtype, the mode (dense,
+    masked or packed), the head dim (its padded tile, whether it fills it, its residue mod
+    16), the sign of the softmax scale, and the strides and offsets of the inputs, which
+    are polynomials in the head counts, the lengths and the head dim with the layout's
+    pads: their residues mod 16 decide them. A class pins all of that and nothing else,
+    so the cases drawn in it (:func:`cases` with a ``focus`` profile) vary the lengths
+    within their residues, the windows, the masks' contents, the batch, the values and
+    the seed, and compile once.
+
+    ``seqlen_q``/``seqlen_k``: residues mod 16 of the lengths, of a length other than 1, or
+    :data:`EXACTLY_ONE`; packed, of the longest sequence on each side. ``tokens_q``/
+    ``tokens_k``: packed, residues of the total tokens where the layout makes them part of
+    a stride (heads-first), else None. ``mask_shape``: the broadcast shape of a drawn
+    mask, ``"B11K"`` for key-padding masks (None: no mask, or only key-padding masks).
+    ``batch_one``: with a mask, whether the batch is 1 (a mask's batch stride is its own
+    with one entry, whatever its shape, and 0 or its own with more); None: any batch.
+    """
+    dtype: str
+    mode: str
+    head_dims: tuple[int, ...]
+    negative_scale: bool
+    layout: str
+    heads: int
+    kv_heads: int
+    seqlen_q: int
+    seqlen_k: int
+    tokens_q: int | None = None
+    tokens_k: int | None = None
+    mask_shape: str | None = None
+    batch_one: bool | None = None
+
+
+def _head_dim_buckets(max_head_dim: int) -> list[tuple[int, bool, int, int]]:
+    """``(tile, full, low, high)``: the head dims ``low..high`` whose padded tile (the next
+    power of two, at least 16) is ``tile``, filling it (``full``: only ``tile`` itself) or
+    not, for head dims up to ``max_head_dim``."""
+    buckets, tile = [], 16
+    while tile // 2 < max_head_dim or tile == 16:
+        low = 1 if tile == 16 else tile // 2 + 1
+        if low <= min(tile - 1, max_head_dim):
+            buckets.append((tile, False, low, min(tile - 1, max_head_dim)))
+        if tile <= max_head_dim:
+            buckets.append((tile, True, tile, tile))
+        tile *= 2
+    return buckets
+
+
+def _covering_rows(factors: dict, rng: random.Random, restarts: int = 8, candidates: int = 48) -> list[dict]:
+    """Few rows (one value per factor) that together contain every pair of values of two
+    factors (a pairwise covering array), greedily: each row is the best of ``candidates``
+    random rows built around a pair still missing; the smallest of ``restarts`` tries."""
+    names = list(factors)
+    pairs_of = list(itertools.combinations(names, 2))
+    wanted = {((a, x), (b, y)) for a, b in pairs_of for x in factors[a] for y in factors[b]}
+    best = None
+    for _ in range(restarts):
+        rows, missing = [], set(wanted)
+        while missing:
+            def gain(row):
+                return sum(((a, row[a]), (b, row[b])) in missing for a, b in pairs_of)
+            options = []
+            for _ in range(candidates):
+                (a, x), (b, y) = rng.choice(sorted(missing, key=repr))
+                row = {name: rng.choice(factors[name]) for name in names}
+                row[a], row[b] = x, y
+                options.append(row)
+            row = max(options, key=gain)
+            rows.append(row)
+            missing -= {((a, row[a]), (b, row[b])) for a, b in pairs_of}
+        if best is None or len(rows) < len(best):
+            best = rows
+    return best
+
+
+def _residue(rng: random.Random) -> int:
+    """A length residue: block-size neighbours (0, 15, 1 mod 16) and length 1 often."""
+    roll = rng.random()
+    if roll < 0.1:
+        return EXACTLY_ONE
+    if roll < 0.5:
+        return rng.choice((0, 15, 1))
+    return rng.randint(2, 14)
+
+
+@functools.lru_cache(maxsize=256)
+def compile_classes(profile: SizeProfile, dtypes: tuple[str, ...], modes: tuple[str, ...], layouts: tuple[str, ...],
+                    allow_gqa: bool = True, empty_rows: bool | None = None,
+                    key_padding: bool = False) -> tuple[CompileClass, ...]:
+    """The compile classes (:class:`CompileClass`) that :func:`cases` draws in under a
+    profile with ``focus``, picked by ``profile.focus_seed``, for cases of these dtypes,
+    modes (``"dense"``, ``"mask"``, ``"varlen"``), layouts, with GQA or not, and the
+    ``empty_rows``/``key_padding`` requests of :func:`cases`.
+
+    Together the classes contain every pair of values of the choices that select kernel
+    code: dtype, head-dim tile (16 to 256), whether the head dim fills its tile, mode and
+    sign of the softmax scale (a pairwise covering array, 15 classes when everything is
+    allowed); each layout is in some class. The rest of each class (the head dim's residue
+    within its tile, head counts, the lengths' residues, a mask's broadcast shape) is drawn
+    from the seed, favouring what :func:`cases` favours: listed head dims, GQA ratios 1, 2,
+    4, 7 and MQA, lengths next to block sizes and 1, equal lengths.
+    """
+    rng = random.Random(f"flashcheck compile classes {profile.focus_seed}")
+    buckets = _head_dim_buckets(profile.max_head_dim)
+    factors = {
+        "dtype": list(dtypes),
+        "tile": sorted({tile for tile, *_ in buckets}),
+        "full": sorted({full for _, full, *_ in buckets}),
+        "mode": list(modes),
+        "negative": [False, True],
+    }
+    rows = _covering_rows(factors, rng)
+    order = list(layouts)
+    rng.shuffle(order)
+    listed = [d for d in _HEAD_DIMS if d & (d - 1)]  # the listed head dims that leave a partial tile
+    classes = []
+    for index, row in enumerate(rows):
+        bucket = [b for b in buckets if b[0] == row["tile"] and b[1] == row["full"]]
+        if not bucket:  # a tile without that choice: the other one
+            bucket = [b for b in buckets if b[0] == row["tile"]]
+        tile, full, low, high = bucket[0]
+        anchors = [d for d in listed if low <= d <= high]
+        anchor = rng.choice(anchors) if anchors and rng.random() < 0.5 else rng.randint(low, high)
+        head_dims = tuple(sorted((d for d in range(low, high + 1)
+                                  if d % _DIVISOR == anchor % _DIVISOR and (d == 1) == (anchor == 1)),
+                                 key=lambda d: d != anchor))
+        max_heads = max(1, min(profile.max_heads, profile.max_elements))
+        if allow_gqa:
+            max_ratio = min(max_heads, profile.max_kv_ratio)
+            ratios = [r for r in _GQA_RATIOS if r <= max_ratio]
+            ratio = rng.choice(ratios) if rng.random() < 0.75 else rng.randint(1, max_ratio)
+            kv_heads = 1 if rng.random() < 1 / 3 else rng.randint(1, max_heads // ratio)
+            heads = ratio * kv_heads
+        else:
+            heads = kv_heads = 1 if rng.random() < 0.25 else rng.randint(1, max_heads)
+        mode = row["mode"]
+        seqlen_q = _residue(rng)
+        while seqlen_q == EXACTLY_ONE and empty_rows and mode == "dense":  # rows are emptied by Nq > Nk
+            seqlen_q = _residue(rng)
+        seqlen_k = seqlen_q if rng.random() < 0.5 else _residue(rng)
+        layout = order[index % len(order)]
+        packed = mode == "varlen"
+        mask_shape = None
+        if mode == "mask" and not key_padding:
+            # B11K: key-padding masks (whose shape that is); they empty no row.
+            mask_shape = rng.choice([s for s in _MASK_SHAPES if "Q" in s] if empty_rows else _MASK_SHAPES + ("B11K",))
+        classes.append(CompileClass(
+            dtype=row["dtype"], mode=mode, head_dims=head_dims, negative_scale=row["negative"], layout=layout,
+            heads=heads, kv_heads=kv_heads, seqlen_q=seqlen_q, seqlen_k=seqlen_k,
+            tokens_q=rng.randrange(_DIVISOR) if packed and layout in ("heads-first", "mixed") else None,
+            tokens_k=rng.randrange(_DIVISOR) if packed and layout == "heads-first" else None,
+            mask_shape=mask_shape, batch_one=(rng.random() < 0.5) if mode == "mask" else None,
+        ))
+    return tuple(classes)
+
+
+def _snap(n: int, residue: int, low: int, high: int) -> int | None:
+    """The length of ``residue``'s class (``EXACTLY_ONE``, or ``residue`` mod 16 and not 1)
+    in ``[low, high]`` nearest to ``n``, the larger first; None where there is none."""
+    if residue == EXACTLY_ONE:
+        return 1 if low <= 1 <= high else None
+    up = n + (residue - n) % _DIVISOR
+    for candidate in (up, up - _DIVISOR, up + _DIVISOR, low + (residue - low) % _DIVISOR):
+        if low <= candidate <= high and candidate != 1:
+            return candidate
+    return None
+
+
+def _pin_lengths(seqlen_q, seqlen_k, focus: CompileClass, profile: SizeProfile, empty: bool):
+    """``(seqlen_q, seqlen_k)`` moved into ``focus``'s residues, staying within the profile
+    (``empty``: keeping ``seqlen_q > seqlen_k``); as drawn where that cannot be done."""
+    limit, budget = profile.long_seqlen, profile.max_elements
+    nk = _snap(seqlen_k, focus.seqlen_k, 1, limit)
+    if nk is None:
+        return seqlen_q, seqlen_k
+    if seqlen_q == seqlen_k and focus.seqlen_q == focus.seqlen_k and not empty:
+        nq = nk
+    else:
+        nq = _snap(seqlen_q, focus.seqlen_q, nk + 1 if empty else 1, min(limit, budget // nk))
+    if nq is None or nq * nk > budget:
+        return seqlen_q, seqlen_k
+    return nq, nk
+
+
+def _empties_as_asked(pairs, empty_rows) -> bool:
+    return empty_rows is None or any(nq > 0 and nk == 0 for nq, nk in pairs) == empty_rows
+
+
+def _pin_packed(pairs, focus: CompileClass, max_tokens: int, empty_rows):
+    """Packed ``(nq, nk)`` pairs moved into ``focus``'s residues: the longest sequence of each
+    side lengthened to its residue (or every one cut to 1 token), then a shorter one moved
+    so that the total has its residue where the class pins it; each step kept only where
+    the pairs stay within ``max_tokens`` and keep the ``empty_rows`` request."""
+    pairs = [list(pair) for pair in pairs]
+
+    def tokens(side):
+        return sum(pair[side] for pair in pairs)
+
+    for side, residue in ((0, focus.seqlen_q), (1, focus.seqlen_k)):
+        longest = max(pair[side] for pair in pairs)
+        if longest == 0:
+            continue
+        before = [list(pair) for pair in pairs]
+        if residue == EXACTLY_ONE:
+            for pair in pairs:
+                pair[side] = min(pair[side], 1)
+        else:
+            n = _snap(longest, residue, longest, max_tokens - tokens(side) + longest)
+            if n is not None:
+                pairs[[pair[side] for pair in pairs].index(longest)][side] = n
+        if not _empties_as_asked(pairs, empty_rows):
+            pairs = before
+    for side, residue in ((0, focus.tokens_q), (1, focus.tokens_k)):
+        if residue is None or (residue - tokens(side)) % _DIVISOR == 0:
+            continue
+        shift = (residue - tokens(side)) % _DIVISOR
+        longest = max(pair[side] for pair in pairs)
+        skipped = [pair[side] for pair in pairs].index(longest)
+        done = False
+        for index, pair in enumerate(pairs):
+            for delta in (shift, shift - _DIVISOR):
+                if done or index == skipped or not 0 <= pair[side] + delta <= longest:
+                    continue
+                if tokens(side) + delta > max_tokens:
+                    continue
+                pair[side] += delta
+                if _empties_as_asked(pairs, empty_rows):
+                    done = True
+                else:
+                    pair[side] -= delta
+    return tuple(tuple(pair) for pair in pairs)
 
 
 # -- cases ------------------------------------------------------------------------------------
@@ -474,7 +744,11 @@ def cases(
 
     Draw order: dtype; lengths (equal, or independent so that both ``Nq < Nk`` and
     ``Nq > Nk`` occur); the mask given the lengths; heads and batch within what
-    ``max_elements`` leaves; head dim, scale, layout, value distribution and seed.
+    ``max_elements`` leaves; head dim, scale, layout, value distribution and seed. A
+    profile with ``focus`` first draws a compile class (:func:`compile_classes`; none, one
+    time in :data:`FOCUS_ESCAPE`), which fixes the dtype, mode, heads, head-dim choices,
+    sign of the scale, layout and, with a mask, its broadcast shape and whether the batch
+    is 1; lengths are drawn as above and then moved to the class's residues mod 16.
 
     Raises ``InvalidArgument`` for requests no case can meet, e.g. ``empty_rows=True``
     with features naming neither ``"causal"`` nor ``"window"``.
@@ -531,8 +805,11 @@ def cases(
             raise InvalidArgument(f"empty_rows=True: profile {profile.name!r} is too small for seqlen_q > seqlen_k")
     if not modes:
         raise InvalidArgument(f"cases: no case meets mask={mask}, varlen={varlen}, empty_rows={empty_rows}")
+    catalogue = ()
+    if profile.focus:
+        catalogue = compile_classes(profile, dtypes, tuple(modes), layouts, allow_gqa, empty_rows, key_padding)
     return _cases(profile, dtypes, allow_causal and not key_padding, allow_window and not key_padding, allow_gqa,
-                  layouts, values, empty_rows, tuple(modes), key_padding)
+                  layouts, values, empty_rows, tuple(modes), key_padding, catalogue)
 
 
 def _longest_shorter(profile: SizeProfile) -> int:
@@ -559,12 +836,24 @@ def _lengths(draw, profile: SizeProfile, empty_rows):
 
 @st.composite
 def _cases(draw, profile, dtypes, allow_causal, allow_window, allow_gqa, layouts, values, empty_rows, modes,
-           key_padding):
-    dtype = draw(st.sampled_from(dtypes))
-    mode = draw(_weighted(*((4 if m == "dense" else 2, st.just(m)) for m in modes)))
+           key_padding, catalogue=()):
+    # A compile class pins what decides the compilation; without one (no focus, or the
+    # escape) everything is drawn, exactly as without focus.
+    focus = draw(_weighted((FOCUS_ESCAPE - 1, st.sampled_from(catalogue)), (1, st.none()))) if catalogue else None
+    if focus is None:
+        dtype = draw(st.sampled_from(dtypes))
+        mode = draw(_weighted(*((4 if m == "dense" else 2, st.just(m)) for m in modes)))
+        sized = profile
+    else:
+        dtype, mode = focus.dtype, focus.mode
+        # The class's heads must fit whatever lengths are drawn.
+        sized = dataclasses.replace(profile, max_elements=max(1, profile.max_elements // focus.heads))
     seqlens_drawn = None
     if mode == "varlen":
-        seqlens_drawn = draw(packed_seqlens(profile=profile, empty_rows=empty_rows))
+        seqlens_drawn = draw(packed_seqlens(profile=sized, empty_rows=empty_rows))
+        if focus is not None:
+            max_tokens = min(sized.long_seqlen, math.isqrt(sized.max_elements))
+            seqlens_drawn = _pin_packed(seqlens_drawn, focus, max_tokens, empty_rows)
         seqlen_q, seqlen_k = sum(n for n, _ in seqlens_drawn), sum(n for _, n in seqlens_drawn)
         gap = max((nq - nk for nq, nk in seqlens_drawn if nk > 0), default=0)
         max_bound = max(max(pair) for pair in seqlens_drawn) + 1
@@ -572,7 +861,9 @@ def _cases(draw, profile, dtypes, allow_causal, allow_window, allow_gqa, layouts
         band = windows(allow_causal=allow_causal, allow_window=allow_window, max_bound=max_bound, min_right=min_right)
     else:
         band_empties = empty_rows and mode == "dense"
-        seqlen_q, seqlen_k = draw(_lengths(profile, band_empties))
+        seqlen_q, seqlen_k = draw(_lengths(sized, band_empties))
+        if focus is not None:
+            seqlen_q, seqlen_k = _pin_lengths(seqlen_q, seqlen_k, focus, sized, bool(band_empties))
         max_bound = max(seqlen_q, seqlen_k) + 1
         if band_empties:
             band = empty_row_windows(
@@ -585,21 +876,38 @@ def _cases(draw, profile, dtypes, allow_causal, allow_window, allow_gqa, layouts
     causal, window = draw(band)
 
     scores = max(1, seqlen_q * seqlen_k)
-    heads, kv_heads = draw(
-        gqa_heads(profile=profile, max_heads=max(1, min(profile.max_heads, profile.max_elements // scores)),
-                  allow_gqa=allow_gqa)
-    )
+    if focus is None:
+        heads, kv_heads = draw(
+            gqa_heads(profile=profile, max_heads=max(1, min(profile.max_heads, profile.max_elements // scores)),
+                      allow_gqa=allow_gqa)
+        )
+    else:
+        heads, kv_heads = focus.heads, focus.kv_heads
     max_batch = 1 if mode == "varlen" else max(1, min(profile.max_batch, profile.max_elements // (heads * scores)))
-    batch = draw(_weighted((1, st.just(1)), (1, st.integers(1, max_batch))))
+    if focus is not None and focus.batch_one is not None:
+        batch = 1 if focus.batch_one or max_batch < 2 else draw(st.integers(2, max_batch))
+    else:
+        batch = draw(_weighted((1, st.just(1)), (1, st.integers(1, max_batch))))
     mask = MaskSpec()
     if mode == "mask":
         if key_padding:
             mask = draw(key_padding_masks(batch, seqlen_k))
         else:
-            mask = draw(mask_specs(batch, heads, seqlen_q, seqlen_k, empty_rows=bool(empty_rows and seqlen_q)))
-    head_dim = draw(head_dims(profile=profile))
-    softmax_scale = draw(softmax_scales())
-    layout = draw(st.sampled_from(layouts))
+            empties = bool(empty_rows and seqlen_q)
+            if focus is None:
+                mask = draw(mask_specs(batch, heads, seqlen_q, seqlen_k, empty_rows=empties))
+            else:
+                mask = draw(_mask_specs(batch, heads, seqlen_q, seqlen_k, empties, shapes=(focus.mask_shape,)))
+    if focus is None:
+        head_dim = draw(head_dims(profile=profile))
+        softmax_scale = draw(softmax_scales())
+        layout = draw(st.sampled_from(layouts))
+    else:
+        head_dim = draw(st.sampled_from(focus.head_dims))
+        positive = _positive_scales()
+        softmax_scale = draw(positive.map(lambda s: -s) if focus.negative_scale else
+                             _weighted((6, st.none()), (1, positive)))
+        layout = focus.layout
     value_kind = draw(st.sampled_from(values))
     seed = draw(st.integers(0, 2**32 - 1))
     drawn = Case(

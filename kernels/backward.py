@@ -89,7 +89,16 @@ def _float16_ds_may_overflow(Bounds):
     return bound >= 32768.0
 
 
-@triton.jit
+#: As the forward's :data:`~flashcheck.kernels.forward.UNSPECIALISED`, per kernel: the runtime
+#: arguments whose value specialisation changes no benchmark configuration's code (PTX
+#: compared for sm90, docs/performance.md, 2026-11-25). ``seqlen_k`` of ``_dk_dv`` and
+#: ``seqlen_q`` of ``_dq`` (their programs' own block axis) change it, so stay specialised.
+PREPROCESS_UNSPECIALISED = ("heads", "kv_heads", "seqlen_q", "seqlen_k")
+DK_DV_UNSPECIALISED = ("heads", "kv_heads", "seqlen_q", "window_left", "window_right", "stride_lb", "stride_lh")
+DQ_UNSPECIALISED = ("heads", "seqlen_k", "window_left", "window_right", "stride_lb", "stride_lh")
+
+
+@triton.jit(do_not_specialize=PREPROCESS_UNSPECIALISED)
 def _preprocess(
     Out, DOut, DLse, Delta, V, Bounds,
     stride_ob, stride_on, stride_oh, stride_od,
@@ -242,7 +251,7 @@ def _dk_dv_blocks(
     return dk, dv
 
 
-@triton.jit
+@triton.jit(do_not_specialize=DK_DV_UNSPECIALISED)
 def _dk_dv(
     Q, K, V, DOut, Lse, Delta, DK, DV, Mask, CuSeqlensQ, CuSeqlensK, Bounds,
     stride_qb, stride_qn, stride_qh, stride_qd,
@@ -367,7 +376,7 @@ def _dq_blocks(
     return dq
 
 
-@triton.jit
+@triton.jit(do_not_specialize=DQ_UNSPECIALISED)
 def _dq(
     Q, K, V, DOut, Lse, Delta, DQ, Mask, CuSeqlensQ, CuSeqlensK, Bounds,
     stride_qb, stride_qn, stride_qh, stride_qd,

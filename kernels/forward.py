@@ -43,6 +43,17 @@ from flashcheck.kernels.config import padded_head_dim
 
 LOG2_E = 1.4426950408889634
 
+#: Runtime arguments that Triton does not specialise on their value (``do_not_specialize``):
+#: those whose specialisation (equal to 1, divisible by 16) leaves the code of every
+#: benchmark configuration as it is -- PTX identical, compiled for sm90 with and without it,
+#: at float16/bfloat16, head dims 64/128, causal and full (docs/performance.md, 2026-11-25).
+#: Specialised, each doubled or tripled the compilations that fuzzing needs while changing
+#: nothing but which integers the compiler may assume. The others stay specialised:
+#: ``head_dim`` and the strides of q, k, v and out decide whether loads are vectorised,
+#: ``seqlen_q`` changes the head-dim-128 code, ``group`` equal to 1 folds the GQA indexing,
+#: and the mask's strides keep masked calls' mask loads vectorised (no benchmark measures them).
+UNSPECIALISED = ("heads", "seqlen_k", "window_left", "window_right", "stride_lb", "stride_lh")
+
 
 @triton.jit
 def _round_to_bfloat16(x):
@@ -201,7 +212,7 @@ def _attend_blocks(
     return acc, l_i, m_i
 
 
-@triton.jit
+@triton.jit(do_not_specialize=UNSPECIALISED)
 def _attention_forward(
     Q, K, V, Out, Lse, Mask, CuSeqlensQ, CuSeqlensK,
     stride_qb, stride_qn, stride_qh, stride_qd,

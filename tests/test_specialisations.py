@@ -18,20 +18,21 @@ from flashcheck.kernels import config, forward, launcher
 pytestmark = pytest.mark.skipif(not config.INTERPRETER, reason="counts launches in Triton's interpreter mode")
 
 
-def forward_launch(seqlen_k: int, *, offset: int = 0):
-    """``(pointers, scalars, constants)`` of a forward launch, alike but for ``seqlen_k``
-    and q's offset in its storage (in elements)."""
+def forward_launch(seqlen_q: int, *, offset: int = 0, window_right: int = 2_000):
+    """``(pointers, scalars, constants)`` of a forward launch, alike but for ``seqlen_q``,
+    the right window bound and q's offset in its storage (in elements)."""
     storage = torch.zeros(64 + offset, dtype=torch.float16)
     q = storage[offset:offset + 64]
     pointers = (q, q, q, q, q.float(), None, None, None)
-    scalars = (1024, 64, 1024, 1) * 4 + (256, 64, 1) + (0, 0, 0, 0) + (4, 1, 48, seqlen_k, 64, 0.18, 2_000, 2_000)
+    scalars = (1024, 64, 1024, 1) * 4 + (256, 64, 1) + (0, 0, 0, 0) + (4, 1, seqlen_q, 48, 64, 0.18, 2_000, window_right)
     constants = dict(BLOCK_M=16, BLOCK_N=16, BLOCK_D=64, FULL_D=True, POSITIVE_SCALE=True, FP32_IEEE=False,
                      EMULATE_BF16=False, HAS_MASK=False, IS_VARLEN=False, num_warps=1, num_stages=1)
     return pointers, scalars, constants
 
 
-def key(seqlen_k, *, offset=0, unspecialised=()):
-    return specialisations.Launch(forward._attention_forward, *forward_launch(seqlen_k, offset=offset)).key(unspecialised)
+def key(seqlen_q, *, offset=0, window_right=2_000, unspecialised=()):
+    launch = forward_launch(seqlen_q, offset=offset, window_right=window_right)
+    return specialisations.Launch(forward._attention_forward, *launch).key(unspecialised)
 
 
 def test_an_integer_divisible_by_16_compiles_apart_from_one_that_is_not():
@@ -45,8 +46,13 @@ def test_an_integer_equal_to_one_is_a_constant_of_its_own():
 
 
 def test_an_argument_named_unspecialised_is_classified_by_its_type_alone():
-    assert key(32, unspecialised=("seqlen_k",)) == key(33, unspecialised=("seqlen_k",))
-    assert key(1, unspecialised=("seqlen_k",)) == key(33, unspecialised=("seqlen_k",))
+    assert key(32, unspecialised=("seqlen_q",)) == key(33, unspecialised=("seqlen_q",))
+    assert key(1, unspecialised=("seqlen_q",)) == key(33, unspecialised=("seqlen_q",))
+
+
+def test_the_window_bounds_are_not_specialised_by_the_forward():
+    # Declared do_not_specialize (kernels/forward.py, UNSPECIALISED): 1, 16 and 7 compile alike.
+    assert key(32, window_right=1) == key(32, window_right=16) == key(32, window_right=7)
 
 
 def test_a_pointer_off_16_byte_alignment_compiles_apart():
@@ -112,7 +118,7 @@ def test_codegen_refuses_to_run_in_the_interpreter(capsys):
 
 
 def test_arguments_the_kernel_declares_unspecialised_are_counted_so():
-    declared = triton.jit(forward._attention_forward.fn, do_not_specialize=["seqlen_k"])
+    declared = triton.jit(forward._attention_forward.fn, do_not_specialize=["seqlen_q"])
     pointers, scalars, constants = forward_launch(32)
     _, other_scalars, _ = forward_launch(33)
     assert specialisations.Launch(declared, pointers, scalars, constants).key() == \

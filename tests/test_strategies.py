@@ -7,6 +7,9 @@ random seed, so they are deterministic.
 
 from __future__ import annotations
 
+import collections
+import dataclasses
+import itertools
 import json
 import os
 import subprocess
@@ -462,3 +465,84 @@ MASK_AND_VARLEN_REGIONS = {
 @pytest.mark.parametrize("condition", MASK_AND_VARLEN_REGIONS.values(), ids=MASK_AND_VARLEN_REGIONS.keys())
 def test_mask_and_varlen_regions_are_reachable(condition):
     first(strategies.cases(profile=INTERPRETER), condition, examples=2000)
+
+
+# -- compile-aware drawing --------------------------------------------------------------------
+
+_ALL_MODES = ("dense", "mask", "varlen")
+
+
+def _tile(head_dim: int) -> int:
+    return max(16, 1 << (head_dim - 1).bit_length())
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_compile_classes_combine_every_pair_of_kernel_variant_choices(seed):
+    classes = strategies.compile_classes(dataclasses.replace(GPU, focus_seed=seed), GPU.dtypes, _ALL_MODES, LAYOUTS)
+    rows = [{"dtype": c.dtype, "tile": _tile(c.head_dims[0]), "full": c.head_dims == (_tile(c.head_dims[0]),),
+             "mode": c.mode, "negative": c.negative_scale} for c in classes]
+    values = {"dtype": set(GPU.dtypes), "tile": {16, 32, 64, 128, 256}, "full": {True, False},
+              "mode": set(_ALL_MODES), "negative": {True, False}}
+    for a, b in itertools.combinations(values, 2):
+        assert {(row[a], row[b]) for row in rows} == set(itertools.product(values[a], values[b])), (a, b)
+    assert len(classes) <= 16  # 15 is the least: 5 tiles x 3 dtypes
+    assert {c.layout for c in classes} == set(LAYOUTS)
+    for c in classes:  # one tile, one residue mod 16, 1 only alone: one compilation
+        assert len({_tile(d) for d in c.head_dims}) == 1 and len({d % 16 for d in c.head_dims}) == 1
+        assert 1 not in c.head_dims or c.head_dims == (1,)
+        assert c.heads % c.kv_heads == 0 and c.heads <= GPU.max_heads
+
+
+def test_other_focus_seeds_pick_other_classes():
+    picked = {strategies.compile_classes(dataclasses.replace(GPU, focus_seed=seed), GPU.dtypes, _ALL_MODES, LAYOUTS)
+              for seed in range(3)}
+    assert len(picked) == 3
+
+
+def _residue(n: int) -> int:
+    return strategies.EXACTLY_ONE if n == 1 else n % 16
+
+
+def test_cases_of_a_compile_class_keep_its_choices_and_lengths_residues():
+    classes = strategies.compile_classes(GPU, GPU.dtypes, _ALL_MODES, LAYOUTS)
+    seen = collections.Counter()
+
+    @FAST
+    @given(strategies.cases(profile=GPU))
+    def check(case):
+        within(case, GPU)
+        mode = "varlen" if case.varlen else "dense" if case.mask.is_none else "mask"
+        matching = [c for c in classes if (c.dtype, c.mode, c.layout, c.heads, c.kv_heads) ==
+                    (case.dtype, mode, case.layout, case.heads, case.kv_heads) and case.head_dim in c.head_dims]
+        if not matching:
+            seen["outside"] += 1  # one case in FOCUS_ESCAPE
+            return
+        c = matching[0]
+        assert (case.softmax_scale is not None and case.softmax_scale < 0) == c.negative_scale
+        if c.mask_shape is not None:
+            assert case.mask.shape == c.mask_shape
+        if not case.varlen:
+            seen["pinned" if (_residue(case.seqlen_q), _residue(case.seqlen_k)) == (c.seqlen_q, c.seqlen_k)
+                 else "unpinned"] += 1
+
+    check()
+    # Lengths stay as drawn only where no length of the residue fits (the profile's limits).
+    assert seen["pinned"] >= 9 * seen["unpinned"], seen
+    assert seen["outside"] <= 60 // 8, seen
+
+
+def test_a_focus_profile_still_draws_cases_outside_its_classes():
+    classes = strategies.compile_classes(GPU, GPU.dtypes, _ALL_MODES, LAYOUTS)
+    in_classes = {d for c in classes for d in c.head_dims}
+    outside = first(strategies.cases(profile=GPU), lambda case: case.head_dim not in in_classes)
+    within(outside, GPU)
+
+
+def test_without_focus_no_compile_class_is_drawn():
+    # The interpreter's profile draws as it did before compile-aware drawing existed.
+    assert not INTERPRETER.focus and GPU.focus
+    assert profiles.with_focus_seed(INTERPRETER, 3) is INTERPRETER
+    assert profiles.with_focus_seed(GPU, 3).focus_seed == 3
+    assert profiles.with_focus_seed(GPU).focus
+    with pytest.raises(ValueError, match="focus_seed"):
+        dataclasses.replace(GPU, focus_seed="1")

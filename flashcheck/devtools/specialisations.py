@@ -70,6 +70,15 @@ class Launch:
         return [(name, value, *native_specialize_impl(BaseBackend, value, False, name not in unspecialised, True)[:2])
                 for name, value in zip(names, (*self.pointers, *self.scalars))]
 
+    def variant(self) -> tuple:
+        """The launch's code variant (:func:`variants`): its constexprs but the launch
+        settings, and the element type of each pointer argument, as sorted pairs."""
+        names = list(inspect.signature(self.kernel.fn).parameters)
+        launch_settings = {"BLOCK_M", "BLOCK_N", "num_warps", "num_stages"}
+        types = [(name, "none" if p is None else str(p.dtype).removeprefix("torch."))
+                 for name, p in zip(names, self.pointers)]
+        return tuple(sorted([*((n, v) for n, v in self.constants.items() if n not in launch_settings), *types]))
+
     def key(self, unspecialised=()) -> tuple:
         """The launch's compilation key: constexprs and launch options, then each runtime
         argument's specialisation."""
@@ -93,9 +102,39 @@ def recorded_launches():
         launcher.launch = real
 
 
-def count(property_name: str, *, examples: int = 200, size: str = "gpu", unspecialised=LENGTH_ARGUMENTS) -> dict:
-    """``{kernel name: (launches, specialisations, specialisations with unspecialised)}`` for
-    ``examples`` cases drawn for ``property_name`` at ``size`` (a size profile's name)."""
+@contextlib.contextmanager
+def _without_local_constants():
+    """Within the block hypothesis finds no constants in the project's own source.
+
+    Now and then (one choice in twenty) hypothesis draws a constant that it found in the
+    source of the modules imported so far, outside the standard library and site-packages:
+    a derandomized test then draws other cases once one more module has been imported (in
+    a pytest run, any earlier test's or test module's). Counted without those constants,
+    the same strategies draw the same cases wherever the count is taken. Hypothesis's
+    private API (6.170): where it differs, the block changes nothing."""
+    try:
+        from hypothesis.internal.cache import LRUCache
+        from hypothesis.internal.conjecture import providers
+
+        empty = providers.SortedSet
+        none = providers.Constants(integers=empty(), floats=empty(key=providers.float_to_int), bytes=empty(),
+                                   strings=empty())
+        saved = providers._get_local_constants, providers.CONSTANTS_CACHE
+    except (ImportError, AttributeError, TypeError):
+        yield
+        return
+    providers._get_local_constants, providers.CONSTANTS_CACHE = (lambda: none), LRUCache(1024)
+    try:
+        yield
+    finally:
+        providers._get_local_constants, providers.CONSTANTS_CACHE = saved
+
+
+def launches(property_name: str, *, examples: int = 200, size: str = "gpu") -> list[Launch]:
+    """The project kernel's launches, recorded, for ``examples`` cases drawn for
+    ``property_name`` at ``size`` (a size profile or its name), derandomized: the same cases
+    on every call while the strategies stay as they are, whatever was imported before
+    (:func:`_without_local_constants`)."""
     if not config.INTERPRETER:
         raise ValueError("TRITON_INTERPRET: expected 1, set before triton is imported (the cases are CPU tensors)")
     if property_name not in PROPERTIES:
@@ -105,7 +144,7 @@ def count(property_name: str, *, examples: int = 200, size: str = "gpu", unspeci
     strategy = fuzz.case_strategy(prop, protocol.features_of(impl, "cuda"), profiles.size_profile(size))
     backward = "backward" in prop.requires
 
-    with recorded_launches() as log:
+    with recorded_launches() as log, _without_local_constants():
         @settings(max_examples=examples, derandomize=True, database=None, phases=[Phase.generate],
                   deadline=None, suppress_health_check=list(HealthCheck))
         @given(case=strategy)
@@ -117,12 +156,30 @@ def count(property_name: str, *, examples: int = 200, size: str = "gpu", unspeci
                 protocol.call(impl, inputs, case)
 
         call()
+    return log
+
+
+def count(property_name: str, *, examples: int = 200, size: str = "gpu", unspecialised=LENGTH_ARGUMENTS) -> dict:
+    """``{kernel name: (launches, specialisations, specialisations with unspecialised)}`` for
+    ``examples`` cases drawn for ``property_name`` at ``size`` (a size profile's name)."""
     tally = collections.defaultdict(lambda: [0, set(), set()])
-    for launch in log:
+    for launch in launches(property_name, examples=examples, size=size):
         tally[launch.kernel.fn.__name__][0] += 1
         tally[launch.kernel.fn.__name__][1].add(launch.key())
         tally[launch.kernel.fn.__name__][2].add(launch.key(unspecialised))
     return {name: (launches, len(keys), len(reduced)) for name, (launches, keys, reduced) in sorted(tally.items())}
+
+
+def variants(property_name: str, *, examples: int = 200, size: str = "gpu") -> dict[str, set[tuple]]:
+    """``{kernel name: set of variants}`` that ``examples`` cases drawn for ``property_name``
+    reach: a variant is what decides the kernel's code apart from Triton's classification
+    of runtime integers and pointer alignment, as sorted ``(name, value)`` pairs: every
+    constexpr but the launch settings (which the interpreter fixes), and the element type
+    of each tensor argument (``"none"`` for an absent one)."""
+    reached = collections.defaultdict(set)
+    for launch in launches(property_name, examples=examples, size=size):
+        reached[launch.kernel.fn.__name__].add(launch.variant())
+    return dict(sorted(reached.items()))
 
 
 def main(argv=None) -> int:

@@ -278,6 +278,16 @@ def allowed(request: Request) -> torch.Tensor | None:
     return band if request.mask is None else band & request.mask
 
 
+def varlen_arguments(q, k, v, request):
+    """What a varlen kernel takes for this call: ``(q, k, v, cu_seqlens_q, cu_seqlens_k,
+    max_seqlen_q, max_seqlen_k)``, the packed call's own, or a dense batch packed as one
+    sequence per batch entry (:func:`packed_as_one_sequence_per_batch`)."""
+    packed = request.packed
+    if packed is None:
+        return (*packed_as_one_sequence_per_batch(q, k, v), q.shape[1], k.shape[1])
+    return q, k, v, packed.cu_seqlens_q, packed.cu_seqlens_k, packed.max_seqlen_q, packed.max_seqlen_k
+
+
 def packed_as_one_sequence_per_batch(q, k, v):
     """Dense ``(B, N, H, D)`` tensors as packed ``(B·N, H, D)`` with one sequence per batch:
     ``(q, k, v, cu_seqlens_q, cu_seqlens_k)``, the offsets int32 on q's device. A reshape

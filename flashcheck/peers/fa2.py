@@ -47,7 +47,7 @@ from __future__ import annotations
 import torch
 
 from flashcheck.peers.common import (
-    HALF, Library, Peer, Request, dense_from_packed, packed_as_one_sequence_per_batch,
+    HALF, Library, Peer, Request, dense_from_packed, varlen_arguments,
 )
 
 LIBRARY = Library("flash_attn", ("flash-attn",), extra="fa2")
@@ -91,12 +91,7 @@ def _run_varlen(module, q, k, v, request: Request):
     """flash_attn.flash_attn_varlen_func with return_attn_probs=True: out (Tq, H, D), lse (H, Tq);
     a dense batch goes in packed as one sequence per batch entry and comes back dense."""
     packed = request.packed
-    if packed is None:
-        qp, kp, vp, cu_q, cu_k = packed_as_one_sequence_per_batch(q, k, v)
-        max_q, max_k = q.shape[1], k.shape[1]
-    else:
-        qp, kp, vp, cu_q, cu_k = q, k, v, packed.cu_seqlens_q, packed.cu_seqlens_k
-        max_q, max_k = packed.max_seqlen_q, packed.max_seqlen_k
+    qp, kp, vp, cu_q, cu_k, max_q, max_k = varlen_arguments(q, k, v, request)
     out, lse, _ = module.flash_attn_varlen_func(qp, kp, vp, cu_q, cu_k, max_q, max_k, dropout_p=0.0,
                                                 softmax_scale=request.scale, causal=request.causal,
                                                 window_size=(request.left, request.right), return_attn_probs=True)

@@ -50,7 +50,7 @@ import torch
 
 from flashcheck import masks
 from flashcheck.peers.common import (
-    HALF, Library, Peer, Request, dense_from_packed, packed_as_one_sequence_per_batch,
+    HALF, Library, Peer, Request, dense_from_packed, varlen_arguments,
 )
 
 LIBRARY = Library("flash_attn.cute", ("flash-attn-4",), extra="fa4")
@@ -112,12 +112,8 @@ def _run_varlen(module, q, k, v, request: Request):
     """flash_attn.cute.flash_attn_varlen_func with return_lse=True: out (Tq, H, D), lse (H, Tq);
     a dense batch goes in packed as one sequence per batch entry and comes back dense."""
     packed = request.packed
-    if packed is None:
-        qp, kp, vp, cu_q, cu_k = packed_as_one_sequence_per_batch(q, k, v)
-        lengths = dict(max_seqlen_q=q.shape[1], max_seqlen_k=k.shape[1])
-    else:
-        qp, kp, vp, cu_q, cu_k = q, k, v, packed.cu_seqlens_q, packed.cu_seqlens_k
-        lengths = dict(max_seqlen_q=packed.max_seqlen_q, max_seqlen_k=packed.max_seqlen_k)
+    qp, kp, vp, cu_q, cu_k, max_q, max_k = varlen_arguments(q, k, v, request)
+    lengths = dict(max_seqlen_q=max_q, max_seqlen_k=max_k)
     out, lse = module.flash_attn_varlen_func(qp, kp, vp, cu_seqlens_q=cu_q, cu_seqlens_k=cu_k, **lengths,
                                              softmax_scale=request.scale, causal=request.causal,
                                              window_size=_window_size(request), return_lse=True)

@@ -61,7 +61,7 @@ import torch
 
 from flashcheck.peers.common import (
     HALF, ContiguousGradient, Library, Peer, Request, allowed, dense_from_packed, last_dim_contiguous,
-    packed_as_one_sequence_per_batch, row_major,
+    varlen_arguments, row_major,
 )
 from flashcheck.protocol import DTYPE_NAMES
 
@@ -137,12 +137,7 @@ def _run_varlen(module, q, k, v, request: Request):
     """flag_gems.ops.flash_attn_varlen_func on one-token pages: out (Tq, H, D), lse (H, Tq); a
     dense batch goes in packed as one sequence per batch entry and comes back dense."""
     packed = request.packed
-    if packed is None:
-        qp, kp, vp, cu_q, cu_k = packed_as_one_sequence_per_batch(q, k, v)
-        max_q, max_k = q.shape[1], k.shape[1]
-    else:
-        qp, kp, vp, cu_q, cu_k = q, k, v, packed.cu_seqlens_q, packed.cu_seqlens_k
-        max_q, max_k = packed.max_seqlen_q, packed.max_seqlen_k
+    qp, kp, vp, cu_q, cu_k, max_q, max_k = varlen_arguments(q, k, v, request)
     k_cache, v_cache, table, seqused = paged_keys(kp, vp, cu_k, max_k)
     out, lse = module.flash_attn_varlen_func(
         qp, k_cache, v_cache, max_seqlen_q=max_q, cu_seqlens_q=cu_q, max_seqlen_k=max_k, seqused_k=seqused,

@@ -61,6 +61,8 @@ class CaseClock:
     def __init__(self, write: Callable[[dict], None]):
         self._write = write
         self.record: dict = {"property": None, "case": None, "started": time.time()}
+        #: ``(seconds, compile_seconds)`` of the last finished case.
+        self.last: tuple[float, float] = (0.0, 0.0)
 
     def start(self, prop: str, case_spec: str) -> None:
         self.record = {"property": prop, "case": case_spec, "started": time.time(),
@@ -68,6 +70,9 @@ class CaseClock:
         self._write(self.record)
 
     def finish(self) -> None:
+        if self.record.get("case") is not None:
+            now = time.time()
+            self.last = (now - self.record["started"], compile_seconds(self.record, now))
         self.record = {"property": None, "case": None, "started": time.time()}
         self._write(self.record)
 

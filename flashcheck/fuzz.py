@@ -107,6 +107,10 @@ class Failure:
         return "\n".join(lines)
 
 
+#: Seconds per entry of :attr:`FuzzResult.pace`.
+PACE_SPAN = 10
+
+
 @dataclass
 class FuzzResult:
     """What a fuzzing run did and the counterexamples it found."""
@@ -136,6 +140,12 @@ class FuzzResult:
     stale: list[dict] = field(default_factory=list)
     #: The run was interrupted (SIGINT) before its end: what it found so far is all there is.
     interrupted: bool = False
+    #: Where the time went, in isolated runs (:meth:`timed`): worker-seconds of finished
+    #: cases, the part of them spent in Triton's compilations, and the finished cases per
+    #: :data:`PACE_SPAN` seconds of the run, first span first.
+    case_seconds: float = 0.0
+    compile_seconds: float = 0.0
+    pace: list[int] = field(default_factory=list)
 
     @property
     def found(self) -> bool:
@@ -159,6 +169,31 @@ class FuzzResult:
         self.by_property[prop] += 1
         self.by_kind.update(kinds)
 
+    def timed(self, at: float, seconds: float, compiling: float) -> None:
+        """Record the times of one finished case: it ended ``at`` seconds into the run,
+        after ``seconds`` of its worker's time, ``compiling`` of them in Triton's JIT."""
+        self.case_seconds += seconds
+        self.compile_seconds += compiling
+        span = int(at // PACE_SPAN)
+        self.pace.extend([0] * (span + 1 - len(self.pace)))
+        self.pace[span] += 1
+
+    def rate(self, start: float, end: float | None = None) -> float | None:
+        """Finished cases per second between ``start`` and ``end`` seconds into the run
+        (multiples of :data:`PACE_SPAN`; ``end`` None: to the end of the run), or None
+        where the run did not time its cases or has no time there."""
+        if not self.pace:
+            return None
+        first = int(start // PACE_SPAN)
+        last = len(self.pace) if end is None else int(end // PACE_SPAN)
+        elapsed = min(self.seconds, last * PACE_SPAN) - first * PACE_SPAN
+        return sum(self.pace[first:last]) / elapsed if elapsed > 1 else None
+
+    @property
+    def compile_share(self) -> float | None:
+        """The share of finished cases' worker time spent compiling (None: not timed)."""
+        return self.compile_seconds / self.case_seconds if self.case_seconds > 0 else None
+
     def decline(self, prop: str, reason: str) -> None:
         """Record one case of property ``prop`` that the implementation declined with ``reason``."""
         self.declined += 1
@@ -171,7 +206,9 @@ class FuzzResult:
         ``declined_by_property`` (``{property: {reason: count}}``), ``not_applicable``
         (``{property: reason}``), and ``failures``: a list of ``{"kind", "property", "case",
         "evidence", "replay", "seconds"}`` (see :class:`Failure`; ``seconds``: when it was
-        found), ``workers``, ``unfinished``, ``known``, ``stale`` and ``interrupted``."""
+        found), ``workers``, ``unfinished``, ``known``, ``stale``, ``interrupted``, and
+        ``pace``: ``{"span", "cases_per_span", "case_seconds", "compile_seconds"}`` (see
+        :meth:`timed`; empty lists and zeros where the run did not time its cases)."""
         return {
             "impl": impl_name, "device": device, "budget": budget, "seconds": round(self.seconds, 3),
             "cases": self.cases, "declined": self.declined, "found": self.found,
@@ -182,6 +219,8 @@ class FuzzResult:
             "failures": [failure.to_json() for failure in self.failures], "workers": self.workers,
             "unfinished": self.unfinished, "known": [failure.to_json() for failure in self.known],
             "stale": self.stale, "interrupted": self.interrupted,
+            "pace": {"span": PACE_SPAN, "cases_per_span": list(self.pace),
+                     "case_seconds": round(self.case_seconds, 3), "compile_seconds": round(self.compile_seconds, 3)},
         }
 
 

@@ -51,6 +51,9 @@ def print_fuzz_result(result, impl_name: str, device: str, *, shrunk: bool = Tru
     wraps at the table's width, which split "0 cases" over two lines)."""
     console.print(f"{impl_name} on {device}: {result.cases} cases in {result.seconds:.1f} s", soft_wrap=True,
                   highlight=False, style="bold")
+    pace = _pace(result)
+    if pace:
+        console.print(pace, highlight=False, soft_wrap=True)
     table = Table()
     table.add_column("property")
     table.add_column("cases", justify="right")
@@ -112,6 +115,21 @@ def print_fuzz_result(result, impl_name: str, device: str, *, shrunk: bool = Tru
                       + (f" ({result.declined} declined)" if result.declined else ""), highlight=False)
     elif not result.found:
         console.print(f"[bold green]no counterexample[/] in {result.cases} cases")
+
+
+def _pace(result) -> str:
+    """One line on the run's speed where it timed its cases: cases/s over the first minute
+    and after it, and the share of case time spent compiling Triton kernels."""
+    first, after = result.rate(0, 60), result.rate(60)
+    if first is None:
+        return ""
+    parts = [f"{first:.2f} cases/s in the first minute"]
+    if after is not None:
+        parts.append(f"{after:.2f} after it")
+    share = result.compile_share
+    if share is not None:
+        parts.append(f"{share:.0%} of case time compiling Triton kernels")
+    return "pace: " + ", ".join(parts)
 
 
 def _distinct(failures) -> list[tuple]:

@@ -177,10 +177,11 @@ def fuzz(options: FuzzOptions, *, on_progress: Callable | None = None, replay: l
         if kind == "started":
             result.workers[index]["device"] = payload
         elif kind == "case":
-            prop, kinds = payload
+            prop, kinds, seconds, compiling = payload
             result.count(prop, kinds)
             result.workers[index]["cases"] += 1
             result.seconds = time.monotonic() - start
+            result.timed(result.seconds, seconds, compiling)
             if on_progress is not None:
                 on_progress(result)
         elif kind == "found":
@@ -570,7 +571,7 @@ def worker_main(options: FuzzOptions, index: int, seed, wall_deadline: float, gp
             clock.finish()
 
     def after_case(prop: str, case) -> None:
-        messages.put((index, "case", (prop, fuzz.case_kinds(case))))
+        messages.put((index, "case", (prop, fuzz.case_kinds(case), *clock.last)))
 
     def on_fatal(verdict) -> None:
         # The log's tail, quoted in the parent's report: the error's traceback, then the verdict

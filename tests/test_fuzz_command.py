@@ -300,6 +300,32 @@ def test_time_spent_compiling_kernels_does_not_count_towards_the_case_timeout(tm
     assert hang["kind"] == "hang" and "compiling" not in hang["evidence"]
 
 
+def test_the_run_reports_its_pace_and_the_share_of_case_time_spent_compiling(tmp_path, capsys):
+    # Every case of compiles_slowly with more than one query spends SLOW_SECONDS in an
+    # announced compilation and almost nothing else; the correct pure-torch implementation
+    # compiles nothing.
+    (tmp_path / "compiling").mkdir(), (tmp_path / "plain").mkdir()
+    status, result = fuzz(tmp_path / "compiling", "tests.misbehaving:compiles_slowly", budget=4 * misbehaving.SLOW_SECONDS)
+    pace = result["pace"]
+    assert status == EXIT_OK and sum(pace["cases_per_span"]) == result["cases"] >= 2
+    assert pace["compile_seconds"] >= misbehaving.SLOW_SECONDS * 0.99
+    assert pace["compile_seconds"] / pace["case_seconds"] > 0.9
+    assert "of case time compiling Triton kernels" in capsys.readouterr().out
+    status, result = fuzz(tmp_path / "plain", "tests.buggy:correct", budget=3)
+    assert status == EXIT_OK and result["pace"]["compile_seconds"] == 0 < result["pace"]["case_seconds"]
+
+
+def test_the_pace_is_counted_per_span_of_the_run():
+    result = fuzz_engine.FuzzResult(seconds=95.0)
+    for at in (1, 2, 59, 61, 94):
+        result.timed(at, seconds=2.0, compiling=0.5)
+    assert result.pace == [2, 0, 0, 0, 0, 1, 1, 0, 0, 1]
+    assert result.rate(0, 60) == pytest.approx(3 / 60)
+    assert result.rate(60) == pytest.approx(2 / 35)
+    assert result.compile_share == pytest.approx(0.25)
+    assert fuzz_engine.FuzzResult(seconds=5.0).rate(0, 60) is None  # an in-process run times no case
+
+
 def test_a_case_still_running_when_the_budget_ends_is_reported_unfinished_not_passed(tmp_path, capsys):
     status, result = fuzz(tmp_path, "tests.misbehaving:hang", "--case-timeout", "100", budget=6)
     assert status == EXIT_OK and result["failures"] == []

@@ -1,43 +1,41 @@
 #!/usr/bin/env bash
-# GPU CI: the unit tests, the project kernel's regression tolerances (flashcheck baseline check
-# against ci/baselines/flash-cuda.json), and the property suite at GPU sizes on the project
-# kernel; FLASHCHECK_GPU_IMPLS names the implementations to check instead (e.g. "flash flex"), or "all" for
-# every one that runs on this machine (the project kernel, torch SDPA's math, flash,
-# efficient and cuDNN backends, FlexAttention: a survey of the peers, about 10 minutes more
-# on an H100; like the peers' benchmarks it is not the default, since a peer's fault in a
-# new torch is not this project's failure). Each
-# implementation's property suite runs in a pytest process of its own, so that a peer which
-# faults with a sticky CUDA error cannot poison the others' results. Each pytest process runs
-# pytest-xdist workers, one per CPU core up to 16 and at least one per GPU, since compiling
-# kernel variants, not the GPU, is the cost of a test run; flashcheck's pytest plugin pins
-# worker gwN to GPU N mod count (the "flashcheck devices" section at the end of each run lists
-# them). Uses the torch and triton already installed and installs flashcheck itself
-# without touching them.
-# Extra arguments go to every pytest call but the benchmarks' (e.g. -n 4 to override the worker count).
-# Last, the speed benchmarks (tests/benchmarks) of the project kernel, gated against a saved
-# run (all but the host-bound ones, which are reported only), and their report, in
-# $FLASHCHECK_GPU_OUT/bench.
-# Results: $FLASHCHECK_GPU_OUT. Hypothesis profile: $FLASHCHECK_HYPOTHESIS_PROFILE (default gpu:
-# 200 examples per property; on a fresh H100 machine with 16 workers and one test per
-# property, 20 of the project kernel's 26 properties took 4-20 minutes each and six backward
-# ones over 28, nearly all of it compiling kernel specialisations: a runner that keeps
-# Triton's cache (~/.triton/cache) pays for each one once. "ci", 25 derandomized examples,
-# took 8.5 minutes with 16 workers). So that the long properties do not leave the other
-# workers idle, each property's examples are split over $FLASHCHECK_GPU_SHARDS tests
-# (default 8; --flashcheck-shards), each drawing its share from a seed of its own. Split 8
-# ways on a fresh H100 machine with 16 workers, the 208 tests took 26,642 worker-seconds
-# (shards of 20-643 s), and the whole default call about 40 minutes; a runner that keeps
-# Triton's cache spends far less.
-# Stages: $FLASHCHECK_GPU_STAGES (default "unit baseline properties bench"), run in that order,
-# each timed. Benchmarks: $FLASHCHECK_BENCH_PEERS=1 measures the peers (SDPA backends,
-# FlexAttention, standard attention) in the same run, for the comparison table (about 15
-# minutes more on an H100); $FLASHCHECK_BENCH_SELECT, if set, is a further -k expression
-# (e.g. "fwd- and not fwd_bwd"); $FLASHCHECK_BENCH_BASELINE, a pytest-benchmark JSON (.json or
-# .json.gz, e.g. docs/measurements/bench/*/bench.json.gz) to gate against instead of the storage's latest run.
+# GPU CI, sized to finish in 10 minutes on one fresh H100 from a cold compile cache. Stages,
+# run in order and each timed ($FLASHCHECK_GPU_STAGES, default "unit baseline properties fuzz
+# bench"):
+#   unit        the unit tests, the gpu-marked ones included;
+#   baseline    the project kernel's regression tolerances (flashcheck baseline check against
+#               ci/baselines/flash-cuda.json);
+#   properties  the derandomized gate: the property suite on the project kernel under the
+#               hypothesis profile $FLASHCHECK_HYPOTHESIS_PROFILE (default ci: the same 25
+#               examples per property on every run), each property split over
+#               $FLASHCHECK_GPU_SHARDS tests (default 2) so the long backward ones spread over
+#               the workers;
+#   fuzz        unseeded exploration: flashcheck fuzz of the project kernel for
+#               $FLASHCHECK_GPU_FUZZ_BUDGET seconds (default 90) with a seed drawn at run time,
+#               so every CI run sees new cases; a counterexample fails the job and is printed
+#               with its replay line (result: $FLASHCHECK_GPU_OUT/fuzz.json);
+#   bench       the project kernel's speed benchmarks, gated against a saved run, and their
+#               report in $FLASHCHECK_GPU_OUT/bench.
+# FLASHCHECK_GPU_IMPLS names the implementations whose property suite runs instead of the
+# project kernel's (e.g. "flash flex"), or "all" for every one that runs on this machine (a
+# survey of the peers; not the default, since a peer's fault in a new torch is not this
+# project's failure). Each implementation's property suite runs in a pytest process of its
+# own, so that a peer which faults with a sticky CUDA error cannot poison the others. Each
+# pytest process runs pytest-xdist workers, one per CPU core up to 16 and at least one per
+# GPU, since compiling kernel variants, not the GPU, is the cost of a test run; flashcheck's
+# pytest plugin pins worker gwN to GPU N mod count. Uses the torch and triton already
+# installed and installs flashcheck itself without touching them.
+# Extra arguments go to every pytest call but the benchmarks' (e.g. -n 4 to override the
+# worker count). Benchmarks: $FLASHCHECK_BENCH_PEERS=1 measures the peers in the same run, for
+# the comparison table (about 15 minutes more on an H100); $FLASHCHECK_BENCH_SELECT, if set, is
+# a further -k expression; $FLASHCHECK_BENCH_BASELINE, a pytest-benchmark JSON (.json or
+# .json.gz) to gate against instead of the storage's latest run; without either, an H100 is
+# gated against ci/baselines/bench-h100.json.gz, the recorded run of the current kernel.
+# Measured durations: docs/performance.md ("How long CI takes on a GPU").
 set -uo pipefail
 cd "$(dirname "$0")/.."
 python3 -m pip install -q --no-build-isolation --no-deps -e . || exit 2
-default_profile="${FLASHCHECK_HYPOTHESIS_PROFILE:-gpu}"
+default_profile="${FLASHCHECK_HYPOTHESIS_PROFILE:-ci}"
 out="${FLASHCHECK_GPU_OUT:-.flashcheck/gpu}"
 mkdir -p "$out"
 # Counted by torch in a process of its own (it honours CUDA_VISIBLE_DEVICES, as the workers will).
@@ -64,7 +62,7 @@ report_log() {  # NAME: sets reports to the --report-log arguments of one pytest
     return 0
 }
 echo "== $gpus GPU(s); pytest ${spread[*]:-without xdist}"
-stages=" ${FLASHCHECK_GPU_STAGES:-unit baseline properties bench} "
+stages=" ${FLASHCHECK_GPU_STAGES:-unit baseline properties fuzz bench} "
 stage() {
     [[ "$stages" == *" $1 "* ]] || return 1
     echo "== stage $1 (elapsed ${SECONDS}s)"
@@ -85,7 +83,7 @@ if stage properties; then
     for impl in $impls; do
         echo "== property suite on $impl"
         profile="$default_profile"
-        shards="${FLASHCHECK_GPU_SHARDS:-8}"
+        shards="${FLASHCHECK_GPU_SHARDS:-2}"
         quiet=()
         impl_spread=("${spread[@]}")
         if [ "$impl" = flex ]; then
@@ -106,6 +104,15 @@ if stage properties; then
             --flashcheck-shards "$shards" \
             --flashcheck-ratio-log "$out/ratios.jsonl" --junitxml="$out/$impl.xml" "${reports[@]}" "${quiet[@]}" "${impl_spread[@]}" "$@" || status=1
     done
+fi
+if stage fuzz; then
+    # No --seed: a seed is drawn at run time and printed, so each run explores new cases and
+    # a counterexample's replay line reproduces it. Exit 1 (found) or 3 (nothing checked)
+    # fails the job.
+    budget="${FLASHCHECK_GPU_FUZZ_BUDGET:-90}"
+    echo "== unseeded fuzzing of the project kernel, $budget s"
+    flashcheck fuzz --impl flash --device cuda --budget "$budget" --json "$out/fuzz.json" \
+        --database "$out/fuzz-examples" || status=1
 fi
 if ! stage bench; then
     echo "== done in ${SECONDS}s, exit $status"
@@ -132,6 +139,17 @@ if [ -n "${FLASHCHECK_BENCH_BASELINE:-}" ]; then
         *.gz) gzip -dc "$FLASHCHECK_BENCH_BASELINE" > "$storage/$machine/0001_baseline.json" || exit 2 ;;
         *) cp "$FLASHCHECK_BENCH_BASELINE" "$storage/$machine/0001_baseline.json" || exit 2 ;;
     esac
+    echo "gating against $FLASHCHECK_BENCH_BASELINE"
+fi
+if [ -z "${FLASHCHECK_BENCH_BASELINE:-}" ] && [ "$storage" = .benchmarks ] \
+    && ! compgen -G "$storage/$machine/[0-9][0-9][0-9][0-9]_*.json" >/dev/null \
+    && nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1 | grep -q 'H100' \
+    && [ -f ci/baselines/bench-h100.json.gz ]; then
+    # A fresh H100 runner: gate against the recorded run of the current kernel.
+    FLASHCHECK_BENCH_BASELINE=ci/baselines/bench-h100.json.gz
+    storage=.flashcheck/bench-baseline
+    rm -rf "$storage" && mkdir -p "$storage/$machine"
+    gzip -dc "$FLASHCHECK_BENCH_BASELINE" > "$storage/$machine/0001_baseline.json" || exit 2
     echo "gating against $FLASHCHECK_BENCH_BASELINE"
 fi
 bench_args=(--benchmark-storage "$storage")

@@ -7,6 +7,8 @@ adapter's translation against a fake of its library (tests/peer_fakes.py).
 """
 from __future__ import annotations
 
+import importlib.metadata
+
 import inspect
 import os
 import subprocess
@@ -126,7 +128,8 @@ def test_list_shows_each_adapter_with_its_library_version_or_not_installed_and_i
         assert (f"{impl.library.distributions[0]} {version}" if version else "not installed") in line
         for kind, features in impl.flashcheck_features_by_device.items():
             assert f"{kind}: {', '.join(sorted(features))}" in line
-    assert f"torch {torch.__version__}" in lines["sdpa-public-math"]
+    # The installed distribution's version: "2.11.0" where torch.__version__ is "2.11.0+cu130".
+    assert f"torch {importlib.metadata.version('torch')}" in lines["sdpa-public-math"]
 
 
 def test_an_installed_library_is_found_from_its_module_when_it_has_no_metadata(monkeypatch):

@@ -8,8 +8,9 @@
 #   properties  the derandomized gate: the property suite on the project kernel under the
 #               hypothesis profile $FLASHCHECK_HYPOTHESIS_PROFILE (default ci: the same 25
 #               examples per property on every run), each property split over
-#               $FLASHCHECK_GPU_SHARDS tests (default 2) so the long backward ones spread over
-#               the workers;
+#               $FLASHCHECK_GPU_SHARDS tests (default 4) so the long backward ones spread over
+#               the workers; the project kernel's suite runs in the unit tests' pytest call,
+#               and the baseline check beside it;
 #   fuzz        unseeded exploration: flashcheck fuzz of the project kernel for
 #               $FLASHCHECK_GPU_FUZZ_BUDGET seconds (default 90) with a seed drawn at run time,
 #               so every CI run sees new cases; a counterexample fails the job and is printed
@@ -68,22 +69,40 @@ stage() {
     echo "== stage $1 (elapsed ${SECONDS}s)"
 }
 status=0
+has_stage() { [[ "$stages" == *" $1 "* ]]; }
+impls="${FLASHCHECK_GPU_IMPLS:-flash}"
+[ "$impls" = all ] && impls="flash sdpa-math sdpa-flash sdpa-efficient sdpa-cudnn flex"
+shards="${FLASHCHECK_GPU_SHARDS:-4}"
+# The regression-tolerance check runs beside the tests, in processes of its own: both are
+# mostly compiling, and together they keep the cores busier than one after the other
+# (the tests' long last shards leave cores idle).
+baseline_pid=
+if stage baseline; then
+    echo "== regression tolerances of the project kernel (ci/baselines/flash-cuda.json), beside the tests"
+    flashcheck baseline check --impl flash --device cuda > "$out/baseline.log" 2>&1 &
+    baseline_pid=$!
+fi
+# The project kernel's property suite joins the unit tests' pytest call, so that its long
+# backward shards and the unit tests share the workers; other implementations each get a
+# pytest process of their own below.
+joined=0
 if stage unit; then
+    targets=(--ignore=tests/test_properties.py)
+    if has_stage properties && [[ " $impls " == *" flash "* ]]; then
+        joined=1
+        targets=(--flashcheck-impl flash --flashcheck-shards "$shards" --flashcheck-ratio-log "$out/ratios.jsonl")
+        echo "   (with the property suite on flash)"
+    fi
     report_log unit
-    python3 -m pytest -q -rfExX --ignore=tests/test_properties.py --flashcheck-profile "$default_profile" \
+    python3 -m pytest -q -rfExX "${targets[@]}" --flashcheck-profile "$default_profile" \
         --junitxml="$out/unit.xml" "${reports[@]}" "${spread[@]}" "$@" || status=1
 fi
-if stage baseline; then
-    echo "== regression tolerances of the project kernel (ci/baselines/flash-cuda.json)"
-    flashcheck baseline check --impl flash --device cuda || status=1
-fi
 if stage properties; then
-    impls="${FLASHCHECK_GPU_IMPLS:-flash}"
-    [ "$impls" = all ] && impls="flash sdpa-math sdpa-flash sdpa-efficient sdpa-cudnn flex"
     for impl in $impls; do
+        [ "$impl" = flash ] && [ "$joined" = 1 ] && continue
         echo "== property suite on $impl"
         profile="$default_profile"
-        shards="${FLASHCHECK_GPU_SHARDS:-2}"
+        impl_shards="$shards"
         quiet=()
         impl_spread=("${spread[@]}")
         if [ "$impl" = flex ]; then
@@ -92,7 +111,7 @@ if stage properties; then
             # report under torch's compile-time debug records. Unsplit: smoke's 5 examples,
             # split 4 ways, would be 8 (each shard's share is rounded up).
             profile=smoke
-            shards=1
+            impl_shards=1
             quiet=(-p no:logging)
             # At most 8 workers: two runs with 16 failed most of its properties (before the
             # adapter chose flex's standard kernel, perhaps the cause; not retried since),
@@ -101,9 +120,14 @@ if stage properties; then
         fi
         report_log "$impl"
         python3 -m pytest -q -rfExX tests/test_properties.py --flashcheck-impl "$impl" --flashcheck-profile "$profile" \
-            --flashcheck-shards "$shards" \
+            --flashcheck-shards "$impl_shards" \
             --flashcheck-ratio-log "$out/ratios.jsonl" --junitxml="$out/$impl.xml" "${reports[@]}" "${quiet[@]}" "${impl_spread[@]}" "$@" || status=1
     done
+fi
+if [ -n "$baseline_pid" ]; then
+    wait "$baseline_pid" || status=1
+    echo "== regression tolerances (elapsed ${SECONDS}s):"
+    tail -n 5 "$out/baseline.log"
 fi
 if stage fuzz; then
     # No --seed: a seed is drawn at run time and printed, so each run explores new cases and

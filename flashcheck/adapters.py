@@ -59,6 +59,9 @@ Translations, adapter by adapter:
   NotImplementedError.  GQA: K/V heads are repeated explicitly
   (``repeat_interleave`` on the head axis: query head h reads KV head
   ``h // (H // Hkv)``), which autograd sums back in the backward pass.
+  With top-left causal as their only restriction no row is ever without a key,
+  so ``empty_rows_exact`` and ``empty_rows_get_zero_dq``, every case of which
+  would be declined, are declared not applicable (``flashcheck_not_applicable``).
 * ``sdpa-efficient`` (CUDA only, all three dtypes): the private op
   ``aten._scaled_dot_product_efficient_attention``.  Its logsumexp is padded
   along the query axis to a multiple of 32 and is sliced back to ``Nq``.  Plain
@@ -273,13 +276,17 @@ class Adapter:
 
     ``run(q, k, v, request)`` receives validated protocol-layout tensors and a
     ``_Request``; it returns ``(out, lse)`` in protocol layout.  ``features``
-    maps each device kind the peer runs on to what it supports there.
+    maps each device kind the peer runs on to what it supports there;
+    ``not_applicable`` maps each property the peer's documented contract excludes to the
+    reason (``flashcheck_not_applicable``, docs/protocol.md).
     """
 
     def __init__(self, name: str, features: Mapping[str, frozenset], run: Callable, doc: str = "",
-                 known_divergences: Mapping[str, str | KnownDivergence] | None = None):
+                 known_divergences: Mapping[str, str | KnownDivergence] | None = None,
+                 not_applicable: Mapping[str, str] | None = None):
         self.name = name
         self.flashcheck_known_divergences = dict(known_divergences or {})
+        self.flashcheck_not_applicable = dict(not_applicable or {})
         self.flashcheck_features_by_device = {kind: frozenset(f) for kind, f in features.items()}
         self.flashcheck_features = frozenset().union(*self.flashcheck_features_by_device.values())
         self.device_kinds = frozenset(self.flashcheck_features_by_device)
@@ -663,12 +670,34 @@ _FLOAT16_EFFICIENT_STRESSED = KnownDivergence(
 )
 
 
+#: Why sdpa-flash and sdpa-cudnn cannot have a row without an allowed key: declaring causal but
+#: no window and no mask, their only such rows would be those of bottom-right causal with
+#: Nq > Nk, which they decline (_square_causal). torch documents is_causal as top-left aligned
+#: for a non-square mask (F.scaled_dot_product_attention's docstring: "the upper left causal
+#: bias ... when the mask is a non-square matrix"; its reference code ones(L, S).tril(diagonal=0)),
+#: under which query i attends keys 0..i, so every row has a key whenever Nk >= 1; an empty key
+#: axis is refused by torch's fused backends (sdp_utils.cpp, check_nonzero_sequence_lengths_dense),
+#: and flash refuses is_causal with seqlen_q != seqlen_k outright (sdp_utils.cpp,
+#: check_flash_causal_non_square_seqlens: "Flash attention does not support the is_causal flag
+#: when seqlen_q != seqlen_k"). Every case the two properties draw is declined, so they are
+#: declared not applicable rather than reported as "nothing checked".
+_NO_EMPTY_ROWS_SDPA_CAUSAL = (
+    "a row without an allowed key cannot be expressed: the op takes no mask or window here, and its "
+    "is_causal is torch's top-left aligned mask (F.scaled_dot_product_attention's docstring), under which "
+    "every row has a key; bottom-right causal with Nq > Nk, the only source of such rows, is declined "
+    "(sdp_utils.cpp refuses flash's is_causal with seqlen_q != seqlen_k and an empty key axis)"
+)
+_SDPA_CAUSAL_ONLY_NOT_APPLICABLE = {"empty_rows_exact": _NO_EMPTY_ROWS_SDPA_CAUSAL,
+                                    "empty_rows_get_zero_dq": _NO_EMPTY_ROWS_SDPA_CAUSAL}
+
+
 def _sdpa_flash() -> Adapter:
     return Adapter("sdpa-flash", {"cuda": _BASIC | _HALF}, _run_sdpa_flash,
                    known_divergences={"backward_deterministic": _ATOMIC_DQ,
                                       "grads_match_reference": _FLOAT16_RANGE,
                                       "grads_match_reference_where_ds_exceeds_float16": _FLOAT16_RANGE_STRESSED,
-                                      "gqa_grads_match_repeated_kv": _FLOAT16_RANGE})
+                                      "gqa_grads_match_repeated_kv": _FLOAT16_RANGE},
+                   not_applicable=_SDPA_CAUSAL_ONLY_NOT_APPLICABLE)
 
 
 def _sdpa_efficient() -> Adapter:
@@ -690,7 +719,9 @@ def _sdpa_cudnn() -> Adapter:
                    known_divergences={"backward_deterministic": _CUDNN_DQ,
                                       "grads_match_reference": _FLOAT16_RANGE,
                                       "grads_match_reference_where_ds_exceeds_float16": _FLOAT16_RANGE_STRESSED,
-                                      "gqa_grads_match_repeated_kv": _FLOAT16_RANGE})
+                                      "gqa_grads_match_repeated_kv": _FLOAT16_RANGE},
+                   # See _NO_EMPTY_ROWS_SDPA_CAUSAL: attn_bias=None, is_causal top-left (torch's docstring).
+                   not_applicable=_SDPA_CAUSAL_ONLY_NOT_APPLICABLE)
 
 
 def _flex() -> Adapter:

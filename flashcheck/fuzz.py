@@ -123,7 +123,8 @@ class FuzzResult:
     #: Declined cases by property, then by the message the implementation declined with.
     declined_by_property: dict[str, Counter] = field(default_factory=dict)
     #: Properties not run because no case inside the implementation's features is one they
-    #: apply to, with the reason: not passed, not failed.
+    #: apply to, or because the implementation declares them not applicable
+    #: (:data:`DECLARED`), with the reason: not passed, not failed.
     not_applicable: dict[str, str] = field(default_factory=dict)
     failures: list[Failure] = field(default_factory=list)
     #: Per worker process position (isolated runs): ``{"worker", "gpu", "device", "cases",
@@ -276,6 +277,28 @@ def not_drawable_because(prop: Property, features, device=None) -> str | None:
     return None
 
 
+#: How a property the implementation declares not applicable (``flashcheck_not_applicable``,
+#: :func:`flashcheck.protocol.not_applicable`) is reported, before the declared reason.
+DECLARED = "declared not applicable by the implementation"
+
+
+def declared_not_applicable(prop: Property, impl) -> str | None:
+    """Why ``impl`` declares ``prop`` not applicable, as reported (``"declared not applicable by
+    the implementation: REASON"``), or None when it does not declare it so."""
+    reason = protocol.not_applicable(impl).get(prop.name)
+    return None if reason is None else f"{DECLARED}: {reason}"
+
+
+def not_applicable_because(prop: Property, impl, device=None) -> str | None:
+    """Why ``prop`` is not run on ``impl`` (on ``device``, when given), or None when it is:
+    no case for it exists inside the implementation's features there
+    (:func:`not_drawable_because`), or the implementation declares it not applicable
+    (:func:`declared_not_applicable`). What fuzzing and the pytest suite leave out, each
+    shown with this reason as not applicable, never as passed."""
+    reason = not_drawable_because(prop, protocol.features_of(impl, device), device)
+    return reason if reason is not None else declared_not_applicable(prop, impl)
+
+
 def torch_device_kind(device) -> str:
     """``"cpu"``, ``"cuda"``...: the kind of a device given as a string or torch.device."""
     import torch
@@ -349,10 +372,11 @@ def run(
     when the hook returns, the run ends with the fatal failure, unshrunk: shrinking would
     run more cases on a dead CUDA context); ``on_not_applicable(property, reason)`` for
     each chosen property that cannot run on this implementation (its features exclude
-    it, or no drawn case is one it applies to: it is then dropped, and listed in
-    ``not_applicable``); ``should_stop()``, polled before each case. Shrinking stops at
-    the budget's end or ``shrink_time`` seconds after the first failure, whichever comes
-    first; the smallest failing case found by then is the counterexample.
+    it, the implementation declares it not applicable, or no drawn case is one it applies
+    to: it is then dropped, and listed in ``not_applicable``); ``should_stop()``, polled
+    before each case. Shrinking stops at the budget's end or ``shrink_time`` seconds after
+    the first failure, whichever comes first; the smallest failing case found by then is
+    the counterexample.
     ``replay_only``: replay what the database holds and draw nothing new.
     ``simplest_run_elsewhere``: another process fuzzing alongside runs each property's
     simplest case (every fuzz run's first drawn example), so this one leaves it out (it is
@@ -373,7 +397,7 @@ def run(
             on_not_applicable(prop.name, reason)
 
     for prop in chosen:
-        reason = not_drawable_because(prop, features, device)
+        reason = not_applicable_because(prop, impl, device)
         if reason is not None:
             not_applicable(prop, reason)
     chosen = [p for p in chosen if p.name not in result.not_applicable]

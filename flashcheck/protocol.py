@@ -2,15 +2,19 @@
 
 An implementation is ``attention(q, k, v, *, causal, window, softmax_scale, attn_mask,
 cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k) -> (out, lse)`` (see docs/protocol.md).
-It may carry ``flashcheck_features``, a set naming what it supports, and
+It may carry ``flashcheck_features``, a set naming what it supports,
 ``flashcheck_known_divergences``, a mapping from property name to the reason the
 implementation is known to break it, optionally confined to some cases (see
-:func:`known_divergences`).
+:func:`known_divergences`), and ``flashcheck_not_applicable``, a mapping from property name
+to the reason the kernel's documented contract excludes every case the property draws (see
+:func:`not_applicable`).
 """
 
 from __future__ import annotations
 
+import difflib
 import os
+from collections.abc import Mapping
 
 import torch
 
@@ -60,11 +64,13 @@ def features_of(impl, device=None) -> frozenset:
 
 
 def check_declaration(impl) -> None:
-    """Raise ValueError, one line naming the offending feature (the caller names the
-    implementation), unless every feature ``impl`` declares (``flashcheck_features``, each
+    """Raise ValueError, one line naming the offending feature or property (the caller names
+    the implementation), unless every feature ``impl`` declares (``flashcheck_features``, each
     set of ``flashcheck_features_by_device``) is one of :data:`ALL_FEATURES` or
-    :data:`DTYPE_NAMES`: a misspelt feature would otherwise leave a property silently
-    undrawn, or fail deep inside a run."""
+    :data:`DTYPE_NAMES`, and every property it declares not applicable
+    (``flashcheck_not_applicable``) is a registered property with a reason: a misspelt
+    feature would otherwise leave a property silently undrawn, or fail deep inside a run, and
+    a misspelt property would leave the one meant running (and failing as "nothing checked")."""
     declared = getattr(impl, "flashcheck_features", None)
     if declared is not None:
         _checked("flashcheck_features", declared)
@@ -72,6 +78,7 @@ def check_declaration(impl) -> None:
     if by_device is not None:
         for features in dict(by_device).values():
             _checked("flashcheck_features_by_device", features)
+    not_applicable(impl)
 
 
 def _checked(attribute: str, declared) -> frozenset:
@@ -90,6 +97,43 @@ def _checked(attribute: str, declared) -> frozenset:
 def _describe(impl) -> str:
     module, name = getattr(impl, "__module__", None), getattr(impl, "__qualname__", None)
     return f"{module}:{name}" if module and name else repr(impl)
+
+
+def not_applicable(impl) -> dict[str, str]:
+    """The properties ``impl`` declares not applicable (``flashcheck_not_applicable``), each
+    with its reason; empty when it declares none. The one place the declaration is read:
+    :func:`flashcheck.fuzz.not_applicable_because` (fuzzing, the pytest suite) and
+    ``flashcheck check`` (through :func:`flashcheck.fuzz.declared_not_applicable`) consult
+    it through here.
+
+    A declaration says that the kernel's documented contract excludes every case the property
+    can draw inside the implementation's features (e.g. rows without keys, for a kernel whose
+    only restriction is a top-left aligned causal mask): the property is then not run, and
+    every summary shows it as not applicable with the reason, never as passed. It is not for
+    a property the kernel breaks (that is a known divergence, :func:`known_divergences`).
+
+    Raises ValueError, one line (the caller names the implementation), unless the declaration
+    is a mapping from registered property names to non-empty reasons."""
+    declared = getattr(impl, "flashcheck_not_applicable", None)
+    if declared is None:
+        return {}
+    attribute = "flashcheck_not_applicable"
+    if not isinstance(declared, Mapping):
+        raise ValueError(f"{attribute} must be a mapping from property name to the reason, got "
+                         f"{type(declared).__name__} {declared!r}")
+    from flashcheck.properties import PROPERTIES  # not at import: the properties import this module
+
+    unknown = sorted(str(name) for name in declared if name not in PROPERTIES)
+    if unknown:
+        close = difflib.get_close_matches(unknown[0], list(PROPERTIES), n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise ValueError(f"{attribute} names unknown propert{'ies' if len(unknown) > 1 else 'y'} "
+                         f"{', '.join(map(repr, unknown))}{hint}; 'flashcheck list' lists the properties")
+    for name, reason in declared.items():
+        if not isinstance(reason, str) or not reason.strip():
+            raise ValueError(f"{attribute}[{name!r}] must be the reason, a non-empty string citing where the "
+                             f"kernel documents that it does not support the situation; got {reason!r}")
+    return {str(name): " ".join(reason.split()) for name, reason in declared.items()}
 
 
 def known_divergences(impl) -> dict[str, KnownDivergence]:

@@ -404,6 +404,28 @@ def pytest_terminal_summary(terminalreporter, config):
         for nodeid, reasons in declined:
             for reason, count in sorted(reasons.items(), key=lambda item: -item[1]):
                 terminalreporter.line(f"{nodeid}: {count} declined: {reason}")
+    declared = declared_not_applicable(terminalreporter.stats)
+    if declared:
+        terminalreporter.section("flashcheck properties declared not applicable (not run)")
+        for nodeid, reason in declared:
+            terminalreporter.line(f"{nodeid}: {reason}")
+
+
+def declared_not_applicable(stats) -> list[tuple[str, str]]:
+    """``(test id, reason)`` for each property test skipped because its implementation
+    declares the property not applicable (``flashcheck_not_applicable``; the skip's reason
+    carries :data:`flashcheck.fuzz.DECLARED`), from the skipped reports."""
+    skips = {}
+    for report in stats.get("skipped", ()):
+        longrepr = getattr(report, "longrepr", None)
+        reason = longrepr[2] if isinstance(longrepr, tuple) and len(longrepr) == 3 else str(longrepr or "")
+        if "not applicable to " in reason:  # the suite's skips (flashcheck.suite)
+            skips[report.nodeid] = reason
+    if not skips:
+        return []
+    from flashcheck.fuzz import DECLARED  # imported only after a run of the suite: it imports torch
+
+    return sorted((nodeid, reason[reason.index(DECLARED):]) for nodeid, reason in skips.items() if DECLARED in reason)
 
 
 def declined_cases(stats) -> list[tuple[str, dict]]:

@@ -29,7 +29,10 @@ examples split over N tests, for xdist). Each case's verdict comes from
   others, counted, and listed by reason at the end of the run; a test whose every drawn
   case was declined fails, naming the reasons: nothing was checked.
 - A property the implementation's features exclude, or for which no case inside them can
-  be drawn, is skipped with that reason.
+  be drawn, or which the implementation declares not applicable
+  (``flashcheck_not_applicable``: its kernel's documented contract excludes every case the
+  property draws), is skipped with that reason; the declared ones are listed again at the
+  end of the run.
 
 To collect the suite inside another test directory, import these three names into a test
 module (``tests/test_properties.py`` does): the test, its fixture and the hook that
@@ -58,8 +61,9 @@ __all__ = ["pytest_generate_tests", "ratio_log", "test_property_holds"]
 
 def pytest_generate_tests(metafunc):
     """Parametrize ``test_property_holds`` over the chosen implementations × every
-    property; one that cannot be drawn inside an implementation's features is a skip
-    saying why."""
+    property; one that cannot be drawn inside an implementation's features, or that the
+    implementation declares not applicable, is a skip saying why
+    (:func:`flashcheck.fuzz.not_applicable_because`)."""
     if not {"impl_name", "property_name", "shard"} <= set(metafunc.fixturenames):
         return
     metafunc.parametrize("impl_name, property_name, shard", list(_combinations(metafunc.config)))
@@ -69,9 +73,9 @@ def _combinations(config):
     device = protocol.default_device()
     count = pytest_plugin.shard_count(config)
     for impl_name in pytest_plugin.implementation_names(config):
-        features = protocol.features_of(pytest_plugin.implementation(config, impl_name), device)
+        impl = pytest_plugin.implementation(config, impl_name)
         for prop in PROPERTIES.values():
-            excluded = fuzz.not_drawable_because(prop, features, device)
+            excluded = fuzz.not_applicable_because(prop, impl, device)
             if excluded is not None:
                 skip = pytest.mark.skip(reason=f"not applicable to {impl_name}: {prop.name} {excluded}")
                 yield pytest.param(impl_name, prop.name, Shard(0, 1), id=f"{impl_name}-{prop.name}", marks=skip)

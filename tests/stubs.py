@@ -1,7 +1,9 @@
 """Implementations that check nothing or misdeclare themselves, for the verdicts that must
 not pass them: a stub that declines every call, one declaring no features at all, one that
-returns its output on another device, one naming a feature the protocol does not have.
-Float32 only where they compute, to keep the runs short."""
+returns its output on another device, one naming a feature the protocol does not have, and
+one that can never run a property (rows without keys), with and without declaring it not
+applicable, and with the declaration misspelt. Float32 only where they compute, to keep the
+runs short."""
 
 from __future__ import annotations
 
@@ -40,3 +42,34 @@ def unknown_feature(q, k, v, **kwargs):
 
 
 unknown_feature.flashcheck_features = frozenset({"lse", "float32", "casual"})
+
+
+def _square_causal_only(q, k, v, *, causal=False, **kwargs):
+    """Correct, with causal only for as many queries as keys (as SDPA's flash backend, whose
+    is_causal is top-left aligned): declines causal with Nq != Nk, and with it every case
+    that has a row without an allowed key (its only restriction is causal)."""
+    if causal and q.shape[1] != k.shape[1]:
+        raise NotImplementedError(f"causal with Nq={q.shape[1]} != Nk={k.shape[1]} (top-left is_causal only)")
+    return buggy.correct(q, k, v, causal=causal, **kwargs)
+
+
+def square_causal_declared(q, k, v, **kwargs):
+    """:func:`_square_causal_only`, declaring the property it can never run not applicable."""
+    return _square_causal_only(q, k, v, **kwargs)
+
+
+def square_causal_undeclared(q, k, v, **kwargs):
+    """:func:`_square_causal_only` without the declaration: the property's every case is declined."""
+    return _square_causal_only(q, k, v, **kwargs)
+
+
+def misnamed_not_applicable(q, k, v, **kwargs):
+    """Declares a property that does not exist (a typo) not applicable."""
+    return _square_causal_only(q, k, v, **kwargs)
+
+
+SQUARE_CAUSAL_ONLY = "planted: its is_causal is top-left aligned, under which every row has a key"
+for _impl in (square_causal_declared, square_causal_undeclared, misnamed_not_applicable):
+    _impl.flashcheck_features = frozenset({"causal", "lse", "float32"})
+square_causal_declared.flashcheck_not_applicable = {"empty_rows_exact": SQUARE_CAUSAL_ONLY}
+misnamed_not_applicable.flashcheck_not_applicable = {"empty_row_exact": SQUARE_CAUSAL_ONLY}

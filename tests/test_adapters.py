@@ -12,8 +12,10 @@ import sys
 
 import pytest
 import torch
+from hypothesis import HealthCheck, given, settings
 
-from flashcheck import adapters
+from flashcheck import adapters, fuzz, profiles, protocol
+from flashcheck.properties import PROPERTIES
 from flashcheck.adapters import DEFAULT_FEATURES, DTYPE_NAMES, PROTOCOL_FEATURES, REGISTRY, features_of, resolve
 
 TORCH_PEERS = ["sdpa-math", "sdpa-flash", "sdpa-efficient", "sdpa-cudnn", "flex"]
@@ -154,6 +156,44 @@ def test_features_of_defaults_and_dtype_completion():
     plain.flashcheck_features = {"causal", "float16"}
     assert features_of(plain) == {"causal", "float16"}
     assert features_of(plain, "cuda") == {"causal", "float16"}  # no per-device declaration
+
+
+@pytest.mark.parametrize("declared, message", [
+    ({"empty_row_exact": "x"}, "flashcheck_not_applicable names unknown property 'empty_row_exact' (did you mean "
+                               "'empty_rows_exact'?); 'flashcheck list' lists the properties"),
+    ({"a": "x", "b": "y"}, "flashcheck_not_applicable names unknown properties 'a', 'b'"),
+    ({"empty_rows_exact": ""}, "flashcheck_not_applicable['empty_rows_exact'] must be the reason"),
+    ({"empty_rows_exact": None}, "flashcheck_not_applicable['empty_rows_exact'] must be the reason"),
+    (["empty_rows_exact"], "flashcheck_not_applicable must be a mapping from property name to the reason"),
+    ("empty_rows_exact", "flashcheck_not_applicable must be a mapping from property name to the reason"),
+], ids=["typo", "two-unknown", "empty-reason", "no-reason", "list", "string"])
+def test_a_not_applicable_declaration_is_checked_when_the_implementation_is_loaded(declared, message):
+    def attention(q, k, v, **kw):
+        return None, None
+
+    attention.flashcheck_not_applicable = declared
+    with pytest.raises(ValueError) as raised:
+        protocol.check_declaration(attention)
+    assert str(raised.value).startswith(message) and "\n" not in str(raised.value)
+
+
+def test_a_declared_property_and_only_it_is_not_applicable_with_the_declared_reason():
+    def attention(q, k, v, **kw):
+        return None, None
+
+    attention.flashcheck_not_applicable = {"deterministic": "  the kernel documents\n  no such guarantee "}
+    protocol.check_declaration(attention)
+    assert protocol.not_applicable(attention) == {"deterministic": "the kernel documents no such guarantee"}
+    reasons = {name: fuzz.not_applicable_because(prop, attention, "cpu") for name, prop in PROPERTIES.items()}
+    assert reasons["deterministic"] == f"{fuzz.DECLARED}: the kernel documents no such guarantee"
+    assert fuzz.declared_not_applicable(PROPERTIES["deterministic"], attention) == reasons["deterministic"]
+    declared = [name for name, reason in reasons.items() if reason and fuzz.DECLARED in reason]
+    assert declared == ["deterministic"], "only the property it names"
+    assert reasons["out_matches_reference"] is None
+    # A feature that excludes the property is reported first: it holds whatever is declared.
+    attention.flashcheck_not_applicable = {"grads_match_reference": "no backward"}
+    attention.flashcheck_features = {"lse"}
+    assert fuzz.not_applicable_because(PROPERTIES["grads_match_reference"], attention) == "needs the feature backward"
 
 
 # ------------------------------------------------------------- resolve
@@ -322,6 +362,38 @@ def test_flash_and_cudnn_refuse_non_square_causal_before_calling_torch(run):
     request = adapters._Request(1, 4, 6, 2, 2, 0.35, True, -1, 0, None)
     with pytest.raises(NotImplementedError, match="Nq != Nk"):
         run(q, k, v, request)
+
+
+@pytest.mark.parametrize("name", ["sdpa-flash", "sdpa-cudnn"])
+@pytest.mark.parametrize("size", ["interpreter", "gpu"])
+def test_what_flash_and_cudnn_declare_not_applicable_draws_only_cases_they_decline(name, size):
+    """Their declaration (flashcheck_not_applicable) hides nothing that could run: every case the
+    two properties draw inside their CUDA features has rows without keys only through causal
+    with Nq > Nk, which the adapter declines before calling torch."""
+    impl = resolve(name)
+    declared = protocol.not_applicable(impl)
+    assert set(declared) == {"empty_rows_exact", "empty_rows_get_zero_dq"}
+    for prop_name in declared:
+        strategy = fuzz.case_strategy(PROPERTIES[prop_name], features_of(impl, "cuda"), profiles.size_profile(size))
+
+        @settings(max_examples=40, database=None, deadline=None, suppress_health_check=list(HealthCheck))
+        @given(strategy)
+        def declined(case):
+            assert case.mask.is_none and not case.varlen and case.causal
+            left, right = case.band
+            request = adapters._Request(case.batch, case.seqlen_q, case.seqlen_k, case.heads, case.kv_heads, 1.0,
+                                        case.causal, left, right, None)
+            with pytest.raises(NotImplementedError, match="Nq != Nk"):
+                adapters._square_causal(name, request)
+
+        declined()
+
+
+@pytest.mark.parametrize("name", ["sdpa-math", "sdpa-efficient", "flex", "flash"])
+def test_the_other_torch_adapters_declare_nothing_not_applicable(name):
+    # sdpa-efficient declines rows without keys too, but for a divergence (lse 0), not for a
+    # documented limit: its "nothing was checked" stays a failure to look at.
+    assert protocol.not_applicable(resolve(name)) == {}
 
 
 def test_sdpa_math_refuses_nothing_it_declares_and_validates_inputs():

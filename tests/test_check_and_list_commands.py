@@ -13,7 +13,7 @@ from flashcheck.divergences import KnownDivergence
 from flashcheck.commands import EXIT_FOUND, EXIT_INTERNAL, EXIT_OK, EXIT_UNCHECKED, EXIT_USAGE
 from flashcheck.properties import PROPERTIES
 from flashcheck.properties.registry import Property
-from tests import buggy
+from tests import buggy, stubs
 from tests.cli_process import flashcheck
 
 MASKED_CASE = "batch=1 seqlen_q=4 seqlen_k=6 heads=1 kv_heads=1 head_dim=8 dtype=float32 seed=3 mask=random:0.5"
@@ -91,6 +91,34 @@ def test_check_of_a_case_the_implementation_declines_says_nothing_was_checked(ca
     assert check("tests.stubs:declines_everything", "out_matches_reference", PLAIN_CASE) == EXIT_UNCHECKED
     err = capsys.readouterr().err
     assert "tests.stubs:declines_everything declines this case: not written yet (nothing was checked)" in err
+
+
+EMPTY_ROW_CASE = "batch=1 seqlen_q=6 seqlen_k=4 heads=1 kv_heads=1 head_dim=8 dtype=float32 causal=True seed=3"
+
+
+def test_check_of_a_property_declared_not_applicable_runs_nothing_and_exits_3_saying_why(capsys):
+    # Not a pass (0), and not a usage error (2): the case is valid, the implementation's
+    # declared contract excludes the property, so nothing was checked, as for a declined case.
+    assert check("tests.stubs:square_causal_declared", "empty_rows_exact", EMPTY_ROW_CASE) == EXIT_UNCHECKED
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.strip() == (
+        "flashcheck: empty_rows_exact is not applicable to tests.stubs:square_causal_declared, declared not "
+        f"applicable by the implementation: {stubs.SQUARE_CAUSAL_ONLY} (nothing was checked)")
+    # Only the property it names: the others run as ever.
+    assert check("tests.stubs:square_causal_declared", "out_matches_reference", PLAIN_CASE) == EXIT_OK
+
+
+def test_check_of_a_property_whose_case_is_declined_without_a_declaration_still_says_declined(capsys):
+    assert check("tests.stubs:square_causal_undeclared", "empty_rows_exact", EMPTY_ROW_CASE) == EXIT_UNCHECKED
+    assert "declines this case: causal with Nq=6 != Nk=4" in capsys.readouterr().err
+
+
+def test_list_shows_the_properties_an_implementation_declares_not_applicable(capsys):
+    assert cli.main(["list"]) == EXIT_OK
+    out = capsys.readouterr().out
+    assert "sdpa-flash: cuda: backward, bfloat16, causal, float16, gqa, lse; declared not applicable: " \
+           "empty_rows_exact, empty_rows_get_zero_dq" in out
 
 
 def test_check_fails_an_output_on_another_device_as_a_failure_of_the_implementation(capsys):
@@ -176,7 +204,11 @@ def test_check_with_a_case_timeout_reaches_the_verdict_it_reaches_in_this_proces
      "SystemExit: this module is a script"),
     ("tests.stubs:unknown_feature", "out_matches_reference", MASKED_CASE,
      "flashcheck: --impl tests.stubs:unknown_feature: flashcheck_features names unknown feature 'casual'; known:"),
-], ids=["property", "case", "module", "not-applicable", "raises-at-import", "exits-at-import", "unknown-feature"])
+    ("tests.stubs:misnamed_not_applicable", "out_matches_reference", PLAIN_CASE,
+     "flashcheck: --impl tests.stubs:misnamed_not_applicable: flashcheck_not_applicable names unknown property "
+     "'empty_row_exact' (did you mean 'empty_rows_exact'?)"),
+], ids=["property", "case", "module", "not-applicable", "raises-at-import", "exits-at-import", "unknown-feature",
+        "unknown-not-applicable-property"])
 def test_check_usage_errors_exit_2_with_one_line_naming_the_problem(impl, prop, case, message, capsys):
     assert check(impl, prop, case) == EXIT_USAGE
     err = capsys.readouterr().err

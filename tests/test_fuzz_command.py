@@ -30,7 +30,7 @@ from flashcheck import fuzz as fuzz_engine
 from flashcheck.properties import PROPERTIES
 from flashcheck.properties.registry import Property
 from flashcheck.verdict import FlashcheckError, Outcome, decide
-from tests import buggy, misbehaving
+from tests import buggy, misbehaving, stubs
 from tests.cli_process import REPO, flashcheck, needs_interpreter_numpy
 from flashcheck.commands import EXIT_FOUND, EXIT_OK, EXIT_UNCHECKED, EXIT_USAGE
 
@@ -379,7 +379,10 @@ def test_usage_errors_exit_2_naming_the_argument(arguments, message, capsys):
                                          "'tests.raises_at_import:attention': RuntimeError: this module is broken at import"),
     ("tests.stubs:unknown_feature", "flashcheck: --impl tests.stubs:unknown_feature: flashcheck_features names unknown "
                                     "feature 'casual'; known: backward, bfloat16, causal,"),
-], ids=["raises-at-import", "unknown-feature"])
+    ("tests.stubs:misnamed_not_applicable", "flashcheck: --impl tests.stubs:misnamed_not_applicable: "
+                                            "flashcheck_not_applicable names unknown property 'empty_row_exact' "
+                                            "(did you mean 'empty_rows_exact'?)"),
+], ids=["raises-at-import", "unknown-feature", "unknown-not-applicable-property"])
 def test_an_implementation_that_cannot_load_or_names_an_unknown_feature_is_one_line_exit_2(impl, message, capsys):
     assert flashcheck(["fuzz", "--device", "cpu", "--workers", "1", "--budget", "5", "--impl", impl]) == EXIT_USAGE
     err = capsys.readouterr().err
@@ -418,6 +421,47 @@ def test_an_implementation_declaring_no_features_is_fuzzed_and_what_it_cannot_re
     assert "3 properties not applicable to tests.stubs:no_features, not run:" in out
     assert f"{fuzz_engine.UNSATISFIABLE}: future_keys_cannot_change_output, " \
            f"masked_keys_with_huge_logits_change_nothing" in out
+
+
+def test_a_property_declared_not_applicable_is_not_run_and_shown_as_not_applicable_with_its_reason(tmp_path, capsys):
+    status, result = fuzz(tmp_path, "tests.stubs:square_causal_declared", "--property", "empty_rows_exact",
+                          "--property", "out_matches_reference", budget=8)
+    assert status == EXIT_OK and result["failures"] == []
+    reason = f"{fuzz_engine.DECLARED}: {stubs.SQUARE_CAUSAL_ONLY}"
+    assert result["not_applicable"] == {"empty_rows_exact": reason}
+    assert "empty_rows_exact" not in result["by_property"] and "empty_rows_exact" not in result["declined_by_property"]
+    assert result["by_property"]["out_matches_reference"] > 0, "only the property it names is left out"
+    out = capsys.readouterr().out
+    assert "1 properties not applicable to tests.stubs:square_causal_declared, not run:" in out
+    assert f"  {reason}: empty_rows_exact" in out
+    assert "never checked" not in out
+
+
+def test_only_properties_declared_not_applicable_is_a_usage_error_saying_why(tmp_path, capsys):
+    status, result = fuzz(tmp_path, "tests.stubs:square_causal_declared", "--property", "empty_rows_exact")
+    assert status == EXIT_USAGE and result is None
+    err = capsys.readouterr().err
+    assert "no chosen property applies" in err and f"empty_rows_exact {fuzz_engine.DECLARED}" in err
+    assert len(err.strip().splitlines()) == 1, err
+
+
+def test_a_property_whose_every_case_is_declined_without_a_declaration_is_never_checked(tmp_path, capsys):
+    status, result = fuzz(tmp_path, "tests.stubs:square_causal_undeclared", "--property", "empty_rows_exact", budget=6)
+    assert status == EXIT_UNCHECKED
+    assert result["not_applicable"] == {} and not result["checked_anything"]
+    assert set(result["declined_by_property"]) == {"empty_rows_exact"}
+    assert "never checked (every case declined): empty_rows_exact" in capsys.readouterr().out
+
+
+def test_the_engine_leaves_a_declared_property_out_before_drawing_a_case_for_it():
+    seen = []
+    result = fuzz_engine.run(stubs.square_causal_declared, impl_name="declared", budget=3, device="cpu",
+                             profile=profiles.size_profile("interpreter"), seed=1,
+                             properties=["empty_rows_exact", "out_matches_reference"],
+                             before_case=lambda prop, case: seen.append(prop),
+                             on_not_applicable=lambda prop, reason: seen.append((prop, reason)))
+    assert seen[0] == ("empty_rows_exact", f"{fuzz_engine.DECLARED}: {stubs.SQUARE_CAUSAL_ONLY}")
+    assert "empty_rows_exact" not in seen and result.by_property["out_matches_reference"] > 0
 
 
 def test_a_fatal_error_ends_the_worker_and_is_reported_fatal_with_its_replay_line(tmp_path, capsys):

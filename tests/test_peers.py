@@ -16,11 +16,13 @@ import sys
 
 import pytest
 import torch
+from hypothesis import HealthCheck, given, settings
 
-from flashcheck import adapters, cli, peers
+from flashcheck import adapters, cli, fuzz, peers, profiles, protocol
 from flashcheck.case import Case
 from flashcheck.commands import EXIT_OK, EXIT_UNCHECKED, EXIT_USAGE
-from flashcheck.peers.common import LibraryMissing
+from flashcheck.peers import sdpa_public, xformers
+from flashcheck.peers.common import LibraryMissing, Request
 from flashcheck.properties import PROPERTIES
 from flashcheck.protocol import ALL_FEATURES, DTYPE_NAMES, check_declaration, features_of
 from flashcheck.verdict import Outcome, decide
@@ -130,6 +132,55 @@ def test_list_shows_each_adapter_with_its_library_version_or_not_installed_and_i
             assert f"{kind}: {', '.join(sorted(features))}" in line
     # The installed distribution's version: "2.11.0" where torch.__version__ is "2.11.0+cu130".
     assert f"torch {importlib.metadata.version('torch')}" in lines["sdpa-public-math"]
+
+
+def _declines_sdpa_public_flash(case):
+    """Whether sdpa-public-flash passes ``case`` to torch with an attn_mask, which torch's
+    can_use_flash_attention refuses (check_for_attn_mask) and the adapter declines."""
+    left, right = case.band
+    request = Request(case.batch, case.seqlen_q, case.seqlen_k, case.heads, case.kv_heads, case.head_dim,
+                      case.torch_dtype, torch.device("cpu"), 1.0, case.causal, left, right)
+    q = torch.zeros(1).expand(case.batch, case.seqlen_q, case.heads, case.head_dim)
+    k = v = torch.zeros(1).expand(case.batch, case.seqlen_k, case.kv_heads, case.head_dim)
+    return sdpa_public.sdpa_arguments(q, k, v, request)[3] is not None
+
+
+def _declines_xformers_with_gradients(case):
+    """Whether xformers' adapter declines ``case`` with gradients before calling xformers."""
+    left, right = case.band
+    request = Request(case.batch, case.seqlen_q, case.seqlen_k, case.heads, case.kv_heads, case.head_dim,
+                      case.torch_dtype, torch.device("cpu"), 1.0, case.causal, left, right, grad=True)
+    try:
+        xformers._check(None, request)
+    except NotImplementedError:
+        return True
+    return False
+
+
+@pytest.mark.parametrize("name, properties, declines", [
+    ("sdpa-public-flash", {"empty_rows_exact", "empty_rows_get_zero_dq"}, _declines_sdpa_public_flash),
+    ("xformers", {"gqa_grads_match_repeated_kv"}, _declines_xformers_with_gradients),
+], ids=["sdpa-public-flash", "xformers"])
+@pytest.mark.parametrize("size", ["interpreter", "gpu"])
+def test_what_a_peer_declares_not_applicable_draws_only_cases_it_declines(name, properties, declines, size):
+    """A declaration (flashcheck_not_applicable) hides nothing that could run: every case those
+    properties draw inside the peer's CUDA features is declined by what the library documents."""
+    impl = peers.describe(name)
+    assert set(protocol.not_applicable(impl)) == properties
+    for prop_name in properties:
+        strategy = fuzz.case_strategy(PROPERTIES[prop_name], features_of(impl, "cuda"), profiles.size_profile(size))
+
+        @settings(max_examples=40, database=None, deadline=None, suppress_health_check=list(HealthCheck))
+        @given(strategy)
+        def declined(case):
+            assert declines(case), case.spec()
+
+        declined()
+
+
+def test_no_other_peer_declares_anything_not_applicable():
+    declaring = {name for name in peers.PEERS if protocol.not_applicable(peers.describe(name))}
+    assert declaring == {"sdpa-public-flash", "xformers"}
 
 
 def test_an_installed_library_is_found_from_its_module_when_it_has_no_metadata(monkeypatch):

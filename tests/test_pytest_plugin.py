@@ -187,6 +187,27 @@ def test_a_property_no_case_can_be_drawn_for_inside_the_features_is_a_skip_sayin
                                  "no case drawn inside the declared features is one it applies to*"])
 
 
+def test_a_property_declared_not_applicable_is_a_skip_with_the_reason_listed_at_the_end(tiny):
+    result = run_suite(tiny, "--flashcheck-impl", "tests.stubs:square_causal_declared",
+                       "-k", "empty_rows_exact or out_matches_reference", "-rs")
+    result.assert_outcomes(passed=1, skipped=1)  # only the property it names is left out
+    result.stdout.fnmatch_lines([
+        "*flashcheck properties declared not applicable (not run)*",
+        "*tests.stubs:square_causal_declared-empty_rows_exact*: declared not applicable by the implementation: "
+        "planted: its is_causal is top-left aligned, under which every row has a key",
+        "SKIPPED*not applicable to tests.stubs:square_causal_declared: empty_rows_exact declared not applicable by "
+        "the implementation: planted: its is_causal is top-left aligned*",
+    ])
+
+
+def test_a_property_whose_every_case_is_declined_without_a_declaration_still_fails(tiny):
+    result = run_suite(tiny, "--flashcheck-impl", "tests.stubs:square_causal_undeclared", "-k", "empty_rows_exact")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*nothing was checked: tests.stubs:square_causal_undeclared declined every case "
+                                 "drawn for empty_rows_exact (* × causal with Nq=* != Nk=*"])
+    result.stdout.no_fnmatch_line("*declared not applicable*")
+
+
 def test_the_option_wins_over_the_environment_variable(tiny, monkeypatch):
     monkeypatch.setenv("FLASHCHECK_IMPLS", "tinyattn:too_large")
     result = run_suite(tiny, "--co", "-q", "-k", "out_matches_reference")
@@ -209,9 +230,12 @@ def test_the_option_wins_over_the_environment_variable(tiny, monkeypatch):
          "'tests.raises_at_import:attention': RuntimeError: this module is broken at import"),
         (("--flashcheck-impl", "tests.stubs:unknown_feature"), {},
          "--flashcheck-impl 'tests.stubs:unknown_feature': flashcheck_features names unknown feature 'casual'; known: *"),
+        (("--flashcheck-impl", "tests.stubs:misnamed_not_applicable"), {},
+         "--flashcheck-impl 'tests.stubs:misnamed_not_applicable': flashcheck_not_applicable names unknown property "
+         "'empty_row_exact' (did you mean 'empty_rows_exact'?)*"),
     ],
     ids=["unknown-name", "missing-attribute", "impls-from-environment", "zero-shards", "shards-from-environment",
-         "raises-at-import", "unknown-feature"],
+         "raises-at-import", "unknown-feature", "unknown-not-applicable-property"],
 )
 def test_a_bad_implementation_or_shard_count_is_a_usage_error_before_any_test(tiny, monkeypatch, args, env, message):
     for variable, value in env.items():

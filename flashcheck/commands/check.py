@@ -3,7 +3,8 @@
 Exit status: 0 the property holds; 1 it fails, the implementation raises, a known divergence
 shows (still a failure, said to be expected), the error is fatal, or (with ``--case-timeout``)
 the case crashed or hung its worker; 2 a usage error; 3 nothing was checked (the
-implementation declines the case); 4 flashcheck's own code failed (its traceback printed);
+implementation declines the case, or declares the property not applicable,
+``flashcheck_not_applicable``); 4 flashcheck's own code failed (its traceback printed);
 130 interrupted. The verdict is :func:`flashcheck.verdict.decide`'s, as in fuzzing and the
 pytest suite, so that a replay line reproduces what was reported.
 """
@@ -33,7 +34,7 @@ def register(subparsers) -> None:
 
 def run(args, device) -> int:
     """Report the case's verdict; the exit statuses are the module's docstring's."""
-    from flashcheck import protocol
+    from flashcheck import fuzz, protocol
     from flashcheck.case import Case
     from flashcheck.properties import PROPERTIES
     from flashcheck.verdict import Outcome, decide
@@ -54,6 +55,12 @@ def run(args, device) -> int:
                else f"does not apply to this case for {args.impl}")
         print(f"flashcheck: {prop.name} {why}", file=sys.stderr)
         return EXIT_USAGE
+    declared = fuzz.declared_not_applicable(prop, impl)
+    if declared is not None:
+        # Not run, as fuzzing and the pytest suite leave it out: nothing was checked, not a pass.
+        print(f"flashcheck: {prop.name} is not applicable to {args.impl}, {declared} (nothing was checked)",
+              file=sys.stderr)
+        return EXIT_UNCHECKED
     if args.case_timeout is not None:
         return _run_in_a_worker(args, device, impl, prop, case)
     verdict = decide(prop, impl, case, device=device, impl_name=args.impl)

@@ -23,7 +23,8 @@ EPILOG = f"""exit status:
   {EXIT_FOUND}    a counterexample, or a case that crashed, hung or lost the CUDA context of a worker
   {EXIT_USAGE}    a usage or configuration error, reported before any work (an output that cannot be
        written, a damaged crash store, an --impl that cannot be loaded or names an unknown
-       feature), or --replay-only with nothing to replay
+       feature or property, no chosen property applicable to it), or --replay-only with
+       nothing to replay
   {EXIT_UNCHECKED}    nothing was checked: every case declined by the implementation, or none finished
   {EXIT_INTERNAL}    flashcheck's own code failed (a bug in flashcheck, its traceback printed): not a finding
   {EXIT_INTERRUPTED}  interrupted (Ctrl-C): the summary, the --json result and any failure found so far
@@ -108,8 +109,11 @@ def run(args, device) -> int:
             raise ValueError(f"--property: unknown {unknown}; known: {sorted(PROPERTIES)}")
         features = protocol.features_of(impl, device)
         chosen = args.properties or list(PROPERTIES)
-        if not any(fuzz.drawable(PROPERTIES[name], features) for name in chosen):
-            raise ValueError(f"--impl {args.impl}: no chosen property applies to its features {sorted(features)}")
+        excluded = {name: fuzz.not_applicable_because(PROPERTIES[name], impl, device) for name in chosen}
+        if all(excluded.values()):
+            reasons = "; ".join(f"{name} {reason}" for name, reason in excluded.items())
+            raise ValueError(f"--impl {args.impl}: no chosen property applies to its features {sorted(features)} "
+                             f"on {device} ({reasons})")
         for name in ("budget", "case_timeout"):
             if not getattr(args, name) > 0:
                 raise ValueError(f"--{name.replace('_', '-')}: expected a positive number of seconds, "

@@ -28,7 +28,8 @@ def run(args, device) -> int:
 def implementation_line(name: str) -> str:
     """One line of ``flashcheck list`` for the built-in implementation ``name``: for another
     library's adapter (flashcheck.peers), the library's version or "not installed" and the
-    pip command; then the features per device kind. Imports no peer library."""
+    pip command; then the features per device kind, and the properties it declares not
+    applicable (``flashcheck_not_applicable``). Imports no peer library."""
     from flashcheck import adapters, peers
 
     if name in peers.PEERS:
@@ -46,9 +47,12 @@ def implementation_line(name: str) -> str:
 
 
 def _features(impl) -> str:
-    from flashcheck.protocol import features_of
+    from flashcheck.protocol import features_of, not_applicable
 
     by_device = getattr(impl, "flashcheck_features_by_device", None)
     if by_device is None:
-        return f"any device: {', '.join(sorted(features_of(impl)))}"
-    return "; ".join(f"{kind}: {', '.join(sorted(features))}" for kind, features in by_device.items())
+        line = f"any device: {', '.join(sorted(features_of(impl)))}"
+    else:
+        line = "; ".join(f"{kind}: {', '.join(sorted(features))}" for kind, features in by_device.items())
+    declared = not_applicable(impl)
+    return line + (f"; declared not applicable: {', '.join(sorted(declared))}" if declared else "")

@@ -162,15 +162,19 @@ class Peer:
     not support, before the library is imported; ``run(module, q, k, v, request)`` calls
     the library (``module``, imported by :meth:`Library.load`) and returns ``(out, lse)``
     in the protocol's layout and units (lse None where the adapter does not declare it).
+    ``not_applicable``: the properties whose every case the library's documented contract
+    excludes, with the reason (``flashcheck_not_applicable``, docs/protocol.md).
     """
 
     def __init__(self, name: str, library: Library, features: Mapping[str, Iterable[str]], run: Callable,
                  *, check: Callable | None = None, doc: str = "",
-                 known_divergences: Mapping[str, str | KnownDivergence] | None = None):
+                 known_divergences: Mapping[str, str | KnownDivergence] | None = None,
+                 not_applicable: Mapping[str, str] | None = None):
         self.name = name
         self.library = library
         self.flashcheck_features_by_device = {kind: check_features(f) for kind, f in features.items()}
         self.flashcheck_known_divergences = dict(known_divergences or {})
+        self.flashcheck_not_applicable = dict(not_applicable or {})
         self._run = run
         self._check = check
         self.__doc__ = doc or run.__doc__

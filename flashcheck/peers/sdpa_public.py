@@ -23,7 +23,9 @@ needs its inputs' storage offsets aligned; cuDNN float16/bfloat16 on sm80 to sm1
 Before the call, the adapter asks the same question, with the same arguments
 ``scaled_dot_product_attention`` hands its backend choice, and declines with torch's
 reasons where the forced backend would refuse ("No available kernel"). The math backend
-runs everything, on the CPU and CUDA.
+runs everything, on the CPU and CUDA. With flash, which takes no mask, every row without a key
+would be declined: ``sdpa-public-flash`` declares ``empty_rows_exact`` and
+``empty_rows_get_zero_dq`` not applicable (:data:`NOT_APPLICABLE`).
 
 ``sdpa-public-math`` is checked on the CPU in tests/test_peers_sdpa_public.py; the CUDA
 backends have not been run on a GPU in this repository yet.
@@ -94,6 +96,22 @@ _EMPTY_KEYS = {
     "grads_match_reference": _EMPTY_KEYS_BACKWARD, "empty_rows_get_zero_dq": _EMPTY_KEYS_BACKWARD,
     "grads_match_reference_where_ds_exceeds_float16": _EMPTY_KEYS_STRESSED,
 }
+#: What the flash backend's documented constraints exclude entirely. It declares causal but no
+#: window and no mask, so a row without an allowed key arises only from the protocol's
+#: bottom-right causal with Nq > Nk, which the adapter passes as a boolean attn_mask (is_causal
+#: is top-left: F.scaled_dot_product_attention's docstring, "the upper left causal bias ... when
+#: the mask is a non-square matrix", under which every row has a key); torch's
+#: can_use_flash_attention refuses any attn_mask (sdp_utils.cpp, check_for_attn_mask), is_causal
+#: with seqlen_q != seqlen_k (check_flash_causal_non_square_seqlens) and an empty key axis
+#: (check_nonzero_sequence_lengths_dense). Every case the two properties draw is declined.
+_FLASH_NO_EMPTY_ROWS = (
+    "a row without an allowed key cannot be expressed with the flash backend: it takes no attn_mask and no "
+    "is_causal with seqlen_q != seqlen_k (torch's sdp_utils.cpp, check_for_attn_mask and "
+    "check_flash_causal_non_square_seqlens), and its top-left is_causal leaves every row a key"
+)
+NOT_APPLICABLE = {
+    "flash": {"empty_rows_exact": _FLASH_NO_EMPTY_ROWS, "empty_rows_get_zero_dq": _FLASH_NO_EMPTY_ROWS},
+}
 KNOWN = {
     "math": {"layout_invariance": _STRIDE_DEPENDENT_MATMUL, **_EMPTY_KEYS},
     "flash": {"backward_deterministic": _ATOMIC_DQ, "grads_match_reference": _FLOAT16_RANGE,
@@ -160,7 +178,7 @@ def _run(suffix: str):
 def _build(suffix: str) -> Peer:
     _, _, kinds, features = BACKENDS[suffix]
     return Peer(f"sdpa-public-{suffix}", LIBRARY, {kind: features for kind in kinds}, _run(suffix),
-                known_divergences=KNOWN[suffix])
+                known_divergences=KNOWN[suffix], not_applicable=NOT_APPLICABLE.get(suffix))
 
 
 def math() -> Peer:

@@ -31,7 +31,8 @@ Which operator runs is xformers' dispatch: each operator lists what it supports
 ``memory_efficient_attention`` raises NotImplementedError when none fits. The adapter asks
 the same dispatch (``_dispatch_fw``, and ``_dispatch_bw`` with gradients) before the call
 and declines with xformers' reasons, so that what xformers documents it cannot run is a
-decline of the adapter's. It also declines GQA/MQA with gradients (the docstring above).
+decline of the adapter's. It also declines GQA/MQA with gradients (the docstring above), and so
+declares ``gqa_grads_match_repeated_kv``, all of whose cases are that, not applicable.
 
 Not run on a GPU in this repository yet.
 """
@@ -128,6 +129,16 @@ def _run(module, q, k, v, request: Request):
     return out.reshape(request.batch, request.nq, request.heads, out.shape[-1]), None
 
 
+#: Every case of gqa_grads_match_repeated_kv is GQA/MQA with gradients, which _check declines:
+#: memory_efficient_attention's docstring (xformers/ops/fmha/__init__.py, v0.0.28 to v0.0.35):
+#: "MQA/GQA is an experimental feature supported only for the forward pass".
+NOT_APPLICABLE = {
+    "gqa_grads_match_repeated_kv": "GQA/MQA with gradients: \"MQA/GQA is an experimental feature supported only "
+                                   "for the forward pass\" (xformers/ops/fmha/__init__.py, "
+                                   "memory_efficient_attention's docstring)",
+}
+
+
 def memory_efficient() -> Peer:
     """``xformers``: xformers.ops.memory_efficient_attention."""
-    return Peer("xformers", LIBRARY, {"cuda": FEATURES}, _run, check=_check)
+    return Peer("xformers", LIBRARY, {"cuda": FEATURES}, _run, check=_check, not_applicable=NOT_APPLICABLE)

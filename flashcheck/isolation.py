@@ -546,10 +546,11 @@ def worker_main(options: FuzzOptions, index: int, seed, wall_deadline: float, gp
 
     faulthandler.enable()  # a segfault leaves a Python traceback in the log
     try:
-        from flashcheck import adapters, fuzz, profiles
+        from flashcheck import adapters, fuzz, profiles, protocol
         from flashcheck.verdict import Outcome
 
         impl = adapters.resolve(options.impl)
+        protocol.prepare(impl)  # a library that cannot be imported: a usage error, not a finding
         profile = profiles.size_profile(options.profile)
         # Compile-aware drawing: each worker draws in compile classes of its own (another set each run).
         profile = profiles.with_focus_seed(profile, seed)

@@ -99,6 +99,21 @@ def _describe(impl) -> str:
     return f"{module}:{name}" if module and name else repr(impl)
 
 
+def prepare(impl) -> None:
+    """Load what ``impl`` needs before its first case: its ``flashcheck_prepare()``, where it
+    has one (the built-in adapters of other libraries import their library there). Every
+    entry point calls it once, right after resolving the implementation, so that a library
+    that is installed but cannot be imported is a usage error before any case (ValueError,
+    one line, naming the pip command where the adapter knows it), never a finding on the
+    first case drawn."""
+    hook = getattr(impl, "flashcheck_prepare", None)
+    if hook is None:
+        return
+    if not callable(hook):
+        raise ValueError(f"flashcheck_prepare must be callable, got {type(hook).__name__}")
+    hook()
+
+
 def not_applicable(impl) -> dict[str, str]:
     """The properties ``impl`` declares not applicable (``flashcheck_not_applicable``), each
     with its reason; empty when it declares none. The one place the declaration is read:

@@ -301,6 +301,7 @@ def implementation(config, name: str):
         try:
             impl = adapters.resolve(name)
             protocol.check_declaration(impl)
+            protocol.prepare(impl)
         except ValueError as error:
             raise pytest.UsageError(f"{state.impl_source} {name!r}: {error}") from None
         state.implementations[name] = impl

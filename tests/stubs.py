@@ -73,3 +73,23 @@ for _impl in (square_causal_declared, square_causal_undeclared, misnamed_not_app
     _impl.flashcheck_features = frozenset({"causal", "lse", "float32"})
 square_causal_declared.flashcheck_not_applicable = {"empty_rows_exact": SQUARE_CAUSAL_ONLY}
 misnamed_not_applicable.flashcheck_not_applicable = {"empty_row_exact": SQUARE_CAUSAL_ONLY}
+
+
+def _not_reached(module, q, k, v, request):
+    raise AssertionError("a library that cannot be imported is never called")
+
+
+#: An adapter of a library that is installed (its distribution is pytest's, present wherever
+#: these tests run) but cannot be imported, as flash-attn-4 without the package that puts
+#: its compiler on the path: a usage error before any case, never a finding.
+unimportable_library = None
+
+
+def _unimportable_library():
+    from flashcheck.peers.common import Library, Peer
+
+    library = Library(module="tests.a_module_that_does_not_exist", distributions=("pytest",), extra="fa4")
+    return Peer("unimportable", library, {"cpu": {"lse", "float32"}}, _not_reached)
+
+
+unimportable_library = _unimportable_library()

@@ -244,6 +244,20 @@ def test_calling_an_adapter_whose_library_is_missing_raises_library_missing(monk
         impl(*peer_fakes.inputs(1, 4, 6, 2, 2, 16))
 
 
+@pytest.mark.parametrize("command", [
+    ["fuzz", "--impl", "tests.stubs:unimportable_library", "--budget", "30", "--device", "cpu", "--workers", "1"],
+    ["check", "--impl", "tests.stubs:unimportable_library", "--property", "out_matches_reference", "--device", "cpu",
+     "--case", "batch=1 seqlen_q=4 seqlen_k=6 heads=1 kv_heads=1 head_dim=8 dtype=float32 seed=3"],
+])
+def test_an_installed_library_that_cannot_be_imported_is_a_usage_error_before_any_case(command, capsys):
+    # Seen on a GPU machine: flash-attn-4 installed without the path entry of its compiler
+    # package; every case then raised LibraryMissing, which fuzz reported as counterexamples.
+    assert flashcheck(command) == EXIT_USAGE
+    err = capsys.readouterr().err
+    assert "cannot import tests.a_module_that_does_not_exist" in err and "pip install 'flashcheck[fa4]'" in err
+    assert "counterexample" not in err
+
+
 # ------------------------------------------------------------- the verdict
 
 

@@ -15,7 +15,7 @@ import math
 import sys
 
 from flashcheck.commands import EXIT_FOUND, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_UNCHECKED, EXIT_USAGE
-from flashcheck.commands.common import add_impl_arguments, load
+from flashcheck.commands.common import add_impl_arguments, load, prepare
 
 
 def register(subparsers) -> None:
@@ -46,6 +46,7 @@ def run(args, device) -> int:
         case = Case.from_spec(args.case)
         if args.case_timeout is not None and not args.case_timeout > 0:
             raise ValueError(f"--case-timeout: expected a positive number of seconds, got {args.case_timeout}")
+        prepare(args, impl)
     except (ValueError, ImportError, AttributeError, TypeError) as error:
         print(f"flashcheck: {error}", file=sys.stderr)
         return EXIT_USAGE

@@ -62,6 +62,18 @@ def load(args):
     return impl, profiles.size_profile(args.profile)
 
 
+def prepare(args, impl) -> None:
+    """:func:`flashcheck.protocol.prepare` for the implementation ``args.impl`` names: its
+    library imported, or ValueError, one line naming ``--impl``. Where the cases run: in the
+    process that runs them, since importing a GPU library may start a CUDA context."""
+    from flashcheck import protocol
+
+    try:
+        protocol.prepare(impl)
+    except ValueError as error:
+        raise ValueError(f"--impl {args.impl}: {error}") from None
+
+
 def check_writable_file(path, argument: str) -> None:
     """Raise ValueError, naming ``argument`` and ``path``, unless a file can be written at
     ``path``: an existing folder holds it, and it is not a folder itself. Looks only: creates

@@ -190,6 +190,11 @@ class Peer:
     def __repr__(self) -> str:
         return f"<flashcheck peer {self.name!r} ({self.library.module}) on {sorted(self.device_kinds)}>"
 
+    def flashcheck_prepare(self) -> None:
+        """Import the library now (:func:`flashcheck.protocol.prepare`): :class:`LibraryMissing`
+        when it cannot be, e.g. a package it needs is missing."""
+        self.library.load()
+
     def __call__(self, q, k, v, *, causal=False, window=(-1, -1), softmax_scale=None,
                  attn_mask=None, cu_seqlens_q=None, cu_seqlens_k=None,
                  max_seqlen_q=None, max_seqlen_k=None):

@@ -302,7 +302,7 @@ def implementation(config, name: str):
             impl = adapters.resolve(name)
             protocol.check_declaration(impl)
             protocol.prepare(impl)
-        except ValueError as error:
+        except (ValueError, ImportError) as error:
             raise pytest.UsageError(f"{state.impl_source} {name!r}: {error}") from None
         state.implementations[name] = impl
     return state.implementations[name]

@@ -163,6 +163,33 @@ def under(stress: str, predicate: Callable[..., bool]) -> Callable[[Case], bool]
     return lambda case: predicate(case, stress)
 
 
+def combined(first: KnownDivergence, second: KnownDivergence) -> KnownDivergence:
+    """One divergence explaining a failure wherever either explains it: both reasons, and
+    every case where either covers every case."""
+    covers = None if first.covers is None or second.covers is None else either(first.covers, second.covers)
+    return KnownDivergence(f"{first.reason}; {second.reason}", covers)
+
+
+def negative_softmax_scale(case: Case) -> bool:
+    """A case with an explicit negative ``softmax_scale``.
+
+    [2.11 H100] FlashAttention-4 (4.0.0b36), torch SDPA's flash and cuDNN backends and
+    FlagGems' flash kernels (5.0.2) return NaN outputs (and an infinite lse) for every negative
+    scale tried, where float64 attention is finite; none documents the scale as positive
+    (docs/findings.md, docs/repros/). The project kernel and SDPA's math and efficient backends
+    compute them right."""
+    return case.softmax_scale is not None and case.softmax_scale < 0
+
+
+#: The finding above, declared by the adapters of the kernels it was seen in so that the rest
+#: of each property is still checked.
+NEGATIVE_SCALE = KnownDivergence(
+    "a negative softmax_scale gives NaN outputs and an infinite lse where float64 attention is finite "
+    "([2.11 H100]; flashcheck.divergences.negative_softmax_scale, docs/findings.md)",
+    negative_softmax_scale,
+)
+
+
 def either(*predicates: Callable[[Case], bool]) -> Callable[[Case], bool]:
     """A predicate true where any of ``predicates`` is."""
     return lambda case: any(predicate(case) for predicate in predicates)

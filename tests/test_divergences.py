@@ -249,3 +249,30 @@ def test_sdpa_math_without_keys_fails_only_as_declared(case):
             assert prop.name in known and known[prop.name].explains(case), prop.name
     assert ("out_matches_reference" in failed) == (sdpa_no_keys_forward_overflows(case) and EMPTY_KEY_SHORTCUT)
     assert ("grads_match_reference" in failed) == (sdpa_no_keys_backward_overflows(case) and EMPTY_KEY_SHORTCUT)
+
+
+def test_the_negative_scale_divergence_covers_negative_scales_only():
+    from flashcheck.divergences import NEGATIVE_SCALE
+
+    spec = "batch=1 seqlen_q=4 seqlen_k=4 heads=2 kv_heads=1 head_dim=16 dtype=float16 seed=0"
+    assert NEGATIVE_SCALE.explains(Case.from_spec(spec + " softmax_scale=-1.0"))
+    assert not NEGATIVE_SCALE.explains(Case.from_spec(spec + " softmax_scale=1.0"))
+    assert not NEGATIVE_SCALE.explains(Case.from_spec(spec))  # the default scale is positive
+
+
+def test_a_divergence_declared_on_every_property_joins_each_propertys_own():
+    from flashcheck.divergences import NEGATIVE_SCALE, KnownDivergence
+    from flashcheck.peers.common import Library, Peer
+    from flashcheck.properties import PROPERTIES
+
+    own = KnownDivergence("dQ by atomics", lambda case: case.seqlen_q == 7)
+    peer = Peer("p", Library("m", ("d",)), {"cpu": {"float32"}}, lambda *a: None,
+                known_divergences={"backward_deterministic": own}, every_property=NEGATIVE_SCALE)
+    known = peer.flashcheck_known_divergences
+    assert set(known) == set(PROPERTIES)
+    both = known["backward_deterministic"]
+    spec = "batch=1 seqlen_k=4 heads=2 kv_heads=1 head_dim=16 dtype=float32 seed=0"
+    assert both.explains(Case.from_spec(f"seqlen_q=7 {spec}"))
+    assert both.explains(Case.from_spec(f"seqlen_q=4 {spec} softmax_scale=-2.0"))
+    assert not both.explains(Case.from_spec(f"seqlen_q=4 {spec}"))
+    assert str(own) in str(both) and str(NEGATIVE_SCALE) in str(both)

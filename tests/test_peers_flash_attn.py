@@ -12,6 +12,8 @@ from __future__ import annotations
 import sys
 
 import pytest
+
+from flashcheck.case import Case
 import torch
 
 from flashcheck.peers import fa2, fa4
@@ -81,8 +83,10 @@ def test_fa4_deterministic_asks_for_the_deterministic_backward(fake_fa4):
     q, k, v = peer_fakes.inputs(1, 4, 4, 2, 2, 16)
     peer_fakes.on_cpu(fa4.deterministic())(q, k, v, causal=True)
     assert fake_fa4.calls[-1]["deterministic"] is True
-    assert "backward_deterministic" in fa4.dense().flashcheck_known_divergences
-    assert not fa4.deterministic().flashcheck_known_divergences
+    case = Case.from_spec("batch=1 seqlen_q=4 seqlen_k=4 heads=2 kv_heads=2 head_dim=16 dtype=float16 seed=0")
+    assert fa4.dense().flashcheck_known_divergences["backward_deterministic"].explains(case)
+    # The deterministic mode is expected deterministic: only the negative-scale finding is declared.
+    assert not fa4.deterministic().flashcheck_known_divergences["backward_deterministic"].explains(case)
 
 
 def test_fa4_gradients_and_the_lse_s_gradient_flow_through_the_library(fake_fa4):

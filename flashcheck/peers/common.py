@@ -31,7 +31,7 @@ from typing import Callable, Iterable, Mapping
 import torch
 
 from flashcheck import masks, packing
-from flashcheck.divergences import KnownDivergence
+from flashcheck.divergences import KnownDivergence, as_known_divergence, combined
 from flashcheck.protocol import ALL_FEATURES, DTYPE_NAMES
 
 VARLEN_ARGUMENTS = packing.VARLEN_ARGUMENTS
@@ -169,15 +169,30 @@ class Peer:
     def __init__(self, name: str, library: Library, features: Mapping[str, Iterable[str]], run: Callable,
                  *, check: Callable | None = None, doc: str = "",
                  known_divergences: Mapping[str, str | KnownDivergence] | None = None,
+                 every_property: KnownDivergence | None = None,
                  not_applicable: Mapping[str, str] | None = None):
         self.name = name
         self.library = library
         self.flashcheck_features_by_device = {kind: check_features(f) for kind, f in features.items()}
-        self.flashcheck_known_divergences = dict(known_divergences or {})
+        self._known = {name: as_known_divergence(value) for name, value in (known_divergences or {}).items()}
+        self._every_property = every_property
         self.flashcheck_not_applicable = dict(not_applicable or {})
         self._run = run
         self._check = check
         self.__doc__ = doc or run.__doc__
+
+    @property
+    def flashcheck_known_divergences(self) -> dict[str, KnownDivergence]:
+        """The declared known divergences; ``every_property``'s on every registered property,
+        combined with a property's own (:func:`flashcheck.divergences.combined`)."""
+        if self._every_property is None:
+            return dict(self._known)
+        from flashcheck.properties import PROPERTIES  # not at import: the properties import flashcheck
+
+        known = {name: self._every_property for name in PROPERTIES}
+        for name, divergence in self._known.items():
+            known[name] = combined(divergence, self._every_property)
+        return known
 
     @property
     def flashcheck_features(self) -> frozenset:

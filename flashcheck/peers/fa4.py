@@ -49,6 +49,7 @@ from __future__ import annotations
 import torch
 
 from flashcheck import masks
+from flashcheck.divergences import NEGATIVE_SCALE
 from flashcheck.peers.common import (
     HALF, Library, Peer, Request, dense_from_packed, varlen_arguments,
 )
@@ -125,16 +126,16 @@ def _run_varlen(module, q, k, v, request: Request):
 def dense() -> Peer:
     """``fa4``: flash_attn.cute.flash_attn_func."""
     return Peer("fa4", LIBRARY, {"cuda": FEATURES}, _run_dense(False), check=_check("fa4", False),
-                known_divergences={"backward_deterministic": NONDETERMINISTIC_BACKWARD})
+                known_divergences={"backward_deterministic": NONDETERMINISTIC_BACKWARD}, every_property=NEGATIVE_SCALE)
 
 
 def deterministic() -> Peer:
     """``fa4-deterministic``: flash_attn.cute.flash_attn_func with deterministic=True."""
     return Peer("fa4-deterministic", LIBRARY, {"cuda": FEATURES}, _run_dense(True),
-                check=_check("fa4-deterministic", True))
+                check=_check("fa4-deterministic", True), every_property=NEGATIVE_SCALE)
 
 
 def varlen() -> Peer:
     """``fa4-varlen``: flash_attn.cute.flash_attn_varlen_func, packed and dense cases."""
     return Peer("fa4-varlen", LIBRARY, {"cuda": FEATURES | {"varlen"}}, _run_varlen, check=_check("fa4-varlen", False),
-                known_divergences={"backward_deterministic": NONDETERMINISTIC_BACKWARD})
+                known_divergences={"backward_deterministic": NONDETERMINISTIC_BACKWARD}, every_property=NEGATIVE_SCALE)

@@ -59,6 +59,7 @@ from __future__ import annotations
 
 import torch
 
+from flashcheck.divergences import NEGATIVE_SCALE
 from flashcheck.peers.common import (
     HALF, ContiguousGradient, Library, Peer, Request, allowed, dense_from_packed, last_dim_contiguous,
     varlen_arguments, row_major,
@@ -157,11 +158,11 @@ def sdpa() -> Peer:
 def flash() -> Peer:
     """``flaggems-flash``: flag_gems.ops.flash_attention_forward, forward only, with lse."""
     return Peer("flaggems-flash", LIBRARY, {"cuda": frozenset({"causal", "window", "gqa", "lse"}) | HALF},
-                _run_flash, check=_check_flash)
+                _run_flash, check=_check_flash, every_property=NEGATIVE_SCALE)
 
 
 def varlen() -> Peer:
     """``flaggems-varlen``: flag_gems.ops.flash_attn_varlen_func, forward only, with lse."""
     return Peer("flaggems-varlen", LIBRARY,
                 {"cuda": frozenset({"causal", "window", "gqa", "varlen", "lse"}) | HALF}, _run_varlen,
-                check=_check_varlen)
+                check=_check_varlen, every_property=NEGATIVE_SCALE)

@@ -38,6 +38,7 @@ import warnings
 import torch
 
 from flashcheck.divergences import (
+    NEGATIVE_SCALE,
     KnownDivergence, either, float16_backward_overflows, float16_subnormal_probabilities,
     sdpa_no_keys_backward_overflows, sdpa_no_keys_forward_overflows, under,
 )
@@ -178,7 +179,8 @@ def _run(suffix: str):
 def _build(suffix: str) -> Peer:
     _, _, kinds, features = BACKENDS[suffix]
     return Peer(f"sdpa-public-{suffix}", LIBRARY, {kind: features for kind in kinds}, _run(suffix),
-                known_divergences=KNOWN[suffix], not_applicable=NOT_APPLICABLE.get(suffix))
+                known_divergences=KNOWN[suffix], not_applicable=NOT_APPLICABLE.get(suffix),
+                every_property=NEGATIVE_SCALE if suffix in ("flash", "cudnn") else None)
 
 
 def math() -> Peer:

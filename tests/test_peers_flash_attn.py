@@ -12,9 +12,9 @@ from __future__ import annotations
 import sys
 
 import pytest
+import torch
 
 from flashcheck.case import Case
-import torch
 
 from flashcheck.peers import fa2, fa4
 from tests import peer_fakes

@@ -15,7 +15,6 @@ import pytest
 import torch
 
 from flashcheck.case import Case
-
 from flashcheck.peers import fa2, fa4
 from tests import peer_fakes
 

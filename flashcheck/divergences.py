@@ -120,7 +120,7 @@ def _extremes(spec: str, stress: str) -> BackwardExtremes:
         if nonzero.numel():
             smallest = min(smallest, float(nonzero.min()))
     # Rounding is monotonic, so the largest |scale·dS| is the largest |dS| scaled, exactly.
-    return BackwardExtremes(ds=ds_max, scaled_ds=case.scale * ds_max, per_head_dk=dk_max, per_head_dv=dv_max,
+    return BackwardExtremes(ds=ds_max, scaled_ds=abs(case.scale) * ds_max, per_head_dk=dk_max, per_head_dv=dv_max,
                             smallest_probability=smallest)
 
 

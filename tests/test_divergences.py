@@ -276,3 +276,15 @@ def test_a_divergence_declared_on_every_property_joins_each_propertys_own():
     assert both.explains(Case.from_spec(f"seqlen_q=4 {spec} softmax_scale=-2.0"))
     assert not both.explains(Case.from_spec(f"seqlen_q=4 {spec}"))
     assert str(own) in str(both) and str(NEGATIVE_SCALE) in str(both)
+
+
+def test_the_scaled_ds_extreme_is_a_magnitude_under_a_negative_scale():
+    # |scale·dS| is what a kernel storing the scaled dS in float16 must hold: a negative scale
+    # must not turn it into a negative number that never reaches the overflow threshold.
+    from flashcheck.divergences import backward_extremes
+
+    spec = "batch=1 seqlen_q=1 seqlen_k=75 heads=9 kv_heads=9 head_dim=128 dtype=float16 layout=mixed values=normal seed=157"
+    negative = backward_extremes(Case.from_spec(spec + " softmax_scale=-2.0"), "ds_range")
+    positive = backward_extremes(Case.from_spec(spec + " softmax_scale=2.0"), "ds_range")
+    assert negative.scaled_ds == pytest.approx(2.0 * negative.ds) and negative.scaled_ds > 0
+    assert positive.scaled_ds == pytest.approx(2.0 * positive.ds)

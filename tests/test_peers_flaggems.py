@@ -177,3 +177,17 @@ def test_sdpa_gradients_reach_the_library_with_its_inputs_strides_also_for_one_q
     out, _ = peer_fakes.on_cpu(flaggems.sdpa())(q, k, v, causal=True)
     out.float().sum().backward()
     assert q.grad is not None and fake.calls[-1]["q"].stride() == torch.empty(1, 8, 1, 32).stride()
+
+
+def test_the_survey_s_findings_are_declared_confined_to_the_cases_they_cover():
+    from flashcheck.case import Case
+
+    base = "batch=1 heads=4 kv_heads=2 head_dim=64 dtype=float16 causal=True seed=0"
+    keyless_rows = Case.from_spec(f"seqlen_q=21 seqlen_k=5 {base}")  # bottom-right causal, Nq > Nk
+    negative = Case.from_spec(f"seqlen_q=5 seqlen_k=21 {base} softmax_scale=-1.0")
+    ordinary = Case.from_spec(f"seqlen_q=5 seqlen_k=21 {base}")
+    for adapter in (flaggems.flash(), flaggems.varlen()):
+        for divergence in adapter.flashcheck_known_divergences.values():
+            assert divergence.explains(keyless_rows) and divergence.explains(negative)
+            assert not divergence.explains(ordinary)
+    assert not flaggems.sdpa().flashcheck_known_divergences

@@ -41,7 +41,9 @@ What it declines (before importing the library), with where FA4 says so:
 * ``fa4-deterministic`` with gradients on sm12x: ``_flash_attn_bwd`` asserts
   "deterministic backward not supported on SM 12.0".
 
-Not run on a GPU in this repository yet: every statement above is read from the source.
+Run on an H100 (4.0.0b36, torch 2.11; docs/findings.md): besides the declines above, what
+the survey found is declared below as known divergences, each confined to the cases it
+covers.
 """
 
 from __future__ import annotations
@@ -49,7 +51,7 @@ from __future__ import annotations
 import torch
 
 from flashcheck import masks
-from flashcheck.divergences import NEGATIVE_SCALE
+from flashcheck.divergences import NEGATIVE_SCALE, KnownDivergence, float16_backward_overflows, under
 from flashcheck.peers.common import (
     HALF, Library, Peer, Request, dense_from_packed, varlen_arguments,
 )
@@ -63,6 +65,17 @@ NONDETERMINISTIC_BACKWARD = (
     "(flash_attn/cute/interface.py, _flash_attn_bwd allocates the semaphores that order it only then); "
     "fa4-deterministic checks that mode"
 )
+
+
+#: [4.0.0b36, 2.11 H100] float16: NaN and -inf gradients where the exact backward holds a |dS|
+#: beyond float16's range (exact |dS| 1.4e5 and 6.9e4 on the two cases the survey found, fa4-varlen
+#: and fa4-deterministic, GQA 7:1 and 9:3), as torch SDPA's flash backend: dS is rounded to
+#: float16 for the dQ and dK products. Observed on the property that drives |dS| there.
+FLOAT16_RANGE = {"grads_match_reference_where_ds_exceeds_float16": KnownDivergence(
+    "float16: rounds dS to float16 where the exact |dS| exceeds its range, giving NaN and infinite gradients "
+    "(flashcheck.divergences.float16_backward_overflows; [4.0.0b36, 2.11 H100])",
+    under("ds_range", float16_backward_overflows),
+)}
 
 
 def _capability(device: torch.device) -> tuple[int, int]:
@@ -126,16 +139,18 @@ def _run_varlen(module, q, k, v, request: Request):
 def dense() -> Peer:
     """``fa4``: flash_attn.cute.flash_attn_func."""
     return Peer("fa4", LIBRARY, {"cuda": FEATURES}, _run_dense(False), check=_check("fa4", False),
-                known_divergences={"backward_deterministic": NONDETERMINISTIC_BACKWARD}, every_property=NEGATIVE_SCALE)
+                known_divergences={"backward_deterministic": NONDETERMINISTIC_BACKWARD, **FLOAT16_RANGE},
+                every_property=NEGATIVE_SCALE)
 
 
 def deterministic() -> Peer:
     """``fa4-deterministic``: flash_attn.cute.flash_attn_func with deterministic=True."""
     return Peer("fa4-deterministic", LIBRARY, {"cuda": FEATURES}, _run_dense(True),
-                check=_check("fa4-deterministic", True), every_property=NEGATIVE_SCALE)
+                check=_check("fa4-deterministic", True), known_divergences=FLOAT16_RANGE, every_property=NEGATIVE_SCALE)
 
 
 def varlen() -> Peer:
     """``fa4-varlen``: flash_attn.cute.flash_attn_varlen_func, packed and dense cases."""
     return Peer("fa4-varlen", LIBRARY, {"cuda": FEATURES | {"varlen"}}, _run_varlen, check=_check("fa4-varlen", False),
-                known_divergences={"backward_deterministic": NONDETERMINISTIC_BACKWARD}, every_property=NEGATIVE_SCALE)
+                known_divergences={"backward_deterministic": NONDETERMINISTIC_BACKWARD, **FLOAT16_RANGE},
+                every_property=NEGATIVE_SCALE)

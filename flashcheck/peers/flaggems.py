@@ -52,14 +52,16 @@ the opposite of torch's meaning, and a finite penalty rather than ``-inf``; its 
 runs without the mask (``attn_mask=None``); FlagGems' own backward test is skipped ("something
 wrong here, disable it for temp", ``test_sdpa_legacy_backward``). The flash kernels write lse
 ``+inf`` for a row without keys, as FlashAttention-2 does. flashcheck reports what it finds;
-nothing is repaired. Not run on a GPU in this repository yet.
+nothing is repaired. Run on an H100 (5.0.2, torch 2.11; docs/findings.md): what the survey
+found is declared below as known divergences, each confined to the cases it covers.
 """
 
 from __future__ import annotations
 
 import torch
 
-from flashcheck.divergences import NEGATIVE_SCALE
+from flashcheck.case import Case
+from flashcheck.divergences import NEGATIVE_SCALE, KnownDivergence, combined
 from flashcheck.peers.common import (
     HALF, ContiguousGradient, Library, Peer, Request, allowed, dense_from_packed, last_dim_contiguous,
     varlen_arguments, row_major,
@@ -67,6 +69,19 @@ from flashcheck.peers.common import (
 from flashcheck.protocol import DTYPE_NAMES
 
 LIBRARY = Library("flag_gems.ops", ("flag-gems",), extra="flaggems")
+
+#: [5.0.2, 2.11 H100] flash_attention_forward: rows without an allowed key (causal with more
+#: queries than keys) get NaN outputs where 0 is exact (docs/repros/flaggems_nan_outputs.py).
+EMPTY_ROWS_NAN = KnownDivergence(
+    "rows without an allowed key get NaN outputs where 0 is exact ([5.0.2, 2.11 H100]; docs/findings.md)",
+    lambda case: case.has_empty_rows,
+)
+#: [5.0.2, 2.11 H100] flash_attn_varlen_func: rows without an allowed key get lse +inf where the
+#: protocol's is -inf: FlashAttention-2's convention, which makes exp(s - lse) vanish in its backward.
+EMPTY_ROWS_LSE = KnownDivergence(
+    "rows without an allowed key get lse +inf, not -inf (FlashAttention-2's convention; [5.0.2, 2.11 H100])",
+    lambda case: case.has_empty_rows,
+)
 
 SDPA_HEAD_DIMS = (16, 32, 64, 128, 256)
 FLASH_HEAD_DIMS = (32, 64, 96, 128, 192, 256)
@@ -158,11 +173,11 @@ def sdpa() -> Peer:
 def flash() -> Peer:
     """``flaggems-flash``: flag_gems.ops.flash_attention_forward, forward only, with lse."""
     return Peer("flaggems-flash", LIBRARY, {"cuda": frozenset({"causal", "window", "gqa", "lse"}) | HALF},
-                _run_flash, check=_check_flash, every_property=NEGATIVE_SCALE)
+                _run_flash, check=_check_flash, every_property=combined(NEGATIVE_SCALE, EMPTY_ROWS_NAN))
 
 
 def varlen() -> Peer:
     """``flaggems-varlen``: flag_gems.ops.flash_attn_varlen_func, forward only, with lse."""
     return Peer("flaggems-varlen", LIBRARY,
                 {"cuda": frozenset({"causal", "window", "gqa", "varlen", "lse"}) | HALF}, _run_varlen,
-                check=_check_varlen, every_property=NEGATIVE_SCALE)
+                check=_check_varlen, every_property=combined(NEGATIVE_SCALE, EMPTY_ROWS_LSE))

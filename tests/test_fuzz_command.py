@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import io
 import json
+import multiprocessing
 import os
 import random
 import shlex
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
 from pathlib import Path
@@ -479,6 +481,77 @@ def test_an_interrupted_run_keeps_what_it_found_and_exits_130(tmp_path):
     assert failure["kind"] == "property" and "planted" in failure["evidence"]
     assert "cases in" in out and "interrupted" in out, "the summary"
     assert "counterexample (as drawn, not shrunk)" in out and failure["replay"] in out
+
+
+#: Runs the ``flashcheck`` command as its console script does (``from flashcheck.cli import
+#: main``, then ``main()``), sending itself SIGINT, as Ctrl-C would, the moment module
+#: ``sys.argv[1]`` starts to be imported: a point of the command's start-up reached the same
+#: way every time. With ``sys.argv[2] == "swallowed"`` the KeyboardInterrupt is caught and
+#: dropped there, as a library's broad ``except`` inside ``import torch`` once did.
+CTRL_C_AT_IMPORT = """
+import os, signal, sys
+module, swallowed = sys.argv[1], sys.argv[2] == "swallowed"
+class CtrlC:
+    def find_spec(self, name, path=None, target=None):
+        if name == module:
+            sys.meta_path.remove(self)
+            try:
+                os.kill(os.getpid(), signal.SIGINT)
+                for _ in range(10**5): pass  # the handler runs here at the latest
+            except KeyboardInterrupt:
+                if not swallowed:
+                    raise
+        return None
+sys.meta_path.insert(0, CtrlC())
+from flashcheck.cli import main
+sys.exit(main(sys.argv[3:]))
+"""
+
+
+@needs_interpreter_numpy
+@pytest.mark.parametrize("module, how", [("torch", "raised"), ("torch", "swallowed"), ("tests.buggy", "swallowed")],
+                         ids=["importing-torch", "swallowed-in-torch", "swallowed-loading-the-implementation"])
+def test_ctrl_c_during_start_up_reports_an_empty_interrupted_run_without_a_traceback(tmp_path, module, how):
+    # Before any worker starts: the summary of a run that checked nothing, the --json result
+    # marked interrupted, exit 130; never a traceback, and never the whole budget run as if
+    # the Ctrl-C had not come.
+    result_file, budget = tmp_path / "result.json", 60
+    command = [sys.executable, "-c", CTRL_C_AT_IMPORT, module, how, "fuzz", "--impl", "tests.buggy:correct",
+               "--budget", str(budget), "--device", "cpu", "--workers", "1",
+               "--database", str(tmp_path / "examples"), "--json", str(result_file)]
+    started = time.monotonic()
+    run = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=4 * budget)
+    assert run.returncode == 130, run.stdout + run.stderr
+    assert "Traceback" not in run.stderr, run.stderr
+    assert time.monotonic() - started < budget / 2
+    assert "0 cases in" in run.stdout and "interrupted after" in run.stdout, "the summary"
+    result = json.loads(result_file.read_text())
+    assert result["interrupted"] and result["cases"] == 0 and not result["found"]
+    assert not (tmp_path / "examples").exists(), "no worker ran"
+
+
+def test_a_ctrl_c_while_a_worker_starts_reaches_the_command_and_not_the_worker():
+    # Ctrl-C reaches the command and the worker it is starting together. The worker ignores
+    # it from its first instruction on; the command takes it (at once through another of its
+    # threads, or once the worker is started), where ignoring SIGINT meanwhile, as it once
+    # did, dropped it: the run went on.
+    caught = threading.Event()
+    previous = isolation._catch_sigint(caught)
+    try:
+        with isolation._sigint_held():
+            worker = multiprocessing.get_context("spawn").Process(target=time.sleep, args=(2,))
+            worker.start()
+            os.kill(worker.pid, signal.SIGINT)
+            os.kill(os.getpid(), signal.SIGINT)
+        for _ in range(100):  # the handler runs in the main thread at its next chance
+            if caught.is_set():
+                break
+            time.sleep(0.01)
+        assert caught.is_set(), "the command's Ctrl-C was kept"
+        worker.join(timeout=60)
+        assert worker.exitcode == 0, "the worker went on"
+    finally:
+        isolation._restore_sigint(previous)
 
 
 def tree(path: Path) -> list:

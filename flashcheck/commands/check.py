@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import sys
 
+from flashcheck import interruption
 from flashcheck.commands import EXIT_FOUND, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_UNCHECKED, EXIT_USAGE
 from flashcheck.commands.common import add_impl_arguments, load
 
@@ -46,6 +47,7 @@ def run(args, device) -> int:
         if args.case_timeout is not None and not args.case_timeout > 0:
             raise ValueError(f"--case-timeout: expected a positive number of seconds, got {args.case_timeout}")
     except (ValueError, ImportError, AttributeError, TypeError) as error:
+        interruption.check()  # the error may be what a Ctrl-C broke
         print(f"flashcheck: {error}", file=sys.stderr)
         return EXIT_USAGE
     prop = PROPERTIES[args.property]

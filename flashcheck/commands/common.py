@@ -52,9 +52,14 @@ def load(args):
     ValueError, one line naming ``--impl`` and the module or the feature, when the
     implementation cannot be loaded (any exception at the module's import) or declares a
     feature the protocol does not have."""
-    from flashcheck import adapters, profiles, protocol
+    from flashcheck import adapters, interruption, profiles, protocol
 
-    impl = adapters.resolve(args.impl)
+    try:
+        impl = adapters.resolve(args.impl)
+    except ValueError:
+        interruption.check()  # an import that a Ctrl-C cut short, not a module that cannot be imported
+        raise
+    interruption.check()  # a Ctrl-C that the implementation's imports caught and dropped
     try:
         protocol.check_declaration(impl)
     except ValueError as error:

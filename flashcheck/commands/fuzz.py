@@ -14,6 +14,7 @@ import sys
 import time
 from pathlib import Path
 
+from flashcheck import interruption
 from flashcheck.commands import EXIT_FOUND, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_UNCHECKED, EXIT_USAGE
 from flashcheck.commands.common import add_impl_arguments, check_writable_file, check_writable_folder, load
 
@@ -74,7 +75,7 @@ def register(subparsers) -> None:
         "--json", default=None, metavar="PATH",
         help="also write the result as JSON (schema: flashcheck.fuzz.FuzzResult.to_json); its folder must exist",
     )
-    parser.set_defaults(run=run)
+    parser.set_defaults(run=run, on_interrupt=interrupted_before_the_run)
 
 
 def worker_count(value: str, device: str) -> int:
@@ -137,24 +138,25 @@ def run(args, device) -> int:
             max_crashes=args.max_crashes, replay_only=args.replay_only,
         )
     except (ValueError, ImportError, AttributeError) as error:
+        interruption.check()  # the error may be what a Ctrl-C broke
         print(f"flashcheck: {error}", file=sys.stderr)
         return EXIT_USAGE
+    interruption.check()  # a Ctrl-C that something caught while the implementation was loaded
     from flashcheck import fuzz_console
 
-    try:
-        with fuzz_console.FuzzProgress(args.impl, device, args.budget, args.workers) as progress:
-            result = isolation.fuzz(options, on_progress=progress.update)
-    except isolation.FlashcheckBug as error:
-        print(f"flashcheck: {error}", file=sys.stderr)
-        return EXIT_INTERNAL
-    except isolation.WorkerError as error:
-        print(f"flashcheck: {error}", file=sys.stderr)
-        return EXIT_USAGE
-    result.seconds = time.monotonic() - args.started
-    fuzz_console.print_fuzz_result(result, args.impl, device, shrunk=args.shrink_time > 0)
-    if args.json:
-        Path(args.json).write_text(json.dumps(result.to_json(impl_name=args.impl, device=device, budget=args.budget),
-                                              indent=2))
+    # From here on Ctrl-C ends the run (the engine's own handler, while it runs), never the report.
+    with interruption.deferred():
+        try:
+            with fuzz_console.FuzzProgress(args.impl, device, args.budget, args.workers) as progress:
+                result = isolation.fuzz(options, on_progress=progress.update)
+        except isolation.FlashcheckBug as error:
+            print(f"flashcheck: {error}", file=sys.stderr)
+            return EXIT_INTERNAL
+        except isolation.WorkerError as error:
+            print(f"flashcheck: {error}", file=sys.stderr)
+            return EXIT_USAGE
+        result.seconds = time.monotonic() - args.started
+        _report(result, args, device)
     if result.interrupted:
         return EXIT_INTERRUPTED
     if args.replay_only and not (result.cases or result.declined or result.failures or result.known
@@ -163,6 +165,34 @@ def run(args, device) -> int:
         print(f"flashcheck: --replay-only: nothing replayed from {options.database}", file=sys.stderr)
         return EXIT_USAGE
     return exit_status(result)
+
+
+def interrupted_before_the_run(args, device) -> int:
+    """Ctrl-C before any worker started (while torch was imported, say, or the implementation
+    loaded): reported as any interrupted run is, with the summary of a run that checked nothing,
+    ``--json`` written with ``"interrupted": true`` where its path can be written, and exit 130.
+    Imports neither torch nor hypothesis: an interrupted ``import torch`` cannot be repeated."""
+    from flashcheck.fuzz_result import FuzzResult
+
+    result = FuzzResult(seconds=time.monotonic() - args.started, interrupted=True)
+    if args.json is not None:
+        try:
+            check_writable_file(args.json, "--json")
+        except ValueError as error:  # not checked yet when the Ctrl-C came
+            print(f"flashcheck: {error}", file=sys.stderr)
+            args.json = None
+    _report(result, args, device or args.device)
+    return EXIT_INTERRUPTED
+
+
+def _report(result, args, device) -> None:
+    """The summary, and the ``--json`` file when one was asked for."""
+    from flashcheck import fuzz_console
+
+    fuzz_console.print_fuzz_result(result, args.impl, device, shrunk=args.shrink_time > 0)
+    if args.json:
+        Path(args.json).write_text(json.dumps(result.to_json(impl_name=args.impl, device=device, budget=args.budget),
+                                              indent=2))
 
 
 def exit_status(result) -> int:

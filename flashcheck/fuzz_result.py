@@ -34,6 +34,9 @@ class Failure:
     #: Of a property failure: False when reported as first drawn because its shrinking was
     #: cut short (the run interrupted, or its budget spent); None otherwise.
     shrunk: bool | None = None
+    #: Of a crash or a hang: the per-case timeout of the run that found it, so that its replay
+    #: line runs the case as that run did, in a worker process watched with that timeout.
+    case_timeout: float | None = None
 
     @classmethod
     def from_property_failure(cls, failure, kind: str = "property") -> "Failure":
@@ -56,7 +59,7 @@ class Failure:
             return None
         from flashcheck.compare import replay_command
 
-        return replay_command(self.impl, self.property, self.case)
+        return replay_command(self.impl, self.property, self.case, self.case_timeout)
 
     def to_json(self) -> dict:
         return {"kind": self.kind, "property": self.property, "case": self.case, "evidence": self.evidence,

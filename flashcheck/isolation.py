@@ -308,7 +308,7 @@ def _check_worker(slot: _Slot, options: FuzzOptions, messages, handle):
         slot.process = None
         if slot.finished and process.exitcode == 0:
             return None
-        return _crash_failure(options.impl, process.exitcode, running, slot.log_file)
+        return _crash_failure(options.impl, process.exitcode, running, slot.log_file, options.case_timeout)
     now = time.time()
     if running is not None and compile_clock.overran(running, now, options.case_timeout):
         _kill(slot)
@@ -445,15 +445,18 @@ def _describe_exit(exitcode: int | None) -> str:
     return f"exit status {exitcode}"
 
 
-def _crash_failure(impl: str, exitcode, running: dict | None, log_file):
+def _crash_failure(impl: str, exitcode, running: dict | None, log_file, case_timeout: float | None = None):
     from flashcheck.fuzz_result import Failure
 
     where = f"while running {running['property']}" if running else "between cases"
     evidence = f"the worker process died with {_describe_exit(exitcode)} {where}"
     tail = _log_tail(log_file)
-    # A worker exits FATAL_EXIT at a fatal verdict (flashcheck.verdict), after logging it.
-    return Failure("fatal" if exitcode == FATAL_EXIT else "crash", running and running["property"],
-                   running and running["case"], evidence + ("\n" + tail if tail else ""), impl)
+    # A worker exits FATAL_EXIT at a fatal verdict (flashcheck.verdict), after logging it; the
+    # replay of a fatal error reports it in one process, that of a crash needs a worker to die in.
+    fatal = exitcode == FATAL_EXIT
+    return Failure("fatal" if fatal else "crash", running and running["property"],
+                   running and running["case"], evidence + ("\n" + tail if tail else ""), impl,
+                   case_timeout=None if fatal else case_timeout)
 
 
 def _hang_failure(impl: str, timeout: float, running: dict, now: float, log_file):
@@ -469,7 +472,8 @@ def _hang_failure(impl: str, timeout: float, running: dict, now: float, log_file
                     f"{timeout:g} s and the {compile_clock.COMPILE_ALLOWANCE:g} s more allowed for compiling")
     evidence += "; the worker was killed"
     tail = _log_tail(log_file)
-    return Failure("hang", running["property"], running["case"], evidence + ("\n" + tail if tail else ""), impl)
+    return Failure("hang", running["property"], running["case"], evidence + ("\n" + tail if tail else ""), impl,
+                   case_timeout=timeout)
 
 
 def database_folder(root, impl: str) -> Path:

@@ -245,6 +245,8 @@ def test_a_worker_that_dies_is_a_failure_with_its_case_and_the_run_goes_on(tmp_p
         assert crash["case"] is not None and crash["property"] is not None
         assert "seqlen_q=1 " not in crash["case"], "the case running when the worker died, not another"
         assert crash["case"] in crash["replay"]
+        assert crash["replay"].endswith(f" --case-timeout {isolation.FuzzOptions.case_timeout:g}"), \
+            "replayed in a worker, as the run ran it, so that the replay reports the crash rather than dying of it"
     stored = json.loads((tmp_path / "examples" / impl.replace(":", "_") / "crashes.json").read_text())
     assert {(entry["property"], entry["case"]) for entry in stored} == {(c["property"], c["case"]) for c in crashes}
 
@@ -279,13 +281,20 @@ def test_replay_only_runs_the_stored_cases_and_draws_nothing_new(tmp_path):
     assert result["seconds"] < 30, "the run ends with the replay, not at the budget"
 
 
-def test_a_case_that_hangs_is_killed_and_reported(tmp_path):
+def test_a_case_that_hangs_is_killed_and_reported(tmp_path, capsys):
     status, result = fuzz(tmp_path, "tests.misbehaving:hang", "--case-timeout", "2", "--max-crashes", "1", budget=60)
     assert status == EXIT_FOUND
     [hang] = result["failures"]
     assert hang["kind"] == "hang" and "timeout of 2 s" in hang["evidence"]
     assert hang["case"] is not None
     assert result["seconds"] < 30
+    # The replay line runs the case as the run did: in a worker, with the timeout that found
+    # the hang (without it the case would run in the command's own process, never ending).
+    assert hang["replay"].endswith(" --case-timeout 2") and hang["replay"] in capsys.readouterr().out
+    started = time.monotonic()
+    assert flashcheck(shlex.split(hang["replay"])[1:] + ["--device", "cpu"]) == EXIT_FOUND
+    assert "hung for tests.misbehaving:hang" in capsys.readouterr().out
+    assert time.monotonic() - started < 30
 
 
 def test_time_spent_compiling_kernels_does_not_count_towards_the_case_timeout(tmp_path):

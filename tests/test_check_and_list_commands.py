@@ -174,9 +174,13 @@ def test_check_with_a_case_timeout_reaches_the_verdict_it_reaches_in_this_proces
     ("tests.exits_at_import:attention", "out_matches_reference", MASKED_CASE,
      "flashcheck: cannot import module 'tests.exits_at_import' of 'tests.exits_at_import:attention': "
      "SystemExit: this module is a script"),
+    ("tests.raises_base_exception_at_import:attention", "out_matches_reference", MASKED_CASE,
+     "flashcheck: cannot import module 'tests.raises_base_exception_at_import' of "
+     "'tests.raises_base_exception_at_import:attention': Abandoned: this module gave up at import"),
     ("tests.stubs:unknown_feature", "out_matches_reference", MASKED_CASE,
      "flashcheck: --impl tests.stubs:unknown_feature: flashcheck_features names unknown feature 'casual'; known:"),
-], ids=["property", "case", "module", "not-applicable", "raises-at-import", "exits-at-import", "unknown-feature"])
+], ids=["property", "case", "module", "not-applicable", "raises-at-import", "exits-at-import",
+        "raises-base-exception-at-import", "unknown-feature"])
 def test_check_usage_errors_exit_2_with_one_line_naming_the_problem(impl, prop, case, message, capsys):
     assert check(impl, prop, case) == EXIT_USAGE
     err = capsys.readouterr().err

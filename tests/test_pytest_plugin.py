@@ -207,11 +207,15 @@ def test_the_option_wins_over_the_environment_variable(tiny, monkeypatch):
         (("--flashcheck-impl", "tests.raises_at_import:attention"), {},
          "--flashcheck-impl 'tests.raises_at_import:attention': cannot import module 'tests.raises_at_import' of "
          "'tests.raises_at_import:attention': RuntimeError: this module is broken at import"),
+        (("--flashcheck-impl", "tests.raises_base_exception_at_import:attention"), {},
+         "--flashcheck-impl 'tests.raises_base_exception_at_import:attention': cannot import module "
+         "'tests.raises_base_exception_at_import' of 'tests.raises_base_exception_at_import:attention': "
+         "Abandoned: this module gave up at import"),
         (("--flashcheck-impl", "tests.stubs:unknown_feature"), {},
          "--flashcheck-impl 'tests.stubs:unknown_feature': flashcheck_features names unknown feature 'casual'; known: *"),
     ],
     ids=["unknown-name", "missing-attribute", "impls-from-environment", "zero-shards", "shards-from-environment",
-         "raises-at-import", "unknown-feature"],
+         "raises-at-import", "raises-base-exception-at-import", "unknown-feature"],
 )
 def test_a_bad_implementation_or_shard_count_is_a_usage_error_before_any_test(tiny, monkeypatch, args, env, message):
     for variable, value in env.items():

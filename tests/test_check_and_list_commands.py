@@ -179,8 +179,11 @@ def test_check_with_a_case_timeout_reaches_the_verdict_it_reaches_in_this_proces
      "'tests.raises_base_exception_at_import:attention': Abandoned: this module gave up at import"),
     ("tests.stubs:unknown_feature", "out_matches_reference", MASKED_CASE,
      "flashcheck: --impl tests.stubs:unknown_feature: flashcheck_features names unknown feature 'casual'; known:"),
+    ("tests.stubs:device_kind_misspelt", "out_matches_reference", MASKED_CASE,
+     "flashcheck: --impl tests.stubs:device_kind_misspelt: flashcheck_features_by_device names 'gpu', not a device "
+     "kind torch knows"),
 ], ids=["property", "case", "module", "not-applicable", "raises-at-import", "exits-at-import",
-        "raises-base-exception-at-import", "unknown-feature"])
+        "raises-base-exception-at-import", "unknown-feature", "unknown-device-kind"])
 def test_check_usage_errors_exit_2_with_one_line_naming_the_problem(impl, prop, case, message, capsys):
     assert check(impl, prop, case) == EXIT_USAGE
     err = capsys.readouterr().err

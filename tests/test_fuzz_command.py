@@ -367,7 +367,9 @@ def test_usage_errors_exit_2_naming_the_argument(arguments, message, capsys):
      "'tests.raises_base_exception_at_import:attention': Abandoned: this module gave up at import"),
     ("tests.stubs:unknown_feature", "flashcheck: --impl tests.stubs:unknown_feature: flashcheck_features names unknown "
                                     "feature 'casual'; known: backward, bfloat16, causal,"),
-], ids=["raises-at-import", "raises-base-exception-at-import", "unknown-feature"])
+    ("tests.stubs:device_kind_misspelt", "flashcheck: --impl tests.stubs:device_kind_misspelt: "
+                                         "flashcheck_features_by_device names 'gpu', not a device kind torch knows"),
+], ids=["raises-at-import", "raises-base-exception-at-import", "unknown-feature", "unknown-device-kind"])
 def test_an_implementation_that_cannot_load_or_names_an_unknown_feature_is_one_line_exit_2(impl, message, capsys):
     assert flashcheck(["fuzz", "--device", "cpu", "--workers", "1", "--budget", "5", "--impl", impl]) == EXIT_USAGE
     err = capsys.readouterr().err

@@ -210,6 +210,8 @@ def fuzz(options: FuzzOptions, *, on_progress: Callable | None = None, replay: l
             elif kind == "not_applicable":
                 prop, reason = payload
                 result.not_applicable[prop] = reason
+            elif kind == "stale":  # a stored entry the implementation's features no longer cover
+                result.stale.append({**payload, "store": str(store.path)})
             elif kind == "done":
                 slot.finished = True
             elif kind == "error":
@@ -648,15 +650,26 @@ def _replay(impl, options, replay, index, messages, before_case, decided, after_
     """Run stored crash cases first, each decided as fuzzing decides a case
     (:func:`flashcheck.verdict.decide`). Returns False when one of them failed a property
     (the run then ends with it, as with any property failure). A case the implementation
-    declines is counted as declined, not as a case run (and, not crashing, leaves the store)."""
+    declines is counted as declined, not as a case run (and, not crashing, leaves the store).
+    One of a property the run does not choose (``--property``) waits in the store for a run
+    that does; one the implementation's features no longer cover (a feature it stopped
+    declaring, a case needing one) is reported as stale and kept, never run: it would test
+    what the implementation does not claim."""
+    from flashcheck import protocol
     from flashcheck.case import Case
     from flashcheck.fuzz_result import Failure
     from flashcheck.properties import PROPERTIES
     from flashcheck.verdict import Outcome, decide
 
+    features = protocol.features_of(impl, options.device)
     for prop_name, spec in replay:
         prop, case = PROPERTIES.get(prop_name), Case.from_spec(spec)
-        if prop is None:
+        if prop is None or (options.properties and prop_name not in options.properties):
+            continue
+        problem = prop.not_runnable_because(features, case, device=options.device)
+        if problem is not None:
+            messages.put((index, "stale", {"property": prop_name, "case": spec,
+                                           "problem": f"no longer runnable for {options.impl}: {problem}"}))
             continue
         before_case(prop_name, case)
         verdict = decide(prop, impl, case, device=options.device, impl_name=options.impl)

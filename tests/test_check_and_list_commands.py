@@ -72,7 +72,8 @@ def test_check_replays_a_known_divergence_as_the_failure_it_is_and_says_it_is_ex
 
 def test_check_reports_an_implementation_that_raises_as_a_failure_as_fuzz_does(capsys):
     # tests.misbehaving's implementations misbehave on more than one query; ``raising`` raises.
-    assert check("tests.misbehaving:raising", "out_matches_reference", MASKED_CASE) == EXIT_FOUND
+    # Unmasked: it declares no mask, and check refuses a case needing an undeclared feature.
+    assert check("tests.misbehaving:raising", "out_matches_reference", PLAIN_CASE) == EXIT_FOUND
     assert "the implementation raised RuntimeError: planted" in capsys.readouterr().out
 
 
@@ -167,6 +168,10 @@ def test_check_with_a_case_timeout_reaches_the_verdict_it_reaches_in_this_proces
     ("no_such_module:attention", "out_matches_reference", MASKED_CASE, "no_such_module"),
     # The pure-torch implementation declares no backward: the gradient property does not apply.
     ("tests.buggy:correct", "grads_match_reference", MASKED_CASE, "does not apply"),
+    # Nor does a property to a case needing a feature the implementation does not declare:
+    # calling it with such a case would test what it never claimed.
+    ("tests.stubs:no_features", "out_matches_reference", MASKED_CASE,
+     "does not apply to this case for tests.stubs:no_features: the case needs the feature mask"),
     # A module that raises at import, whatever it raises, and a misspelt feature: one line each.
     ("tests.raises_at_import:attention", "out_matches_reference", MASKED_CASE,
      "flashcheck: cannot import module 'tests.raises_at_import' of 'tests.raises_at_import:attention': "
@@ -182,7 +187,7 @@ def test_check_with_a_case_timeout_reaches_the_verdict_it_reaches_in_this_proces
     ("tests.stubs:device_kind_misspelt", "out_matches_reference", MASKED_CASE,
      "flashcheck: --impl tests.stubs:device_kind_misspelt: flashcheck_features_by_device names 'gpu', not a device "
      "kind torch knows"),
-], ids=["property", "case", "module", "not-applicable", "raises-at-import", "exits-at-import",
+], ids=["property", "case", "module", "not-applicable", "case-outside-the-features", "raises-at-import", "exits-at-import",
         "raises-base-exception-at-import", "unknown-feature", "unknown-device-kind"])
 def test_check_usage_errors_exit_2_with_one_line_naming_the_problem(impl, prop, case, message, capsys):
     assert check(impl, prop, case) == EXIT_USAGE

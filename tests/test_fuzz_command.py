@@ -641,6 +641,27 @@ def test_a_stored_case_that_no_longer_parses_is_reported_once_as_stale_not_as_a_
     assert json.loads(store.read_text()) == entries[:2], "stale entries are kept (and the replayed one forgotten)"
 
 
+def test_a_stored_case_outside_the_implementation_s_features_is_reported_as_stale_and_not_run(tmp_path, capsys):
+    # Stored while the implementation declared "backward" and "causal"; it no longer does:
+    # replaying would test what it does not claim (a gradient of a forward-only kernel).
+    store = tmp_path / "examples" / "tests.stubs_no_features" / "crashes.json"
+    store.parent.mkdir(parents=True)
+    spec = ("batch=1 seqlen_q=3 seqlen_k=5 heads=2 kv_heads=2 head_dim=8 dtype=float32 causal=False window=-1,-1 "
+            "softmax_scale=None layout=contiguous values=normal seed=0")
+    entries = [{"property": "grads_match_reference", "case": spec, "kind": "crash"},
+               {"property": "out_matches_reference", "case": spec.replace("causal=False", "causal=True"), "kind": "hang"},
+               {"property": "out_matches_reference", "case": spec, "kind": "hang"}]
+    store.write_text(json.dumps(entries))
+    status, result = fuzz(tmp_path, "tests.stubs:no_features", "--replay-only", budget=60)
+    assert status == EXIT_OK and result["failures"] == []
+    assert result["by_property"] == {"out_matches_reference": 1}, "only the entry inside the features is replayed"
+    problems = {(entry["property"], entry["case"]): entry["problem"] for entry in result["stale"]}
+    assert "needs the feature backward" in problems[("grads_match_reference", spec)]
+    assert "the case needs the feature causal" in problems[("out_matches_reference", entries[1]["case"])]
+    assert json.loads(store.read_text()) == entries[:2], "kept, for the implementation that declares them again"
+    assert capsys.readouterr().out.count("stale entry in") == 2
+
+
 def test_replay_only_with_nothing_stored_says_so_and_is_no_confirmed_fix(tmp_path, capsys):
     status, result = fuzz(tmp_path, "tests.buggy:correct", "--replay-only", budget=30)
     assert status == EXIT_USAGE and result is None

@@ -51,9 +51,10 @@ def run(args, device) -> int:
         print(f"flashcheck: {error}", file=sys.stderr)
         return EXIT_USAGE
     prop = PROPERTIES[args.property]
-    if not prop.runnable(protocol.features_of(impl, device), case, device=device):
+    reason = prop.not_runnable_because(protocol.features_of(impl, device), case, device=device)
+    if reason is not None:
         why = (f"can be measured on {', '.join(sorted(prop.devices))} only: not run" if not prop.runs_on(device)
-               else f"does not apply to this case for {args.impl}")
+               else f"does not apply to this case for {args.impl}: {reason}")
         print(f"flashcheck: {prop.name} {why}", file=sys.stderr)
         return EXIT_USAGE
     if args.case_timeout is not None:

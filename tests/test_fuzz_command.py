@@ -800,3 +800,38 @@ def test_a_checked_case_leaves_no_gpu_memory_cached_for_the_workers_sharing_the_
     # What may stay is what the libraries keep for good (cuBLAS's workspaces come from the
     # same allocator; an H100 kept some after a first case), far below the case's own need.
     assert kept <= taken // 4, f"{kept} of the {taken} bytes reserved at the peak stayed reserved"
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux's /proc, where nothing can be created")
+@pytest.mark.parametrize("argument, path", [("--json", "/proc/flashcheck-result.json"),
+                                            ("--database", "/proc/flashcheck-examples")])
+def test_an_output_where_nothing_can_be_created_is_refused_before_any_work_whatever_the_permission_bits_say(
+        tmp_path, monkeypatch, capsys, argument, path):
+    # /proc lets root pass os.access(W_OK) and creates nothing: only trying tells.
+    monkeypatch.setattr(isolation, "fuzz", lambda *a, **k: pytest.fail("a worker was started"))
+    status = flashcheck(["fuzz", "--impl", "tests.buggy:correct", "--budget", "30", "--device", "cpu",
+                         "--workers", "1", *(["--database", str(tmp_path / "examples")] if argument == "--json" else []),
+                         argument, path])
+    assert status == EXIT_USAGE
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith(f"flashcheck: {argument} {path}") and "writ" in line, line
+    assert not Path(path).exists()
+
+
+def test_a_json_file_that_cannot_be_written_at_the_end_is_one_line_after_the_summary_not_a_traceback(
+        tmp_path, monkeypatch, capsys):
+    folder = tmp_path / "results"
+    folder.mkdir()
+
+    def run_that_loses_the_folder(options, **kwargs):
+        folder.rmdir()  # as a clean-up job might, during a long run
+        return fuzz_engine.FuzzResult(cases=3, seconds=1.0)
+
+    monkeypatch.setattr(isolation, "fuzz", run_that_loses_the_folder)
+    status = flashcheck(["fuzz", "--impl", "tests.buggy:correct", "--budget", "30", "--device", "cpu", "--workers",
+                         "1", "--database", str(tmp_path / "examples"), "--json", str(folder / "result.json")])
+    assert status == EXIT_USAGE
+    captured = capsys.readouterr()
+    assert "3 cases in" in captured.out, "the summary"
+    [line] = captured.err.strip().splitlines()
+    assert line.startswith(f"flashcheck: --json {folder / 'result.json'}: the result could not be written"), line

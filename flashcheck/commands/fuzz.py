@@ -24,7 +24,8 @@ EPILOG = f"""exit status:
   {EXIT_FOUND}    a counterexample, or a case that crashed, hung or lost the CUDA context of a worker
   {EXIT_USAGE}    a usage or configuration error, reported before any work (an output that cannot be
        written, a damaged crash store, an --impl that cannot be loaded or names an unknown
-       feature), or --replay-only with nothing to replay
+       feature), --replay-only with nothing to replay, or a --json file that could not be written
+       at the end after all (the summary printed says what the run found)
   {EXIT_UNCHECKED}    nothing was checked: every case declined by the implementation, or none finished
   {EXIT_INTERNAL}    flashcheck's own code failed (a bug in flashcheck, its traceback printed): not a finding
   {EXIT_INTERRUPTED}  interrupted (Ctrl-C): the summary, the --json result and any failure found so far
@@ -156,9 +157,11 @@ def run(args, device) -> int:
             print(f"flashcheck: {error}", file=sys.stderr)
             return EXIT_USAGE
         result.seconds = time.monotonic() - args.started
-        _report(result, args, device)
+        written = _report(result, args, device)
     if result.interrupted:
         return EXIT_INTERRUPTED
+    if not written:
+        return EXIT_USAGE
     if args.replay_only and not (result.cases or result.declined or result.failures or result.known
                                  or result.unfinished):
         # Not a confirmed fix: what the database holds was for other properties, or no longer decodes.
@@ -185,14 +188,22 @@ def interrupted_before_the_run(args, device) -> int:
     return EXIT_INTERRUPTED
 
 
-def _report(result, args, device) -> None:
-    """The summary, and the ``--json`` file when one was asked for."""
+def _report(result, args, device) -> bool:
+    """The summary, and the ``--json`` file when one was asked for; False when that file
+    could not be written after all (its folder removed during the run, the disk full), said
+    in one line naming it: the summary above holds what the run found."""
     from flashcheck import fuzz_console
 
     fuzz_console.print_fuzz_result(result, args.impl, device, shrunk=args.shrink_time > 0)
     if args.json:
-        Path(args.json).write_text(json.dumps(result.to_json(impl_name=args.impl, device=device, budget=args.budget),
-                                              indent=2))
+        text = json.dumps(result.to_json(impl_name=args.impl, device=device, budget=args.budget), indent=2)
+        try:
+            Path(args.json).write_text(text)
+        except OSError as error:
+            print(f"flashcheck: --json {args.json}: the result could not be written ({error.strerror or error}); "
+                  f"the summary above is what the run found", file=sys.stderr)
+            return False
+    return True
 
 
 def exit_status(result) -> int:

@@ -157,7 +157,9 @@ def fuzz(options: FuzzOptions, *, on_progress: Callable | None = None, replay: l
                 slot.process.start()
 
         def unfinished(slot: _Slot) -> None:
-            """The case in flight in ``slot``, about to be stopped: neither passed nor failed."""
+            """The case in flight in ``slot``, about to be stopped: neither passed nor failed.
+            Not called for the finder, whose case in flight is a step of shrinking the failure
+            reported (as drawn), not a case of its own."""
             running = _running_case(slot.case_file)
             if running is not None:
                 result.unfinished.append({
@@ -233,7 +235,7 @@ def fuzz(options: FuzzOptions, *, on_progress: Callable | None = None, replay: l
                 if interrupted.is_set():
                     result.interrupted = True
                     for slot in slots:
-                        if slot.process is not None:
+                        if slot.process is not None and slot is not finder:
                             unfinished(slot)
                     drawn_failure()
                     break
@@ -266,7 +268,8 @@ def fuzz(options: FuzzOptions, *, on_progress: Callable | None = None, replay: l
                     else:
                         limit = _grace(options) if _running_case(slot.case_file) is not None else 0.0
                     if overtime > limit:
-                        unfinished(slot)  # not a hang (it did not reach the per-case timeout), not a pass
+                        if slot is not finder:  # the finder's case in flight is a step of its shrinking
+                            unfinished(slot)  # not a hang (it did not reach the per-case timeout), not a pass
                         _kill(slot)
                         if slot is finder:
                             drawn_failure()

@@ -495,6 +495,8 @@ def test_an_interrupted_run_keeps_what_it_found_and_exits_130(tmp_path):
     assert failure["kind"] == "property" and "planted" in failure["evidence"]
     assert "cases in" in out and "interrupted" in out, "the summary"
     assert "counterexample (as drawn, not shrunk)" in out and failure["replay"] in out
+    # The case the worker was running is a step of that shrinking, not a case left unfinished.
+    assert result["unfinished"] == [] and "unfinished" not in out
 
 
 #: Runs the ``flashcheck`` command as its console script does (``from flashcheck.cli import

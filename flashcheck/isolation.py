@@ -682,7 +682,7 @@ def _replay(impl, options, replay, index, messages, before_case, decided, after_
         if verdict.outcome is Outcome.FLASHCHECK_ERROR:
             raise verdict.error
         if verdict.outcome is Outcome.FAILED:
-            report = vars(Failure.from_verdict(verdict))
+            report = {**vars(Failure.from_verdict(verdict)), "shrunk": False}  # a stored case, as it was stored
             messages.put((index, "replayed", (prop_name, spec, True)))
             messages.put((index, "found", report))
             messages.put((index, "failure", report))

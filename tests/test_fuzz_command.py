@@ -664,6 +664,19 @@ def test_a_stored_case_outside_the_implementation_s_features_is_reported_as_stal
     assert capsys.readouterr().out.count("stale entry in") == 2
 
 
+def test_a_stored_crash_that_now_fails_a_property_is_reported_as_stored_not_as_shrunk(tmp_path, capsys):
+    store = tmp_path / "examples" / "tests.buggy_additive_mask" / "crashes.json"
+    store.parent.mkdir(parents=True)
+    spec = "batch=1 seqlen_q=2 seqlen_k=3 heads=1 kv_heads=1 head_dim=8 dtype=float32 seed=1 mask=random:0.0"
+    store.write_text(json.dumps([{"property": "out_matches_reference", "case": spec, "kind": "crash"}]))
+    status, result = fuzz(tmp_path, "tests.buggy:additive_mask", "--replay-only", budget=60)
+    assert status == EXIT_FOUND
+    [failure] = result["failures"]
+    assert failure["kind"] == "property" and failure["shrunk"] is False
+    out = capsys.readouterr().out
+    assert "counterexample (as drawn, not shrunk)" in out and "counterexample (shrunk)" not in out
+
+
 def test_replay_only_with_nothing_stored_says_so_and_is_no_confirmed_fix(tmp_path, capsys):
     status, result = fuzz(tmp_path, "tests.buggy:correct", "--replay-only", budget=30)
     assert status == EXIT_USAGE and result is None

@@ -752,8 +752,9 @@ def resolve(spec: str) -> Callable:
     """The implementation named by ``spec``: a REGISTRY name or ``"module:attr"``.
 
     ``attr`` may be dotted (``"pkg.mod:Class.method"``).  Raises ValueError, one line, for
-    an unknown name, a module that cannot be imported (whatever it raises at import), a
-    missing attribute or a non-callable.
+    an unknown name, a module that cannot be imported (whatever it raises at import, any
+    BaseException but KeyboardInterrupt, which stays the user's Ctrl-C), a missing attribute
+    or a non-callable.
     Errors raised by a registry factory itself (e.g. triton missing for
     ``"flash"``) propagate unchanged.
     """
@@ -771,7 +772,9 @@ def resolve(spec: str) -> Callable:
         raise ValueError(f"bad implementation spec {spec!r}: expected 'module:attr'")
     try:
         obj = importlib.import_module(module_name)
-    except (Exception, SystemExit) as error:  # noqa: BLE001 - whatever the module raises at import, it cannot be used
+    except KeyboardInterrupt:
+        raise
+    except BaseException as error:  # noqa: BLE001 - whatever the module raises at import, it cannot be used
         message = str(error).strip().splitlines()
         raise ValueError(f"cannot import module {module_name!r} of {spec!r}: {type(error).__name__}"
                          f"{': ' + message[0] if message else ''}") from error

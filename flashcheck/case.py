@@ -165,6 +165,17 @@ class Case:
         return self.seqlens is not None
 
     @property
+    def features_needed(self) -> frozenset:
+        """The protocol features an implementation must declare to be called with this case,
+        its dtype aside: ``causal``, ``window``, ``gqa``, ``mask``, ``varlen``."""
+        needed = {"causal"} if self.causal else set()
+        needed |= {"window"} if tuple(self.window) != (-1, -1) else set()
+        needed |= {"gqa"} if self.kv_heads < self.heads else set()
+        needed |= {"mask"} if not self.mask.is_none else set()
+        needed |= {"varlen"} if self.varlen else set()
+        return frozenset(needed)
+
+    @property
     def out_shape(self) -> tuple[int, ...]:
         if self.varlen:
             return (self.seqlen_q, self.heads, self.head_dim)

@@ -31,31 +31,60 @@ import os
 import sys
 import time
 
-from flashcheck.commands import COMMANDS, EXIT_INTERRUPTED, EXIT_USAGE
+# Nothing here imports torch: Ctrl-C is handled from main's first instruction on, and torch
+# takes the command's first second to import (flashcheck.interruption).
+from flashcheck import interruption
 
 
 def main(argv=None) -> int:
     started = time.monotonic()
-    parser = _parser()
-    args = parser.parse_args(argv)
-    args.started = started  # time budgets count from here, the command's own setup included
-    if args.command is None:
-        parser.print_help()
-        return EXIT_USAGE
-    try:
+    args = device = None
+    with interruption.installed():
         try:
-            # Commands that run no kernel (list, bench-report) take no --device.
-            device = select_device(args.device) if hasattr(args, "device") else None
-        except ValueError as error:
-            print(f"flashcheck: {error}", file=sys.stderr)
-            return EXIT_USAGE
-        return args.run(args, device)
-    except KeyboardInterrupt:  # fuzz handles its own, keeping what it found
+            from flashcheck.commands import EXIT_USAGE
+
+            parser = _parser()
+            args = parser.parse_args(argv)
+            args.started = started  # time budgets count from here, the command's own setup included
+            if args.command is None:
+                parser.print_help()
+                return EXIT_USAGE
+            interruption.arm()  # a Ctrl-C during the parsing ends the command here
+            try:
+                # Commands that run no kernel (list, bench-report) take no --device.
+                device = select_device(args.device) if hasattr(args, "device") else None
+            except ValueError as error:
+                interruption.check()  # the error may be what a Ctrl-C broke
+                print(f"flashcheck: {error}", file=sys.stderr)
+                return EXIT_USAGE
+            interruption.check()  # one that a library caught while torch or triton was imported
+            return args.run(args, device)
+        except KeyboardInterrupt:
+            return _interrupted(args, device)
+        except Exception:
+            if not interruption.requested():
+                raise
+            # What a Ctrl-C broke on its way: a library that caught the KeyboardInterrupt in
+            # an import (numpy's, inside torch's) fails otherwise when it is imported again.
+            return _interrupted(args, device)
+
+
+def _interrupted(args, device) -> int:
+    """Ctrl-C before the command could report it itself: the command's report of an
+    interrupted start (``args.on_interrupt(args, device)``, fuzz's empty summary), or one line."""
+    from flashcheck.commands import EXIT_INTERRUPTED
+
+    with interruption.deferred():  # a second Ctrl-C does not cut the report short
+        report = getattr(args, "on_interrupt", None)
+        if report is not None:
+            return report(args, device)
         print("flashcheck: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
 
 
 def _parser() -> argparse.ArgumentParser:
+    from flashcheck.commands import COMMANDS
+
     parser = argparse.ArgumentParser(prog="flashcheck", description=__doc__.split("\n\n")[0])
     subparsers = parser.add_subparsers(dest="command")
     for command in COMMANDS:

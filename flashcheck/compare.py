@@ -32,10 +32,21 @@ for _name, _source in (("dq", "q"), ("dk", "k"), ("dv", "v")):
     INDEX_NAMES[_name] = INDEX_NAMES[_source]
 
 
-def replay_command(impl_name: str, property_name: str, case_spec: str) -> str:
-    """The one command line that replays ``property_name`` for ``impl_name`` on one case."""
-    return (f"flashcheck check --impl {shlex.quote(impl_name)} --property {property_name} "
-            f"--case {shlex.quote(case_spec)}")
+def replay_command(impl_name: str, property_name: str, case_spec: str, case_timeout: float | None = None) -> str:
+    """The one command line that replays ``property_name`` for ``impl_name`` on one case;
+    with ``case_timeout``, in a worker process watched with that per-case timeout, as the fuzz
+    run that found a hang or a crash watched it (``flashcheck check --case-timeout``)."""
+    command = (f"flashcheck check --impl {shlex.quote(impl_name)} --property {property_name} "
+               f"--case {shlex.quote(case_spec)}")
+    if case_timeout is not None:
+        command += f" --case-timeout {_seconds(case_timeout)}"
+    return command
+
+
+def _seconds(value: float) -> str:
+    """``value`` written short (``2``, ``0.5``), and as it is where short would round it."""
+    short = f"{value:g}"
+    return short if float(short) == value else repr(float(value))
 
 
 class Violation(AssertionError):

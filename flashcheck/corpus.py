@@ -61,18 +61,7 @@ class Corpus:
 
 def needed_features(case: Case) -> frozenset:
     """The protocol features (and dtype name) an implementation needs to run ``case`` forward."""
-    needs = {case.dtype}
-    if case.causal:
-        needs.add("causal")
-    if case.window != (-1, -1):
-        needs.add("window")
-    if case.kv_heads < case.heads:
-        needs.add("gqa")
-    if not case.mask.is_none:
-        needs.add("mask")
-    if case.varlen:
-        needs.add("varlen")
-    return frozenset(needs)
+    return case.features_needed | {case.dtype}
 
 
 def outputs_for(features) -> tuple[str, ...]:

@@ -112,166 +112,180 @@ def fuzz(options: FuzzOptions, *, on_progress: Callable | None = None, replay: l
     Raises :class:`WorkerError` when a worker fails outside any case (a setup error), and
     :class:`CrashStoreError` before starting any when the crash store cannot be read.
     """
-    from flashcheck.fuzz import FuzzResult  # deferred: the parent needs it, workers import it themselves
-
-    context = multiprocessing.get_context("spawn")
-    messages = context.Queue()
-    run_dir = Path(tempfile.mkdtemp(prefix="flashcheck-fuzz-"))
-    store = CrashStore(Path(options.database) / "crashes.json" if options.database else None)
-    result = FuzzResult()
-    start = time.monotonic()
-    deadline = start + options.budget
-    wall_deadline = time.time() + options.budget
-    slots = [_Slot(i, gpu) for i, gpu in enumerate(_gpus_for_workers(options))]
-    slots[0].replay, result.stale = (list(replay), []) if replay is not None else store.replayable()
-    result.workers = [{"worker": slot.index, "gpu": slot.gpu, "device": None, "cases": 0, "processes": 0}
-                      for slot in slots]
-    spawned = 0
-    crashes = 0
-    stopping = False
-    finder: _Slot | None = None
-    unshrunk: list[dict] = []  # the first property failure as found, before shrinking
-
-    def spawn(slot: _Slot) -> None:
-        nonlocal spawned
-        seed = None if options.seed is None else options.seed + 7919 * spawned
-        spawned += 1
-        result.workers[slot.index]["processes"] += 1
-        slot.case_file = run_dir / f"worker-{spawned}.case.json"
-        slot.log_file = run_dir / f"worker-{spawned}.log"
-        slot.stop = context.Event()
-        slot.finished = False
-        slot.process = context.Process(
-            target=worker_main, name=f"flashcheck-worker-{slot.index}",
-            args=(options, slot.index, seed, wall_deadline, slot.gpu, list(slot.replay),
-                  str(slot.case_file), str(slot.log_file), messages, slot.stop),
-            daemon=True,
-        )
-        with _sigint_ignored():  # inherited: the worker ignores Ctrl-C from its first instruction on
-            slot.process.start()
-
-    def unfinished(slot: _Slot) -> None:
-        """The case in flight in ``slot``, about to be stopped: neither passed nor failed."""
-        running = _running_case(slot.case_file)
-        if running is not None:
-            result.unfinished.append({
-                "property": running["property"], "case": running["case"],
-                "running_for": round(time.time() - running["started"], 1),
-            })
-
-    def drawn_failure() -> None:
-        """The failure the finder was shrinking, as it was first drawn, unless shrunk already."""
-        if finder is not None and not any(f.kind == "property" for f in result.failures):
-            result.failures.append(_failure_from({**unshrunk[0], "shrunk": False}))
-
-    def stop_all() -> None:
-        nonlocal stopping
-        stopping = True
-        for slot in slots:
-            if slot.stop is not None and slot is not finder:
-                slot.stop.set()
-
-    def handle(index: int, kind: str, payload) -> None:
-        nonlocal finder
-        slot = slots[index]
-        if kind == "started":
-            result.workers[index]["device"] = payload
-        elif kind == "case":
-            prop, kinds, seconds, compiling = payload
-            result.count(prop, kinds)
-            result.workers[index]["cases"] += 1
-            result.seconds = time.monotonic() - start
-            result.timed(result.seconds, seconds, compiling)
-            if on_progress is not None:
-                on_progress(result)
-        elif kind == "found":
-            if finder is None:
-                finder = slot
-                unshrunk.append({**payload, "seconds": time.monotonic() - start})
-            stop_all()
-        elif kind == "failure":
-            # Timed from when it was first found, not from the end of its shrinking.
-            found_at = unshrunk[0]["seconds"] if unshrunk else time.monotonic() - start
-            result.failures.append(_failure_from({**payload, "seconds": found_at}))
-        elif kind == "replayed":
-            prop, spec, still_fails = payload
-            slot.replay = [entry for entry in slot.replay if entry != (prop, spec)]
-            if not still_fails:
-                store.remove(prop, spec)
-        elif kind == "known":
-            result.known.append(_failure_from({**payload, "seconds": time.monotonic() - start}))
-        elif kind == "declined":
-            result.decline(*payload)
-        elif kind == "not_applicable":
-            prop, reason = payload
-            result.not_applicable[prop] = reason
-        elif kind == "done":
-            slot.finished = True
-        elif kind == "error":
-            raise WorkerError(payload)
-        elif kind == "internal":
-            raise FlashcheckBug(payload)
+    from flashcheck import interruption
+    from flashcheck.fuzz_result import FuzzResult
 
     interrupted = threading.Event()
     previous_sigint = _catch_sigint(interrupted)
+    if interruption.requested():  # a Ctrl-C the command recorded before this handler took over
+        interrupted.set()
     try:
-        for slot in slots:
-            spawn(slot)
-        while any(slot.process is not None for slot in slots):
-            try:
-                handle(*messages.get(timeout=POLL_SECONDS))
-            except queue.Empty:
-                pass
-            _drain(messages, handle)
-            if interrupted.is_set():
-                result.interrupted = True
-                for slot in slots:
-                    if slot.process is not None:
-                        unfinished(slot)
-                drawn_failure()
-                break
-            if time.monotonic() > deadline and not stopping:
+        context = multiprocessing.get_context("spawn")
+        messages = context.Queue()
+        run_dir = Path(tempfile.mkdtemp(prefix="flashcheck-fuzz-"))
+        store = CrashStore(Path(options.database) / "crashes.json" if options.database else None)
+        result = FuzzResult()
+        start = time.monotonic()
+        deadline = start + options.budget
+        wall_deadline = time.time() + options.budget
+        slots = [_Slot(i, gpu) for i, gpu in enumerate(_gpus_for_workers(options))]
+        slots[0].replay, result.stale = (list(replay), []) if replay is not None else store.replayable()
+        result.workers = [{"worker": slot.index, "gpu": slot.gpu, "device": None, "cases": 0, "processes": 0}
+                          for slot in slots]
+        spawned = 0
+        crashes = 0
+        stopping = False
+        finder: _Slot | None = None
+        unshrunk: list[dict] = []  # the first property failure as found, before shrinking
+
+        def spawn(slot: _Slot) -> None:
+            nonlocal spawned
+            seed = None if options.seed is None else options.seed + 7919 * spawned
+            spawned += 1
+            result.workers[slot.index]["processes"] += 1
+            slot.case_file = run_dir / f"worker-{spawned}.case.json"
+            slot.log_file = run_dir / f"worker-{spawned}.log"
+            slot.stop = context.Event()
+            slot.finished = False
+            slot.process = context.Process(
+                target=worker_main, name=f"flashcheck-worker-{slot.index}",
+                args=(options, slot.index, seed, wall_deadline, slot.gpu, list(slot.replay),
+                      str(slot.case_file), str(slot.log_file), messages, slot.stop),
+                daemon=True,
+            )
+            with _sigint_held():  # inherited: the worker ignores Ctrl-C from its first instruction on
+                slot.process.start()
+
+        def unfinished(slot: _Slot) -> None:
+            """The case in flight in ``slot``, about to be stopped: neither passed nor failed.
+            Not called for the finder, whose case in flight is a step of shrinking the failure
+            reported (as drawn), not a case of its own."""
+            running = _running_case(slot.case_file)
+            if running is not None:
+                result.unfinished.append({
+                    "property": running["property"], "case": running["case"],
+                    "running_for": round(time.time() - running["started"], 1),
+                })
+
+        def drawn_failure() -> None:
+            """The failure the finder was shrinking, as it was first drawn, unless shrunk already."""
+            if finder is not None and not any(f.kind == "property" for f in result.failures):
+                result.failures.append(_failure_from({**unshrunk[0], "shrunk": False}))
+
+        def stop_all() -> None:
+            nonlocal stopping
+            stopping = True
+            for slot in slots:
+                if slot.stop is not None and slot is not finder:
+                    slot.stop.set()
+
+        def handle(index: int, kind: str, payload) -> None:
+            nonlocal finder
+            slot = slots[index]
+            if kind == "started":
+                result.workers[index]["device"] = payload
+            elif kind == "case":
+                prop, kinds, seconds, compiling = payload
+                result.count(prop, kinds)
+                result.workers[index]["cases"] += 1
+                result.seconds = time.monotonic() - start
+                result.timed(result.seconds, seconds, compiling)
+                if on_progress is not None:
+                    on_progress(result)
+            elif kind == "found":
+                if finder is None:
+                    finder = slot
+                    unshrunk.append({**payload, "seconds": time.monotonic() - start})
                 stop_all()
+            elif kind == "failure":
+                # Timed from when it was first found, not from the end of its shrinking.
+                found_at = unshrunk[0]["seconds"] if unshrunk else time.monotonic() - start
+                result.failures.append(_failure_from({**payload, "seconds": found_at}))
+            elif kind == "replayed":
+                prop, spec, still_fails = payload
+                slot.replay = [entry for entry in slot.replay if entry != (prop, spec)]
+                if not still_fails:
+                    store.remove(prop, spec)
+            elif kind == "known":
+                result.known.append(_failure_from({**payload, "seconds": time.monotonic() - start}))
+            elif kind == "declined":
+                result.decline(*payload)
+            elif kind == "not_applicable":
+                prop, reason = payload
+                result.not_applicable[prop] = reason
+            elif kind == "stale":  # a stored entry the implementation's features no longer cover
+                result.stale.append({**payload, "store": str(store.path)})
+            elif kind == "done":
+                slot.finished = True
+            elif kind == "error":
+                raise WorkerError(payload)
+            elif kind == "internal":
+                raise FlashcheckBug(payload)
+
+        try:
             for slot in slots:
-                failure = _check_worker(slot, options, messages, handle)
-                if failure is None:
-                    continue
-                failure.seconds = time.monotonic() - start
-                result.failures.append(failure)
-                if failure.case is not None:
-                    store.add(failure.property, failure.case, failure.kind)
-                    slot.replay = [entry for entry in slot.replay if entry != (failure.property, failure.case)]
-                crashes += 1
-                if crashes >= options.max_crashes:
+                if interrupted.is_set():
+                    break
+                spawn(slot)
+            while any(slot.process is not None for slot in slots):
+                try:
+                    handle(*messages.get(timeout=POLL_SECONDS))
+                except queue.Empty:
+                    pass
+                _drain(messages, handle)
+                if interrupted.is_set():
+                    result.interrupted = True
+                    for slot in slots:
+                        if slot.process is not None and slot is not finder:
+                            unfinished(slot)
+                    drawn_failure()
+                    break
+                if time.monotonic() > deadline and not stopping:
                     stop_all()
-                if not stopping and time.monotonic() < deadline - 1.0:
-                    spawn(slot)
-            overtime = time.monotonic() - deadline
-            for slot in slots:
-                # Past the budget, a worker between cases has nothing left to say: stop it
-                # now. One with a case in flight gets a grace to finish it; a finder still
-                # shrinking (its shrinking ends with the budget) gets a second grace, then
-                # its failure is reported as first found, unshrunk.
-                if slot.process is None or overtime <= 0:
-                    continue
-                if slot is finder:
-                    limit = 2 * _grace(options)
-                else:
-                    limit = _grace(options) if _running_case(slot.case_file) is not None else 0.0
-                if overtime > limit:
-                    unfinished(slot)  # not a hang (it did not reach the per-case timeout), not a pass
-                    _kill(slot)
+                for slot in slots:
+                    failure = _check_worker(slot, options, messages, handle)
+                    if failure is None:
+                        continue
+                    failure.seconds = time.monotonic() - start
+                    result.failures.append(failure)
+                    if failure.case is not None:
+                        store.add(failure.property, failure.case, failure.kind)
+                        slot.replay = [entry for entry in slot.replay if entry != (failure.property, failure.case)]
+                    crashes += 1
+                    if crashes >= options.max_crashes:
+                        stop_all()
+                    if not stopping and time.monotonic() < deadline - 1.0:
+                        spawn(slot)
+                overtime = time.monotonic() - deadline
+                for slot in slots:
+                    # Past the budget, a worker between cases has nothing left to say: stop it
+                    # now. One with a case in flight gets a grace to finish it; a finder still
+                    # shrinking (its shrinking ends with the budget) gets a second grace, then
+                    # its failure is reported as first found, unshrunk.
+                    if slot.process is None or overtime <= 0:
+                        continue
                     if slot is finder:
-                        drawn_failure()
+                        limit = 2 * _grace(options)
+                    else:
+                        limit = _grace(options) if _running_case(slot.case_file) is not None else 0.0
+                    if overtime > limit:
+                        if slot is not finder:  # the finder's case in flight is a step of its shrinking
+                            unfinished(slot)  # not a hang (it did not reach the per-case timeout), not a pass
+                        _kill(slot)
+                        if slot is finder:
+                            drawn_failure()
+            if interrupted.is_set() and not result.interrupted:  # before any worker was started
+                result.interrupted = True
+        finally:
+            for slot in slots:
+                if slot.process is not None:
+                    _kill(slot)
+            # The case files and logs served while the workers ran; what a dead worker said
+            # is already quoted in its failure.
+            shutil.rmtree(run_dir, ignore_errors=True)
+        _drain(messages, handle)
     finally:
-        _restore_sigint(previous_sigint)
-        for slot in slots:
-            if slot.process is not None:
-                _kill(slot)
-        # The case files and logs served while the workers ran; what a dead worker said
-        # is already quoted in its failure.
-        shutil.rmtree(run_dir, ignore_errors=True)
-    _drain(messages, handle)
+        _restore_sigint(previous_sigint)  # last: a second Ctrl-C does not cut the clean-up short
     result.seconds = time.monotonic() - start
     return result
 
@@ -300,7 +314,7 @@ def _check_worker(slot: _Slot, options: FuzzOptions, messages, handle):
         slot.process = None
         if slot.finished and process.exitcode == 0:
             return None
-        return _crash_failure(options.impl, process.exitcode, running, slot.log_file)
+        return _crash_failure(options.impl, process.exitcode, running, slot.log_file, options.case_timeout)
     now = time.time()
     if running is not None and compile_clock.overran(running, now, options.case_timeout):
         _kill(slot)
@@ -322,17 +336,31 @@ def _restore_sigint(previous) -> None:
 
 
 @contextlib.contextmanager
-def _sigint_ignored():
-    """SIGINT ignored in this process (in the main thread; elsewhere signals cannot be set), so
-    that a process started meanwhile inherits ignoring it, through its exec and start-up."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
+def _sigint_held():
+    """SIGINT blocked in this thread for the duration, so that a process started meanwhile
+    inherits it blocked, through its exec and start-up, until it ignores it
+    (:func:`worker_main`); a Ctrl-C meanwhile reaches this process when the block ends, not
+    lost (ignoring SIGINT instead, as once, dropped a Ctrl-C that came while a worker started)."""
+    if not hasattr(signal, "pthread_sigmask"):  # not POSIX: ignore it, in the main thread
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        try:
+            yield
+        finally:
+            signal.signal(signal.SIGINT, previous)
         return
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # A spawn starts multiprocessing's resource tracker first if it is not running, and
+    # unblocks SIGINT on the way (resource_tracker.ensure_running): started now, it is not then.
+    from multiprocessing import resource_tracker
+
+    resource_tracker.ensure_running()
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, previous)
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def _kill(slot: _Slot) -> None:
@@ -393,7 +421,7 @@ def _running_case(case_file: Path | None) -> dict | None:
 
 
 def _failure_from(payload: dict):
-    from flashcheck.fuzz import Failure
+    from flashcheck.fuzz_result import Failure
 
     return Failure(**payload)
 
@@ -423,19 +451,22 @@ def _describe_exit(exitcode: int | None) -> str:
     return f"exit status {exitcode}"
 
 
-def _crash_failure(impl: str, exitcode, running: dict | None, log_file):
-    from flashcheck.fuzz import Failure
+def _crash_failure(impl: str, exitcode, running: dict | None, log_file, case_timeout: float | None = None):
+    from flashcheck.fuzz_result import Failure
 
     where = f"while running {running['property']}" if running else "between cases"
     evidence = f"the worker process died with {_describe_exit(exitcode)} {where}"
     tail = _log_tail(log_file)
-    # A worker exits FATAL_EXIT at a fatal verdict (flashcheck.verdict), after logging it.
-    return Failure("fatal" if exitcode == FATAL_EXIT else "crash", running and running["property"],
-                   running and running["case"], evidence + ("\n" + tail if tail else ""), impl)
+    # A worker exits FATAL_EXIT at a fatal verdict (flashcheck.verdict), after logging it; the
+    # replay of a fatal error reports it in one process, that of a crash needs a worker to die in.
+    fatal = exitcode == FATAL_EXIT
+    return Failure("fatal" if fatal else "crash", running and running["property"],
+                   running and running["case"], evidence + ("\n" + tail if tail else ""), impl,
+                   case_timeout=None if fatal else case_timeout)
 
 
 def _hang_failure(impl: str, timeout: float, running: dict, now: float, log_file):
-    from flashcheck.fuzz import Failure
+    from flashcheck.fuzz_result import Failure
 
     compiling = compile_clock.compile_seconds(running, now)
     if compile_clock.running_seconds(running, now) > timeout:
@@ -447,7 +478,8 @@ def _hang_failure(impl: str, timeout: float, running: dict, now: float, log_file
                     f"{timeout:g} s and the {compile_clock.COMPILE_ALLOWANCE:g} s more allowed for compiling")
     evidence += "; the worker was killed"
     tail = _log_tail(log_file)
-    return Failure("hang", running["property"], running["case"], evidence + ("\n" + tail if tail else ""), impl)
+    return Failure("hang", running["property"], running["case"], evidence + ("\n" + tail if tail else ""), impl,
+                   case_timeout=timeout)
 
 
 def database_folder(root, impl: str) -> Path:
@@ -536,7 +568,9 @@ def worker_main(options: FuzzOptions, index: int, seed, wall_deadline: float, gp
     """A spawned worker: set the environment, load the implementation, replay stored
     crashes, fuzz until the deadline or ``stop``, and report through ``messages``
     (``(index, kind, payload)`` tuples). Ignores SIGINT: the parent decides what Ctrl-C ends."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # discards one that came while it was blocked
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # blocked by the parent (_sigint_held)
     if gpu is not None:
         os.environ["CUDA_VISIBLE_DEVICES"] = gpu  # before torch is imported: this process sees one GPU
     if options.device == "cpu":
@@ -621,15 +655,26 @@ def _replay(impl, options, replay, index, messages, before_case, decided, after_
     """Run stored crash cases first, each decided as fuzzing decides a case
     (:func:`flashcheck.verdict.decide`). Returns False when one of them failed a property
     (the run then ends with it, as with any property failure). A case the implementation
-    declines is counted as declined, not as a case run (and, not crashing, leaves the store)."""
+    declines is counted as declined, not as a case run (and, not crashing, leaves the store).
+    One of a property the run does not choose (``--property``) waits in the store for a run
+    that does; one the implementation's features no longer cover (a feature it stopped
+    declaring, a case needing one) is reported as stale and kept, never run: it would test
+    what the implementation does not claim."""
+    from flashcheck import protocol
     from flashcheck.case import Case
-    from flashcheck.fuzz import Failure
+    from flashcheck.fuzz_result import Failure
     from flashcheck.properties import PROPERTIES
     from flashcheck.verdict import Outcome, decide
 
+    features = protocol.features_of(impl, options.device)
     for prop_name, spec in replay:
         prop, case = PROPERTIES.get(prop_name), Case.from_spec(spec)
-        if prop is None:
+        if prop is None or (options.properties and prop_name not in options.properties):
+            continue
+        problem = prop.not_runnable_because(features, case, device=options.device)
+        if problem is not None:
+            messages.put((index, "stale", {"property": prop_name, "case": spec,
+                                           "problem": f"no longer runnable for {options.impl}: {problem}"}))
             continue
         before_case(prop_name, case)
         verdict = decide(prop, impl, case, device=options.device, impl_name=options.impl)
@@ -639,7 +684,7 @@ def _replay(impl, options, replay, index, messages, before_case, decided, after_
         if verdict.outcome is Outcome.FLASHCHECK_ERROR:
             raise verdict.error
         if verdict.outcome is Outcome.FAILED:
-            report = vars(Failure.from_verdict(verdict))
+            report = {**vars(Failure.from_verdict(verdict)), "shrunk": False}  # a stored case, as it was stored
             messages.put((index, "replayed", (prop_name, spec, True)))
             messages.put((index, "found", report))
             messages.put((index, "failure", report))

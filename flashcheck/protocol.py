@@ -76,9 +76,24 @@ def check_declaration(impl) -> None:
         _checked("flashcheck_features", declared)
     by_device = getattr(impl, "flashcheck_features_by_device", None)
     if by_device is not None:
-        for features in dict(by_device).values():
+        for kind, features in dict(by_device).items():
+            _check_device_kind(kind)
             _checked("flashcheck_features_by_device", features)
     not_applicable(impl)
+
+
+def _check_device_kind(kind) -> None:
+    """ValueError unless ``kind`` is a device kind as torch names it (``torch.device(x).type``):
+    a misspelt one ("gpu") would leave the real kind without features, every property but the
+    plain dense ones silently off there."""
+    try:
+        device = torch.device(kind) if isinstance(kind, str) else None
+    except RuntimeError:
+        device = None
+    if device is None or device.type != kind:
+        expected = f"'{device.type}'" if device is not None else "a kind such as 'cpu' or 'cuda'"
+        raise ValueError(f"flashcheck_features_by_device names {kind!r}, not a device kind torch knows; "
+                         f"expected {expected}")
 
 
 def _checked(attribute: str, declared) -> frozenset:

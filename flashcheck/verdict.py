@@ -27,9 +27,11 @@ Who raised an exception is read from its traceback. The implementation is handed
 property wrapped (:class:`_Calling`), so that every call into it leaves a frame of that
 wrapper in the traceback of whatever it raises; so does torch's autograd entry, through
 which a property runs the backward pass of what the implementation returned (flashcheck's
-own reference computes its gradients analytically, never by autograd). An exception whose
-traceback passes through neither was raised by flashcheck's code: the properties, the
-reference, the comparisons, or a library they called.
+own reference computes its gradients analytically, never by autograd). So is one raised by
+the implementation's own code outside a call into it (its innermost frame outside the
+libraries lies in the implementation's source file: a method of a tensor subclass it
+returned, say, which flashcheck's code then used). Any other exception was raised by
+flashcheck's code: the properties, the reference, the comparisons, or a library they called.
 
 Every report is complete where it is built: a :class:`~flashcheck.compare.PropertyFailure`
 or :class:`FlashcheckError` names the implementation, the property, the case and the
@@ -182,7 +184,7 @@ def decide(prop, impl, case: Case, *, device, impl_name: str) -> Verdict:
             return made(Outcome.FATAL, failure=failure(evidence), error=error)
         if isinstance(error, (Violation, PropertyFailure)):
             found = failure(error.evidence)
-        elif _raised_by_implementation(error):
+        elif _raised_by_implementation(error) or _raised_in_implementation_code(error, impl):
             if deliberate_decline(error):
                 return made(Outcome.DECLINED, reason=_first_line(error) or "NotImplementedError")
             found = failure(f"the implementation raised {type(error).__name__}: {error}{_where(error)}")
@@ -270,6 +272,36 @@ def _raised_by_implementation(error: BaseException) -> bool:
     """Whether ``error`` was raised inside a call into the implementation (its forward
     call, or a backward pass through what it returned)."""
     return any(frame.f_code in _BOUNDARIES for frame, _ in traceback.walk_tb(error.__traceback__))
+
+
+def _raised_in_implementation_code(error: BaseException, impl) -> bool:
+    """Whether ``error`` was raised by the implementation's own code outside a call into it:
+    its innermost frame outside the libraries lies in the implementation's source file, e.g.
+    in a method of a tensor subclass it returned, which flashcheck's code then used."""
+    files = _implementation_files(impl)
+    for frame, _ in reversed(list(traceback.walk_tb(error.__traceback__))):
+        filename = frame.f_code.co_filename
+        if not _is_library(filename):
+            return str(Path(filename).resolve()) in files
+    return False
+
+
+def _implementation_files(impl) -> frozenset:
+    """The source files of ``impl``: of its code (a function's or its ``__call__``'s) and of
+    the module it names as its own; never flashcheck's checking code nor a library's."""
+    import sys
+
+    files = set()
+    for holder in (impl, getattr(impl, "__call__", None)):
+        code = getattr(holder, "__code__", None)
+        if code is not None:
+            files.add(code.co_filename)
+    for owner in (impl, type(impl)):
+        module = sys.modules.get(getattr(owner, "__module__", None) or "")
+        if getattr(module, "__file__", None):
+            files.add(module.__file__)
+    return frozenset(str(Path(file).resolve()) for file in files
+                     if not _is_library(file) and not _is_checking_code(file))
 
 
 def _package_folder(name: str) -> str | None:

@@ -9,7 +9,7 @@ from typing import Callable
 
 import torch
 
-from flashcheck.case import Case
+from flashcheck.case import DTYPES, Case
 
 PROPERTIES: dict[str, "Property"] = {}
 
@@ -44,7 +44,29 @@ class Property:
     def runnable(self, features, case: Case, device=None) -> bool:
         """Whether the property applies to ``case`` for an implementation with ``features``
         (and, when ``device`` is given, can be measured there)."""
-        return self.requires <= set(features) and self.applies(case) and (device is None or self.runs_on(device))
+        return self.not_runnable_because(features, case, device) is None
+
+    def not_runnable_because(self, features, case: Case, device=None) -> str | None:
+        """Why the property does not apply to ``case`` for an implementation with
+        ``features`` (on ``device``, when given), or None when it does: it cannot be measured
+        on that device kind, needs a feature not declared, or the case does (a band, GQA, a
+        mask, packing or a dtype the implementation does not declare: calling it with such a
+        case would test what it never claimed), or says nothing about the case."""
+        if device is not None and not self.runs_on(device):
+            return f"can be measured on {', '.join(sorted(self.devices))} only, not on {torch.device(device).type}"
+        features = set(features)
+        missing = self.requires - features
+        if missing:
+            return f"needs the feature{'s' if len(missing) > 1 else ''} {', '.join(sorted(missing))}"
+        missing = case.features_needed - features
+        if missing:
+            return f"the case needs the feature{'s' if len(missing) > 1 else ''} {', '.join(sorted(missing))}"
+        dtypes = features & set(DTYPES)  # none named: every dtype
+        if dtypes and case.dtype not in dtypes:
+            return f"the case's dtype {case.dtype} is not among the declared {', '.join(sorted(dtypes))}"
+        if not self.applies(case):
+            return "it says nothing about this case"
+        return None
 
     def runs_on(self, device) -> bool:
         """Whether the property can be measured on ``device`` (a torch.device or string)."""

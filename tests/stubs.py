@@ -28,6 +28,14 @@ def no_features(q, k, v, **kwargs):
 no_features.flashcheck_features = frozenset()
 
 
+def device_kind_misspelt(q, k, v, **kwargs):
+    """Correct, declaring its features for the device kinds "cpu" and "gpu" (meaning "cuda")."""
+    return buggy.correct(q, k, v, **kwargs)
+
+
+device_kind_misspelt.flashcheck_features_by_device = {"cpu": buggy.FEATURES, "gpu": buggy.FEATURES}
+
+
 def out_on_meta(q, k, v, **kwargs):
     """Returns out on the meta device (shape and dtype right, no values)."""
     out, lse = buggy.correct(q, k, v, **kwargs)

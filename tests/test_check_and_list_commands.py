@@ -72,7 +72,8 @@ def test_check_replays_a_known_divergence_as_the_failure_it_is_and_says_it_is_ex
 
 def test_check_reports_an_implementation_that_raises_as_a_failure_as_fuzz_does(capsys):
     # tests.misbehaving's implementations misbehave on more than one query; ``raising`` raises.
-    assert check("tests.misbehaving:raising", "out_matches_reference", MASKED_CASE) == EXIT_FOUND
+    # Unmasked: it declares no mask, and check refuses a case needing an undeclared feature.
+    assert check("tests.misbehaving:raising", "out_matches_reference", PLAIN_CASE) == EXIT_FOUND
     assert "the implementation raised RuntimeError: planted" in capsys.readouterr().out
 
 
@@ -195,6 +196,10 @@ def test_check_with_a_case_timeout_reaches_the_verdict_it_reaches_in_this_proces
     ("no_such_module:attention", "out_matches_reference", MASKED_CASE, "no_such_module"),
     # The pure-torch implementation declares no backward: the gradient property does not apply.
     ("tests.buggy:correct", "grads_match_reference", MASKED_CASE, "does not apply"),
+    # Nor does a property to a case needing a feature the implementation does not declare:
+    # calling it with such a case would test what it never claimed.
+    ("tests.stubs:no_features", "out_matches_reference", MASKED_CASE,
+     "does not apply to this case for tests.stubs:no_features: the case needs the feature mask"),
     # A module that raises at import, whatever it raises, and a misspelt feature: one line each.
     ("tests.raises_at_import:attention", "out_matches_reference", MASKED_CASE,
      "flashcheck: cannot import module 'tests.raises_at_import' of 'tests.raises_at_import:attention': "
@@ -202,13 +207,19 @@ def test_check_with_a_case_timeout_reaches_the_verdict_it_reaches_in_this_proces
     ("tests.exits_at_import:attention", "out_matches_reference", MASKED_CASE,
      "flashcheck: cannot import module 'tests.exits_at_import' of 'tests.exits_at_import:attention': "
      "SystemExit: this module is a script"),
+    ("tests.raises_base_exception_at_import:attention", "out_matches_reference", MASKED_CASE,
+     "flashcheck: cannot import module 'tests.raises_base_exception_at_import' of "
+     "'tests.raises_base_exception_at_import:attention': Abandoned: this module gave up at import"),
     ("tests.stubs:unknown_feature", "out_matches_reference", MASKED_CASE,
      "flashcheck: --impl tests.stubs:unknown_feature: flashcheck_features names unknown feature 'casual'; known:"),
+    ("tests.stubs:device_kind_misspelt", "out_matches_reference", MASKED_CASE,
+     "flashcheck: --impl tests.stubs:device_kind_misspelt: flashcheck_features_by_device names 'gpu', not a device "
+     "kind torch knows"),
     ("tests.stubs:misnamed_not_applicable", "out_matches_reference", PLAIN_CASE,
      "flashcheck: --impl tests.stubs:misnamed_not_applicable: flashcheck_not_applicable names unknown property "
      "'empty_row_exact' (did you mean 'empty_rows_exact'?)"),
-], ids=["property", "case", "module", "not-applicable", "raises-at-import", "exits-at-import", "unknown-feature",
-        "unknown-not-applicable-property"])
+], ids=["property", "case", "module", "not-applicable", "case-outside-the-features", "raises-at-import", "exits-at-import",
+        "raises-base-exception-at-import", "unknown-feature", "unknown-device-kind", "unknown-not-applicable-property"])
 def test_check_usage_errors_exit_2_with_one_line_naming_the_problem(impl, prop, case, message, capsys):
     assert check(impl, prop, case) == EXIT_USAGE
     err = capsys.readouterr().err

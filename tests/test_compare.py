@@ -76,6 +76,16 @@ def test_failure_prints_case_and_a_replay_command():
     assert Case.from_spec(case.spec()) == case
 
 
+def test_a_replay_line_with_a_case_timeout_keeps_it_exactly():
+    spec = "batch=1 seed=1"
+    base = f"flashcheck check --impl flash --property out_matches_reference --case '{spec}'"
+    assert compare.replay_command("flash", "out_matches_reference", spec) == base
+    for seconds, written in [(2.0, "2"), (0.5, "0.5"), (120, "120"), (1234567.0, "1234567.0"),
+                             (0.1 + 0.2, "0.30000000000000004")]:
+        line = compare.replay_command("flash", "out_matches_reference", spec, seconds)
+        assert line == f"{base} --case-timeout {written}" and float(line.split()[-1]) == seconds
+
+
 def test_doubling_is_exact_excludes_a_subnormal_rounded_up_to_the_smallest_normal():
     """The case the GPU run found: x just below the smallest normal float16 rounds up to it,
     while 2x is representable just below twice that, so out(2V) != 2·out(V) there."""

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import io
 import json
+import multiprocessing
 import os
 import random
 import shlex
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
 from pathlib import Path
@@ -243,6 +245,8 @@ def test_a_worker_that_dies_is_a_failure_with_its_case_and_the_run_goes_on(tmp_p
         assert crash["case"] is not None and crash["property"] is not None
         assert "seqlen_q=1 " not in crash["case"], "the case running when the worker died, not another"
         assert crash["case"] in crash["replay"]
+        assert crash["replay"].endswith(f" --case-timeout {isolation.FuzzOptions.case_timeout:g}"), \
+            "replayed in a worker, as the run ran it, so that the replay reports the crash rather than dying of it"
     stored = json.loads((tmp_path / "examples" / impl.replace(":", "_") / "crashes.json").read_text())
     assert {(entry["property"], entry["case"]) for entry in stored} == {(c["property"], c["case"]) for c in crashes}
 
@@ -277,13 +281,20 @@ def test_replay_only_runs_the_stored_cases_and_draws_nothing_new(tmp_path):
     assert result["seconds"] < 30, "the run ends with the replay, not at the budget"
 
 
-def test_a_case_that_hangs_is_killed_and_reported(tmp_path):
+def test_a_case_that_hangs_is_killed_and_reported(tmp_path, capsys):
     status, result = fuzz(tmp_path, "tests.misbehaving:hang", "--case-timeout", "2", "--max-crashes", "1", budget=60)
     assert status == EXIT_FOUND
     [hang] = result["failures"]
     assert hang["kind"] == "hang" and "timeout of 2 s" in hang["evidence"]
     assert hang["case"] is not None
     assert result["seconds"] < 30
+    # The replay line runs the case as the run did: in a worker, with the timeout that found
+    # the hang (without it the case would run in the command's own process, never ending).
+    assert hang["replay"].endswith(" --case-timeout 2") and hang["replay"] in capsys.readouterr().out
+    started = time.monotonic()
+    assert flashcheck(shlex.split(hang["replay"])[1:] + ["--device", "cpu"]) == EXIT_FOUND
+    assert "hung for tests.misbehaving:hang" in capsys.readouterr().out
+    assert time.monotonic() - started < 30
 
 
 def test_time_spent_compiling_kernels_does_not_count_towards_the_case_timeout(tmp_path):
@@ -377,12 +388,18 @@ def test_usage_errors_exit_2_naming_the_argument(arguments, message, capsys):
 @pytest.mark.parametrize("impl, message", [
     ("tests.raises_at_import:attention", "flashcheck: cannot import module 'tests.raises_at_import' of "
                                          "'tests.raises_at_import:attention': RuntimeError: this module is broken at import"),
+    ("tests.raises_base_exception_at_import:attention",
+     "flashcheck: cannot import module 'tests.raises_base_exception_at_import' of "
+     "'tests.raises_base_exception_at_import:attention': Abandoned: this module gave up at import"),
     ("tests.stubs:unknown_feature", "flashcheck: --impl tests.stubs:unknown_feature: flashcheck_features names unknown "
                                     "feature 'casual'; known: backward, bfloat16, causal,"),
+    ("tests.stubs:device_kind_misspelt", "flashcheck: --impl tests.stubs:device_kind_misspelt: "
+                                         "flashcheck_features_by_device names 'gpu', not a device kind torch knows"),
     ("tests.stubs:misnamed_not_applicable", "flashcheck: --impl tests.stubs:misnamed_not_applicable: "
                                             "flashcheck_not_applicable names unknown property 'empty_row_exact' "
                                             "(did you mean 'empty_rows_exact'?)"),
-], ids=["raises-at-import", "unknown-feature", "unknown-not-applicable-property"])
+], ids=["raises-at-import", "raises-base-exception-at-import", "unknown-feature", "unknown-device-kind",
+        "unknown-not-applicable-property"])
 def test_an_implementation_that_cannot_load_or_names_an_unknown_feature_is_one_line_exit_2(impl, message, capsys):
     assert flashcheck(["fuzz", "--device", "cpu", "--workers", "1", "--budget", "5", "--impl", impl]) == EXIT_USAGE
     err = capsys.readouterr().err
@@ -549,6 +566,79 @@ def test_an_interrupted_run_keeps_what_it_found_and_exits_130(tmp_path):
     assert failure["kind"] == "property" and "planted" in failure["evidence"]
     assert "cases in" in out and "interrupted" in out, "the summary"
     assert "counterexample (as drawn, not shrunk)" in out and failure["replay"] in out
+    # The case the worker was running is a step of that shrinking, not a case left unfinished.
+    assert result["unfinished"] == [] and "unfinished" not in out
+
+
+#: Runs the ``flashcheck`` command as its console script does (``from flashcheck.cli import
+#: main``, then ``main()``), sending itself SIGINT, as Ctrl-C would, the moment module
+#: ``sys.argv[1]`` starts to be imported: a point of the command's start-up reached the same
+#: way every time. With ``sys.argv[2] == "swallowed"`` the KeyboardInterrupt is caught and
+#: dropped there, as a library's broad ``except`` inside ``import torch`` once did.
+CTRL_C_AT_IMPORT = """
+import os, signal, sys
+module, swallowed = sys.argv[1], sys.argv[2] == "swallowed"
+class CtrlC:
+    def find_spec(self, name, path=None, target=None):
+        if name == module:
+            sys.meta_path.remove(self)
+            try:
+                os.kill(os.getpid(), signal.SIGINT)
+                for _ in range(10**5): pass  # the handler runs here at the latest
+            except KeyboardInterrupt:
+                if not swallowed:
+                    raise
+        return None
+sys.meta_path.insert(0, CtrlC())
+from flashcheck.cli import main
+sys.exit(main(sys.argv[3:]))
+"""
+
+
+@needs_interpreter_numpy
+@pytest.mark.parametrize("module, how", [("torch", "raised"), ("torch", "swallowed"), ("tests.buggy", "swallowed")],
+                         ids=["importing-torch", "swallowed-in-torch", "swallowed-loading-the-implementation"])
+def test_ctrl_c_during_start_up_reports_an_empty_interrupted_run_without_a_traceback(tmp_path, module, how):
+    # Before any worker starts: the summary of a run that checked nothing, the --json result
+    # marked interrupted, exit 130; never a traceback, and never the whole budget run as if
+    # the Ctrl-C had not come.
+    result_file, budget = tmp_path / "result.json", 60
+    command = [sys.executable, "-c", CTRL_C_AT_IMPORT, module, how, "fuzz", "--impl", "tests.buggy:correct",
+               "--budget", str(budget), "--device", "cpu", "--workers", "1",
+               "--database", str(tmp_path / "examples"), "--json", str(result_file)]
+    started = time.monotonic()
+    run = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=4 * budget)
+    assert run.returncode == 130, run.stdout + run.stderr
+    assert "Traceback" not in run.stderr, run.stderr
+    assert time.monotonic() - started < budget / 2
+    assert "0 cases in" in run.stdout and "interrupted after" in run.stdout, "the summary"
+    result = json.loads(result_file.read_text())
+    assert result["interrupted"] and result["cases"] == 0 and not result["found"]
+    assert not (tmp_path / "examples").exists(), "no worker ran"
+
+
+def test_a_ctrl_c_while_a_worker_starts_reaches_the_command_and_not_the_worker():
+    # Ctrl-C reaches the command and the worker it is starting together. The worker ignores
+    # it from its first instruction on; the command takes it (at once through another of its
+    # threads, or once the worker is started), where ignoring SIGINT meanwhile, as it once
+    # did, dropped it: the run went on.
+    caught = threading.Event()
+    previous = isolation._catch_sigint(caught)
+    try:
+        with isolation._sigint_held():
+            worker = multiprocessing.get_context("spawn").Process(target=time.sleep, args=(2,))
+            worker.start()
+            os.kill(worker.pid, signal.SIGINT)
+            os.kill(os.getpid(), signal.SIGINT)
+        for _ in range(100):  # the handler runs in the main thread at its next chance
+            if caught.is_set():
+                break
+            time.sleep(0.01)
+        assert caught.is_set(), "the command's Ctrl-C was kept"
+        worker.join(timeout=60)
+        assert worker.exitcode == 0, "the worker went on"
+    finally:
+        isolation._restore_sigint(previous)
 
 
 def tree(path: Path) -> list:
@@ -622,6 +712,40 @@ def test_a_stored_case_that_no_longer_parses_is_reported_once_as_stale_not_as_a_
     for stale in ("flavour=vanilla", "a_renamed_property"):
         assert len([line for line in out.splitlines() if stale in line]) == 1, out
     assert json.loads(store.read_text()) == entries[:2], "stale entries are kept (and the replayed one forgotten)"
+
+
+def test_a_stored_case_outside_the_implementation_s_features_is_reported_as_stale_and_not_run(tmp_path, capsys):
+    # Stored while the implementation declared "backward" and "causal"; it no longer does:
+    # replaying would test what it does not claim (a gradient of a forward-only kernel).
+    store = tmp_path / "examples" / "tests.stubs_no_features" / "crashes.json"
+    store.parent.mkdir(parents=True)
+    spec = ("batch=1 seqlen_q=3 seqlen_k=5 heads=2 kv_heads=2 head_dim=8 dtype=float32 causal=False window=-1,-1 "
+            "softmax_scale=None layout=contiguous values=normal seed=0")
+    entries = [{"property": "grads_match_reference", "case": spec, "kind": "crash"},
+               {"property": "out_matches_reference", "case": spec.replace("causal=False", "causal=True"), "kind": "hang"},
+               {"property": "out_matches_reference", "case": spec, "kind": "hang"}]
+    store.write_text(json.dumps(entries))
+    status, result = fuzz(tmp_path, "tests.stubs:no_features", "--replay-only", budget=60)
+    assert status == EXIT_OK and result["failures"] == []
+    assert result["by_property"] == {"out_matches_reference": 1}, "only the entry inside the features is replayed"
+    problems = {(entry["property"], entry["case"]): entry["problem"] for entry in result["stale"]}
+    assert "needs the feature backward" in problems[("grads_match_reference", spec)]
+    assert "the case needs the feature causal" in problems[("out_matches_reference", entries[1]["case"])]
+    assert json.loads(store.read_text()) == entries[:2], "kept, for the implementation that declares them again"
+    assert capsys.readouterr().out.count("stale entry in") == 2
+
+
+def test_a_stored_crash_that_now_fails_a_property_is_reported_as_stored_not_as_shrunk(tmp_path, capsys):
+    store = tmp_path / "examples" / "tests.buggy_additive_mask" / "crashes.json"
+    store.parent.mkdir(parents=True)
+    spec = "batch=1 seqlen_q=2 seqlen_k=3 heads=1 kv_heads=1 head_dim=8 dtype=float32 seed=1 mask=random:0.0"
+    store.write_text(json.dumps([{"property": "out_matches_reference", "case": spec, "kind": "crash"}]))
+    status, result = fuzz(tmp_path, "tests.buggy:additive_mask", "--replay-only", budget=60)
+    assert status == EXIT_FOUND
+    [failure] = result["failures"]
+    assert failure["kind"] == "property" and failure["shrunk"] is False
+    out = capsys.readouterr().out
+    assert "counterexample (as drawn, not shrunk)" in out and "counterexample (shrunk)" not in out
 
 
 def test_replay_only_with_nothing_stored_says_so_and_is_no_confirmed_fix(tmp_path, capsys):
@@ -762,3 +886,38 @@ def test_a_checked_case_leaves_no_gpu_memory_cached_for_the_workers_sharing_the_
     # What may stay is what the libraries keep for good (cuBLAS's workspaces come from the
     # same allocator; an H100 kept some after a first case), far below the case's own need.
     assert kept <= taken // 4, f"{kept} of the {taken} bytes reserved at the peak stayed reserved"
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux's /proc, where nothing can be created")
+@pytest.mark.parametrize("argument, path", [("--json", "/proc/flashcheck-result.json"),
+                                            ("--database", "/proc/flashcheck-examples")])
+def test_an_output_where_nothing_can_be_created_is_refused_before_any_work_whatever_the_permission_bits_say(
+        tmp_path, monkeypatch, capsys, argument, path):
+    # /proc lets root pass os.access(W_OK) and creates nothing: only trying tells.
+    monkeypatch.setattr(isolation, "fuzz", lambda *a, **k: pytest.fail("a worker was started"))
+    status = flashcheck(["fuzz", "--impl", "tests.buggy:correct", "--budget", "30", "--device", "cpu",
+                         "--workers", "1", *(["--database", str(tmp_path / "examples")] if argument == "--json" else []),
+                         argument, path])
+    assert status == EXIT_USAGE
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith(f"flashcheck: {argument} {path}") and "writ" in line, line
+    assert not Path(path).exists()
+
+
+def test_a_json_file_that_cannot_be_written_at_the_end_is_one_line_after_the_summary_not_a_traceback(
+        tmp_path, monkeypatch, capsys):
+    folder = tmp_path / "results"
+    folder.mkdir()
+
+    def run_that_loses_the_folder(options, **kwargs):
+        folder.rmdir()  # as a clean-up job might, during a long run
+        return fuzz_engine.FuzzResult(cases=3, seconds=1.0)
+
+    monkeypatch.setattr(isolation, "fuzz", run_that_loses_the_folder)
+    status = flashcheck(["fuzz", "--impl", "tests.buggy:correct", "--budget", "30", "--device", "cpu", "--workers",
+                         "1", "--database", str(tmp_path / "examples"), "--json", str(folder / "result.json")])
+    assert status == EXIT_USAGE
+    captured = capsys.readouterr()
+    assert "3 cases in" in captured.out, "the summary"
+    [line] = captured.err.strip().splitlines()
+    assert line.startswith(f"flashcheck: --json {folder / 'result.json'}: the result could not be written"), line

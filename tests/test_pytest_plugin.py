@@ -228,6 +228,10 @@ def test_the_option_wins_over_the_environment_variable(tiny, monkeypatch):
         (("--flashcheck-impl", "tests.raises_at_import:attention"), {},
          "--flashcheck-impl 'tests.raises_at_import:attention': cannot import module 'tests.raises_at_import' of "
          "'tests.raises_at_import:attention': RuntimeError: this module is broken at import"),
+        (("--flashcheck-impl", "tests.raises_base_exception_at_import:attention"), {},
+         "--flashcheck-impl 'tests.raises_base_exception_at_import:attention': cannot import module "
+         "'tests.raises_base_exception_at_import' of 'tests.raises_base_exception_at_import:attention': "
+         "Abandoned: this module gave up at import"),
         (("--flashcheck-impl", "tests.stubs:unknown_feature"), {},
          "--flashcheck-impl 'tests.stubs:unknown_feature': flashcheck_features names unknown feature 'casual'; known: *"),
         (("--flashcheck-impl", "tests.stubs:misnamed_not_applicable"), {},
@@ -235,7 +239,7 @@ def test_the_option_wins_over_the_environment_variable(tiny, monkeypatch):
          "'empty_row_exact' (did you mean 'empty_rows_exact'?)*"),
     ],
     ids=["unknown-name", "missing-attribute", "impls-from-environment", "zero-shards", "shards-from-environment",
-         "raises-at-import", "unknown-feature", "unknown-not-applicable-property"],
+         "raises-at-import", "raises-base-exception-at-import", "unknown-feature", "unknown-not-applicable-property"],
 )
 def test_a_bad_implementation_or_shard_count_is_a_usage_error_before_any_test(tiny, monkeypatch, args, env, message):
     for variable, value in env.items():

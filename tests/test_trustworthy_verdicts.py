@@ -92,6 +92,17 @@ def test_a_layout_invariance_failure_reports_the_ulp_distance():
                                                                                 layout="padded"), device="cpu")
 
 
+def test_an_error_raised_by_the_implementation_s_code_outside_a_call_into_it_is_the_implementation_s():
+    """The implementation returned an object whose own methods raise when flashcheck's code
+    uses it: a finding about the implementation, where it raised, never "a bug in flashcheck"."""
+    case = Case(seqlen_q=3, seqlen_k=4, heads=2, kv_heads=1, dtype="float32")
+    found = verdict.decide(PROPERTIES["out_matches_reference"], unusual.returns_a_refusing_tensor, case, device="cpu",
+                           impl_name="tests.unusual:returns_a_refusing_tensor")
+    assert found.outcome is verdict.Outcome.FAILED, found
+    assert "the implementation raised RuntimeError: Refusing does not do" in found.failure.evidence
+    assert "unusual.py" in found.failure.evidence and "__torch_function__" in found.failure.evidence
+
+
 def test_an_implementation_that_writes_into_q_is_reported_for_the_mutation():
     """Every property that compares values checks first that the call left q, k and v as
     they were: an implementation doubling q in place is reported as modifying q, not as an

@@ -108,6 +108,23 @@ def sanitised_read_past_the_end(q, k, v, **kwargs):
     return buggy.correct(q, k2, v2, **kwargs)
 
 
+class Refusing(torch.Tensor):
+    """A tensor subclass whose every torch function raises: what :func:`returns_a_refusing_tensor`
+    hands back."""
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        raise RuntimeError(f"Refusing does not do {getattr(func, '__name__', func)}")
+
+
+@_declare
+def returns_a_refusing_tensor(q, k, v, **kwargs):
+    """Faulty: returns its output as a tensor subclass whose methods raise once flashcheck's
+    code uses them; the error is raised by the implementation's code, outside any call into it."""
+    out, lse = buggy.correct(q, k, v, **kwargs)
+    return out.detach().as_subclass(Refusing), lse
+
+
 @_declare
 def doubles_q_in_place(q, k, v, **kwargs):
     """Faulty: doubles q in place (outside autograd) before computing, so its result is

@@ -15,7 +15,6 @@ from __future__ import annotations
 import sys
 
 from flashcheck.commands import EXIT_FOUND, EXIT_OK, EXIT_USAGE
-from flashcheck.compare import replay_command
 from flashcheck.commands.common import add_device_argument, add_jobs_argument, jobs_for
 
 #: The property that fails when an output exceeds its allowance (for replay lines).
@@ -152,6 +151,8 @@ def _run(args, chosen, device):
 
 
 def _beyond_line(impl_name, case, output, error) -> str:
+    from flashcheck.compare import replay_command
+
     metrics = error.metrics
     if metrics.exceeding:
         what = f"error/allowed {metrics.worst_ratio:.3g} ({metrics.exceeding} of {metrics.total} elements beyond)"

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import sys
 
+from flashcheck import interruption
 from flashcheck.commands import EXIT_FOUND, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_UNCHECKED, EXIT_USAGE
 from flashcheck.commands.common import add_impl_arguments, load, prepare
 
@@ -48,12 +49,14 @@ def run(args, device) -> int:
             raise ValueError(f"--case-timeout: expected a positive number of seconds, got {args.case_timeout}")
         prepare(args, impl)
     except (ValueError, ImportError, AttributeError, TypeError) as error:
+        interruption.check()  # the error may be what a Ctrl-C broke
         print(f"flashcheck: {error}", file=sys.stderr)
         return EXIT_USAGE
     prop = PROPERTIES[args.property]
-    if not prop.runnable(protocol.features_of(impl, device), case, device=device):
+    reason = prop.not_runnable_because(protocol.features_of(impl, device), case, device=device)
+    if reason is not None:
         why = (f"can be measured on {', '.join(sorted(prop.devices))} only: not run" if not prop.runs_on(device)
-               else f"does not apply to this case for {args.impl}")
+               else f"does not apply to this case for {args.impl}: {reason}")
         print(f"flashcheck: {prop.name} {why}", file=sys.stderr)
         return EXIT_USAGE
     declared = fuzz.declared_not_applicable(prop, impl)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 
@@ -52,9 +53,14 @@ def load(args):
     ValueError, one line naming ``--impl`` and the module or the feature, when the
     implementation cannot be loaded (any exception at the module's import) or declares a
     feature the protocol does not have."""
-    from flashcheck import adapters, profiles, protocol
+    from flashcheck import adapters, interruption, profiles, protocol
 
-    impl = adapters.resolve(args.impl)
+    try:
+        impl = adapters.resolve(args.impl)
+    except ValueError:
+        interruption.check()  # an import that a Ctrl-C cut short, not a module that cannot be imported
+        raise
+    interruption.check()  # a Ctrl-C that the implementation's imports caught and dropped
     try:
         protocol.check_declaration(impl)
     except ValueError as error:
@@ -76,8 +82,12 @@ def prepare(args, impl) -> None:
 
 def check_writable_file(path, argument: str) -> None:
     """Raise ValueError, naming ``argument`` and ``path``, unless a file can be written at
-    ``path``: an existing folder holds it, and it is not a folder itself. Looks only: creates
-    and changes nothing, so that a command can refuse before it starts any work."""
+    ``path``: an existing folder holds it, and it is not a folder itself. Changes nothing, so
+    that a command can refuse before it starts any work: beyond the permission bits (which do
+    not bind root, and say nothing of /proc or a read-only mount), it opens an existing file
+    for appending without writing, or creates the missing file and removes it again."""
+    if not str(path):
+        raise ValueError(f"{argument}: expected a file name, got an empty one")
     target = Path(path)
     folder = target.parent
     if target.is_dir():
@@ -91,12 +101,22 @@ def check_writable_file(path, argument: str) -> None:
         raise ValueError(f"{argument} {path}: the file is not writable")
     if not target.exists() and not os.access(folder, os.W_OK | os.X_OK):
         raise ValueError(f"{argument} {path}: the folder {folder} is not writable")
+    try:
+        if target.exists():
+            with open(target, "a"):
+                pass
+        else:
+            os.close(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+            os.unlink(target)
+    except OSError as error:
+        raise ValueError(f"{argument} {path}: cannot be written ({error.strerror or error})") from None
 
 
 def check_writable_folder(path, argument: str, given=None) -> None:
     """Raise ValueError, naming ``argument`` and what was given for it (``given``, by default
     ``path``), unless ``path`` is a writable folder or can be made one: the nearest of it and
-    its parents that exists is a folder this process may write in. Creates nothing."""
+    its parents that exists is a folder this process may write in: by its permission bits, and
+    by creating a folder in it and removing it again (nothing is left behind)."""
     given = path if given is None else given
     existing = Path(path)
     while not existing.exists() and existing != existing.parent:
@@ -106,3 +126,8 @@ def check_writable_folder(path, argument: str, given=None) -> None:
         raise ValueError(f"{argument} {given}: expected a folder, found a file{where}")
     if not os.access(existing, os.W_OK | os.X_OK):
         raise ValueError(f"{argument} {given}: the folder {existing} is not writable")
+    try:
+        os.rmdir(tempfile.mkdtemp(prefix=".flashcheck-probe-", dir=existing))
+    except OSError as error:
+        raise ValueError(f"{argument} {given}: the folder {existing} is not writable "
+                         f"({error.strerror or error})") from None

@@ -14,6 +14,7 @@ import sys
 import time
 from pathlib import Path
 
+from flashcheck import interruption
 from flashcheck.commands import EXIT_FOUND, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_UNCHECKED, EXIT_USAGE
 from flashcheck.commands.common import add_impl_arguments, check_writable_file, check_writable_folder, load
 
@@ -23,8 +24,9 @@ EPILOG = f"""exit status:
   {EXIT_FOUND}    a counterexample, or a case that crashed, hung or lost the CUDA context of a worker
   {EXIT_USAGE}    a usage or configuration error, reported before any work (an output that cannot be
        written, a damaged crash store, an --impl that cannot be loaded or names an unknown
-       feature or property, no chosen property applicable to it), or --replay-only with
-       nothing to replay
+       feature or property, no chosen property applicable to it), --replay-only with nothing to
+       replay, or a --json file that could not be written at the end after all (the summary
+       printed says what the run found)
   {EXIT_UNCHECKED}    nothing was checked: every case declined by the implementation, or none finished
   {EXIT_INTERNAL}    flashcheck's own code failed (a bug in flashcheck, its traceback printed): not a finding
   {EXIT_INTERRUPTED}  interrupted (Ctrl-C): the summary, the --json result and any failure found so far
@@ -75,7 +77,7 @@ def register(subparsers) -> None:
         "--json", default=None, metavar="PATH",
         help="also write the result as JSON (schema: flashcheck.fuzz.FuzzResult.to_json); its folder must exist",
     )
-    parser.set_defaults(run=run)
+    parser.set_defaults(run=run, on_interrupt=interrupted_before_the_run)
 
 
 def worker_count(value: str, device: str) -> int:
@@ -141,32 +143,71 @@ def run(args, device) -> int:
             max_crashes=args.max_crashes, replay_only=args.replay_only,
         )
     except (ValueError, ImportError, AttributeError) as error:
+        interruption.check()  # the error may be what a Ctrl-C broke
         print(f"flashcheck: {error}", file=sys.stderr)
         return EXIT_USAGE
+    interruption.check()  # a Ctrl-C that something caught while the implementation was loaded
     from flashcheck import fuzz_console
 
-    try:
-        with fuzz_console.FuzzProgress(args.impl, device, args.budget, args.workers) as progress:
-            result = isolation.fuzz(options, on_progress=progress.update)
-    except isolation.FlashcheckBug as error:
-        print(f"flashcheck: {error}", file=sys.stderr)
-        return EXIT_INTERNAL
-    except isolation.WorkerError as error:
-        print(f"flashcheck: {error}", file=sys.stderr)
-        return EXIT_USAGE
-    result.seconds = time.monotonic() - args.started
-    fuzz_console.print_fuzz_result(result, args.impl, device, shrunk=args.shrink_time > 0)
-    if args.json:
-        Path(args.json).write_text(json.dumps(result.to_json(impl_name=args.impl, device=device, budget=args.budget),
-                                              indent=2))
+    # From here on Ctrl-C ends the run (the engine's own handler, while it runs), never the report.
+    with interruption.deferred():
+        try:
+            with fuzz_console.FuzzProgress(args.impl, device, args.budget, args.workers) as progress:
+                result = isolation.fuzz(options, on_progress=progress.update)
+        except isolation.FlashcheckBug as error:
+            print(f"flashcheck: {error}", file=sys.stderr)
+            return EXIT_INTERNAL
+        except isolation.WorkerError as error:
+            print(f"flashcheck: {error}", file=sys.stderr)
+            return EXIT_USAGE
+        result.seconds = time.monotonic() - args.started
+        written = _report(result, args, device)
     if result.interrupted:
         return EXIT_INTERRUPTED
+    if not written:
+        return EXIT_USAGE
     if args.replay_only and not (result.cases or result.declined or result.failures or result.known
                                  or result.unfinished):
         # Not a confirmed fix: what the database holds was for other properties, or no longer decodes.
         print(f"flashcheck: --replay-only: nothing replayed from {options.database}", file=sys.stderr)
         return EXIT_USAGE
     return exit_status(result)
+
+
+def interrupted_before_the_run(args, device) -> int:
+    """Ctrl-C before any worker started (while torch was imported, say, or the implementation
+    loaded): reported as any interrupted run is, with the summary of a run that checked nothing,
+    ``--json`` written with ``"interrupted": true`` where its path can be written, and exit 130.
+    Imports neither torch nor hypothesis: an interrupted ``import torch`` cannot be repeated."""
+    from flashcheck.fuzz_result import FuzzResult
+
+    result = FuzzResult(seconds=time.monotonic() - args.started, interrupted=True)
+    if args.json is not None:
+        try:
+            check_writable_file(args.json, "--json")
+        except ValueError as error:  # not checked yet when the Ctrl-C came
+            print(f"flashcheck: {error}", file=sys.stderr)
+            args.json = None
+    _report(result, args, device or args.device)
+    return EXIT_INTERRUPTED
+
+
+def _report(result, args, device) -> bool:
+    """The summary, and the ``--json`` file when one was asked for; False when that file
+    could not be written after all (its folder removed during the run, the disk full), said
+    in one line naming it: the summary above holds what the run found."""
+    from flashcheck import fuzz_console
+
+    fuzz_console.print_fuzz_result(result, args.impl, device, shrunk=args.shrink_time > 0)
+    if args.json:
+        text = json.dumps(result.to_json(impl_name=args.impl, device=device, budget=args.budget), indent=2)
+        try:
+            Path(args.json).write_text(text)
+        except OSError as error:
+            print(f"flashcheck: --json {args.json}: the result could not be written ({error.strerror or error}); "
+                  f"the summary above is what the run found", file=sys.stderr)
+            return False
+    return True
 
 
 def exit_status(result) -> int:

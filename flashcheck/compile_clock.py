@@ -70,10 +70,10 @@ class CaseClock:
         self._write(self.record)
 
     def finish(self) -> None:
+        now = time.time()
         if self.record.get("case") is not None:
-            now = time.time()
             self.last = (now - self.record["started"], compile_seconds(self.record, now))
-        self.record = {"property": None, "case": None, "started": time.time()}
+        self.record = {"property": None, "case": None, "started": now}
         self._write(self.record)
 
     def compiling(self) -> None:

@@ -13,7 +13,7 @@ from flashcheck.compare import Violation
 from flashcheck.properties import PROPERTIES, memory
 from flashcheck.properties.registry import NotRunnableHere
 
-from tests import buggy, unusual
+from tests import buggy, cli_process, unusual
 
 #: Cases without a single key: dense (Nk = 0) and packed (one sequence, queries but no keys).
 NO_KEYS = [
@@ -195,6 +195,8 @@ def test_the_commands_say_the_memory_property_runs_on_cuda_only(capsys):
 
     assert cli.main(["list"]) == EXIT_OK
     assert "repeated_calls_do_not_grow_memory: Repeated identical calls" in capsys.readouterr().out
-    status = cli.main(["check", "--impl", "tests.buggy:leaks_memory", "--property", "repeated_calls_do_not_grow_memory",
-                       "--case", "seqlen_q=2 seqlen_k=2 dtype=float32", "--device", "cpu"])
+    # In a fresh process where this one runs GPU kernels: --device cpu needs the interpreter.
+    status = cli_process.flashcheck(["check", "--impl", "tests.buggy:leaks_memory", "--property",
+                                     "repeated_calls_do_not_grow_memory", "--case", "seqlen_q=2 seqlen_k=2 dtype=float32",
+                                     "--device", "cpu"])
     assert status == EXIT_USAGE and "not run" in capsys.readouterr().err

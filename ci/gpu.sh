@@ -8,7 +8,7 @@
 #   properties  the derandomized gate: the property suite on the project kernel under the
 #               hypothesis profile $FLASHCHECK_HYPOTHESIS_PROFILE (default ci: the same 25
 #               examples per property on every run), each property split over
-#               $FLASHCHECK_GPU_SHARDS tests (default 4) so the long backward ones spread over
+#               $FLASHCHECK_GPU_SHARDS tests (default 2) so the long backward ones spread over
 #               the workers; the project kernel's suite runs in the unit tests' pytest call,
 #               and the baseline check beside it;
 #   fuzz        unseeded exploration: flashcheck fuzz of the project kernel for
@@ -72,7 +72,7 @@ status=0
 has_stage() { [[ "$stages" == *" $1 "* ]]; }
 impls="${FLASHCHECK_GPU_IMPLS:-flash}"
 [ "$impls" = all ] && impls="flash sdpa-math sdpa-flash sdpa-efficient sdpa-cudnn flex"
-shards="${FLASHCHECK_GPU_SHARDS:-4}"
+shards="${FLASHCHECK_GPU_SHARDS:-2}"
 # The regression-tolerance check runs beside the tests, in processes of its own: both are
 # mostly compiling, and together they keep the cores busier than one after the other
 # (the tests' long last shards leave cores idle).

@@ -117,8 +117,8 @@ def prepare(impl) -> None:
 def not_applicable(impl) -> dict[str, str]:
     """The properties ``impl`` declares not applicable (``flashcheck_not_applicable``), each
     with its reason; empty when it declares none. The one place the declaration is read:
-    :func:`flashcheck.fuzz.not_applicable_because` (fuzzing, the pytest suite) and
-    ``flashcheck check`` (through :func:`flashcheck.fuzz.declared_not_applicable`) consult
+    :func:`flashcheck.engine.fuzz.not_applicable_because` (fuzzing, the pytest suite) and
+    ``flashcheck check`` (through :func:`flashcheck.engine.fuzz.declared_not_applicable`) consult
     it through here.
 
     A declaration says that the kernel's documented contract excludes every case the property

@@ -46,7 +46,7 @@ Timing matters, so the work is spread over the hooks by when it must happen:
 **GPU pinning under pytest-xdist.** Worker ``gwN`` on a machine with ``count > 1`` visible
 GPUs takes GPU ``N mod count`` (:func:`worker_gpu`), so ``pytest -n <GPUs>`` gives each
 worker a GPU of its own. The pin is made by narrowing ``CUDA_VISIBLE_DEVICES`` to that one
-GPU before CUDA is initialised in the worker (:mod:`flashcheck.placement`, as for the
+GPU before CUDA is initialised in the worker (:mod:`flashcheck.engine.placement`, as for the
 fuzzer's and corpus runs' workers): the worker then sees it as ``cuda:0``, and
 so does every process it spawns (the fuzzer's isolated workers, compiler subprocesses),
 where ``torch.cuda.set_device`` would pin this process only and leave code that names
@@ -65,7 +65,7 @@ import sys
 
 import pytest
 
-from flashcheck import placement
+from flashcheck.engine import placement
 
 #: Peers that run on CUDA only: in the default selection where torch sees a GPU.
 CUDA_ONLY = ("sdpa-flash", "sdpa-efficient", "sdpa-cudnn", "flex")
@@ -415,7 +415,7 @@ def pytest_terminal_summary(terminalreporter, config):
 def declared_not_applicable(stats) -> list[tuple[str, str]]:
     """``(test id, reason)`` for each property test skipped because its implementation
     declares the property not applicable (``flashcheck_not_applicable``; the skip's reason
-    carries :data:`flashcheck.fuzz.DECLARED`), from the skipped reports."""
+    carries :data:`flashcheck.engine.fuzz.DECLARED`), from the skipped reports."""
     skips = {}
     for report in stats.get("skipped", ()):
         longrepr = getattr(report, "longrepr", None)
@@ -424,7 +424,7 @@ def declared_not_applicable(stats) -> list[tuple[str, str]]:
             skips[report.nodeid] = reason
     if not skips:
         return []
-    from flashcheck.fuzz import DECLARED  # imported only after a run of the suite: it imports torch
+    from flashcheck.engine.fuzz import DECLARED  # imported only after a run of the suite: it imports torch
 
     return sorted((nodeid, reason[reason.index(DECLARED):]) for nodeid, reason in skips.items() if DECLARED in reason)
 

@@ -10,7 +10,7 @@ The implementations come from the pytest plugin (:mod:`flashcheck.pytest_plugin`
 that run on this machine); the test ids are ``<implementation>-<property>``, or
 ``<implementation>-<property>-shardKofN`` with ``--flashcheck-shards N`` (each property's
 examples split over N tests, for xdist). Each case's verdict comes from
-:func:`flashcheck.verdict.decide`, as in ``flashcheck fuzz`` and ``flashcheck check``:
+:func:`flashcheck.engine.verdict.decide`, as in ``flashcheck fuzz`` and ``flashcheck check``:
 
 - A correct implementation is never flagged.
 - A failure, or an exception the implementation raises, fails the test with the evidence
@@ -52,9 +52,10 @@ from collections import Counter
 from hypothesis import given, reject, seed, settings
 from hypothesis.errors import Unsatisfiable
 
-from flashcheck import expectation, fuzz, protocol, pytest_plugin
+from flashcheck import expectation, protocol, pytest_plugin
+from flashcheck.engine import fuzz
 from flashcheck.properties import PROPERTIES
-from flashcheck.verdict import Outcome, StopRunning, Verdict, decide
+from flashcheck.engine.verdict import Outcome, StopRunning, Verdict, decide
 
 __all__ = ["pytest_generate_tests", "ratio_log", "test_property_holds"]
 
@@ -63,7 +64,7 @@ def pytest_generate_tests(metafunc):
     """Parametrize ``test_property_holds`` over the chosen implementations × every
     property; one that cannot be drawn inside an implementation's features, or that the
     implementation declares not applicable, is a skip saying why
-    (:func:`flashcheck.fuzz.not_applicable_because`)."""
+    (:func:`flashcheck.engine.fuzz.not_applicable_because`)."""
     if not {"impl_name", "property_name", "shard"} <= set(metafunc.fixturenames):
         return
     metafunc.parametrize("impl_name, property_name, shard", list(_combinations(metafunc.config)))

@@ -14,7 +14,8 @@ import pytest
 import torch
 from hypothesis import HealthCheck, given, settings
 
-from flashcheck import adapters, fuzz, profiles, protocol
+from flashcheck import adapters, profiles, protocol
+from flashcheck.engine import fuzz
 from flashcheck.properties import PROPERTIES
 from flashcheck.adapters import DEFAULT_FEATURES, DTYPE_NAMES, PROTOCOL_FEATURES, REGISTRY, features_of, resolve
 

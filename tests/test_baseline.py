@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from flashcheck import baseline, corpus
+from flashcheck.regress import baseline, corpus
 from flashcheck.cli import main
 from tests import noisy
 

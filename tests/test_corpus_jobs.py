@@ -10,7 +10,8 @@ import textwrap
 
 import pytest
 
-from flashcheck import adapters, corpus, corpus_jobs, protocol
+from flashcheck import adapters, protocol
+from flashcheck.regress import corpus, corpus_jobs
 from flashcheck.cli import main
 
 TINY = corpus.BASELINE_CORPORA["tiny"]
@@ -106,7 +107,7 @@ def test_a_spawned_worker_loads_this_module_without_asking_torch_about_cuda():
                 asked.append(_name)
                 return _real(*args, **kwargs)
             setattr(torch.cuda, name, spy)
-        import flashcheck.corpus_jobs
+        import flashcheck.regress.corpus_jobs
         print(asked)
     """)
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)

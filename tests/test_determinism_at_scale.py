@@ -6,7 +6,7 @@ the chance to reorder.
 The project kernel must be bitwise deterministic. A peer that declares the property a
 known divergence (``flashcheck_known_divergences``) is reported as an expected failure
 carrying the evidence (how many elements differed), not as a failure of the suite. Each
-check's verdict comes from :func:`flashcheck.verdict.decide`, as in the suite and fuzzing.
+check's verdict comes from :func:`flashcheck.engine.verdict.decide`, as in the suite and fuzzing.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import torch
 from flashcheck import adapters
 from flashcheck.case import Case
 from flashcheck.properties import PROPERTIES
-from flashcheck.verdict import Outcome, decide
+from flashcheck.engine.verdict import Outcome, decide
 
 pytestmark = [
     pytest.mark.gpu,

@@ -24,15 +24,16 @@ import pytest
 import torch
 from hypothesis import settings
 
-from flashcheck import fuzz_console, isolation, profiles, protocol
+from flashcheck import profiles, protocol
+from flashcheck.engine import fuzz_console, isolation
 from flashcheck.case import Case
-from flashcheck import fuzz as fuzz_engine
+from flashcheck.engine import fuzz as fuzz_engine
 from flashcheck.properties import PROPERTIES
 from flashcheck.properties.registry import Property
-from flashcheck.verdict import FlashcheckError, Outcome, decide
+from flashcheck.engine.verdict import FlashcheckError, Outcome, decide
 from tests import buggy, misbehaving, stubs
 from tests.cli_process import REPO, flashcheck, needs_interpreter_numpy
-from flashcheck.commands import EXIT_FOUND, EXIT_OK, EXIT_UNCHECKED, EXIT_USAGE
+from flashcheck.cli.commands import EXIT_FOUND, EXIT_OK, EXIT_UNCHECKED, EXIT_USAGE
 
 
 def fuzz(tmp_path, impl, *extra, budget=8):
@@ -680,7 +681,7 @@ cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA de
 _PARENT = """
 import json, sys, torch
 from flashcheck import cli, profiles, protocol
-from flashcheck import fuzz as fuzz_engine
+from flashcheck.engine import fuzz as fuzz_engine
 from flashcheck.properties import PROPERTIES
 from tests import buggy
 status = cli.main(sys.argv[1:])

@@ -91,7 +91,7 @@ def test_a_kernel_module_imports_only_the_kernel_torch_triton_and_the_standard_l
 
 @pytest.mark.parametrize("statement", [
     "from flashcheck import bench",
-    "import flashcheck.fuzz",
+    "import flashcheck.engine.fuzz",
     "from flashcheck.properties import PROPERTIES",
     "from flashcheck.properties.gradients import gradients",
     "from flashcheck import kernels, fuzz",

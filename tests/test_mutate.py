@@ -11,7 +11,9 @@ import sys
 
 import pytest
 
-from flashcheck import adapters, isolation, mutate, placement
+from flashcheck import adapters
+from flashcheck.engine import isolation, placement
+from flashcheck.mutation import mutate
 from flashcheck.kernels import interface, mutations
 from tests.cli_process import flashcheck, needs_interpreter_numpy
 
@@ -191,7 +193,7 @@ def test_the_replay_keeps_the_timeout_the_mutant_ran_under(monkeypatch, tmp_path
 
 
 def test_by_default_the_jobs_share_the_cores_among_their_workers(monkeypatch):
-    from flashcheck.commands import mutate as mutate_command
+    from flashcheck.cli.commands import mutate as mutate_command
 
     monkeypatch.setattr(placement, "usable_cores", lambda: 16)
     assert [mutate_command.default_workers(jobs) for jobs in (1, 2, 5, 16, 40)] == [8, 8, 3, 1, 1]

@@ -18,14 +18,15 @@ import pytest
 import torch
 from hypothesis import HealthCheck, given, settings
 
-from flashcheck import adapters, cli, fuzz, peers, profiles, protocol
+from flashcheck import adapters, cli, peers, profiles, protocol
+from flashcheck.engine import fuzz
 from flashcheck.case import Case
-from flashcheck.commands import EXIT_OK, EXIT_UNCHECKED, EXIT_USAGE
+from flashcheck.cli.commands import EXIT_OK, EXIT_UNCHECKED, EXIT_USAGE
 from flashcheck.peers import sdpa_public, xformers
 from flashcheck.peers.common import LibraryMissing, Request
 from flashcheck.properties import PROPERTIES
 from flashcheck.protocol import ALL_FEATURES, DTYPE_NAMES, check_declaration, features_of
-from flashcheck.verdict import Outcome, decide
+from flashcheck.engine.verdict import Outcome, decide
 from tests import peer_fakes
 from tests.cli_process import flashcheck
 

@@ -11,7 +11,7 @@ pointer's dtype and 16-byte alignment, an integer's width and whether it equals 
 divisible by 16. Triton's cache keeps each compilation, so on a fresh machine the count
 of distinct specialisations is the count of compilations.
 
-This tool draws cases for each property as the suite does (:func:`flashcheck.fuzz.case_strategy`,
+This tool draws cases for each property as the suite does (:func:`flashcheck.engine.fuzz.case_strategy`,
 derandomized, the GPU's feature set), makes the project kernel's call for each one --
 forward, and backward where the property requires it -- with every launch *recorded
 instead of run*, and counts the distinct specialisations per kernel, classified by
@@ -38,7 +38,8 @@ from hypothesis import HealthCheck, Phase, given, settings
 from triton._C.libtriton import native_specialize_impl
 from triton.backends.compiler import BaseBackend
 
-from flashcheck import fuzz, profiles, protocol
+from flashcheck import profiles, protocol
+from flashcheck.engine import fuzz
 from flashcheck.kernels import config, interface, launcher
 from flashcheck.properties import PROPERTIES
 from flashcheck.properties.gradients import gradients

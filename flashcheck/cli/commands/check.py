@@ -5,7 +5,7 @@ shows (still a failure, said to be expected), the error is fatal, or (with ``--c
 the case crashed or hung its worker; 2 a usage error; 3 nothing was checked (the
 implementation declines the case, or declares the property not applicable,
 ``flashcheck_not_applicable``); 4 flashcheck's own code failed (its traceback printed);
-130 interrupted. The verdict is :func:`flashcheck.verdict.decide`'s, as in fuzzing and the
+130 interrupted. The verdict is :func:`flashcheck.engine.verdict.decide`'s, as in fuzzing and the
 pytest suite, so that a replay line reproduces what was reported.
 """
 
@@ -14,8 +14,8 @@ from __future__ import annotations
 import math
 import sys
 
-from flashcheck.commands import EXIT_FOUND, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_UNCHECKED, EXIT_USAGE
-from flashcheck.commands.common import add_impl_arguments, load, prepare
+from flashcheck.cli.commands import EXIT_FOUND, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_UNCHECKED, EXIT_USAGE
+from flashcheck.cli.commands.common import add_impl_arguments, load, prepare
 
 
 def register(subparsers) -> None:
@@ -34,10 +34,11 @@ def register(subparsers) -> None:
 
 def run(args, device) -> int:
     """Report the case's verdict; the exit statuses are the module's docstring's."""
-    from flashcheck import fuzz, protocol
+    from flashcheck import protocol
+    from flashcheck.engine import fuzz
     from flashcheck.case import Case
     from flashcheck.properties import PROPERTIES
-    from flashcheck.verdict import Outcome, decide
+    from flashcheck.engine.verdict import Outcome, decide
 
     try:
         impl, _ = load(args)
@@ -87,10 +88,11 @@ def _say_known(args, divergence) -> None:
 
 def _run_in_a_worker(args, device, impl, prop, case) -> int:
     """``check --case-timeout``: the case alone in one of fuzz's worker processes
-    (:func:`flashcheck.isolation.fuzz` replaying just this case, with no budget but the
-    per-case timeout), decided there as everywhere (:func:`flashcheck.verdict.decide`) and
+    (:func:`flashcheck.engine.isolation.fuzz` replaying just this case, with no budget but the
+    per-case timeout), decided there as everywhere (:func:`flashcheck.engine.verdict.decide`) and
     reported as fuzz reports it."""
-    from flashcheck import isolation, protocol
+    from flashcheck import protocol
+    from flashcheck.engine import isolation
 
     options = isolation.FuzzOptions(
         impl=args.impl, device=device, budget=math.inf, properties=(prop.name,), profile=args.profile,

@@ -2,7 +2,7 @@
 out-of-memory capture and peak-memory measurement.
 
 The pytest side is ``tests/benchmarks/`` (collected under the ``speed`` marker); the
-report from its JSON is :mod:`flashcheck.bench_report`.
+report from its JSON is :mod:`flashcheck.bench.report`.
 
 **Grid.** Hidden size 2048 split into ``heads = 2048 / head_dim`` heads, and 16K tokens per
 batch: ``batch = 16384 / seqlen`` for lengths 512 to 16K. 32K keeps ``batch = 1`` (32K
@@ -457,7 +457,3 @@ def main(argv=None) -> int:
               f"GPU {cost.gpu * 1e6:.0f} µs per call{' (host-bound)' if cost.host_bound else ''}", flush=True)
         release_memory()
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -44,7 +44,7 @@ from typing import Callable, Mapping
 ORIGINAL = "original"
 
 #: Exit statuses of ``flashcheck fuzz``: nothing found, counterexample, usage error, nothing
-#: checked (every case declined or unfinished), flashcheck's own error (see flashcheck.commands).
+#: checked (every case declined or unfinished), flashcheck's own error (see flashcheck.cli.commands).
 _FUZZ_OK, _FUZZ_FOUND, _FUZZ_USAGE, _FUZZ_UNCHECKED, _FUZZ_INTERNAL = 0, 1, 2, 3, 4
 
 
@@ -301,7 +301,7 @@ def confirm_on_original(catalogue: str, outcome: Outcome, settings: Settings, *,
     if not (outcome.killed and outcome.killed_by in ("crash", "fatal", "hang") and outcome.case
             and outcome.property_name):
         return outcome
-    from flashcheck.isolation import CrashStore, FuzzOptions, database_folder
+    from flashcheck.engine.isolation import CrashStore, FuzzOptions, database_folder
 
     original = f"{catalogue}:{ORIGINAL}"
     # The timeout the mutant ran under: without one, fuzz's own default applied.

@@ -1,16 +1,16 @@
 """The error report: how close an implementation comes to its allowances, as markdown and plots.
 
 :func:`build` runs a corpus (by default a sequence-length sweep per dtype,
-:data:`flashcheck.corpus.SWEEPS`) forward and backward and gathers per case and output the
+:data:`flashcheck.regress.corpus.SWEEPS`) forward and backward and gathers per case and output the
 worst elementwise error/allowed, and over all elements a histogram of the ratios.
-:func:`write` puts ``report.md`` and its PNG figures (:mod:`flashcheck.plots`) into a directory:
+:func:`write` puts ``report.md`` and its PNG figures (:mod:`flashcheck.regress.plots`) into a directory:
 
 - ``errors-<output>.png``: observed and allowed error against sequence length, per dtype;
 - ``ratios.png``: histograms of elementwise error/allowed, per output and dtype;
 - in ``report.md``: the verdict, the environment, the figures and a table of the worst ratio
   of every case and output, with the case specs to replay.
 
-(Not to be confused with :mod:`flashcheck.fuzz_console`, the fuzzer's console output.)
+(Not to be confused with :mod:`flashcheck.engine.fuzz_console`, the fuzzer's console output.)
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from pathlib import Path
 
 import numpy as np
 
-from flashcheck import corpus as corpora
-from flashcheck import corpus_jobs, environment, plots
+from flashcheck.regress import corpus as corpora
+from flashcheck.regress import corpus_jobs, environment, plots
 
 
 @dataclasses.dataclass
@@ -49,7 +49,7 @@ class ErrorReport:
 
 def build(impl_name: str, corpus: corpora.Corpus, device, *, jobs: int = 1, on_case=None) -> ErrorReport:
     """Measure the implementation named ``impl_name`` on every case of ``corpus``, ``jobs``
-    cases at a time (see :func:`flashcheck.corpus_jobs.run`), keeping the elementwise ratios
+    cases at a time (see :func:`flashcheck.regress.corpus_jobs.run`), keeping the elementwise ratios
     only as histograms so that long sequences stay cheap."""
     histograms: dict = {}
 

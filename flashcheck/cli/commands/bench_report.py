@@ -3,7 +3,7 @@ that ``pytest tests/benchmarks -m speed --benchmark-json JSON`` wrote (or severa
 parts of one run, reported together).
 
 Writes ``DIR/bench.md`` (headline, ratios against each peer, TFLOP/s and memory tables) and
-``DIR/bench.png`` (see :mod:`flashcheck.bench_report`) and prints the headline. Exit 0, or
+``DIR/bench.png`` (see :mod:`flashcheck.bench.report`) and prints the headline. Exit 0, or
 2 when the JSON cannot be read or the directory cannot be written.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sys
 
-from flashcheck.commands import EXIT_OK, EXIT_USAGE
+from flashcheck.cli.commands import EXIT_OK, EXIT_USAGE
 
 
 def register(subparsers) -> None:
@@ -23,7 +23,7 @@ def register(subparsers) -> None:
 
 
 def run(args, device) -> int:
-    from flashcheck import bench_report
+    from flashcheck.bench import report as bench_report
 
     try:
         results = bench_report.load(*args.json)

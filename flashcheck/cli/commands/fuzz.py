@@ -1,6 +1,6 @@
 """``flashcheck fuzz``: run the properties on an implementation until a time budget is spent.
 
-Cases run in spawned worker processes (:mod:`flashcheck.isolation`), so a kernel that
+Cases run in spawned worker processes (:mod:`flashcheck.engine.isolation`), so a kernel that
 crashes or hangs is reported with its case and the run goes on in a fresh worker.
 
 Exit status (:data:`EPILOG`): 0 nothing found, 1 a counterexample (or a crash or hang),
@@ -14,8 +14,8 @@ import sys
 import time
 from pathlib import Path
 
-from flashcheck.commands import EXIT_FOUND, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_UNCHECKED, EXIT_USAGE
-from flashcheck.commands.common import add_impl_arguments, check_writable_file, check_writable_folder, load
+from flashcheck.cli.commands import EXIT_FOUND, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_UNCHECKED, EXIT_USAGE
+from flashcheck.cli.commands.common import add_impl_arguments, check_writable_file, check_writable_folder, load
 
 
 EPILOG = f"""exit status:
@@ -34,7 +34,7 @@ EPILOG = f"""exit status:
 def register(subparsers) -> None:
     import argparse
 
-    from flashcheck.isolation import FuzzOptions as defaults  # one place for the defaults the engine uses
+    from flashcheck.engine.isolation import FuzzOptions as defaults  # one place for the defaults the engine uses
 
     parser = subparsers.add_parser("fuzz", help="fuzz an implementation against the properties", epilog=EPILOG,
                                    formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -73,14 +73,14 @@ def register(subparsers) -> None:
     )
     parser.add_argument(
         "--json", default=None, metavar="PATH",
-        help="also write the result as JSON (schema: flashcheck.fuzz.FuzzResult.to_json); its folder must exist",
+        help="also write the result as JSON (schema: flashcheck.engine.fuzz.FuzzResult.to_json); its folder must exist",
     )
     parser.set_defaults(run=run)
 
 
 def worker_count(value: str, device: str) -> int:
-    """``--workers``: a positive count, or ``auto`` (:func:`flashcheck.isolation.default_workers`)."""
-    from flashcheck import isolation
+    """``--workers``: a positive count, or ``auto`` (:func:`flashcheck.engine.isolation.default_workers`)."""
+    from flashcheck.engine import isolation
 
     if value == "auto":
         return isolation.default_workers(device)
@@ -99,7 +99,8 @@ def _holds_examples(database: Path) -> bool:
 
 
 def run(args, device) -> int:
-    from flashcheck import fuzz, isolation, protocol
+    from flashcheck import protocol
+    from flashcheck.engine import fuzz, isolation
     from flashcheck.properties import PROPERTIES
 
     try:
@@ -143,7 +144,7 @@ def run(args, device) -> int:
     except (ValueError, ImportError, AttributeError) as error:
         print(f"flashcheck: {error}", file=sys.stderr)
         return EXIT_USAGE
-    from flashcheck import fuzz_console
+    from flashcheck.engine import fuzz_console
 
     try:
         with fuzz_console.FuzzProgress(args.impl, device, args.budget, args.workers) as progress:

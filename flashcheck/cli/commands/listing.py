@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from flashcheck.commands import EXIT_OK
+from flashcheck.cli.commands import EXIT_OK
 
 
 def register(subparsers) -> None:

@@ -1,11 +1,11 @@
-"""``flashcheck baseline record|check``: regression tolerances (see :mod:`flashcheck.baseline`).
+"""``flashcheck baseline record|check``: regression tolerances (see :mod:`flashcheck.regress.baseline`).
 
 ``record`` measures an implementation on a fixed corpus and writes the worst error/allowed
 ratio per bucket to a file (default ``ci/baselines/<impl>-<device kind>.json``); it refuses,
 exit 1, when some comparison exceeds its allowance. ``check`` measures again and compares
 bucket by bucket: exit 1 when a bucket worsened beyond the file's margin, exceeds 1 or is
 missing, 0 otherwise. Cases run ``--jobs`` at a time in worker processes
-(:mod:`flashcheck.corpus_jobs`); a worker that dies is exit 1 with the cases it may have
+(:mod:`flashcheck.regress.corpus_jobs`); a worker that dies is exit 1 with the cases it may have
 been measuring. Both exit 2 on usage errors (unknown implementation or corpus, a
 missing, unreadable or other-version file, a corpus that changed since recording).
 """
@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import sys
 
-from flashcheck.commands import EXIT_FOUND, EXIT_OK, EXIT_USAGE
+from flashcheck.cli.commands import EXIT_FOUND, EXIT_OK, EXIT_USAGE
 from flashcheck.compare import replay_command
-from flashcheck.commands.common import add_device_argument, add_jobs_argument, jobs_for
+from flashcheck.cli.commands.common import add_device_argument, add_jobs_argument, jobs_for
 
 #: The property that fails when an output exceeds its allowance (for replay lines).
 PROPERTY_OF = {"out": "out_matches_reference", "lse": "lse_matches_reference",
@@ -43,7 +43,7 @@ def register(subparsers) -> None:
 
 
 def record(args, device) -> int:
-    from flashcheck import baseline, corpus, environment
+    from flashcheck.regress import baseline, corpus, environment
 
     kind = corpus.device_kind(device)
     try:
@@ -80,7 +80,7 @@ def record(args, device) -> int:
 
 
 def check(args, device) -> int:
-    from flashcheck import baseline, corpus
+    from flashcheck.regress import baseline, corpus
 
     kind = corpus.device_kind(device)
     path = args.file or baseline.default_path(args.impl, kind)
@@ -139,7 +139,7 @@ def _run(args, chosen, device):
     from rich.console import Console
     from rich.progress import Progress
 
-    from flashcheck import corpus_jobs
+    from flashcheck.regress import corpus_jobs
 
     try:
         with Progress(console=Console(stderr=True), transient=True) as progress:

@@ -19,7 +19,7 @@ what it found, without a traceback. fuzz and check also exit 3 when nothing was 
 (every case declined or unfinished: not a pass) and 4 when flashcheck's own code failed (a
 bug in flashcheck, its traceback printed: not a finding). docs/cli.md documents them all.
 
-Each subcommand lives in a module of :mod:`flashcheck.commands` that adds its parser and
+Each subcommand lives in a module of :mod:`flashcheck.cli.commands` that adds its parser and
 runs it. Without a usable GPU (or with ``--device cpu``) kernels run in Triton's CPU
 interpreter: the command sets ``TRITON_INTERPRET=1`` before anything imports triton.
 """
@@ -31,7 +31,7 @@ import os
 import sys
 import time
 
-from flashcheck.commands import COMMANDS, EXIT_INTERRUPTED, EXIT_USAGE
+from flashcheck.cli.commands import COMMANDS, EXIT_INTERRUPTED, EXIT_USAGE
 
 
 def main(argv=None) -> int:
@@ -82,13 +82,9 @@ def select_device(choice: str) -> str:
             raise ValueError("--device cuda: no CUDA device is available")
     else:
         os.environ["TRITON_INTERPRET"] = "1"
-        from flashcheck import interpreter_check
+        from flashcheck.cli import interpreter_check
 
         problem = interpreter_check.problem()
         if problem is not None:
             raise ValueError(f"--device cpu: {problem}")
     return choice
-
-
-if __name__ == "__main__":
-    sys.exit(main())

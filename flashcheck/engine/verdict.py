@@ -35,8 +35,8 @@ Every report is complete where it is built: a :class:`~flashcheck.compare.Proper
 or :class:`FlashcheckError` names the implementation, the property, the case and the
 command line that replays it, and is never filled in afterwards.
 
-The callers are ``flashcheck fuzz`` (:mod:`flashcheck.fuzz`), ``flashcheck check``
-(:mod:`flashcheck.commands.check`), the pytest suite (:mod:`flashcheck.suite`) and the GPU
+The callers are ``flashcheck fuzz`` (:mod:`flashcheck.engine.fuzz`), ``flashcheck check``
+(:mod:`flashcheck.cli.commands.check`), the pytest suite (:mod:`flashcheck.suite`) and the GPU
 determinism test; each maps the verdict onto its own way of reporting, none decides anew.
 """
 

@@ -1,5 +1,5 @@
 """``flashcheck mutate``: fuzz every mutant of a kernel's mutation catalogue and report the
-kill matrix and the mutation score (the engine is :mod:`flashcheck.mutate`).
+kill matrix and the mutation score (the engine is :mod:`flashcheck.mutation.mutate`).
 
 Exit 0 when every mutant not declared equivalent was killed; 1 when one survived or its
 only kill was unconfirmed (a crash or hang the unmutated implementation shows too), when a
@@ -16,8 +16,8 @@ import sys
 import threading
 from pathlib import Path
 
-from flashcheck.commands import EXIT_FOUND, EXIT_OK, EXIT_USAGE
-from flashcheck.commands.common import add_device_argument
+from flashcheck.cli.commands import EXIT_FOUND, EXIT_OK, EXIT_USAGE
+from flashcheck.cli.commands.common import add_device_argument
 
 DEFAULT_CATALOGUE = "flashcheck.kernels.mutations"
 
@@ -55,14 +55,14 @@ def register(subparsers) -> None:
 def default_workers(jobs: int) -> int:
     """Fuzz workers per mutant when ``--workers`` is not given: the usable CPU cores shared
     among ``jobs`` mutants at once, at least 1 and at most ``isolation.MAX_AUTO_WORKERS``
-    (:func:`flashcheck.placement.default_worker_count`)."""
-    from flashcheck import isolation, placement
+    (:func:`flashcheck.engine.placement.default_worker_count`)."""
+    from flashcheck.engine import isolation, placement
 
     return placement.default_worker_count(isolation.MAX_AUTO_WORKERS, cores=placement.usable_cores() // max(jobs, 1))
 
 
 def run(args, device) -> int:
-    from flashcheck import mutate
+    from flashcheck.mutation import mutate
     from flashcheck.properties import PROPERTIES
 
     try:
@@ -91,7 +91,7 @@ def run(args, device) -> int:
         return EXIT_USAGE
     chosen = [entries[name] for name in args.only] if args.only else list(entries.values())
 
-    from flashcheck import mutation_report
+    from flashcheck.mutation import report as mutation_report
 
     console = mutation_report.make_console()
     fuzz = _per_property if args.per_property else _whole_suite
@@ -123,7 +123,7 @@ def _checkpoint(args, settings, original, entries):
     """A callback for each mutant's outcome that rewrites ``--json`` with the kill matrix so
     far and the mutants still pending, so that a run stopped early (a CI job's time limit)
     keeps what it found."""
-    from flashcheck import mutate
+    from flashcheck.mutation import mutate
 
     done: dict[str, mutate.Outcome] = {}
     lock = threading.Lock()  # outcomes arrive from the jobs' threads
@@ -141,7 +141,7 @@ def _checkpoint(args, settings, original, entries):
 
 def _whole_suite(args, settings, entries, console, on_outcome):
     """One fuzz run per entry over all chosen properties: (outcomes, None)."""
-    from flashcheck import mutate, mutation_report
+    from flashcheck.mutation import mutate, report as mutation_report
 
     def report(outcome):
         mutation_report.print_progress(console, outcome)
@@ -154,7 +154,7 @@ def _whole_suite(args, settings, entries, console, on_outcome):
 def _per_property(args, settings, entries, console, on_outcome):
     """One fuzz run per entry and property, the budget split: (summary outcomes, matrix). The
     JSON is written at the end only (``on_outcome`` is not called)."""
-    from flashcheck import mutation_matrix, mutation_report
+    from flashcheck.mutation import matrix as mutation_matrix, report as mutation_report
     from flashcheck.properties import PROPERTIES
 
     properties = list(settings.properties or PROPERTIES)

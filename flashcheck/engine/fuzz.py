@@ -6,7 +6,7 @@ one cycle of turns and the engine can stop at the budget's end; the comparisons 
 float64 reference take every third turn (see :func:`cycle`). A failure is shrunk to a
 minimal case and kept in an example database (one key per property), and the next run
 replays it before drawing anything new. This is the in-process engine; ``flashcheck
-fuzz`` runs it in worker processes (:mod:`flashcheck.isolation`).
+fuzz`` runs it in worker processes (:mod:`flashcheck.engine.isolation`).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from flashcheck.case import Case
 from flashcheck.compare import PropertyFailure, replay_command
 from flashcheck.properties import PROPERTIES
 from flashcheck.properties.registry import Property
-from flashcheck.verdict import Outcome, StopRunning, Verdict, decide
+from flashcheck.engine.verdict import Outcome, StopRunning, Verdict, decide
 
 #: Examples in one property's turn: short turns spread a short budget over every property.
 #: Each turn's first example is hypothesis's simplest case, run once and then remembered.
@@ -137,7 +137,7 @@ class FuzzResult:
     #: passed nor failed (``{"property", "case", "running_for"}``).
     unfinished: list[dict] = field(default_factory=list)
     #: Crash-store entries no longer replayable (``{"property", "case", "problem", "store"}``,
-    #: see :meth:`flashcheck.isolation.CrashStore.replayable`): reported, not run, not findings.
+    #: see :meth:`flashcheck.engine.isolation.CrashStore.replayable`): reported, not run, not findings.
     stale: list[dict] = field(default_factory=list)
     #: The run was interrupted (SIGINT) before its end: what it found so far is all there is.
     interrupted: bool = False
@@ -360,7 +360,7 @@ def run(
     """Fuzz ``impl`` in this process for ``budget`` seconds; stop at the first failure,
     shrunk to a minimal case, or at the first fatal error, unshrunk.
 
-    Each case's verdict comes from :func:`flashcheck.verdict.decide`. Hooks:
+    Each case's verdict comes from :func:`flashcheck.engine.verdict.decide`. Hooks:
     ``before_case(property, case)`` just before each call (the isolated fuzzer writes the
     case to disk there); ``on_verdict(verdict)`` as soon as a case's verdict is known,
     whatever it is; ``on_case(property, case)`` after each case checked and passed;
@@ -383,7 +383,7 @@ def run(
     neither run nor counted, and a shrink here takes it as passing: where it fails, the
     other process finds it) and spends that time on cases of its own.
 
-    Raises :class:`flashcheck.verdict.FlashcheckError` when flashcheck's own code fails
+    Raises :class:`flashcheck.engine.verdict.FlashcheckError` when flashcheck's own code fails
     on a case (a bug in flashcheck, not a finding), and ValueError when no chosen property
     applies to the implementation's features.
     """

@@ -9,10 +9,10 @@ cache is shared and written atomically, so workers that meet the same variant on
 work, never corrupt it.
 
 Results do not depend on which process measured a case: inputs are drawn on the CPU from
-the case's seed, and the measurement is :func:`flashcheck.corpus.run_case` either way. With
+the case's seed, and the measurement is :func:`flashcheck.regress.corpus.run_case` either way. With
 several GPUs and ``device`` ``"cuda"`` the workers take them in turn: worker ``i`` is pinned
 to visible GPU ``i mod count`` through ``CUDA_VISIBLE_DEVICES``, set before it initialises
-CUDA (:mod:`flashcheck.placement`), and sees it as ``cuda:0``. A device with an index
+CUDA (:mod:`flashcheck.engine.placement`), and sees it as ``cuda:0``. A device with an index
 (``"cuda:1"``) names one GPU for every worker, which are then left unpinned.
 
 Workers are spawned (CUDA does not survive ``fork``) and re-resolve the implementation by
@@ -28,8 +28,8 @@ import os
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 
-from flashcheck import corpus as corpora
-from flashcheck import placement
+from flashcheck.regress import corpus as corpora
+from flashcheck.engine import placement
 from flashcheck.compare import replay_command
 
 #: The most worker processes ``default_jobs`` picks: beyond this the GPU, not the compiler, is
@@ -45,7 +45,7 @@ class WorkerDied(RuntimeError):
 def default_jobs(device) -> int:
     """Workers for ``device`` when the user names none: one per CPU core this process may
     use, up to :data:`MAX_DEFAULT_JOBS`, on a GPU
-    (:func:`flashcheck.placement.default_worker_count`); 1 on the CPU, where the interpreter
+    (:func:`flashcheck.engine.placement.default_worker_count`); 1 on the CPU, where the interpreter
     itself is the cost and the test suite already spreads over the cores."""
     if str(device).startswith("cuda"):
         return placement.default_worker_count(MAX_DEFAULT_JOBS)
@@ -57,7 +57,7 @@ def run(impl_name: str, corpus: corpora.Corpus, device, *, jobs: int, elementwis
     """Measure every case of ``corpus`` with the implementation named ``impl_name``, ``jobs``
     cases at a time, each in a spawned process; results in corpus order.
 
-    The same contract as :func:`flashcheck.corpus.run` (skips, exceptions propagating,
+    The same contract as :func:`flashcheck.regress.corpus.run` (skips, exceptions propagating,
     ``on_case(index, result)`` after each case, here in completion order); ``jobs=1`` runs
     it in this process. ``elementwise`` ratios come back as CPU tensors. Raises
     :class:`WorkerDied` when a worker process dies.
@@ -114,7 +114,7 @@ def _implementation(name: str):
 
 
 def _measure(impl_name: str, spec: str, device: str, elementwise: bool):
-    """In a worker: ``(outputs, skipped)`` of :func:`flashcheck.corpus.run_case` on the case
+    """In a worker: ``(outputs, skipped)`` of :func:`flashcheck.regress.corpus.run_case` on the case
     ``spec`` describes (the parent keeps its own Case object)."""
     from flashcheck.case import Case
 

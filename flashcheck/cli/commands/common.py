@@ -21,15 +21,15 @@ def add_device_argument(parser) -> None:
 
 
 def add_jobs_argument(parser) -> None:
-    """``--jobs``: worker processes for a corpus run (see :mod:`flashcheck.corpus_jobs`)."""
+    """``--jobs``: worker processes for a corpus run (see :mod:`flashcheck.regress.corpus_jobs`)."""
     parser.add_argument("--jobs", type=_positive_int, default=None, metavar="N",
                         help="cases measured at a time, each in a worker process (default: one per CPU core, "
                              "at most 8, on a GPU; 1 on the CPU)")
 
 
 def jobs_for(args, device) -> int:
-    """``--jobs``, or :func:`flashcheck.corpus_jobs.default_jobs` for ``device``."""
-    from flashcheck import corpus_jobs
+    """``--jobs``, or :func:`flashcheck.regress.corpus_jobs.default_jobs` for ``device``."""
+    from flashcheck.regress import corpus_jobs
 
     return args.jobs if args.jobs is not None else corpus_jobs.default_jobs(device)
 

@@ -2,14 +2,14 @@
 
 The parent process runs no case and never initialises CUDA. It spawns workers (``spawn``,
 not ``fork``: CUDA does not survive a fork), each running the in-process engine
-(:func:`flashcheck.fuzz.run`) with a seed of its own and, on CUDA, pinned to one GPU
+(:func:`flashcheck.engine.fuzz.run`) with a seed of its own and, on CUDA, pinned to one GPU
 (worker ``i`` gets the ``i``-th visible GPU modulo their number, through
-``CUDA_VISIBLE_DEVICES`` set before the worker imports torch: :mod:`flashcheck.placement`).
+``CUDA_VISIBLE_DEVICES`` set before the worker imports torch: :mod:`flashcheck.engine.placement`).
 
 Before every call a worker writes the property and case it is about to run to its case
 file. The parent watches the workers: one that dies (a segfault, an abort, a fatal CUDA
 error) or whose case has run longer than ``case_timeout``, not counting the time it spent
-compiling Triton kernels (:mod:`flashcheck.compile_clock`; it is then killed), is reported
+compiling Triton kernels (:mod:`flashcheck.engine.compile_clock`; it is then killed), is reported
 as a failure carrying that case and the command that replays it, and a fresh worker takes
 its place while time and ``max_crashes`` allow. A property failure found by one worker
 stops the others while it shrinks its case; the run ends there.
@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from flashcheck import compile_clock, placement
+from flashcheck.engine import compile_clock, placement
 
 #: Exit status of a worker that met an error after which it could not go on (a CUDA error).
 FATAL_EXIT = 86
@@ -95,7 +95,7 @@ class _Slot:
 
 def fuzz(options: FuzzOptions, *, on_progress: Callable | None = None, replay: list | None = None):
     """Fuzz ``options.impl`` in ``options.workers`` spawned processes for ``options.budget``
-    seconds; return a :class:`flashcheck.fuzz.FuzzResult` whose failures include crashes
+    seconds; return a :class:`flashcheck.engine.fuzz.FuzzResult` whose failures include crashes
     and hangs (each with its case when one was running), and whose ``stale`` lists the
     crash store's entries that no longer parse (:meth:`CrashStore.replayable`).
 
@@ -112,7 +112,7 @@ def fuzz(options: FuzzOptions, *, on_progress: Callable | None = None, replay: l
     Raises :class:`WorkerError` when a worker fails outside any case (a setup error), and
     :class:`CrashStoreError` before starting any when the crash store cannot be read.
     """
-    from flashcheck.fuzz import FuzzResult  # deferred: the parent needs it, workers import it themselves
+    from flashcheck.engine.fuzz import FuzzResult  # deferred: the parent needs it, workers import it themselves
 
     context = multiprocessing.get_context("spawn")
     messages = context.Queue()
@@ -287,7 +287,7 @@ class FlashcheckBug(WorkerError):
 
 
 def _check_worker(slot: _Slot, options: FuzzOptions, messages, handle):
-    """A crash or hang :class:`~flashcheck.fuzz.Failure` if the worker in ``slot`` died
+    """A crash or hang :class:`~flashcheck.engine.fuzz.Failure` if the worker in ``slot`` died
     (or exited without finishing) or has run its case past the timeout; None otherwise.
     The slot is empty afterwards whenever its process is gone."""
     process = slot.process
@@ -350,7 +350,7 @@ def _grace(options: FuzzOptions) -> float:
 def default_workers(device: str) -> int:
     """The worker count of ``flashcheck fuzz --workers auto``: one per CPU core this process
     may use, at most :data:`MAX_AUTO_WORKERS`, and on CUDA at least one per visible GPU
-    (:func:`flashcheck.placement.default_worker_count`).
+    (:func:`flashcheck.engine.placement.default_worker_count`).
 
     A case's time is mostly single-threaded CPU work on either device: on a GPU, Triton
     compiling the kernel variants the case needs (seconds per new variant, against
@@ -364,7 +364,7 @@ def default_workers(device: str) -> int:
 def _gpus_for_workers(options: FuzzOptions) -> list[str | None]:
     """The ``CUDA_VISIBLE_DEVICES`` value each worker is pinned with: on CUDA, worker ``i``'s
     entry of this process's visible GPUs, ``i`` modulo their number, even where there is
-    only one (:func:`flashcheck.placement.pin_environment`); None on the CPU."""
+    only one (:func:`flashcheck.engine.placement.pin_environment`); None on the CPU."""
     if options.device != "cuda":
         return [None] * options.workers
     count = len(placement.visible_gpus())
@@ -393,7 +393,7 @@ def _running_case(case_file: Path | None) -> dict | None:
 
 
 def _failure_from(payload: dict):
-    from flashcheck.fuzz import Failure
+    from flashcheck.engine.fuzz import Failure
 
     return Failure(**payload)
 
@@ -424,18 +424,18 @@ def _describe_exit(exitcode: int | None) -> str:
 
 
 def _crash_failure(impl: str, exitcode, running: dict | None, log_file):
-    from flashcheck.fuzz import Failure
+    from flashcheck.engine.fuzz import Failure
 
     where = f"while running {running['property']}" if running else "between cases"
     evidence = f"the worker process died with {_describe_exit(exitcode)} {where}"
     tail = _log_tail(log_file)
-    # A worker exits FATAL_EXIT at a fatal verdict (flashcheck.verdict), after logging it.
+    # A worker exits FATAL_EXIT at a fatal verdict (flashcheck.engine.verdict), after logging it.
     return Failure("fatal" if exitcode == FATAL_EXIT else "crash", running and running["property"],
                    running and running["case"], evidence + ("\n" + tail if tail else ""), impl)
 
 
 def _hang_failure(impl: str, timeout: float, running: dict, now: float, log_file):
-    from flashcheck.fuzz import Failure
+    from flashcheck.engine.fuzz import Failure
 
     compiling = compile_clock.compile_seconds(running, now)
     if compile_clock.running_seconds(running, now) > timeout:
@@ -546,8 +546,9 @@ def worker_main(options: FuzzOptions, index: int, seed, wall_deadline: float, gp
 
     faulthandler.enable()  # a segfault leaves a Python traceback in the log
     try:
-        from flashcheck import adapters, fuzz, profiles, protocol
-        from flashcheck.verdict import Outcome
+        from flashcheck import adapters, profiles, protocol
+        from flashcheck.engine import fuzz
+        from flashcheck.engine.verdict import Outcome
 
         impl = adapters.resolve(options.impl)
         protocol.prepare(impl)  # a library that cannot be imported: a usage error, not a finding
@@ -601,7 +602,7 @@ def worker_main(options: FuzzOptions, index: int, seed, wall_deadline: float, gp
             simplest_run_elsewhere=index > 0,
         )
     except Exception as error:  # noqa: BLE001 - flashcheck itself broke: a bug, not a finding
-        from flashcheck.verdict import FlashcheckError
+        from flashcheck.engine.verdict import FlashcheckError
 
         if isinstance(error, FlashcheckError):  # its message carries the case and the traceback
             report = str(error)
@@ -619,13 +620,13 @@ def worker_main(options: FuzzOptions, index: int, seed, wall_deadline: float, gp
 
 def _replay(impl, options, replay, index, messages, before_case, decided, after_case, on_fatal) -> bool:
     """Run stored crash cases first, each decided as fuzzing decides a case
-    (:func:`flashcheck.verdict.decide`). Returns False when one of them failed a property
+    (:func:`flashcheck.engine.verdict.decide`). Returns False when one of them failed a property
     (the run then ends with it, as with any property failure). A case the implementation
     declines is counted as declined, not as a case run (and, not crashing, leaves the store)."""
     from flashcheck.case import Case
-    from flashcheck.fuzz import Failure
+    from flashcheck.engine.fuzz import Failure
     from flashcheck.properties import PROPERTIES
-    from flashcheck.verdict import Outcome, decide
+    from flashcheck.engine.verdict import Outcome, decide
 
     for prop_name, spec in replay:
         prop, case = PROPERTIES.get(prop_name), Case.from_spec(spec)

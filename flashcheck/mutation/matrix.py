@@ -14,8 +14,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable
 
-from flashcheck import mutate
-from flashcheck.mutate import Entry, Outcome, Settings
+from flashcheck.mutation import mutate
+from flashcheck.mutation.mutate import Entry, Outcome, Settings
 
 
 @dataclass

@@ -1,6 +1,6 @@
 """``flashcheck report``: an error report (markdown and plots) of an implementation on a fixed sweep.
 
-Writes ``DIR/report.md`` with PNG figures (see :mod:`flashcheck.error_report`). Exit 0 when
+Writes ``DIR/report.md`` with PNG figures (see :mod:`flashcheck.regress.error_report`). Exit 0 when
 every comparison is within its allowance, 1 when some exceed it (the report is still
 written and says so) or a worker process measuring cases ``--jobs`` at a time died, 2 on
 usage errors (unknown implementation or corpus, an output
@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import sys
 
-from flashcheck.commands import EXIT_FOUND, EXIT_OK, EXIT_USAGE
-from flashcheck.commands.common import add_device_argument, add_jobs_argument, jobs_for
+from flashcheck.cli.commands import EXIT_FOUND, EXIT_OK, EXIT_USAGE
+from flashcheck.cli.commands.common import add_device_argument, add_jobs_argument, jobs_for
 
 
 def register(subparsers) -> None:
@@ -30,7 +30,8 @@ def run(args, device) -> int:
     from rich.console import Console
     from rich.progress import Progress
 
-    from flashcheck import adapters, corpus, corpus_jobs, error_report
+    from flashcheck import adapters
+    from flashcheck.regress import corpus, corpus_jobs, error_report
 
     try:
         try:

@@ -294,12 +294,12 @@ def implementation(config, name: str):
     protocol does not have is a ``pytest.UsageError`` naming where it came from."""
     state = _active_state(config)
     if name not in state.implementations:
-        from flashcheck import adapters
+        from flashcheck import peers
 
         from flashcheck import protocol
 
         try:
-            impl = adapters.resolve(name)
+            impl = peers.resolve(name)
             protocol.check_declaration(impl)
             protocol.prepare(impl)
         except (ValueError, ImportError) as error:

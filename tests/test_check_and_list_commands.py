@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from flashcheck import adapters, cli
+from flashcheck import cli, peers
 from flashcheck.case import Case
 from flashcheck.divergences import KnownDivergence
 from flashcheck.cli.commands import EXIT_FOUND, EXIT_INTERNAL, EXIT_OK, EXIT_UNCHECKED, EXIT_USAGE
@@ -27,7 +27,7 @@ def check(impl, prop, case):
 def test_list_names_every_property_and_builtin_implementation(capsys):
     assert cli.main(["list"]) == EXIT_OK
     out = capsys.readouterr().out
-    for name in list(PROPERTIES) + list(adapters.REGISTRY):
+    for name in list(PROPERTIES) + list(peers.REGISTRY):
         assert name in out
 
 

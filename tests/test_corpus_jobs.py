@@ -10,7 +10,7 @@ import textwrap
 
 import pytest
 
-from flashcheck import adapters, protocol
+from flashcheck import peers, protocol
 from flashcheck.regress import corpus, corpus_jobs
 from flashcheck.cli import main
 
@@ -24,7 +24,7 @@ def _ratios(results):
 def test_workers_measure_exactly_what_one_process_measures(device):
     seen = []
     pooled = corpus_jobs.run("sdpa-math", TINY, device, jobs=2, on_case=lambda index, result: seen.append(index))
-    alone = corpus.run(adapters.resolve("sdpa-math"), TINY, device)
+    alone = corpus.run(peers.resolve("sdpa-math"), TINY, device)
     assert _ratios(pooled) == _ratios(alone)
     assert [r.case for r in pooled] == list(TINY.cases)  # corpus order, the parent's own Case objects
     assert sorted(seen) == list(range(len(TINY.cases)))
@@ -40,7 +40,7 @@ def dying(q, k, v, **kwargs):
     os.abort()
 
 
-raising.flashcheck_features = dying.flashcheck_features = protocol.features_of(adapters.resolve("sdpa-math"), "cpu")
+raising.flashcheck_features = dying.flashcheck_features = protocol.features_of(peers.resolve("sdpa-math"), "cpu")
 
 
 def test_an_exception_in_a_worker_propagates(device):

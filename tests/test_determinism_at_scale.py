@@ -14,7 +14,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from flashcheck import adapters
+from flashcheck import peers
 from flashcheck.case import Case
 from flashcheck.properties import PROPERTIES
 from flashcheck.engine.verdict import Outcome, decide
@@ -32,7 +32,7 @@ REPEATS = 3  # each check compares two backward passes
 @pytest.mark.parametrize("impl_name", ["flash", "sdpa-flash", "sdpa-efficient", "sdpa-cudnn"])
 @pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
 def test_backward_bitwise_deterministic_at_scale(impl_name, causal):
-    impl = adapters.resolve(impl_name)
+    impl = peers.resolve(impl_name)
     case = WIDE.replace(causal=causal)
     for repeat in range(REPEATS):
         checked = case.replace(seed=case.seed + repeat)

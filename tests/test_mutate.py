@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from flashcheck import adapters
+from flashcheck import peers
 from flashcheck.engine import isolation, placement
 from flashcheck.mutation import mutate
 from flashcheck.kernels import interface, mutations
@@ -51,13 +51,13 @@ def test_a_fragment_that_no_longer_occurs_is_an_error():
 
 
 def test_a_mutant_resolves_by_module_and_attribute():
-    impl = adapters.resolve(f"{CATALOGUE}:drop_rescale")
+    impl = peers.resolve(f"{CATALOGUE}:drop_rescale")
     assert impl is mutations.drop_rescale  # built once, then cached
     assert impl.__name__ == "mutant_drop_rescale"
     assert impl.flashcheck_features == interface.FEATURES
-    assert adapters.resolve(f"{CATALOGUE}:original") is interface.flash_attention
+    assert peers.resolve(f"{CATALOGUE}:original") is interface.flash_attention
     with pytest.raises(ValueError, match="has no attribute 'no_such_mutant'"):
-        adapters.resolve(f"{CATALOGUE}:no_such_mutant")
+        peers.resolve(f"{CATALOGUE}:no_such_mutant")
 
 
 # -- how a fuzz subprocess ends --------------------------------------------------------------

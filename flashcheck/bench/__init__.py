@@ -252,7 +252,7 @@ def step(provider: str, cfg: Config, tensors: dict) -> Callable[[], None]:
     ``no_grad``) for ``fwd``; forward and ``torch.autograd.grad`` of the output for
     ``fwd_bwd`` (grad, not backward: nothing accumulates into ``.grad`` between calls).
 
-    The peers are called through :mod:`flashcheck.adapters` (FlashAttention-4 through
+    The peers are called through :mod:`flashcheck.peers` (FlashAttention-4 through
     :mod:`flashcheck.peers.fa4`, whose library is imported at the first call), the project kernel as
     ``flashcheck.kernels.flash_attention``; flex through :func:`_flex_attention` (its block
     mask built once here, not per call). Raises :class:`Unavailable` for a provider that
@@ -284,12 +284,12 @@ _BACKEND_PRESENT = {
 
 
 def _resolve(provider: str):
-    from flashcheck import adapters
+    from flashcheck import peers
 
     if not _BACKEND_PRESENT.get(provider, lambda: True)():
         raise Unavailable(f"{provider}: this torch build has no such backend")
     try:
-        return adapters.resolve(provider)
+        return peers.resolve(provider)
     except ImportError as error:  # e.g. triton missing for "flash", flash-attn-4 for "fa4"
         raise Unavailable(f"{provider}: {error}") from error
 
@@ -312,7 +312,7 @@ def _flex_attention(cfg: Config, device: torch.device):
         from torch.nn.attention.flex_attention import create_block_mask, flex_attention
     except ImportError as error:
         raise Unavailable(f"flex: {error}") from error
-    from flashcheck.adapters import _no_silent_fallback
+    from flashcheck.peers.flex import _no_silent_fallback
 
     if _compiled_flex is None:
         _compiled_flex = torch.compile(flex_attention, dynamic=False)

@@ -59,7 +59,7 @@ MAX_AUTO_WORKERS = 8
 class FuzzOptions:
     """Everything a worker needs to fuzz, as plain data (it crosses a spawn).
 
-    ``impl``: a name :func:`flashcheck.adapters.resolve` understands. ``profile``: a size
+    ``impl``: a name :func:`flashcheck.peers.resolve` understands. ``profile``: a size
     profile name or None (chosen by the device). ``database``: the hypothesis example
     database folder or None. ``seed``: None for a random run. ``replay_only``: run the
     stored crashes, hangs and failures, then stop (no new cases).
@@ -546,11 +546,11 @@ def worker_main(options: FuzzOptions, index: int, seed, wall_deadline: float, gp
 
     faulthandler.enable()  # a segfault leaves a Python traceback in the log
     try:
-        from flashcheck import adapters, profiles, protocol
+        from flashcheck import peers, profiles, protocol
         from flashcheck.engine import fuzz
         from flashcheck.engine.verdict import Outcome
 
-        impl = adapters.resolve(options.impl)
+        impl = peers.resolve(options.impl)
         protocol.prepare(impl)  # a library that cannot be imported: a usage error, not a finding
         profile = profiles.size_profile(options.profile)
         # Compile-aware drawing: each worker draws in compile classes of its own (another set each run).

@@ -308,17 +308,14 @@ def _is_library(filename: str) -> bool:
     return any(path.startswith(folder + "/") or path == folder for folder in _library_folders())
 
 
-#: flashcheck's modules that are implementations (the adapters of torch's peers), not checking code.
-_SHIPPED_IMPLEMENTATIONS = ("adapters.py",)
-#: flashcheck's packages that are implementations (flashcheck.peers: other libraries' kernels).
+#: flashcheck's packages that are implementations, not checking code (flashcheck.peers: the
+#: adapters of torch's and other libraries' kernels, and the registry that resolves them).
 _SHIPPED_IMPLEMENTATION_PACKAGES = ("peers",)
 
 
 @functools.lru_cache(maxsize=256)
 def _is_checking_code(filename: str) -> bool:
     path = Path(filename).resolve()
-    if str(path.parent) == _checking_folders()[0] and path.name in _SHIPPED_IMPLEMENTATIONS:
-        return False
     if any(str(path).startswith(str(Path(_checking_folders()[0], package)) + "/")
            for package in _SHIPPED_IMPLEMENTATION_PACKAGES):
         return False

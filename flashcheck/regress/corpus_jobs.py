@@ -16,7 +16,7 @@ CUDA (:mod:`flashcheck.engine.placement`), and sees it as ``cuda:0``. A device w
 (``"cuda:1"``) names one GPU for every worker, which are then left unpinned.
 
 Workers are spawned (CUDA does not survive ``fork``) and re-resolve the implementation by
-its name (:func:`flashcheck.adapters.resolve`), so only names and case specs cross the
+its name (:func:`flashcheck.peers.resolve`), so only names and case specs cross the
 process boundary; this module initialises no CUDA in the parent.
 """
 
@@ -65,9 +65,9 @@ def run(impl_name: str, corpus: corpora.Corpus, device, *, jobs: int, elementwis
     if jobs < 1:
         raise ValueError(f"jobs: expected at least 1, got {jobs}")
     if jobs == 1 or len(corpus.cases) <= 1:
-        from flashcheck import adapters
+        from flashcheck import peers
 
-        return corpora.run(adapters.resolve(impl_name), corpus, device, elementwise=elementwise, on_case=on_case)
+        return corpora.run(peers.resolve(impl_name), corpus, device, elementwise=elementwise, on_case=on_case)
     context = multiprocessing.get_context("spawn")
     counter = context.Value("i", 0)
     # The GPUs are counted here (no CUDA context needed); each worker pins itself before its CUDA starts.
@@ -108,9 +108,9 @@ def _start_worker(counter, gpus: int, visible: str | None) -> None:
 
 @functools.cache
 def _implementation(name: str):
-    from flashcheck import adapters
+    from flashcheck import peers
 
-    return adapters.resolve(name)
+    return peers.resolve(name)
 
 
 def _measure(impl_name: str, spec: str, device: str, elementwise: bool):

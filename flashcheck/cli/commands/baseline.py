@@ -121,10 +121,10 @@ def check(args, device) -> int:
 
 
 def _resolve(name: str):
-    from flashcheck import adapters
+    from flashcheck import peers
 
     try:
-        return adapters.resolve(name)
+        return peers.resolve(name)
     except ValueError as error:
         raise ValueError(f"--impl: {error}") from error
 

@@ -52,9 +52,9 @@ def load(args):
     ValueError, one line naming ``--impl`` and the module or the feature, when the
     implementation cannot be loaded (any exception at the module's import) or declares a
     feature the protocol does not have."""
-    from flashcheck import adapters, profiles, protocol
+    from flashcheck import peers, profiles, protocol
 
-    impl = adapters.resolve(args.impl)
+    impl = peers.resolve(args.impl)
     try:
         protocol.check_declaration(impl)
     except ValueError as error:

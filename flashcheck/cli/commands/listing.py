@@ -11,7 +11,7 @@ def register(subparsers) -> None:
 
 
 def run(args, device) -> int:
-    from flashcheck import adapters
+    from flashcheck import peers
     from flashcheck.properties import PROPERTIES
 
     print("properties:")
@@ -20,7 +20,7 @@ def run(args, device) -> int:
         where = f" [{', '.join(sorted(prop.devices))} only]" if prop.devices else ""
         print(f"  {prop.name}: {prop.summary}{needs}{where}")
     print("implementations:")
-    for name in adapters.REGISTRY:
+    for name in peers.REGISTRY:
         print(f"  {implementation_line(name)}")
     return EXIT_OK
 
@@ -30,7 +30,7 @@ def implementation_line(name: str) -> str:
     library's adapter (flashcheck.peers), the library's version or "not installed" and the
     pip command; then the features per device kind, and the properties it declares not
     applicable (``flashcheck_not_applicable``). Imports no peer library."""
-    from flashcheck import adapters, peers
+    from flashcheck import peers
 
     if name in peers.PEERS:
         impl = peers.describe(name)
@@ -40,7 +40,7 @@ def implementation_line(name: str) -> str:
                                                                           f"{library.install}"
         return f"{name} ({where}): {_features(impl)}"
     try:
-        impl = adapters.REGISTRY[name]()
+        impl = peers.REGISTRY[name]()
     except (ImportError, ValueError) as error:  # e.g. triton missing for "flash"
         return f"{name} (cannot load: {error})"
     return f"{name}: {_features(impl)}"

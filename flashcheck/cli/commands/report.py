@@ -30,12 +30,12 @@ def run(args, device) -> int:
     from rich.console import Console
     from rich.progress import Progress
 
-    from flashcheck import adapters
+    from flashcheck import peers
     from flashcheck.regress import corpus, corpus_jobs, error_report
 
     try:
         try:
-            adapters.resolve(args.impl)  # a bad --impl is a usage error before anything runs
+            peers.resolve(args.impl)  # a bad --impl is a usage error before anything runs
         except ValueError as error:
             raise ValueError(f"--impl: {error}") from error
         chosen = corpus.get(args.corpus or f"sweep-{corpus.device_kind(device)}", corpus.SWEEPS)

@@ -1,6 +1,7 @@
-"""Protocol adapters: torch's own attention implementations as flashcheck peers.
+"""torch's SDPA backends as flashcheck implementations, and ``Adapter``, the protocol front
+that they and FlexAttention (:mod:`flashcheck.peers.flex`) share.
 
-Every adapter here is a callable with the implementation protocol's signature
+Every adapter of torch's kernels is a callable with the implementation protocol's signature
 (see docs/protocol.md)::
 
     attention(q, k, v, *, causal=False, window=(-1, -1), softmax_scale=None,
@@ -23,7 +24,7 @@ The adapters translate conventions and nothing else: they never repair what the
 peer returns (a NaN in a fully masked row is reported, not patched), so that
 divergences between peers and the protocol are found rather than hidden.
 
-Findings below marked [2.13 CPU] were measured with torch 2.13 on CPU, those marked
+Findings below (and in :mod:`flashcheck.peers.flex`) marked [2.13 CPU] were measured with torch 2.13 on CPU, those marked
 [2.11 H100] with torch 2.11 + triton 3.6 on an H100.  A NotImplementedError from an
 adapter means the case lies outside what the peer can express: skip it, never count
 it as a pass or a failure.
@@ -76,39 +77,10 @@ Translations, adapter by adapter:
   D zero-padded to a multiple of 8 (output sliced back) and storage that is not
   16-byte aligned copied contiguous; otherwise they fault with a sticky CUDA
   "misaligned address" error [2.11 H100] that poisons the process.
-* ``flex``: ``torch.nn.attention.flex_attention.flex_attention`` with a
-  ``mask_mod`` for bottom-right causal/window and the user's mask,
-  ``enable_gqa=True`` and the lse requested through ``return_aux`` (torch >= 2.9;
-  ``return_lse=True`` before).  The lse is natural log: the kernel keeps base-2
-  statistics and the public frontend multiplies them by ln 2 before returning
-  (read in torch 2.13's ``_finalize_outputs``, introduced with lse support in
-  pytorch#133159); the unit tests check it against a float64 logsumexp on CPU
-  and on CUDA.  On CUDA a module-level ``torch.compile(flex_attention)`` is
-  used, never silently replaced by the eager path (see ``_no_silent_fallback``);
-  each new (shape, dtype, requires_grad, mask structure) compiles anew, 5-60 s
-  [2.11 H100], and float32 with D = 128 did not finish compiling within 150 s.
-  The compiled call asks for flex's standard Triton kernel (``BACKEND="TRITON"``)
-  instead of letting it pick its decoding kernel for short query lengths: that
-  one failed to lower ("NoValidChoicesError") with GQA and a block mask at 20 and
-  64 queries [2.11 H100], where the standard kernel compiled; every case then
-  checks the same kernel.  No keys at all (Nk = 0, or a packed batch without a
-  key) is declined: ``create_block_mask`` and the eager path fail on an empty key
-  axis (IndexError) [2.13 CPU, 2.11 H100]. float32 with D > 128 is declined on CUDA:
-  the compiled kernel, whose head dim is rounded up to 256, asked for 344 KB of shared
-  memory where an H100 has 227 KB [2.11 H100, D = 218].
-  On CPU the eager (unfused, scores materialised) path runs, which torch refuses
-  to differentiate, so "backward" is declared for CUDA only.  Fully masked rows
-  [2.13 CPU, 2.11 H100]: out = 0, lse = -inf, zero gradients.
-
-The registry maps names to zero-argument factories so that importing this
-module imports neither triton nor flashcheck.kernels, and compiles nothing.
 """
 from __future__ import annotations
 
-import contextlib
-import importlib
 import math
-import warnings
 from dataclasses import dataclass
 from typing import Callable, Mapping
 
@@ -120,16 +92,14 @@ from flashcheck.divergences import (
     sdpa_no_keys_backward_overflows, sdpa_no_keys_forward_overflows, under,
 )
 from flashcheck.masks import UNBOUNDED, as_4d, band, check_attn_mask, effective_window
-from flashcheck.protocol import DEFAULT_FEATURES, DTYPE_NAMES, PROTOCOL_FEATURES, features_of
+from flashcheck.protocol import DTYPE_NAMES
 
 __all__ = [
-    "DTYPE_NAMES",
-    "PROTOCOL_FEATURES",
-    "DEFAULT_FEATURES",
+    "sdpa_math",
+    "sdpa_flash",
+    "sdpa_efficient",
+    "sdpa_cudnn",
     "Adapter",
-    "REGISTRY",
-    "resolve",
-    "features_of",
     "dtype_name",
 ]
 
@@ -367,7 +337,7 @@ def _decline_negative_scale(name: str, req: _Request) -> None:
     if req.scale < 0:
         raise NotImplementedError(
             f"{name}: softmax_scale={req.scale} < 0 is declined: this backend returns NaN outputs and "
-            "+inf lse for negative scales (known divergence, see flashcheck.adapters)"
+            "+inf lse for negative scales (known divergence, see flashcheck.peers.sdpa)"
         )
 
 
@@ -399,7 +369,7 @@ def _run_sdpa_cudnn(q, k, v, req: _Request):
     if req.nq == req.nk == 1 and any(t.requires_grad for t in (q, k, v)):
         raise NotImplementedError(
             "sdpa-cudnn: one query and one key with gradients is declined: its backward refuses them, "
-            "and crashed its process once (known divergence, see flashcheck.adapters)"
+            "and crashed its process once (known divergence, see flashcheck.peers.sdpa)"
         )
     causal = _square_causal("sdpa-cudnn", req)
     result = op(*_prepare_kv_and_layout(q, k, v, req), attn_bias=None, compute_log_sumexp=True,
@@ -419,7 +389,7 @@ def _run_sdpa_efficient(q, k, v, req: _Request):
     if allowed is not None and (~allowed.any(dim=-1)).any():
         raise NotImplementedError(
             "sdpa-efficient: inputs with a row that has no allowed key are declined: this backend "
-            "returns lse 0 instead of -inf there (known divergence, see flashcheck.adapters)"
+            "returns lse 0 instead of -inf there (known divergence, see flashcheck.peers.sdpa)"
         )
     bias = None if allowed is None else _additive_bias(allowed, req, q.dtype)
     result = op(*_prepare_kv_and_layout(q, k, v, req), attn_bias=bias, compute_log_sumexp=True,
@@ -428,122 +398,7 @@ def _run_sdpa_efficient(q, k, v, req: _Request):
     return _bhnd(out)[..., : q.shape[-1]], lse[..., : req.nq]
 
 
-# ---------------------------------------------------------------- flex
-
-_compiled_flex = None
-
-
-def _flex_function(device: torch.device):
-    """flex_attention itself on CPU (eager, unfused); one cached torch.compile of it on CUDA."""
-    global _compiled_flex
-    from torch.nn.attention.flex_attention import flex_attention
-
-    if device.type != "cuda":
-        return flex_attention
-    if _compiled_flex is None:
-        _compiled_flex = torch.compile(flex_attention)
-    return _compiled_flex
-
-
-def _no_silent_fallback():
-    """Config for calls of the compiled flex_attention: room for its variants, and an error
-    instead of dynamo's silent fall-back to the unfused eager path at the recompile limit.
-
-    Each dtype, requires_grad, mask structure and (through the block mask's static
-    sequence lengths) each (Nq, Nk) is its own compiled variant, 5-60 s each on an H100
-    with torch 2.11; the default limit (8 per code object) is reached within a few
-    cases, past which dynamo would quietly run the eager, unfused implementation, i.e.
-    check a different peer.  These are private dynamo settings; only those present in
-    this torch are set.
-    """
-    wanted = {"recompile_limit": 1024, "accumulated_recompile_limit": 1 << 16, "fail_on_recompile_limit_hit": True}
-    config = torch._dynamo.config
-    return config.patch(**{key: value for key, value in wanted.items() if hasattr(config, key)})
-
-
-def _flex_kernel_options(compiled: bool) -> dict:
-    """flex's standard Triton kernel on every compiled call, where this torch lets one
-    choose (module docstring: its decoding kernel failed to lower for short GQA queries)."""
-    from torch.nn.attention import flex_attention as fa
-
-    options = getattr(fa, "FlexKernelOptions", None)
-    if not compiled or "BACKEND" not in getattr(options, "__annotations__", {}):
-        return {}
-    return {"kernel_options": {"BACKEND": "TRITON"}}
-
-
-def _flex_mask_mod(req: _Request, device):
-    """A mask_mod for the band and the user's mask, or None when every key is allowed.
-
-    The bounds are captured as 0-dim tensors, not Python ints, so that a compiled
-    flex_attention treats them as inputs instead of recompiling for each value.
-    """
-    if not req.banded and req.mask is None:
-        return None
-    unbounded = req.nq + req.nk + 1
-    offset = req.nk - req.nq
-    lo = torch.tensor(offset - (unbounded if req.left == UNBOUNDED else req.left), device=device)
-    hi = torch.tensor(offset + (unbounded if req.right == UNBOUNDED else req.right), device=device)
-    user = None if req.mask is None else as_4d(req.mask).expand(req.batch, req.heads, req.nq, req.nk)
-
-    def mask_mod(b, h, q_idx, kv_idx):
-        inside = (kv_idx - q_idx >= lo) & (kv_idx - q_idx <= hi)
-        return inside if user is None else inside & user[b, h, q_idx, kv_idx]
-
-    return mask_mod
-
-
-def _flex_block_mask(req: _Request, device):
-    from torch.nn.attention.flex_attention import create_block_mask
-
-    mask_mod = _flex_mask_mod(req, device)
-    if mask_mod is None:
-        return None
-    shared = req.mask is None or as_4d(req.mask).shape[:2] == (1, 1)
-    # None, None: one block mask for every batch and head.  A mask varying over either
-    # gets the full (B, H) block mask: on torch 2.11 a (B, 1) block mask with GQA failed
-    # to compile (inductor NoValidChoicesError) where (B, H) and (1, H) compiled.
-    b, h = (None, None) if shared else (req.batch, req.heads)
-    return create_block_mask(mask_mod, b, h, req.nq, req.nk, device=device)
-
-
-def _run_flex(q, k, v, req: _Request):
-    """flex_attention with a bottom-right mask_mod, enable_gqa, and its natural-log lse."""
-    from torch.nn.attention import flex_attention as fa
-
-    if hasattr(fa, "AuxRequest"):  # torch >= 2.9, where return_lse is deprecated
-        lse_request = {"return_aux": fa.AuxRequest(lse=True)}
-    else:
-        lse_request = {"return_lse": True}
-    if q.device.type == "cuda" and q.shape[-1] < 16:
-        # [2.11 H100] compiled flex: "NYI: embedding dimension of the query, key, and value
-        # must be at least 16".
-        raise NotImplementedError(f"flex: compiled FlexAttention needs head dim >= 16, got {q.shape[-1]}")
-    if q.device.type == "cuda" and q.dtype == torch.float32 and q.shape[-1] > 128:
-        # [2.11 H100] float32, D = 218: "No valid triton configs. OutOfMemoryError: out of
-        # resource: triton_tem_fused_flex_attention_0 Required: 344320 Hardware limit: 232448".
-        # Its kernel rounds every D over 128 up to 256, hence the bound.
-        raise NotImplementedError(f"flex: float32 with head dim {q.shape[-1]} > 128 is declined on CUDA: compiled "
-                                  "FlexAttention needs more shared memory than the GPU has (see flashcheck.adapters)")
-    if req.nk == 0:
-        raise NotImplementedError("flex: no keys (Nk = 0) is declined: create_block_mask and flex_attention "
-                                  "fail on an empty key axis (see flashcheck.adapters)")
-    block_mask = _flex_block_mask(req, q.device)
-    if not torch.is_grad_enabled():
-        # torch refuses flex on CPU for inputs that require grad even under no_grad.
-        q, k, v = q.detach(), k.detach(), v.detach()
-    compiled = q.device.type == "cuda"
-    with warnings.catch_warnings(), (_no_silent_fallback() if compiled else contextlib.nullcontext()):
-        # The eager CPU path is chosen deliberately; its performance warning is noise here.
-        warnings.filterwarnings("ignore", message="flex_attention called without torch.compile")
-        out, aux = _flex_function(q.device)(
-            _bhnd(q), _bhnd(k), _bhnd(v), block_mask=block_mask, scale=req.scale,
-            enable_gqa=req.heads != req.kv_heads, **lse_request, **_flex_kernel_options(compiled),
-        )
-    return _bhnd(out), getattr(aux, "lse", aux)
-
-
-# ---------------------------------------------------------------- registry
+# ---------------------------------------------------------------- known divergences and the factories
 
 _BASIC = frozenset({"causal", "gqa", "backward", "lse"})
 
@@ -604,7 +459,7 @@ _EMPTY_KEYS_BOTH = KnownDivergence(
 )
 
 
-def _sdpa_math() -> Adapter:
+def sdpa_math() -> Adapter:
     features = frozenset({"causal", "window", "gqa", "mask", "varlen", "backward"}) | DTYPE_NAMES
     forward = ("out_matches_reference", "outputs_finite", "empty_rows_exact", "key_shift_invariance",
                "value_linearity")
@@ -691,7 +546,7 @@ _SDPA_CAUSAL_ONLY_NOT_APPLICABLE = {"empty_rows_exact": _NO_EMPTY_ROWS_SDPA_CAUS
                                     "empty_rows_get_zero_dq": _NO_EMPTY_ROWS_SDPA_CAUSAL}
 
 
-def _sdpa_flash() -> Adapter:
+def sdpa_flash() -> Adapter:
     return Adapter("sdpa-flash", {"cuda": _BASIC | _HALF}, _run_sdpa_flash,
                    known_divergences={"backward_deterministic": _ATOMIC_DQ,
                                       "grads_match_reference": _FLOAT16_RANGE,
@@ -700,7 +555,7 @@ def _sdpa_flash() -> Adapter:
                    not_applicable=_SDPA_CAUSAL_ONLY_NOT_APPLICABLE)
 
 
-def _sdpa_efficient() -> Adapter:
+def sdpa_efficient() -> Adapter:
     features = _BASIC | {"window", "mask"} | DTYPE_NAMES
     return Adapter("sdpa-efficient", {"cuda": features}, _run_sdpa_efficient,
                    known_divergences={"backward_deterministic": _ATOMIC_DQ,
@@ -714,7 +569,7 @@ _CUDNN_DQ = ("its backward is not bitwise reproducible at scale: [2.11 H100] dQ 
              "elements between two identical backward passes (B=4, H=32, N=2048, D=128, bfloat16)")
 
 
-def _sdpa_cudnn() -> Adapter:
+def sdpa_cudnn() -> Adapter:
     return Adapter("sdpa-cudnn", {"cuda": _BASIC | _HALF}, _run_sdpa_cudnn,
                    known_divergences={"backward_deterministic": _CUDNN_DQ,
                                       "grads_match_reference": _FLOAT16_RANGE,
@@ -722,65 +577,3 @@ def _sdpa_cudnn() -> Adapter:
                                       "gqa_grads_match_repeated_kv": _FLOAT16_RANGE},
                    # See _NO_EMPTY_ROWS_SDPA_CAUSAL: attn_bias=None, is_causal top-left (torch's docstring).
                    not_applicable=_SDPA_CAUSAL_ONLY_NOT_APPLICABLE)
-
-
-def _flex() -> Adapter:
-    cpu = frozenset({"causal", "window", "gqa", "mask", "varlen", "lse"}) | DTYPE_NAMES
-    return Adapter("flex", {"cpu": cpu, "cuda": cpu | {"backward"}}, _run_flex,
-                   known_divergences={"grads_match_reference_where_ds_exceeds_float16": _FLOAT16_RANGE_STRESSED})
-
-
-def _flash():
-    """The project's own Triton kernel (flashcheck.kernels), imported only when asked for."""
-    return importlib.import_module("flashcheck.kernels").flash_attention
-
-
-from flashcheck import peers as _peers  # noqa: E402 - other libraries' kernels (docs/peers.md); imports no library
-
-REGISTRY: dict[str, Callable[[], Callable]] = {
-    "flash": _flash,
-    "sdpa-math": _sdpa_math,
-    "sdpa-flash": _sdpa_flash,
-    "sdpa-efficient": _sdpa_efficient,
-    "sdpa-cudnn": _sdpa_cudnn,
-    "flex": _flex,
-    **_peers.REGISTRY,
-}
-
-
-def resolve(spec: str) -> Callable:
-    """The implementation named by ``spec``: a REGISTRY name or ``"module:attr"``.
-
-    ``attr`` may be dotted (``"pkg.mod:Class.method"``).  Raises ValueError, one line, for
-    an unknown name, a module that cannot be imported (whatever it raises at import), a
-    missing attribute or a non-callable.
-    Errors raised by a registry factory itself (e.g. triton missing for
-    ``"flash"``) propagate unchanged.
-    """
-    if not isinstance(spec, str) or not spec.strip():
-        raise ValueError(f"implementation spec must be a non-empty string, got {spec!r}")
-    if ":" not in spec:
-        if spec not in REGISTRY:
-            raise ValueError(
-                f"unknown implementation {spec!r}; known names: {', '.join(sorted(REGISTRY))} "
-                "(or 'module:attr')"
-            )
-        return REGISTRY[spec]()
-    module_name, _, attr = spec.partition(":")
-    if not module_name or not attr:
-        raise ValueError(f"bad implementation spec {spec!r}: expected 'module:attr'")
-    try:
-        obj = importlib.import_module(module_name)
-    except (Exception, SystemExit) as error:  # noqa: BLE001 - whatever the module raises at import, it cannot be used
-        message = str(error).strip().splitlines()
-        raise ValueError(f"cannot import module {module_name!r} of {spec!r}: {type(error).__name__}"
-                         f"{': ' + message[0] if message else ''}") from error
-    for part in attr.split("."):
-        if not hasattr(obj, part):
-            raise ValueError(f"{spec!r}: {getattr(obj, '__name__', obj)!r} has no attribute {part!r}")
-        obj = getattr(obj, part)
-    if not callable(obj):
-        raise ValueError(f"{spec!r} names a {type(obj).__name__}, not a callable")
-    return obj
-
-

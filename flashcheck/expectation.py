@@ -20,7 +20,7 @@ import torch
 from hypothesis import target
 from hypothesis.control import currently_in_test_context
 
-from flashcheck import compare, packing, plain, reference, tolerance
+from flashcheck import compare, packing, reference, same_precision, tolerance
 
 
 #: Callables ``observer(output_name, metrics)`` told of every comparison that passed its
@@ -109,7 +109,7 @@ def expect(q, k, v, *, tf32=False, **kwargs) -> Expectation:
     float32 operands as TF32."""
     q, k, v, kwargs, packed = packing.as_dense(q, k, v, kwargs)
     ref = reference.evaluate(q, k, v, **kwargs)
-    baseline = plain.attention(q, k, v, **kwargs)
+    baseline = same_precision.attention(q, k, v, **kwargs)
     bounds = {
         name: tolerance.bound_for(name, ref, dtype=q.dtype, head_dim=q.shape[-1], plain=baseline, tf32=tf32)
         for name in ("out", "lse")
@@ -211,7 +211,7 @@ def expect_gradients(q, k, v, grad_out, grad_lse=None, *, tf32=False, **kwargs) 
         grad_out, grad_lse = packing.to_dense(grad_out), packing.to_dense(grad_lse)
     forward = expect(q, k, v, tf32=tf32, **kwargs)
     grads = reference.gradients(q, k, v, grad_out, grad_lse=grad_lse, **kwargs)
-    baseline = plain.gradients(q, k, v, grad_out, grad_lse=grad_lse, **kwargs)
+    baseline = same_precision.gradients(q, k, v, grad_out, grad_lse=grad_lse, **kwargs)
     softmax_scale = kwargs.get("softmax_scale")
     scale = softmax_scale if softmax_scale is not None else q.shape[-1] ** -0.5
     bounds = tolerance.gradient_bounds(

@@ -4,13 +4,13 @@ Installed through the ``pytest11`` entry point, so it is active in every pytest 
 environment holding flashcheck (``-p no:flashcheck`` turns it off). It provides:
 
 ``--flashcheck-impl NAME`` (repeatable)
-    the implementations the property suite (:mod:`flashcheck.suite`) runs on: a built-in
+    the implementations the property suite (:mod:`flashcheck.property_suite`) runs on: a built-in
     name (``flash``, ``sdpa-math``, ``sdpa-flash``, ...) or ``module:attr``; else
     ``$FLASHCHECK_IMPLS`` (comma-separated); else ``flash`` and ``sdpa-math``, plus the
     CUDA-only peers where torch sees a GPU. A name that does not resolve is a usage error.
 ``--flashcheck-profile NAME``
     the hypothesis settings profile (``ci``, ``dev``, ``gpu``, ``fuzz``, ``smoke``; see
-    :mod:`flashcheck.profiles`); else ``$FLASHCHECK_HYPOTHESIS_PROFILE``, else ``ci`` on
+    :mod:`flashcheck.hypothesis_profiles`); else ``$FLASHCHECK_HYPOTHESIS_PROFILE``, else ``ci`` on
     CI, else ``dev``. hypothesis's own ``--hypothesis-profile``, applied later, still wins.
 ``--flashcheck-size interpreter|gpu``
     the size profile of drawn cases; by default chosen by the machine.
@@ -182,17 +182,17 @@ def _load_hypothesis_profile(state: _State, name: str | None) -> None:
     from hypothesis import settings
     from hypothesis.errors import InvalidArgument
 
-    from flashcheck import profiles
+    from flashcheck import hypothesis_profiles
 
     state.previous_hypothesis_profile = settings.get_current_profile_name()
-    profiles.register_hypothesis_profiles()
+    hypothesis_profiles.register_hypothesis_profiles()
     try:
-        profiles.load_hypothesis_profile(name)
+        hypothesis_profiles.load_hypothesis_profile(name)
     except InvalidArgument as error:
-        source = "--flashcheck-profile" if name is not None else f"${profiles.PROFILE_VARIABLE}"
+        source = "--flashcheck-profile" if name is not None else f"${hypothesis_profiles.PROFILE_VARIABLE}"
         raise pytest.UsageError(
-            f"{source}: unknown hypothesis profile {profiles.hypothesis_profile_name(name)!r}; "
-            f"expected one of {', '.join(profiles.HYPOTHESIS_PROFILES)} ({error})"
+            f"{source}: unknown hypothesis profile {hypothesis_profiles.hypothesis_profile_name(name)!r}; "
+            f"expected one of {', '.join(hypothesis_profiles.HYPOTHESIS_PROFILES)} ({error})"
         ) from None
 
 
@@ -309,11 +309,11 @@ def implementation(config, name: str):
 
 
 def size_profile(config):
-    """The :class:`flashcheck.profiles.SizeProfile` chosen by ``--flashcheck-size``, or by
+    """The :class:`flashcheck.case_sizes.SizeProfile` chosen by ``--flashcheck-size``, or by
     the machine."""
-    from flashcheck import profiles
+    from flashcheck import case_sizes
 
-    return profiles.size_profile(config.getoption("flashcheck_size", None))
+    return case_sizes.size_profile(config.getoption("flashcheck_size", None))
 
 
 def ratio_log_path(config) -> str | None:
@@ -420,7 +420,7 @@ def declared_not_applicable(stats) -> list[tuple[str, str]]:
     for report in stats.get("skipped", ()):
         longrepr = getattr(report, "longrepr", None)
         reason = longrepr[2] if isinstance(longrepr, tuple) and len(longrepr) == 3 else str(longrepr or "")
-        if "not applicable to " in reason:  # the suite's skips (flashcheck.suite)
+        if "not applicable to " in reason:  # the suite's skips (flashcheck.property_suite)
             skips[report.nodeid] = reason
     if not skips:
         return []

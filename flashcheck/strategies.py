@@ -8,7 +8,7 @@ fewer heads, no mask, default scale) and every case replays from its one-line sp
 Contracts:
 
 - :func:`cases` draws valid :class:`~flashcheck.case.Case` objects within a
-  :class:`~flashcheck.profiles.SizeProfile`: ``batch <= max_batch``, ``heads <=
+  :class:`~flashcheck.case_sizes.SizeProfile`: ``batch <= max_batch``, ``heads <=
   max_heads``, ``heads // kv_heads <= max_kv_ratio``, ``1 <= seqlen <= long_seqlen``,
   ``head_dim <= max_head_dim``, ``batch * heads * seqlen_q * seqlen_k <= max_elements``,
   a dtype of the profile. Asked for ``features``, it draws only cases an implementation
@@ -49,10 +49,10 @@ from hypothesis.errors import InvalidArgument
 
 from flashcheck import case as case_module
 from flashcheck import protocol
-from flashcheck import profiles as profiles_module
+from flashcheck import case_sizes as profiles_module
 from flashcheck.case import Case
 from flashcheck.maskspec import MaskSpec
-from flashcheck.profiles import SizeProfile
+from flashcheck.case_sizes import SizeProfile
 
 __all__ = [
     "CompileClass",
@@ -718,8 +718,8 @@ def cases(
     """:class:`~flashcheck.case.Case` objects within ``profile``: dense, with a boolean
     mask, or packed.
 
-    - ``profile``: a :class:`~flashcheck.profiles.SizeProfile`, its name, or ``None`` for
-      :func:`flashcheck.profiles.size_profile`'s choice for this machine.
+    - ``profile``: a :class:`~flashcheck.case_sizes.SizeProfile`, its name, or ``None`` for
+      :func:`flashcheck.case_sizes.size_profile`'s choice for this machine.
     - ``dtypes``: dtype names to draw from (default: the profile's).
     - ``features``: what the implementation supports, as in the protocol's
       ``flashcheck_features``. Without ``"causal"`` no case is causal; without

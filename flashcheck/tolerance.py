@@ -50,7 +50,7 @@ the comparison demands exactly those values.
 The cross-check
 ---------------
 Two rules tie the model to flashcheck's own same-precision standard attention
-(:mod:`flashcheck.plain`) on the same inputs, the "at most k times a plain implementation"
+(:mod:`flashcheck.same_precision`) on the same inputs, the "at most k times a plain implementation"
 rule of flash-attention's tests with k = 2:
 
 * elementwise, the allowed error is never below ``2 ×`` the plain implementation's largest
@@ -117,7 +117,7 @@ def bound_for(
     """The allowed error of ``output`` ("out" or "lse") for inputs of ``dtype``.
 
     ``ref`` is :func:`flashcheck.reference.evaluate` on the same inputs; ``plain`` is the
-    ``(out, lse)`` of :func:`flashcheck.plain.attention` on them (omit it to use the model
+    ``(out, lse)`` of :func:`flashcheck.same_precision.attention` on them (omit it to use the model
     alone). ``tf32`` says the implementation multiplies float32 operands as TF32.
     """
     if output not in ("out", "lse"):

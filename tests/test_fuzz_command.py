@@ -24,8 +24,8 @@ import pytest
 import torch
 from hypothesis import settings
 
-from flashcheck import profiles, protocol
-from flashcheck.engine import fuzz_console, isolation
+from flashcheck import case_sizes, protocol
+from flashcheck.engine import fuzz_console, fuzz_workers
 from flashcheck.case import Case
 from flashcheck.engine import fuzz as fuzz_engine
 from flashcheck.properties import PROPERTIES
@@ -62,14 +62,14 @@ def test_a_correct_implementation_is_never_flagged_and_the_run_keeps_to_its_budg
 
 def test_by_default_one_worker_runs_per_core_up_to_eight(tmp_path, monkeypatch):
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(3)), raising=False)
-    assert isolation.default_workers("cpu") == 3
+    assert fuzz_workers.default_workers("cpu") == 3
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(64)), raising=False)
-    assert isolation.default_workers("cpu") == isolation.MAX_AUTO_WORKERS == 8
+    assert fuzz_workers.default_workers("cpu") == fuzz_workers.MAX_AUTO_WORKERS == 8
     # On CUDA never fewer workers than GPUs, so that every GPU is used.
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0}, raising=False)
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0,1,2")
-    assert isolation.default_workers("cuda") == 3
-    assert isolation.default_workers("cpu") == 1
+    assert fuzz_workers.default_workers("cuda") == 3
+    assert fuzz_workers.default_workers("cpu") == 1
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
     status, result = fuzz(tmp_path, "tests.buggy:correct", "--workers", "auto", budget=6)
     assert status == EXIT_OK and [worker["worker"] for worker in result["workers"]] == [0, 1]
@@ -83,7 +83,7 @@ def test_every_property_takes_its_turn_and_the_reference_comparisons_every_third
     turns = []  # the property of each case run, in order
     result = fuzz_engine.run(
         buggy.correct, impl_name="tests.buggy:correct", budget=60, device="cpu",
-        profile=profiles.size_profile("interpreter"), seed=3,
+        profile=case_sizes.size_profile("interpreter"), seed=3,
         on_case=lambda prop, case: turns.append(prop),
         should_stop=lambda: set(turns) == set(drawable),
     )
@@ -113,7 +113,7 @@ def first_cases(seed, count, properties=("out_matches_reference",), **options):
     cases = []
     fuzz_engine.run(
         buggy.correct, impl_name="tests.buggy:correct", budget=60, device="cpu",
-        profile=profiles.size_profile("interpreter"), seed=seed, properties=list(properties),
+        profile=case_sizes.size_profile("interpreter"), seed=seed, properties=list(properties),
         on_case=lambda prop, case: cases.append((prop, case.spec())), should_stop=lambda: len(cases) >= count,
         **options,
     )
@@ -133,7 +133,7 @@ def test_fuzzed_cases_cover_every_dtype_of_the_profile_in_proportion():
     # A turn is a fresh hypothesis run, and hypothesis makes its second example novel by
     # redrawing the first choice: were that choice the dtype, the first dtype (float16) would
     # never be fuzzed after the simplest case. The fuzzer spends its first choice on a nonce.
-    profile = profiles.size_profile("interpreter")
+    profile = case_sizes.size_profile("interpreter")
     drawn = []  # (property, case) of each case run
     fuzz_engine.run(
         buggy.correct, impl_name="tests.buggy:correct", budget=120, device="cpu", profile=profile, seed=5,
@@ -214,7 +214,7 @@ def test_with_no_shrink_time_the_failure_is_reported_as_drawn():
         found = []
         result = fuzz_engine.run(
             buggy.additive_mask, impl_name="tests.buggy:additive_mask", budget=120, device="cpu",
-            profile=profiles.size_profile("interpreter"), seed=1, properties=["out_matches_reference"],
+            profile=case_sizes.size_profile("interpreter"), seed=1, properties=["out_matches_reference"],
             on_found=lambda failure: found.append(failure.case.spec()), shrink_time=shrink_time,
         )
         return result.failures[0].case, found[0]
@@ -457,7 +457,7 @@ def test_a_property_whose_every_case_is_declined_without_a_declaration_is_never_
 def test_the_engine_leaves_a_declared_property_out_before_drawing_a_case_for_it():
     seen = []
     result = fuzz_engine.run(stubs.square_causal_declared, impl_name="declared", budget=3, device="cpu",
-                             profile=profiles.size_profile("interpreter"), seed=1,
+                             profile=case_sizes.size_profile("interpreter"), seed=1,
                              properties=["empty_rows_exact", "out_matches_reference"],
                              before_case=lambda prop, case: seen.append(prop),
                              on_not_applicable=lambda prop, reason: seen.append((prop, reason)))
@@ -485,7 +485,7 @@ def test_in_one_process_a_fatal_error_ends_the_run_unshrunk():
 
     counting.flashcheck_features = misbehaving.FEATURES
     result = fuzz_engine.run(counting, impl_name="tests:counting", budget=60, device="cpu",
-                             profile=profiles.size_profile("interpreter"), seed=1)
+                             profile=case_sizes.size_profile("interpreter"), seed=1)
     [fatal] = result.failures
     assert fatal.kind == "fatal" and "CUDA error" in fatal.evidence and fatal.reproduction()
     assert calls["fatal"] == 1, "no case runs after a fatal error: hypothesis must not shrink on a dead context"
@@ -505,7 +505,7 @@ def test_an_error_of_flashchecks_own_code_ends_the_run_as_flashchecks_never_as_a
     declined = []
     with pytest.raises(FlashcheckError, match="a bug in flashcheck, not a finding about tests.buggy:correct") as raised:
         fuzz_engine.run(buggy.correct, impl_name="tests.buggy:correct", budget=30, device="cpu",
-                        profile=profiles.size_profile("interpreter"), seed=1, properties=["property_with_a_bug"],
+                        profile=case_sizes.size_profile("interpreter"), seed=1, properties=["property_with_a_bug"],
                         on_declined=lambda *declined_case: declined.append(declined_case))
     assert raised.value.original is error and "Traceback" in str(raised.value)
     assert declined == []
@@ -582,7 +582,7 @@ def database_in_an_unwritable_folder(tmp_path, monkeypatch):
 def test_an_output_that_cannot_be_written_is_refused_before_any_work_without_touching_anything(
         tmp_path, monkeypatch, capsys, arrange):
     arguments, named, expected = arrange(tmp_path, monkeypatch)
-    monkeypatch.setattr(isolation, "fuzz", lambda *a, **k: pytest.fail("a worker was started"))
+    monkeypatch.setattr(fuzz_workers, "fuzz", lambda *a, **k: pytest.fail("a worker was started"))
     before = tree(tmp_path)
     status, result = fuzz(tmp_path, "tests.buggy:correct", *arguments, budget=30)
     assert status == EXIT_USAGE and result is None
@@ -628,7 +628,7 @@ def test_a_stored_case_that_no_longer_parses_is_reported_once_as_stale_not_as_a_
 def test_replay_only_with_nothing_stored_says_so_and_is_no_confirmed_fix(tmp_path, capsys):
     status, result = fuzz(tmp_path, "tests.buggy:correct", "--replay-only", budget=30)
     assert status == EXIT_USAGE and result is None
-    database = isolation.database_folder(tmp_path / "examples", "tests.buggy:correct")
+    database = fuzz_workers.database_folder(tmp_path / "examples", "tests.buggy:correct")
     assert f"nothing stored to replay in {database}" in capsys.readouterr().err
     # Examples stored under no key of the chosen properties: found only by replaying, and still no fix confirmed.
     (database / "0123456789abcdef").mkdir(parents=True)
@@ -680,7 +680,7 @@ cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA de
 #: Runs the command in a fresh process and reports whether that process ever set up CUDA.
 _PARENT = """
 import json, sys, torch
-from flashcheck import cli, profiles, protocol
+from flashcheck import case_sizes, cli, protocol
 from flashcheck.engine import fuzz as fuzz_engine
 from flashcheck.properties import PROPERTIES
 from tests import buggy

@@ -13,7 +13,7 @@ import math
 import pytest
 import torch
 
-from flashcheck import expectation, masks, packing, plain, reference, tolerance
+from flashcheck import expectation, masks, packing, reference, same_precision, tolerance
 from flashcheck.case import Case
 from tests.test_reference_gradients import ReferenceAttention, assert_close_float64, loss_gradients
 
@@ -163,7 +163,7 @@ def test_the_model_bounds_the_plain_baseline_with_masks_and_packing(case, dtype)
     q, k, v = case.materialize()
     exp = expectation.expect(q, k, v, **case.attention_kwargs())
     qd, kd, vd, dense_kwargs, _ = packing.as_dense(q, k, v, case.attention_kwargs())
-    out, lse = plain.attention(qd, kd, vd, **dense_kwargs)
+    out, lse = same_precision.attention(qd, kd, vd, **dense_kwargs)
     for name, got, expected, bound in (("out", out, exp.ref.out, exp.out), ("lse", lse, exp.ref.lse, exp.lse)):
         finite = torch.isfinite(expected)
         assert torch.equal(torch.isfinite(got), finite), name
@@ -173,6 +173,6 @@ def test_the_model_bounds_the_plain_baseline_with_masks_and_packing(case, dtype)
     grads = reference.gradients(qd, kd, vd, grad_out, **dense_kwargs)
     bounds = tolerance.gradient_bounds(grads, exp.ref, exp.out, exp.lse, grad_out, dtype=q.dtype,
                                        head_dim=case.head_dim, scale=case.scale)
-    for name, got in zip(("dq", "dk", "dv"), plain.gradients(qd, kd, vd, grad_out, **dense_kwargs)):
+    for name, got in zip(("dq", "dk", "dv"), same_precision.gradients(qd, kd, vd, grad_out, **dense_kwargs)):
         error = (got.double() - getattr(grads, name)).abs()
         assert (error <= bounds[name].model).all(), f"{name}: ratio {float((error / bounds[name].model).max()):.3g}"

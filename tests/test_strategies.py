@@ -1,4 +1,5 @@
-"""Tests of flashcheck.strategies (what cases are drawn) and flashcheck.profiles.
+"""Tests of flashcheck.strategies (what cases are drawn), flashcheck.case_sizes and
+flashcheck.hypothesis_profiles.
 
 The strategy tests run hypothesis with explicit settings so that they behave the same
 under any loaded profile; the reachability tests use ``hypothesis.find`` with a fixed
@@ -22,9 +23,9 @@ from hypothesis import HealthCheck, Phase, find, given, settings
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 
-from flashcheck import profiles, strategies
+from flashcheck import case_sizes, hypothesis_profiles, strategies
 from flashcheck.case import LAYOUTS, VALUES, Case
-from flashcheck.profiles import GPU, INTERPRETER, SizeProfile
+from flashcheck.case_sizes import GPU, INTERPRETER, SizeProfile
 
 FAST = settings(max_examples=60, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -284,16 +285,16 @@ def test_overrides_are_drawn_from():
 
 
 def test_size_profiles_by_name():
-    assert profiles.size_profile("interpreter") is INTERPRETER
-    assert profiles.size_profile("GPU") is GPU
-    assert profiles.size_profile(TINY) is TINY
+    assert case_sizes.size_profile("interpreter") is INTERPRETER
+    assert case_sizes.size_profile("GPU") is GPU
+    assert case_sizes.size_profile(TINY) is TINY
     with pytest.raises(ValueError, match="unknown"):
-        profiles.size_profile("tpu")
+        case_sizes.size_profile("tpu")
 
 
 def test_size_profile_for_the_interpreter(monkeypatch):
     monkeypatch.setenv("TRITON_INTERPRET", "1")
-    assert profiles.size_profile(None) is INTERPRETER
+    assert case_sizes.size_profile(None) is INTERPRETER
 
 
 def test_size_profiles_allow_gqa_ratio_7_and_head_dim_256():
@@ -319,30 +320,30 @@ def test_size_profile_validates():
 @pytest.mark.parametrize(
     "name, environ, expected",
     [
-        ("gpu", {"CI": "1", profiles.PROFILE_VARIABLE: "fuzz"}, "gpu"),
-        (None, {"CI": "1", profiles.PROFILE_VARIABLE: "fuzz"}, "fuzz"),
+        ("gpu", {"CI": "1", hypothesis_profiles.PROFILE_VARIABLE: "fuzz"}, "gpu"),
+        (None, {"CI": "1", hypothesis_profiles.PROFILE_VARIABLE: "fuzz"}, "fuzz"),
         (None, {"CI": "1"}, "ci"),
         (None, {"CI": "false"}, "ci"),  # hypothesis, too, treats any value of CI as CI
-        (None, {profiles.PROFILE_VARIABLE: ""}, "dev"),
+        (None, {hypothesis_profiles.PROFILE_VARIABLE: ""}, "dev"),
         (None, {}, "dev"),
     ],
 )
 def test_hypothesis_profile_choice(name, environ, expected):
-    assert profiles.hypothesis_profile_name(name, environ=environ) == expected
+    assert hypothesis_profiles.hypothesis_profile_name(name, environ=environ) == expected
 
 
-# The subprocess loads profiles.py by path: it needs only hypothesis, and importing the
+# The subprocess loads hypothesis_profiles.py by path: it needs only hypothesis, and importing the
 # flashcheck package would import torch, which takes seconds.
 _PROBE = r"""
 import importlib.util, json, sys
 from hypothesis import settings
 before = settings.get_current_profile_name()
-spec = importlib.util.spec_from_file_location("flashcheck_profiles", sys.argv[1])
-profiles = sys.modules[spec.name] = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(profiles)
-profiles.register_hypothesis_profiles()
+spec = importlib.util.spec_from_file_location("flashcheck_hypothesis_profiles", sys.argv[1])
+hypothesis_profiles = sys.modules[spec.name] = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(hypothesis_profiles)
+hypothesis_profiles.register_hypothesis_profiles()
 after_register = (settings.get_current_profile_name(), settings.default.max_examples)
-loaded = profiles.load_hypothesis_profile()
+loaded = hypothesis_profiles.load_hypothesis_profile()
 s = settings.default
 dev = settings.get_profile("dev")
 print(json.dumps({
@@ -360,10 +361,10 @@ _CI_VARIABLES = ("CI", "__TOX_ENVIRONMENT_VARIABLE_ORIGINAL_CI", "TF_BUILD", "ba
 
 
 def _probe(**env):
-    environ = {k: v for k, v in os.environ.items() if k not in _CI_VARIABLES and k != profiles.PROFILE_VARIABLE}
+    environ = {k: v for k, v in os.environ.items() if k not in _CI_VARIABLES and k != hypothesis_profiles.PROFILE_VARIABLE}
     environ.update(env)
     result = subprocess.run(
-        [sys.executable, "-c", _PROBE, profiles.__file__],
+        [sys.executable, "-c", _PROBE, hypothesis_profiles.__file__],
         env=environ, capture_output=True, text=True, timeout=60, check=True,
     )
     return json.loads(result.stdout.strip().splitlines()[-1])
@@ -385,7 +386,7 @@ def test_our_ci_profile_replaces_hypothesis_own_under_ci():
 
 
 def test_environment_variable_and_default_profile_choice():
-    assert _probe(CI="1", **{profiles.PROFILE_VARIABLE: "gpu"})["max_examples"] == 200
+    assert _probe(CI="1", **{hypothesis_profiles.PROFILE_VARIABLE: "gpu"})["max_examples"] == 200
     local = _probe()
     assert (local["before"], local["loaded"], local["max_examples"], local["derandomize"]) == (
         "default", "dev", 50, False,
@@ -541,8 +542,8 @@ def test_a_focus_profile_still_draws_cases_outside_its_classes():
 def test_without_focus_no_compile_class_is_drawn():
     # The interpreter's profile draws as it did before compile-aware drawing existed.
     assert not INTERPRETER.focus and GPU.focus
-    assert profiles.with_focus_seed(INTERPRETER, 3) is INTERPRETER
-    assert profiles.with_focus_seed(GPU, 3).focus_seed == 3
-    assert profiles.with_focus_seed(GPU).focus
+    assert case_sizes.with_focus_seed(INTERPRETER, 3) is INTERPRETER
+    assert case_sizes.with_focus_seed(GPU, 3).focus_seed == 3
+    assert case_sizes.with_focus_seed(GPU).focus
     with pytest.raises(ValueError, match="focus_seed"):
         dataclasses.replace(GPU, focus_seed="1")

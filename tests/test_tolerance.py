@@ -7,11 +7,11 @@ from hypothesis import given, settings
 
 import pytest
 
-from flashcheck import compare, expectation, packing, plain, profiles, reference, strategies, tolerance
+from flashcheck import case_sizes, compare, expectation, packing, reference, same_precision, strategies, tolerance
 from flashcheck.case import Case
 from flashcheck.compare import Violation
 
-SMALL = profiles.size_profile("interpreter")
+SMALL = case_sizes.size_profile("interpreter")
 
 
 def _dense(case, device="cpu"):
@@ -31,7 +31,7 @@ def test_model_bounds_the_error_of_a_plain_same_precision_attention(case):
     """The cross-check: the model, on its own, covers what real rounding does (dense,
     masked and packed cases alike)."""
     (q, k, v), ref = _reference(case)
-    out, lse = plain.attention(q, k, v, **_dense(case)[1])
+    out, lse = same_precision.attention(q, k, v, **_dense(case)[1])
     for name, got, expected in (("out", out, ref.out), ("lse", lse, ref.lse)):
         bound = tolerance.bound_for(name, ref, dtype=q.dtype, head_dim=case.head_dim)
         finite = torch.isfinite(expected)
@@ -74,8 +74,8 @@ def test_a_float32_path_computing_in_tf32_is_flagged():
     case = Case(seqlen_q=64, seqlen_k=64, head_dim=64, dtype="float32")
     q, k, v = case.materialize()
     exp = expectation.expect(q, k, v)
-    exp.check_out(plain.attention(q, k, v)[0])
-    tf32_out, _ = plain.attention(_round_to_tf32(q), _round_to_tf32(k), _round_to_tf32(v))
+    exp.check_out(same_precision.attention(q, k, v)[0])
+    tf32_out, _ = same_precision.attention(_round_to_tf32(q), _round_to_tf32(k), _round_to_tf32(v))
     with pytest.raises(Violation):
         exp.check_out(tf32_out)
     assert expectation.expect(q, k, v, tf32=True).out.allowed.max() > exp.out.allowed.max()
@@ -104,7 +104,7 @@ def test_empty_rows_allow_nothing_but_the_exact_values():
 def test_plain_baseline_widens_the_allowance_only_when_it_is_worse_than_the_model():
     case = Case(seqlen_q=16, seqlen_k=16)
     (q, k, v), ref = _reference(case)
-    honest = plain.attention(q, k, v)
+    honest = same_precision.attention(q, k, v)
     bound = tolerance.bound_for("out", ref, dtype=q.dtype, head_dim=case.head_dim, plain=honest)
     assert torch.equal(bound.allowed, torch.maximum(bound.model, bound.baseline))
     noisy_out = (ref.out + 0.25).to(q.dtype)
@@ -132,7 +132,7 @@ def test_gradient_model_bounds_the_plain_same_precision_backward(case):
         grads, forward.ref, forward.out, forward.lse, grad_out,
         dtype=q.dtype, head_dim=case.head_dim, scale=case.scale,
     )
-    observed = plain.gradients(q, k, v, grad_out, grad_lse=grad_lse, **kwargs)
+    observed = same_precision.gradients(q, k, v, grad_out, grad_lse=grad_lse, **kwargs)
     for name, got in zip(("dq", "dk", "dv"), observed):
         error = (got.double() - getattr(grads, name)).abs()
         model = bounds[name].model

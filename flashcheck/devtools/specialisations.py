@@ -38,7 +38,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from triton._C.libtriton import native_specialize_impl
 from triton.backends.compiler import BaseBackend
 
-from flashcheck import profiles, protocol
+from flashcheck import case_sizes, protocol
 from flashcheck.engine import fuzz
 from flashcheck.kernels import config, interface, launcher
 from flashcheck.properties import PROPERTIES
@@ -142,7 +142,7 @@ def launches(property_name: str, *, examples: int = 200, size: str = "gpu") -> l
         raise ValueError(f"property: unknown {property_name!r}; known: {sorted(PROPERTIES)}")
     prop = PROPERTIES[property_name]
     impl = interface.flash_attention
-    strategy = fuzz.case_strategy(prop, protocol.features_of(impl, "cuda"), profiles.size_profile(size))
+    strategy = fuzz.case_strategy(prop, protocol.features_of(impl, "cuda"), case_sizes.size_profile(size))
     backward = "backward" in prop.requires
 
     with recorded_launches() as log, _without_local_constants():

@@ -4,7 +4,7 @@
   place where a pass, a decline, a known divergence, a failure or a fatal error is decided;
 - :mod:`flashcheck.engine.fuzz`: the in-process fuzzer, properties taking turns on cases
   hypothesis draws until a time budget is spent;
-- :mod:`flashcheck.engine.isolation`: fuzzing in spawned worker processes, where a crash or
+- :mod:`flashcheck.engine.fuzz_workers`: fuzzing in spawned worker processes, where a crash or
   a hang is a finding, and the crash store that replays them;
 - :mod:`flashcheck.engine.placement`: how many worker processes, and which GPU each takes;
 - :mod:`flashcheck.engine.compile_clock`: a case's time compiling Triton kernels, told apart

@@ -6,7 +6,7 @@ one cycle of turns and the engine can stop at the budget's end; the comparisons 
 float64 reference take every third turn (see :func:`cycle`). A failure is shrunk to a
 minimal case and kept in an example database (one key per property), and the next run
 replays it before drawing anything new. This is the in-process engine; ``flashcheck
-fuzz`` runs it in worker processes (:mod:`flashcheck.engine.isolation`).
+fuzz`` runs it in worker processes (:mod:`flashcheck.engine.fuzz_workers`).
 """
 
 from __future__ import annotations
@@ -137,7 +137,7 @@ class FuzzResult:
     #: passed nor failed (``{"property", "case", "running_for"}``).
     unfinished: list[dict] = field(default_factory=list)
     #: Crash-store entries no longer replayable (``{"property", "case", "problem", "store"}``,
-    #: see :meth:`flashcheck.engine.isolation.CrashStore.replayable`): reported, not run, not findings.
+    #: see :meth:`flashcheck.engine.fuzz_workers.CrashStore.replayable`): reported, not run, not findings.
     stale: list[dict] = field(default_factory=list)
     #: The run was interrupted (SIGINT) before its end: what it found so far is all there is.
     interrupted: bool = False

@@ -2,7 +2,7 @@
 to it, and how it names the device it ended up on.
 
 Three parts of flashcheck spread work over processes: the fuzzer's isolated workers
-(:mod:`flashcheck.engine.isolation`), corpus runs (:mod:`flashcheck.regress.corpus_jobs`) and the pytest
+(:mod:`flashcheck.engine.fuzz_workers`), corpus runs (:mod:`flashcheck.regress.corpus_workers`) and the pytest
 plugin under pytest-xdist (:mod:`flashcheck.pytest_plugin`). They share one way of doing it:
 
 - **How many.** One worker per CPU core this process may use, up to a cap that each caller

@@ -36,7 +36,7 @@ or :class:`FlashcheckError` names the implementation, the property, the case and
 command line that replays it, and is never filled in afterwards.
 
 The callers are ``flashcheck fuzz`` (:mod:`flashcheck.engine.fuzz`), ``flashcheck check``
-(:mod:`flashcheck.cli.commands.check`), the pytest suite (:mod:`flashcheck.suite`) and the GPU
+(:mod:`flashcheck.cli.commands.check`), the pytest suite (:mod:`flashcheck.property_suite`) and the GPU
 determinism test; each maps the verdict onto its own way of reporting, none decides anew.
 """
 

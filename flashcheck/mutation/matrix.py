@@ -14,13 +14,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable
 
-from flashcheck.mutation import mutate
-from flashcheck.mutation.mutate import Entry, Outcome, Settings
+from flashcheck.mutation import mutants
+from flashcheck.mutation.mutants import Entry, Outcome, Settings
 
 
 @dataclass
 class PropertyMatrix:
-    """Outcomes per mutant (``mutate.ORIGINAL`` included) and property."""
+    """Outcomes per mutant (``mutants.ORIGINAL`` included) and property."""
 
     properties: list[str]
     cells: dict[str, dict[str, Outcome]]
@@ -61,12 +61,12 @@ def run(catalogue: str, entries: list[Entry], settings: Settings, properties: li
         raise ValueError(f"jobs: expected at least 1, got {jobs}")
     if not properties:
         raise ValueError("properties: expected at least one property")
-    environment = mutate.subprocess_environment(catalogue)
+    environment = mutants.subprocess_environment(catalogue)
     pairs = [(entry, prop) for entry in entries for prop in properties]
 
     def one(pair) -> Outcome:
         entry, prop = pair
-        cell = mutate.fuzz_one(catalogue, entry, property_settings(settings, prop, len(properties)),
+        cell = mutants.fuzz_one(catalogue, entry, property_settings(settings, prop, len(properties)),
                                environment=environment)
         if on_cell is not None:
             on_cell(prop, cell)

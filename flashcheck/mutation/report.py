@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
-from flashcheck.mutation.mutate import ORIGINAL, MutationRun, Outcome
+from flashcheck.mutation.mutants import ORIGINAL, MutationRun, Outcome
 
 
 def make_console() -> Console:

@@ -183,7 +183,7 @@ def run_case(impl, case: Case, device, *, elementwise: bool = False) -> CaseResu
 
 def run(impl, corpus: Corpus, device, *, elementwise: bool = False, on_case=None) -> list[CaseResult]:
     """:func:`run_case` every case of ``corpus`` in order, in this process. ``on_case(index,
-    result)`` is called after each case (progress display). :func:`flashcheck.regress.corpus_jobs.run`
+    result)`` is called after each case (progress display). :func:`flashcheck.regress.corpus_workers.run`
     spreads the same work over worker processes."""
     results = []
     for index, case in enumerate(corpus.cases):

@@ -5,7 +5,7 @@ ratio per bucket to a file (default ``ci/baselines/<impl>-<device kind>.json``);
 exit 1, when some comparison exceeds its allowance. ``check`` measures again and compares
 bucket by bucket: exit 1 when a bucket worsened beyond the file's margin, exceeds 1 or is
 missing, 0 otherwise. Cases run ``--jobs`` at a time in worker processes
-(:mod:`flashcheck.regress.corpus_jobs`); a worker that dies is exit 1 with the cases it may have
+(:mod:`flashcheck.regress.corpus_workers`); a worker that dies is exit 1 with the cases it may have
 been measuring. Both exit 2 on usage errors (unknown implementation or corpus, a
 missing, unreadable or other-version file, a corpus that changed since recording).
 """
@@ -139,14 +139,14 @@ def _run(args, chosen, device):
     from rich.console import Console
     from rich.progress import Progress
 
-    from flashcheck.regress import corpus_jobs
+    from flashcheck.regress import corpus_workers
 
     try:
         with Progress(console=Console(stderr=True), transient=True) as progress:
             task = progress.add_task(f"{args.impl} on {chosen.name}", total=len(chosen.cases))
-            return corpus_jobs.run(args.impl, chosen, device, jobs=jobs_for(args, device),
+            return corpus_workers.run(args.impl, chosen, device, jobs=jobs_for(args, device),
                                    on_case=lambda index, result: progress.advance(task))
-    except corpus_jobs.WorkerDied as error:
+    except corpus_workers.WorkerDied as error:
         print(f"FAILED: {error}")
         return None
 

@@ -88,22 +88,22 @@ def _say_known(args, divergence) -> None:
 
 def _run_in_a_worker(args, device, impl, prop, case) -> int:
     """``check --case-timeout``: the case alone in one of fuzz's worker processes
-    (:func:`flashcheck.engine.isolation.fuzz` replaying just this case, with no budget but the
+    (:func:`flashcheck.engine.fuzz_workers.fuzz` replaying just this case, with no budget but the
     per-case timeout), decided there as everywhere (:func:`flashcheck.engine.verdict.decide`) and
     reported as fuzz reports it."""
     from flashcheck import protocol
-    from flashcheck.engine import isolation
+    from flashcheck.engine import fuzz_workers
 
-    options = isolation.FuzzOptions(
+    options = fuzz_workers.FuzzOptions(
         impl=args.impl, device=device, budget=math.inf, properties=(prop.name,), profile=args.profile,
         database=None, workers=1, case_timeout=args.case_timeout, shrink_time=0, max_crashes=1, replay_only=True,
     )
     try:
-        result = isolation.fuzz(options, replay=[(prop.name, case.spec())])
-    except isolation.FlashcheckBug as error:
+        result = fuzz_workers.fuzz(options, replay=[(prop.name, case.spec())])
+    except fuzz_workers.FlashcheckBug as error:
         print(f"flashcheck: {error}", file=sys.stderr)
         return EXIT_INTERNAL
-    except isolation.WorkerError as error:
+    except fuzz_workers.WorkerError as error:
         print(f"flashcheck: {error}", file=sys.stderr)
         return EXIT_USAGE
     for failure in (result.failures + result.known)[:1]:  # the run ends at its first failure, crash or hang

@@ -21,17 +21,17 @@ def add_device_argument(parser) -> None:
 
 
 def add_jobs_argument(parser) -> None:
-    """``--jobs``: worker processes for a corpus run (see :mod:`flashcheck.regress.corpus_jobs`)."""
+    """``--jobs``: worker processes for a corpus run (see :mod:`flashcheck.regress.corpus_workers`)."""
     parser.add_argument("--jobs", type=_positive_int, default=None, metavar="N",
                         help="cases measured at a time, each in a worker process (default: one per CPU core, "
                              "at most 8, on a GPU; 1 on the CPU)")
 
 
 def jobs_for(args, device) -> int:
-    """``--jobs``, or :func:`flashcheck.regress.corpus_jobs.default_jobs` for ``device``."""
-    from flashcheck.regress import corpus_jobs
+    """``--jobs``, or :func:`flashcheck.regress.corpus_workers.default_jobs` for ``device``."""
+    from flashcheck.regress import corpus_workers
 
-    return args.jobs if args.jobs is not None else corpus_jobs.default_jobs(device)
+    return args.jobs if args.jobs is not None else corpus_workers.default_jobs(device)
 
 
 def _positive_int(text: str) -> int:
@@ -52,14 +52,14 @@ def load(args):
     ValueError, one line naming ``--impl`` and the module or the feature, when the
     implementation cannot be loaded (any exception at the module's import) or declares a
     feature the protocol does not have."""
-    from flashcheck import peers, profiles, protocol
+    from flashcheck import case_sizes, peers, protocol
 
     impl = peers.resolve(args.impl)
     try:
         protocol.check_declaration(impl)
     except ValueError as error:
         raise ValueError(f"--impl {args.impl}: {error}") from None
-    return impl, profiles.size_profile(args.profile)
+    return impl, case_sizes.size_profile(args.profile)
 
 
 def prepare(args, impl) -> None:

@@ -1,6 +1,6 @@
 """``flashcheck fuzz``: run the properties on an implementation until a time budget is spent.
 
-Cases run in spawned worker processes (:mod:`flashcheck.engine.isolation`), so a kernel that
+Cases run in spawned worker processes (:mod:`flashcheck.engine.fuzz_workers`), so a kernel that
 crashes or hangs is reported with its case and the run goes on in a fresh worker.
 
 Exit status (:data:`EPILOG`): 0 nothing found, 1 a counterexample (or a crash or hang),
@@ -34,7 +34,7 @@ EPILOG = f"""exit status:
 def register(subparsers) -> None:
     import argparse
 
-    from flashcheck.engine.isolation import FuzzOptions as defaults  # one place for the defaults the engine uses
+    from flashcheck.engine.fuzz_workers import FuzzOptions as defaults  # one place for the defaults the engine uses
 
     parser = subparsers.add_parser("fuzz", help="fuzz an implementation against the properties", epilog=EPILOG,
                                    formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -79,11 +79,11 @@ def register(subparsers) -> None:
 
 
 def worker_count(value: str, device: str) -> int:
-    """``--workers``: a positive count, or ``auto`` (:func:`flashcheck.engine.isolation.default_workers`)."""
-    from flashcheck.engine import isolation
+    """``--workers``: a positive count, or ``auto`` (:func:`flashcheck.engine.fuzz_workers.default_workers`)."""
+    from flashcheck.engine import fuzz_workers
 
     if value == "auto":
-        return isolation.default_workers(device)
+        return fuzz_workers.default_workers(device)
     try:
         count = int(value)
     except ValueError:
@@ -100,7 +100,7 @@ def _holds_examples(database: Path) -> bool:
 
 def run(args, device) -> int:
     from flashcheck import protocol
-    from flashcheck.engine import fuzz, isolation
+    from flashcheck.engine import fuzz, fuzz_workers
     from flashcheck.properties import PROPERTIES
 
     try:
@@ -127,14 +127,14 @@ def run(args, device) -> int:
         # Outputs are checked before any work, so that a run never ends unable to keep its result.
         if args.json is not None:
             check_writable_file(args.json, "--json")
-        database = isolation.database_folder(args.database, args.impl)
+        database = fuzz_workers.database_folder(args.database, args.impl)
         check_writable_folder(database, "--database", given=args.database)
-        replayable, stale = isolation.CrashStore(database / "crashes.json").replayable()  # a damaged store: an error
+        replayable, stale = fuzz_workers.CrashStore(database / "crashes.json").replayable()  # a damaged store: an error
         if args.replay_only and not replayable and not _holds_examples(database):
             raise ValueError(f"--replay-only: nothing stored to replay in {database}"
                              + (f" ({len(stale)} stale crash-store entries, which no longer parse)" if stale else ""))
         setup = time.monotonic() - args.started  # loading the implementation counts against the budget
-        options = isolation.FuzzOptions(
+        options = fuzz_workers.FuzzOptions(
             impl=args.impl, device=device, budget=max(args.budget - setup, 0.1), seed=args.seed,
             properties=tuple(args.properties) if args.properties else None, profile=profile.name,
             database=str(database),
@@ -148,11 +148,11 @@ def run(args, device) -> int:
 
     try:
         with fuzz_console.FuzzProgress(args.impl, device, args.budget, args.workers) as progress:
-            result = isolation.fuzz(options, on_progress=progress.update)
-    except isolation.FlashcheckBug as error:
+            result = fuzz_workers.fuzz(options, on_progress=progress.update)
+    except fuzz_workers.FlashcheckBug as error:
         print(f"flashcheck: {error}", file=sys.stderr)
         return EXIT_INTERNAL
-    except isolation.WorkerError as error:
+    except fuzz_workers.WorkerError as error:
         print(f"flashcheck: {error}", file=sys.stderr)
         return EXIT_USAGE
     result.seconds = time.monotonic() - args.started

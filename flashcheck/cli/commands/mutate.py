@@ -1,5 +1,5 @@
 """``flashcheck mutate``: fuzz every mutant of a kernel's mutation catalogue and report the
-kill matrix and the mutation score (the engine is :mod:`flashcheck.mutation.mutate`).
+kill matrix and the mutation score (the engine is :mod:`flashcheck.mutation.mutants`).
 
 Exit 0 when every mutant not declared equivalent was killed; 1 when one survived or its
 only kill was unconfirmed (a crash or hang the unmutated implementation shows too), when a
@@ -54,19 +54,19 @@ def register(subparsers) -> None:
 
 def default_workers(jobs: int) -> int:
     """Fuzz workers per mutant when ``--workers`` is not given: the usable CPU cores shared
-    among ``jobs`` mutants at once, at least 1 and at most ``isolation.MAX_AUTO_WORKERS``
+    among ``jobs`` mutants at once, at least 1 and at most ``fuzz_workers.MAX_AUTO_WORKERS``
     (:func:`flashcheck.engine.placement.default_worker_count`)."""
-    from flashcheck.engine import isolation, placement
+    from flashcheck.engine import fuzz_workers, placement
 
-    return placement.default_worker_count(isolation.MAX_AUTO_WORKERS, cores=placement.usable_cores() // max(jobs, 1))
+    return placement.default_worker_count(fuzz_workers.MAX_AUTO_WORKERS, cores=placement.usable_cores() // max(jobs, 1))
 
 
 def run(args, device) -> int:
-    from flashcheck.mutation import mutate
+    from flashcheck.mutation import mutants
     from flashcheck.properties import PROPERTIES
 
     try:
-        entries = mutate.load_catalogue(args.catalogue)
+        entries = mutants.load_catalogue(args.catalogue)
         unknown = [name for name in args.only or () if name not in entries]
         if unknown:
             raise ValueError(f"--only: unknown mutants {unknown} in {args.catalogue}; known: {sorted(entries)}")
@@ -77,11 +77,11 @@ def run(args, device) -> int:
             args.workers = default_workers(args.jobs)
         if args.jobs < 1:
             raise ValueError(f"--jobs: expected at least 1, got {args.jobs}")
-        settings = mutate.Settings(budget=args.budget, device=device, seed=args.seed, grace=args.grace,
+        settings = mutants.Settings(budget=args.budget, device=device, seed=args.seed, grace=args.grace,
                                    database=args.database, workers=args.workers, shrink_time=args.shrink_time,
                                    properties=tuple(args.properties) if args.properties else None,
                                    case_timeout=args.case_timeout if args.case_timeout is not None
-                                   else mutate.default_case_timeout(max(args.budget, 0)))
+                                   else mutants.default_case_timeout(max(args.budget, 0)))
     except ValueError as error:
         message = str(error)
         for field in ("budget", "grace", "case_timeout", "workers", "shrink_time"):  # Settings names its field; the user typed an option
@@ -95,21 +95,21 @@ def run(args, device) -> int:
 
     console = mutation_report.make_console()
     fuzz = _per_property if args.per_property else _whole_suite
-    console.print(f"fuzzing the unmutated implementation {args.catalogue}:{mutate.ORIGINAL} "
+    console.print(f"fuzzing the unmutated implementation {args.catalogue}:{mutants.ORIGINAL} "
                   f"for {settings.budget:g} s on {device}", highlight=False)
-    (original,), _ = fuzz(args, settings, [mutate.original_entry()], console, lambda outcome: None)
+    (original,), _ = fuzz(args, settings, [mutants.original_entry()], console, lambda outcome: None)
     if original.verdict == "error":
         mutation_report.print_error(console, original)
         return EXIT_USAGE
     if original.killed:
         mutation_report.print_original_flagged(console, original)
-        _write_json(args.json, mutate.MutationRun(args.catalogue, settings, original), None)
+        _write_json(args.json, mutants.MutationRun(args.catalogue, settings, original), None)
         return EXIT_FOUND
     console.print(f"{len(chosen)} mutant{'s' * (len(chosen) != 1)}, {settings.budget:g} s each, "
                   f"{args.jobs} at a time, {settings.workers} fuzz worker{'s' * (settings.workers != 1)} each",
                   highlight=False)
     outcomes, matrix = fuzz(args, settings, chosen, console, _checkpoint(args, settings, original, chosen))
-    result = mutate.MutationRun(args.catalogue, settings, original, outcomes)
+    result = mutants.MutationRun(args.catalogue, settings, original, outcomes)
     mutation_report.print_run(console, result)
     if matrix is not None:
         mutation_report.print_property_matrix(console, matrix)
@@ -123,15 +123,15 @@ def _checkpoint(args, settings, original, entries):
     """A callback for each mutant's outcome that rewrites ``--json`` with the kill matrix so
     far and the mutants still pending, so that a run stopped early (a CI job's time limit)
     keeps what it found."""
-    from flashcheck.mutation import mutate
+    from flashcheck.mutation import mutants
 
-    done: dict[str, mutate.Outcome] = {}
+    done: dict[str, mutants.Outcome] = {}
     lock = threading.Lock()  # outcomes arrive from the jobs' threads
 
     def record(outcome) -> None:
         with lock:
             done[outcome.name] = outcome
-            result = mutate.MutationRun(args.catalogue, settings, original,
+            result = mutants.MutationRun(args.catalogue, settings, original,
                                         [done[e.name] for e in entries if e.name in done],
                                         pending=[e.name for e in entries if e.name not in done])
             _write_json(args.json, result, None)
@@ -141,13 +141,13 @@ def _checkpoint(args, settings, original, entries):
 
 def _whole_suite(args, settings, entries, console, on_outcome):
     """One fuzz run per entry over all chosen properties: (outcomes, None)."""
-    from flashcheck.mutation import mutate, report as mutation_report
+    from flashcheck.mutation import mutants, report as mutation_report
 
     def report(outcome):
         mutation_report.print_progress(console, outcome)
         on_outcome(outcome)
 
-    outcomes = mutate.run(args.catalogue, entries, settings, jobs=args.jobs, on_outcome=report)
+    outcomes = mutants.run(args.catalogue, entries, settings, jobs=args.jobs, on_outcome=report)
     return outcomes, None
 
 

@@ -31,7 +31,7 @@ def run(args, device) -> int:
     from rich.progress import Progress
 
     from flashcheck import peers
-    from flashcheck.regress import corpus, corpus_jobs, error_report
+    from flashcheck.regress import corpus, corpus_workers, error_report
 
     try:
         try:
@@ -48,7 +48,7 @@ def run(args, device) -> int:
             task = progress.add_task(f"{args.impl} on {chosen.name}", total=len(chosen.cases))
             report = error_report.build(args.impl, chosen, device, jobs=jobs_for(args, device),
                                         on_case=lambda index, result: progress.advance(task))
-    except corpus_jobs.WorkerDied as error:
+    except corpus_workers.WorkerDied as error:
         print(f"FAILED: {error}")
         return EXIT_FOUND
     try:

@@ -3,7 +3,7 @@ implementation's declared features allow, run through hypothesis on cases drawn 
 
 Run it on your own kernel from any directory (``mypkg`` importable)::
 
-    pytest --pyargs flashcheck.suite --flashcheck-impl mypkg.attention:attn
+    pytest --pyargs flashcheck.property_suite --flashcheck-impl mypkg.attention:attn
 
 The implementations come from the pytest plugin (:mod:`flashcheck.pytest_plugin`:
 ``--flashcheck-impl``, else ``$FLASHCHECK_IMPLS``, else the project kernel and the peers

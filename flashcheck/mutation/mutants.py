@@ -301,7 +301,7 @@ def confirm_on_original(catalogue: str, outcome: Outcome, settings: Settings, *,
     if not (outcome.killed and outcome.killed_by in ("crash", "fatal", "hang") and outcome.case
             and outcome.property_name):
         return outcome
-    from flashcheck.engine.isolation import CrashStore, FuzzOptions, database_folder
+    from flashcheck.engine.fuzz_workers import CrashStore, FuzzOptions, database_folder
 
     original = f"{catalogue}:{ORIGINAL}"
     # The timeout the mutant ran under: without one, fuzz's own default applied.

@@ -546,15 +546,15 @@ def worker_main(options: FuzzOptions, index: int, seed, wall_deadline: float, gp
 
     faulthandler.enable()  # a segfault leaves a Python traceback in the log
     try:
-        from flashcheck import peers, profiles, protocol
+        from flashcheck import case_sizes, peers, protocol
         from flashcheck.engine import fuzz
         from flashcheck.engine.verdict import Outcome
 
         impl = peers.resolve(options.impl)
         protocol.prepare(impl)  # a library that cannot be imported: a usage error, not a finding
-        profile = profiles.size_profile(options.profile)
+        profile = case_sizes.size_profile(options.profile)
         # Compile-aware drawing: each worker draws in compile classes of its own (another set each run).
-        profile = profiles.with_focus_seed(profile, seed)
+        profile = case_sizes.with_focus_seed(profile, seed)
     except Exception as error:  # noqa: BLE001 - any setup error ends the run as a usage problem
         messages.put((index, "error", f"worker {index} could not load {options.impl!r}: {error}"))
         return

@@ -11,7 +11,7 @@ import textwrap
 import pytest
 
 from flashcheck import peers, protocol
-from flashcheck.regress import corpus, corpus_jobs
+from flashcheck.regress import corpus, corpus_workers
 from flashcheck.cli import main
 
 TINY = corpus.BASELINE_CORPORA["tiny"]
@@ -23,7 +23,7 @@ def _ratios(results):
 
 def test_workers_measure_exactly_what_one_process_measures(device):
     seen = []
-    pooled = corpus_jobs.run("sdpa-math", TINY, device, jobs=2, on_case=lambda index, result: seen.append(index))
+    pooled = corpus_workers.run("sdpa-math", TINY, device, jobs=2, on_case=lambda index, result: seen.append(index))
     alone = corpus.run(peers.resolve("sdpa-math"), TINY, device)
     assert _ratios(pooled) == _ratios(alone)
     assert [r.case for r in pooled] == list(TINY.cases)  # corpus order, the parent's own Case objects
@@ -45,15 +45,15 @@ raising.flashcheck_features = dying.flashcheck_features = protocol.features_of(p
 
 def test_an_exception_in_a_worker_propagates(device):
     with pytest.raises(RuntimeError, match="planted in a worker"):
-        corpus_jobs.run("tests.test_corpus_jobs:raising", TINY, device, jobs=2)
+        corpus_workers.run("tests.test_corpus_workers:raising", TINY, device, jobs=2)
 
 
 def test_a_worker_that_dies_fails_the_command_with_replay_lines(tmp_path, device, capsys):
-    status = main(["baseline", "record", "--impl", "tests.test_corpus_jobs:dying", "--corpus", "tiny",
+    status = main(["baseline", "record", "--impl", "tests.test_corpus_workers:dying", "--corpus", "tiny",
                    "--device", device, "--jobs", "2", "--file", str(tmp_path / "b.json")])
     out = capsys.readouterr().out
     assert status == 1 and "worker process died" in out
-    assert "flashcheck check --impl tests.test_corpus_jobs:dying --property out_matches_reference --case" in out
+    assert "flashcheck check --impl tests.test_corpus_workers:dying --property out_matches_reference --case" in out
     assert not (tmp_path / "b.json").exists()
 
 
@@ -66,10 +66,10 @@ def test_jobs_below_one_is_a_usage_error_naming_the_argument(command, device, ca
 
 def test_default_jobs_use_the_cores_on_a_gpu_and_one_process_on_the_cpu(monkeypatch):
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(3)), raising=False)
-    assert corpus_jobs.default_jobs("cuda") == 3
+    assert corpus_workers.default_jobs("cuda") == 3
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(64)), raising=False)
-    assert corpus_jobs.default_jobs("cuda") == corpus_jobs.MAX_DEFAULT_JOBS == 8
-    assert corpus_jobs.default_jobs("cpu") == 1
+    assert corpus_workers.default_jobs("cuda") == corpus_workers.MAX_DEFAULT_JOBS == 8
+    assert corpus_workers.default_jobs("cpu") == 1
 
 
 # -- GPU pinning ----------------------------------------------------------------------------------
@@ -80,7 +80,7 @@ def test_with_several_gpus_each_worker_is_pinned_through_cuda_visible_devices_in
     counter = multiprocessing.get_context("spawn").Value("i", 0)
     pinned = []
     for _ in range(4):  # four workers starting, each running the initialiser once
-        corpus_jobs._start_worker(counter, 3, "4,6,7")
+        corpus_workers._start_worker(counter, 3, "4,6,7")
         pinned.append(os.environ["CUDA_VISIBLE_DEVICES"])
     assert pinned == ["4", "6", "7", "4"]
 
@@ -88,11 +88,11 @@ def test_with_several_gpus_each_worker_is_pinned_through_cuda_visible_devices_in
 def test_with_one_gpu_the_workers_keep_the_environment_they_inherit(monkeypatch):
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "5")
     counter = multiprocessing.get_context("spawn").Value("i", 0)
-    corpus_jobs._start_worker(counter, 1, "5")
-    corpus_jobs._start_worker(counter, 1, "5")
+    corpus_workers._start_worker(counter, 1, "5")
+    corpus_workers._start_worker(counter, 1, "5")
     assert os.environ["CUDA_VISIBLE_DEVICES"] == "5"
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES")
-    corpus_jobs._start_worker(counter, 0, None)  # on the CPU
+    corpus_workers._start_worker(counter, 0, None)  # on the CPU
     assert "CUDA_VISIBLE_DEVICES" not in os.environ
 
 
@@ -107,7 +107,7 @@ def test_a_spawned_worker_loads_this_module_without_asking_torch_about_cuda():
                 asked.append(_name)
                 return _real(*args, **kwargs)
             setattr(torch.cuda, name, spy)
-        import flashcheck.regress.corpus_jobs
+        import flashcheck.regress.corpus_workers
         print(asked)
     """)
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)

@@ -1,11 +1,11 @@
-"""How big drawn cases may be: the size profiles.
+"""How big drawn cases may be.
 
-A :class:`SizeProfile` bounds the structure that
-:mod:`flashcheck.strategies` draws: batch, heads, GQA ratio, sequence lengths, head dim,
-the kernel block sizes whose neighbours (``b - 1``, ``b``, ``b + 1``) are worth drawing
-often, the dtypes, and ``max_elements``, a cap on ``batch * heads * seqlen_q * seqlen_k``
-(the number of attention scores) so that one case stays cheap for both the kernel and the
-float64 reference. Two are named:
+A :class:`CaseSizes` bounds the structure that :mod:`flashcheck.strategies` draws: batch,
+heads, GQA ratio, sequence lengths, head dim, the kernel block sizes whose neighbours
+(``b - 1``, ``b``, ``b + 1``) are worth drawing often, the dtypes, and ``max_elements``, a
+cap on ``batch * heads * seqlen_q * seqlen_k`` (the number of attention scores) so that one
+case stays cheap for both the kernel and the float64 reference. Two are named (the
+``--size`` of the command line, ``--flashcheck-size`` in pytest):
 
 - :data:`INTERPRETER`: for Triton's CPU interpreter (16 x 16 blocks), lengths up to 80
   so that a case still spans several blocks, at most 2^16 scores per case;
@@ -13,8 +13,8 @@ float64 reference. Two are named:
   8192, at most 2^26 scores per case, drawn compile-aware (``focus``).
 
 **Compile-aware drawing** (``focus``). On a GPU a drawn case costs milliseconds to run and
-seconds to compile whenever its Triton specialisation is new, so a profile with ``focus``
-draws most cases inside a few *compile classes* (:func:`flashcheck.strategies.compile_classes`):
+seconds to compile whenever its Triton specialisation is new, so sizes with ``focus``
+draw most cases inside a few *compile classes* (:func:`flashcheck.strategies.compile_classes`):
 each pins what decides a compilation (dtype, packed or masked, head-dim bucket and its
 residue, sign of the scale, layout, head counts, the lengths' residues mod 16) and leaves
 the rest free (lengths within their residue, windows, masks, batch, values, seed). The
@@ -23,7 +23,8 @@ or not, mode, sign of the scale); one case in :data:`flashcheck.strategies.FOCUS
 drawn without them, so that every case stays drawable. ``focus_seed`` picks the classes:
 another seed, other classes (a long fuzz run may change it from worker to worker).
 
-:func:`size_profile` picks one by name, or by the machine when no name is given.
+:func:`choose` picks them by name, or by the machine when no name is given. (Not to be
+confused with hypothesis's settings profiles, :mod:`flashcheck.hypothesis_profiles`.)
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ _DTYPE_NAMES = ("float16", "bfloat16", "float32")
 
 
 @dataclasses.dataclass(frozen=True)
-class SizeProfile:
+class CaseSizes:
     """Bounds on the cases :mod:`flashcheck.strategies` draws.
 
     ``max_seqlen`` bounds the lengths drawn routinely; ``long_seqlen`` (>= ``max_seqlen``)
@@ -84,7 +85,7 @@ class SizeProfile:
 
 #: Triton's CPU interpreter: the kernel runs 16 x 16 blocks, so lengths up to 80 span
 #: five query and key blocks; 2^16 scores keep one case well under a second.
-INTERPRETER = SizeProfile(
+INTERPRETER = CaseSizes(
     name="interpreter",
     max_batch=2,
     max_heads=8,
@@ -100,7 +101,7 @@ INTERPRETER = SizeProfile(
 #: (see ``kernels/config.py``); 2^26 scores is 512 MB of float64 reference scores in
 #: the worst case, which the reference's query chunking keeps bounded. Compile-aware
 #: (``focus``): there a new compilation costs seconds, a case milliseconds.
-GPU = SizeProfile(
+GPU = CaseSizes(
     name="gpu",
     max_batch=4,
     max_heads=16,
@@ -113,35 +114,35 @@ GPU = SizeProfile(
     focus=True,
 )
 
-SIZE_PROFILES = {profile.name: profile for profile in (INTERPRETER, GPU)}
+BY_NAME = {sizes.name: sizes for sizes in (INTERPRETER, GPU)}
 
 
-def with_focus_seed(profile: SizeProfile, seed: int | None = None) -> SizeProfile:
-    """``profile`` drawing in the compile classes of ``seed`` (None: a random one), where it
-    draws compile-aware (``focus``); as it is otherwise. For parallel fuzz workers: each
+def with_focus_seed(sizes: CaseSizes, seed: int | None = None) -> CaseSizes:
+    """``sizes`` drawing in the compile classes of ``seed`` (None: a random one), where they
+    draw compile-aware (``focus``); as they are otherwise. For parallel fuzz workers: each
     then compiles its own few classes once, and together they reach many."""
-    if not profile.focus:
-        return profile
-    return dataclasses.replace(profile, focus_seed=random.getrandbits(32) if seed is None else seed)
+    if not sizes.focus:
+        return sizes
+    return dataclasses.replace(sizes, focus_seed=random.getrandbits(32) if seed is None else seed)
 
 
-def size_profile(name: str | SizeProfile | None = None) -> SizeProfile:
-    """The size profile called ``name`` (``"interpreter"`` or ``"gpu"``, any case).
+def choose(name: str | CaseSizes | None = None) -> CaseSizes:
+    """The case sizes called ``name`` (``"interpreter"`` or ``"gpu"``, any case).
 
     With ``None``: :data:`GPU` when CUDA is available and Triton is not forced into its
-    interpreter (``TRITON_INTERPRET=1``), else :data:`INTERPRETER`. A :class:`SizeProfile`
+    interpreter (``TRITON_INTERPRET=1``), else :data:`INTERPRETER`. A :class:`CaseSizes`
     is returned as it is.
     """
-    if isinstance(name, SizeProfile):
+    if isinstance(name, CaseSizes):
         return name
     if name is None:
-        import torch  # deferred: choosing a named profile should not need torch
+        import torch  # deferred: choosing sizes by name should not need torch
 
         on_gpu = torch.cuda.is_available() and os.environ.get("TRITON_INTERPRET") != "1"
         return GPU if on_gpu else INTERPRETER
     if not isinstance(name, str):
-        raise TypeError(f"size profile: expected a name or None, got {name!r}")
+        raise TypeError(f"case sizes: expected a name or None, got {name!r}")
     try:
-        return SIZE_PROFILES[name.lower()]
+        return BY_NAME[name.lower()]
     except KeyError:
-        raise ValueError(f"size profile: unknown {name!r}; known: {sorted(SIZE_PROFILES)}") from None
+        raise ValueError(f"case sizes: unknown {name!r}; known: {sorted(BY_NAME)}") from None

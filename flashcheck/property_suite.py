@@ -141,7 +141,7 @@ def test_property_holds(impl_name, property_name, shard, pytestconfig, ratio_log
     prop = PROPERTIES[property_name]
     device = protocol.default_device()
     features = protocol.features_of(impl, device)
-    cases = fuzz.case_strategy(prop, features, pytest_plugin.size_profile(pytestconfig))
+    cases = fuzz.case_strategy(prop, features, pytest_plugin.drawn_sizes(pytestconfig))
 
     known = protocol.known_divergences(impl).get(property_name)
     observed = []  # failures the known divergence explains: expected, and the run goes on

@@ -211,8 +211,8 @@ def release_cached_memory(device) -> None:
 
     Test workers share a GPU (pytest-xdist, ``flashcheck fuzz --workers``), and what one
     worker's allocator keeps cached after a large case, the others cannot allocate: on an
-    H100 with 16 workers under the ``gpu`` profile, two cases failed with CUDA out of
-    memory (once in a kernel's module load) while the other workers held 1.5 to 7.7 GB
+    H100 with 16 workers under the ``gpu`` hypothesis profile, two cases failed with CUDA
+    out of memory (once in a kernel's module load) while the other workers held 1.5 to 7.7 GB
     each, and passed when rerun. A no-op on the CPU and before CUDA is initialised.
     """
     if torch.device(device).type == "cuda" and torch.cuda.is_initialized():

@@ -13,7 +13,7 @@ environment holding flashcheck (``-p no:flashcheck`` turns it off). It provides:
     :mod:`flashcheck.hypothesis_profiles`); else ``$FLASHCHECK_HYPOTHESIS_PROFILE``, else ``ci`` on
     CI, else ``dev``. hypothesis's own ``--hypothesis-profile``, applied later, still wins.
 ``--flashcheck-size interpreter|gpu``
-    the size profile of drawn cases; by default chosen by the machine.
+    the sizes of drawn cases (:mod:`flashcheck.case_sizes`); by default chosen by the machine.
 ``--flashcheck-ratio-log PATH``
     append every comparison's worst error/allowed ratio to PATH (JSON lines); else
     ``$FLASHCHECK_RATIO_LOG``.
@@ -120,7 +120,7 @@ def pytest_addoption(parser):
     )
     group.addoption(
         "--flashcheck-size", dest="flashcheck_size", choices=("interpreter", "gpu"), default=None,
-        help="size profile of drawn cases. Default: gpu with CUDA (and no TRITON_INTERPRET=1), else interpreter.",
+        help="sizes of drawn cases. Default: gpu with CUDA (and no TRITON_INTERPRET=1), else interpreter.",
     )
     group.addoption(
         "--flashcheck-ratio-log", dest="flashcheck_ratio_log", metavar="PATH", default=None,
@@ -308,12 +308,12 @@ def implementation(config, name: str):
     return state.implementations[name]
 
 
-def size_profile(config):
-    """The :class:`flashcheck.case_sizes.SizeProfile` chosen by ``--flashcheck-size``, or by
+def drawn_sizes(config):
+    """The :class:`flashcheck.case_sizes.CaseSizes` chosen by ``--flashcheck-size``, or by
     the machine."""
     from flashcheck import case_sizes
 
-    return case_sizes.size_profile(config.getoption("flashcheck_size", None))
+    return case_sizes.choose(config.getoption("flashcheck_size", None))
 
 
 def ratio_log_path(config) -> str | None:
@@ -380,7 +380,7 @@ def pytest_report_header(config):
     return [
         # The profile as hypothesis has it now: its own --hypothesis-profile may have replaced ours.
         f"flashcheck: implementations {', '.join(state.impl_names)} ({state.impl_source}); "
-        f"hypothesis profile {settings.get_current_profile_name()}; sizes {size_profile(config).name}; "
+        f"hypothesis profile {settings.get_current_profile_name()}; sizes {drawn_sizes(config).name}; "
         f"device {placement.describe_device('cuda' if state.cuda else 'cpu')}"
     ]
 

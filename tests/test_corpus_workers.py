@@ -23,8 +23,9 @@ def _ratios(results):
 
 def test_workers_measure_exactly_what_one_process_measures(device):
     seen = []
-    pooled = corpus_workers.run("sdpa-math", TINY, device, jobs=2, on_case=lambda index, result: seen.append(index))
-    alone = corpus.run(peers.resolve("sdpa-math"), TINY, device)
+    pooled = corpus_workers.measure_corpus("sdpa-math", TINY, device, jobs=2,
+                                           on_case=lambda index, result: seen.append(index))
+    alone = corpus.measure_corpus(peers.resolve("sdpa-math"), TINY, device)
     assert _ratios(pooled) == _ratios(alone)
     assert [r.case for r in pooled] == list(TINY.cases)  # corpus order, the parent's own Case objects
     assert sorted(seen) == list(range(len(TINY.cases)))
@@ -45,7 +46,7 @@ raising.flashcheck_features = dying.flashcheck_features = protocol.features_of(p
 
 def test_an_exception_in_a_worker_propagates(device):
     with pytest.raises(RuntimeError, match="planted in a worker"):
-        corpus_workers.run("tests.test_corpus_workers:raising", TINY, device, jobs=2)
+        corpus_workers.measure_corpus("tests.test_corpus_workers:raising", TINY, device, jobs=2)
 
 
 def test_a_worker_that_dies_fails_the_command_with_replay_lines(tmp_path, device, capsys):

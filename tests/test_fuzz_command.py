@@ -81,9 +81,9 @@ def test_every_property_takes_its_turn_and_the_reference_comparisons_every_third
     primary = [name for name in fuzz_engine.PRIMARY if name in drawable]
     others = [name for name in drawable if name not in primary]
     turns = []  # the property of each case run, in order
-    result = fuzz_engine.run(
+    result = fuzz_engine.fuzz_in_process(
         buggy.correct, impl_name="tests.buggy:correct", budget=60, device="cpu",
-        profile=case_sizes.size_profile("interpreter"), seed=3,
+        sizes=case_sizes.choose("interpreter"), seed=3,
         on_case=lambda prop, case: turns.append(prop),
         should_stop=lambda: set(turns) == set(drawable),
     )
@@ -111,9 +111,9 @@ def first_cases(seed, count, properties=("out_matches_reference",), **options):
     """(property, case spec) of the first ``count`` cases an in-process run of a correct
     implementation completes with ``seed`` (within 60 s); ``options`` go to the engine."""
     cases = []
-    fuzz_engine.run(
+    fuzz_engine.fuzz_in_process(
         buggy.correct, impl_name="tests.buggy:correct", budget=60, device="cpu",
-        profile=case_sizes.size_profile("interpreter"), seed=seed, properties=list(properties),
+        sizes=case_sizes.choose("interpreter"), seed=seed, properties=list(properties),
         on_case=lambda prop, case: cases.append((prop, case.spec())), should_stop=lambda: len(cases) >= count,
         **options,
     )
@@ -133,18 +133,18 @@ def test_fuzzed_cases_cover_every_dtype_of_the_profile_in_proportion():
     # A turn is a fresh hypothesis run, and hypothesis makes its second example novel by
     # redrawing the first choice: were that choice the dtype, the first dtype (float16) would
     # never be fuzzed after the simplest case. The fuzzer spends its first choice on a nonce.
-    profile = case_sizes.size_profile("interpreter")
+    sizes = case_sizes.choose("interpreter")
     drawn = []  # (property, case) of each case run
-    fuzz_engine.run(
-        buggy.correct, impl_name="tests.buggy:correct", budget=120, device="cpu", profile=profile, seed=5,
+    fuzz_engine.fuzz_in_process(
+        buggy.correct, impl_name="tests.buggy:correct", budget=120, device="cpu", sizes=sizes, seed=5,
         properties=["out_matches_reference", "grads_match_reference"],
         on_case=lambda prop, case: drawn.append((prop, case)), should_stop=lambda: len(drawn) >= 60,
     )
     simplest = {prop: case for prop, case in reversed(drawn)}  # each property's first case
     fuzzed = [case for prop, case in drawn if case != simplest[prop]]
     dtypes = Counter(case.dtype for case in fuzzed)
-    assert set(dtypes) == set(profile.dtypes), dtypes
-    assert min(dtypes.values()) >= len(fuzzed) / len(profile.dtypes) / 3, dtypes
+    assert set(dtypes) == set(sizes.dtypes), dtypes
+    assert min(dtypes.values()) >= len(fuzzed) / len(sizes.dtypes) / 3, dtypes
 
 
 def test_a_cycle_gives_the_reference_comparisons_every_third_turn():
@@ -212,9 +212,9 @@ def test_different_seeds_draw_different_cases():
 def test_with_no_shrink_time_the_failure_is_reported_as_drawn():
     def reported_and_first_found(shrink_time):
         found = []
-        result = fuzz_engine.run(
+        result = fuzz_engine.fuzz_in_process(
             buggy.additive_mask, impl_name="tests.buggy:additive_mask", budget=120, device="cpu",
-            profile=case_sizes.size_profile("interpreter"), seed=1, properties=["out_matches_reference"],
+            sizes=case_sizes.choose("interpreter"), seed=1, properties=["out_matches_reference"],
             on_found=lambda failure: found.append(failure.case.spec()), shrink_time=shrink_time,
         )
         return result.failures[0].case, found[0]
@@ -456,11 +456,11 @@ def test_a_property_whose_every_case_is_declined_without_a_declaration_is_never_
 
 def test_the_engine_leaves_a_declared_property_out_before_drawing_a_case_for_it():
     seen = []
-    result = fuzz_engine.run(stubs.square_causal_declared, impl_name="declared", budget=3, device="cpu",
-                             profile=case_sizes.size_profile("interpreter"), seed=1,
-                             properties=["empty_rows_exact", "out_matches_reference"],
-                             before_case=lambda prop, case: seen.append(prop),
-                             on_not_applicable=lambda prop, reason: seen.append((prop, reason)))
+    result = fuzz_engine.fuzz_in_process(stubs.square_causal_declared, impl_name="declared", budget=3, device="cpu",
+                                         sizes=case_sizes.choose("interpreter"), seed=1,
+                                         properties=["empty_rows_exact", "out_matches_reference"],
+                                         before_case=lambda prop, case: seen.append(prop),
+                                         on_not_applicable=lambda prop, reason: seen.append((prop, reason)))
     assert seen[0] == ("empty_rows_exact", f"{fuzz_engine.DECLARED}: {stubs.SQUARE_CAUSAL_ONLY}")
     assert "empty_rows_exact" not in seen and result.by_property["out_matches_reference"] > 0
 
@@ -484,8 +484,8 @@ def test_in_one_process_a_fatal_error_ends_the_run_unshrunk():
         return misbehaving.fatal_cuda_error(q, k, v, **kwargs)
 
     counting.flashcheck_features = misbehaving.FEATURES
-    result = fuzz_engine.run(counting, impl_name="tests:counting", budget=60, device="cpu",
-                             profile=case_sizes.size_profile("interpreter"), seed=1)
+    result = fuzz_engine.fuzz_in_process(counting, impl_name="tests:counting", budget=60, device="cpu",
+                             sizes=case_sizes.choose("interpreter"), seed=1)
     [fatal] = result.failures
     assert fatal.kind == "fatal" and "CUDA error" in fatal.evidence and fatal.reproduction()
     assert calls["fatal"] == 1, "no case runs after a fatal error: hypothesis must not shrink on a dead context"
@@ -504,8 +504,8 @@ def test_an_error_of_flashchecks_own_code_ends_the_run_as_flashchecks_never_as_a
     monkeypatch.setitem(PROPERTIES, "property_with_a_bug", _property_with_a_bug(error))
     declined = []
     with pytest.raises(FlashcheckError, match="a bug in flashcheck, not a finding about tests.buggy:correct") as raised:
-        fuzz_engine.run(buggy.correct, impl_name="tests.buggy:correct", budget=30, device="cpu",
-                        profile=case_sizes.size_profile("interpreter"), seed=1, properties=["property_with_a_bug"],
+        fuzz_engine.fuzz_in_process(buggy.correct, impl_name="tests.buggy:correct", budget=30, device="cpu",
+                        sizes=case_sizes.choose("interpreter"), seed=1, properties=["property_with_a_bug"],
                         on_declined=lambda *declined_case: declined.append(declined_case))
     assert raised.value.original is error and "Traceback" in str(raised.value)
     assert declined == []

@@ -74,14 +74,14 @@ ENTRY = mutants.Entry("m", "arithmetic", "a bug")
 
 def test_a_process_killed_by_a_signal_is_a_crash(monkeypatch, tmp_path):
     _fake_fuzz(monkeypatch, "import os, signal; os.kill(os.getpid(), signal.SIGSEGV)")
-    outcome = mutants.fuzz_one("x", ENTRY, mutants.Settings(budget=5, device="cpu", database=str(tmp_path)))
+    outcome = mutants.fuzz_one("x", ENTRY, mutants.MutantFuzzSettings(budget=5, device="cpu", database=str(tmp_path)))
     assert (outcome.verdict, outcome.killed_by, outcome.signal) == ("killed", "crash", "SIGSEGV")
     assert outcome.result == "crash (SIGSEGV)"
 
 
 def test_a_process_past_budget_and_grace_is_killed_as_a_hang(monkeypatch, tmp_path):
     _fake_fuzz(monkeypatch, "import time; time.sleep(60)")
-    settings = mutants.Settings(budget=0.2, grace=0.3, device="cpu", database=str(tmp_path))
+    settings = mutants.MutantFuzzSettings(budget=0.2, grace=0.3, device="cpu", database=str(tmp_path))
     outcome = mutants.fuzz_one("x", ENTRY, settings)
     assert (outcome.verdict, outcome.killed_by, outcome.result) == ("killed", "hang", "hang")
     assert outcome.seconds < 30
@@ -95,7 +95,7 @@ def test_a_process_past_budget_and_grace_is_killed_as_a_hang(monkeypatch, tmp_pa
 ])
 def test_usage_errors_and_unreadable_results_are_errors_not_kills(monkeypatch, tmp_path, script, expected):
     _fake_fuzz(monkeypatch, script)
-    outcome = mutants.fuzz_one("x", ENTRY, mutants.Settings(budget=5, device="cpu", database=str(tmp_path)))
+    outcome = mutants.fuzz_one("x", ENTRY, mutants.MutantFuzzSettings(budget=5, device="cpu", database=str(tmp_path)))
     assert outcome.verdict == "error" and outcome.result == "ERROR"
     assert expected in outcome.detail
 
@@ -105,7 +105,7 @@ def test_the_counterexample_in_the_json_is_the_kill(monkeypatch, tmp_path):
                "evidence": "\nout differs\nmore", "replay": "flashcheck check ..."}
     result = {"found": True, "cases": 4, "seconds": 1.5, "failures": [failure]}
     _fake_fuzz(monkeypatch, f"import json, sys; open(sys.argv[1], 'w').write(json.dumps({result!r})); sys.exit(1)")
-    outcome = mutants.fuzz_one("x", ENTRY, mutants.Settings(budget=5, device="cpu", database=str(tmp_path)))
+    outcome = mutants.fuzz_one("x", ENTRY, mutants.MutantFuzzSettings(budget=5, device="cpu", database=str(tmp_path)))
     assert (outcome.verdict, outcome.property_name, outcome.cases, outcome.seconds) == (
         "killed", "out_matches_reference", 4, 1.5)
     assert outcome.evidence == "out differs"
@@ -139,7 +139,7 @@ def test_a_hang_on_a_case_is_a_kill_only_when_the_original_runs_that_case(
         return [sys.executable, "-c", script, str(json_path)]
 
     monkeypatch.setattr(mutants, "fuzz_command", command)
-    settings = mutants.Settings(budget=5, device="cpu", database=str(tmp_path), case_timeout=3)
+    settings = mutants.MutantFuzzSettings(budget=5, device="cpu", database=str(tmp_path), case_timeout=3)
     outcome = mutants.fuzz_one("x", ENTRY, settings)
     assert replays == [([{"property": "out_matches_reference", "case": "seqlen_q=3", "kind": "hang"}],
                         ("out_matches_reference",), 3)]
@@ -165,7 +165,7 @@ def test_a_fatal_error_on_a_case_is_confirmed_on_the_original_as_a_crash_is(monk
         return [sys.executable, "-c", script, str(json_path)]
 
     monkeypatch.setattr(mutants, "fuzz_command", command)
-    outcome = mutants.fuzz_one("x", ENTRY, mutants.Settings(budget=5, device="cpu", database=str(tmp_path)))
+    outcome = mutants.fuzz_one("x", ENTRY, mutants.MutantFuzzSettings(budget=5, device="cpu", database=str(tmp_path)))
     assert replayed == [[{"property": "out_matches_reference", "case": "seqlen_q=3", "kind": "fatal"}]]
     assert (outcome.verdict, outcome.killed_by) == ("killed", "fatal")
 
@@ -187,7 +187,7 @@ def _mutant_hangs_original_runs(monkeypatch) -> list:
 
 def test_the_replay_keeps_the_timeout_the_mutant_ran_under(monkeypatch, tmp_path):
     runs = _mutant_hangs_original_runs(monkeypatch)
-    mutants.fuzz_one("x", ENTRY, mutants.Settings(budget=5, device="cpu", database=str(tmp_path)))
+    mutants.fuzz_one("x", ENTRY, mutants.MutantFuzzSettings(budget=5, device="cpu", database=str(tmp_path)))
     assert [run.case_timeout for run in runs] == [None, fuzz_workers.FuzzOptions.case_timeout], \
         "no timeout given: fuzz's default, both times"
 
@@ -200,7 +200,7 @@ def test_by_default_the_jobs_share_the_cores_among_their_workers(monkeypatch):
 
 
 def test_a_mutant_is_fuzzed_by_the_workers_asked_for_and_its_hang_replayed_by_one(monkeypatch, tmp_path):
-    settings = mutants.Settings(budget=5, device="cpu", database=str(tmp_path), workers=3)
+    settings = mutants.MutantFuzzSettings(budget=5, device="cpu", database=str(tmp_path), workers=3)
     command = mutants.fuzz_command("x:m", settings, tmp_path / "r.json", tmp_path / "db")
     assert command[command.index("--workers") + 1] == "3"
     runs = _mutant_hangs_original_runs(monkeypatch)
@@ -213,8 +213,8 @@ def test_a_mutants_first_failure_is_not_shrunk_unless_asked(tmp_path):
         command = mutants.fuzz_command("x:m", settings, tmp_path / "r.json", tmp_path / "db")
         return float(command[command.index("--shrink-time") + 1])
 
-    assert shrink_time(mutants.Settings(budget=5, device="cpu")) == 0
-    assert shrink_time(mutants.Settings(budget=5, device="cpu", shrink_time=12)) == 12
+    assert shrink_time(mutants.MutantFuzzSettings(budget=5, device="cpu")) == 0
+    assert shrink_time(mutants.MutantFuzzSettings(budget=5, device="cpu", shrink_time=12)) == 12
 
 
 # -- the command -------------------------------------------------------------------------------

@@ -169,7 +169,7 @@ def test_what_a_peer_declares_not_applicable_draws_only_cases_it_declines(name, 
     impl = peers.describe(name)
     assert set(protocol.not_applicable(impl)) == properties
     for prop_name in properties:
-        strategy = fuzz.case_strategy(PROPERTIES[prop_name], features_of(impl, "cuda"), case_sizes.size_profile(size))
+        strategy = fuzz.case_strategy(PROPERTIES[prop_name], features_of(impl, "cuda"), case_sizes.choose(size))
 
         @settings(max_examples=40, database=None, deadline=None, suppress_health_check=list(HealthCheck))
         @given(strategy)

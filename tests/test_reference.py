@@ -8,7 +8,7 @@ query head h reading KV head ``h // (H // Hkv)``. Sizes stay tiny (Nq, Nk <= 7, 
 
 Also covered: chunking invariance of the reference, the extra magnitudes of
 ``reference.evaluate``, ``masks.keys_per_row`` and ``masks.effective_window``, and the
-same-precision baseline ``flashcheck.same_precision``.
+same-precision attention ``flashcheck.same_precision``.
 """
 from __future__ import annotations
 

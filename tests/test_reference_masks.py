@@ -1,5 +1,5 @@
-"""The float64 reference, the plain baseline and the tolerance model with a boolean
-attn_mask and with packed sequences.
+"""The float64 reference, the same-precision attention and the tolerance model with a
+boolean attn_mask and with packed sequences.
 
 Oracles independent of the reference's chunked code: a per-row loop over the allowed keys
 (``torch.logsumexp`` of the selected logits), autograd of a float64 forward that selects the
@@ -157,7 +157,7 @@ def test_packed_expectation_equals_dense_references_per_sequence(case):
 
 @pytest.mark.parametrize("case", MASKED + PACKED, ids=lambda c: c.spec().split(" seed=")[1])
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32"])
-def test_the_model_bounds_the_plain_baseline_with_masks_and_packing(case, dtype):
+def test_the_model_bounds_the_same_precision_attention_with_masks_and_packing(case, dtype):
     """The tolerance cross-check (tests/test_tolerance.py) on masked and packed cases."""
     case = case.replace(dtype=dtype)
     q, k, v = case.materialize()

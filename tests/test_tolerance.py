@@ -11,7 +11,7 @@ from flashcheck import case_sizes, compare, expectation, packing, reference, sam
 from flashcheck.case import Case
 from flashcheck.compare import Violation
 
-SMALL = case_sizes.size_profile("interpreter")
+SMALL = case_sizes.choose("interpreter")
 
 
 def _dense(case, device="cpu"):
@@ -26,7 +26,7 @@ def _reference(case, device="cpu"):
     return (q, k, v), reference.evaluate(q, k, v, **kwargs)
 
 
-@given(case=strategies.cases(profile=SMALL))
+@given(case=strategies.cases(sizes=SMALL))
 def test_model_bounds_the_error_of_a_plain_same_precision_attention(case):
     """The cross-check: the model, on its own, covers what real rounding does (dense,
     masked and packed cases alike)."""
@@ -101,14 +101,15 @@ def test_empty_rows_allow_nothing_but_the_exact_values():
     assert (out.allowed[:, :3] <= torch.finfo(torch.float16).tiny).all()
 
 
-def test_plain_baseline_widens_the_allowance_only_when_it_is_worse_than_the_model():
+def test_the_same_precision_error_widens_the_allowance_only_where_it_is_worse_than_the_model():
     case = Case(seqlen_q=16, seqlen_k=16)
     (q, k, v), ref = _reference(case)
     honest = same_precision.attention(q, k, v)
-    bound = tolerance.bound_for("out", ref, dtype=q.dtype, head_dim=case.head_dim, plain=honest)
-    assert torch.equal(bound.allowed, torch.maximum(bound.model, bound.baseline))
+    bound = tolerance.bound_for("out", ref, dtype=q.dtype, head_dim=case.head_dim, same_precision=honest)
+    assert torch.equal(bound.allowed, torch.maximum(bound.model, bound.same_precision))
     noisy_out = (ref.out + 0.25).to(q.dtype)
-    widened = tolerance.bound_for("out", ref, dtype=q.dtype, head_dim=case.head_dim, plain=(noisy_out, honest[1]))
+    widened = tolerance.bound_for("out", ref, dtype=q.dtype, head_dim=case.head_dim,
+                                  same_precision=(noisy_out, honest[1]))
     assert (widened.allowed >= 2 * 0.24).all()
 
 
@@ -119,7 +120,7 @@ def test_logit_error_grows_with_logit_magnitude():
     assert tolerance.logit_error(large, **kw).min() > tolerance.logit_error(small, **kw).max()
 
 
-@given(case=strategies.cases(profile=SMALL))
+@given(case=strategies.cases(sizes=SMALL))
 def test_gradient_model_bounds_the_plain_same_precision_backward(case):
     """The cross-check for gradients: the model alone covers a plain backward's rounding."""
     (q, k, v), kwargs = _dense(case)
@@ -142,12 +143,12 @@ def test_gradient_model_bounds_the_plain_same_precision_backward(case):
         )
 
 
-def test_an_overflowing_plain_baseline_never_widens_the_allowance():
+def test_an_overflowing_same_precision_result_never_widens_the_allowance():
     case = Case(seqlen_q=8, seqlen_k=8)
     (q, k, v), ref = _reference(case)
     overflowed = torch.full_like(ref.out, float("inf")).to(q.dtype)
     bound = tolerance.bound_for("out", ref, dtype=q.dtype, head_dim=case.head_dim,
-                                plain=(overflowed, torch.full_like(ref.lse, float("inf")).float()))
+                                same_precision=(overflowed, torch.full_like(ref.lse, float("inf")).float()))
     assert torch.isfinite(bound.allowed).all() and torch.equal(bound.allowed, bound.model)
     assert tolerance.aggregate_limit("out", ref, (overflowed, None), dtype=q.dtype, head_dim=case.head_dim) < 1
 

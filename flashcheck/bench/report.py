@@ -27,7 +27,7 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-#: The project kernel and the standard-attention baseline of the headline.
+#: The project kernel and the standard attention it is compared with in the headline.
 SUBJECT, STANDARD = "flash", "sdpa-math"
 HEADLINE_LENGTHS = (2048, 4096, 8192)
 PROVIDER_ORDER = ("flash", "fa4", "sdpa-flash", "sdpa-efficient", "sdpa-cudnn", "flex", "sdpa-math")

@@ -1,4 +1,4 @@
-"""The ``flashcheck`` command.
+"""The flashcheck command: checks a flash attention implementation against float64 attention.
 
 ``flashcheck fuzz``          run the properties on an implementation with hypothesis until a
                              budget is spent.

@@ -238,11 +238,11 @@ _TURN_NONCE = st.integers(min_value=0, max_value=2**32 - 1)
 _DRAW_ARGUMENTS = ("empty_rows", "mask", "varlen", "key_padding", "dtypes", "values")
 
 
-def case_strategy(prop: Property, features, profile):
+def case_strategy(prop: Property, features, sizes):
     """Cases for ``prop`` inside ``features``, drawn as the property asks (``prop.draw``):
     ``empty_rows``, ``mask``, ``varlen``, ``key_padding``, ``dtypes``, ``values`` as in
     :func:`flashcheck.strategies.cases`; ``unmasked``: no band, mask or packing."""
-    kwargs = {"profile": profile, "features": features}
+    kwargs = {"sizes": sizes, "features": features}
     kwargs.update({key: prop.draw[key] for key in _DRAW_ARGUMENTS if key in prop.draw})
     if prop.draw.get("unmasked"):
         kwargs["features"] = frozenset(features) - {"causal", "window", "mask", "varlen"}
@@ -334,13 +334,13 @@ def case_kinds(case) -> list[str]:
     return kinds
 
 
-def run(
+def fuzz_in_process(
     impl,
     *,
     impl_name: str,
     budget: float,
     device: str,
-    profile,
+    sizes,
     seed: int | None = None,
     database: str | None = None,
     properties: list[str] | None = None,
@@ -505,7 +505,7 @@ def run(
         # One example-database key per property (hypothesis's own hook for telling apart
         # runs of one function, as its pytest plugin does for parametrized tests).
         one_case._hypothesis_internal_add_digest = prop.name.encode()
-        test = given(st.tuples(_TURN_NONCE, case_strategy(prop, features, profile)))(one_case)
+        test = given(st.tuples(_TURN_NONCE, case_strategy(prop, features, sizes)))(one_case)
         if round_seed is not None:
             test = hypothesis_seed(round_seed)(test)
         # Parented on hypothesis's default, not the active profile: under CI the active one

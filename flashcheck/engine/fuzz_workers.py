@@ -2,7 +2,7 @@
 
 The parent process runs no case and never initialises CUDA. It spawns workers (``spawn``,
 not ``fork``: CUDA does not survive a fork), each running the in-process engine
-(:func:`flashcheck.engine.fuzz.run`) with a seed of its own and, on CUDA, pinned to one GPU
+(:func:`flashcheck.engine.fuzz.fuzz_in_process`) with a seed of its own and, on CUDA, pinned to one GPU
 (worker ``i`` gets the ``i``-th visible GPU modulo their number, through
 ``CUDA_VISIBLE_DEVICES`` set before the worker imports torch: :mod:`flashcheck.engine.placement`).
 
@@ -59,8 +59,8 @@ MAX_AUTO_WORKERS = 8
 class FuzzOptions:
     """Everything a worker needs to fuzz, as plain data (it crosses a spawn).
 
-    ``impl``: a name :func:`flashcheck.peers.resolve` understands. ``profile``: a size
-    profile name or None (chosen by the device). ``database``: the hypothesis example
+    ``impl``: a name :func:`flashcheck.peers.resolve` understands. ``sizes``: the name of
+    the case sizes (:mod:`flashcheck.case_sizes`) or None (chosen by the device). ``database``: the hypothesis example
     database folder or None. ``seed``: None for a random run. ``replay_only``: run the
     stored crashes, hangs and failures, then stop (no new cases).
     """
@@ -70,7 +70,7 @@ class FuzzOptions:
     budget: float
     seed: int | None = None
     properties: tuple[str, ...] | None = None
-    profile: str | None = None
+    sizes: str | None = None
     database: str | None = None
     workers: int = 1
     case_timeout: float = 120.0
@@ -552,9 +552,9 @@ def worker_main(options: FuzzOptions, index: int, seed, wall_deadline: float, gp
 
         impl = peers.resolve(options.impl)
         protocol.prepare(impl)  # a library that cannot be imported: a usage error, not a finding
-        profile = case_sizes.size_profile(options.profile)
+        sizes = case_sizes.choose(options.sizes)
         # Compile-aware drawing: each worker draws in compile classes of its own (another set each run).
-        profile = case_sizes.with_focus_seed(profile, seed)
+        sizes = case_sizes.with_focus_seed(sizes, seed)
     except Exception as error:  # noqa: BLE001 - any setup error ends the run as a usage problem
         messages.put((index, "error", f"worker {index} could not load {options.impl!r}: {error}"))
         return
@@ -588,9 +588,9 @@ def worker_main(options: FuzzOptions, index: int, seed, wall_deadline: float, gp
         if not _replay(impl, options, replay, index, messages, before_case, decided, after_case, on_fatal):
             messages.put((index, "done", None))
             return
-        result = fuzz.run(
+        result = fuzz.fuzz_in_process(
             impl, impl_name=options.impl, budget=max(0.0, wall_deadline - time.time()), device=options.device,
-            profile=profile, seed=seed, database=options.database,
+            sizes=sizes, seed=seed, database=options.database,
             properties=list(options.properties or ()) or None,
             on_case=after_case, before_case=before_case, on_verdict=decided, on_fatal=on_fatal,
             on_declined=lambda prop, case, reason: messages.put((index, "declined", (prop, reason))),

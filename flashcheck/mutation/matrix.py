@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Callable
 
 from flashcheck.mutation import mutants
-from flashcheck.mutation.mutants import Entry, Outcome, Settings
+from flashcheck.mutation.mutants import Entry, Outcome, MutantFuzzSettings
 
 
 @dataclass
@@ -46,15 +46,15 @@ class PropertyMatrix:
         return {name: {prop: cell.result for prop, cell in row.items()} for name, row in self.cells.items()}
 
 
-def property_settings(settings: Settings, prop: str, count: int) -> Settings:
+def property_settings(settings: MutantFuzzSettings, prop: str, count: int) -> MutantFuzzSettings:
     """``settings`` for fuzzing property ``prop`` alone: ``1/count`` of the budget and an
     example database of its own."""
     return replace(settings, budget=settings.budget / count, properties=(prop,),
                    database=str(Path(settings.database) / prop))
 
 
-def run(catalogue: str, entries: list[Entry], settings: Settings, properties: list[str], *, jobs: int = 1,
-        on_cell: Callable[[str, Outcome], None] | None = None) -> PropertyMatrix:
+def fuzz_each_property(catalogue: str, entries: list[Entry], settings: MutantFuzzSettings, properties: list[str], *,
+                       jobs: int = 1, on_cell: Callable[[str, Outcome], None] | None = None) -> PropertyMatrix:
     """Fuzz each of ``properties`` alone on each of ``entries``, ``jobs`` at a time;
     ``on_cell(property, outcome)`` is called as each pair finishes."""
     if jobs < 1:

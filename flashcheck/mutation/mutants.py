@@ -59,7 +59,7 @@ class Entry:
 
 
 @dataclass(frozen=True)
-class Settings:
+class MutantFuzzSettings:
     """How each mutant is fuzzed: seconds per mutant, seed (None: random), device,
     ``grace`` seconds past the budget before a run counts as hung, the root of the
     per-mutant example databases, the properties (None: all), ``case_timeout``, the
@@ -158,7 +158,7 @@ class MutationRun:
     ``pending`` names the mutants not fuzzed yet (a run still going, or stopped early)."""
 
     catalogue: str
-    settings: Settings
+    settings: MutantFuzzSettings
     original: Outcome
     outcomes: list[Outcome] = field(default_factory=list)
     pending: list[str] = field(default_factory=list)
@@ -257,7 +257,7 @@ def _import_root(module_name: str) -> str | None:
 # -- one fuzz subprocess ----------------------------------------------------------------------
 
 
-def fuzz_command(impl: str, settings: Settings, json_path: Path, database: Path) -> list[str]:
+def fuzz_command(impl: str, settings: MutantFuzzSettings, json_path: Path, database: Path) -> list[str]:
     """The ``flashcheck fuzz`` command line that fuzzes ``impl``."""
     command = [sys.executable, "-m", "flashcheck.cli", "fuzz", "--impl", impl, "--budget", str(settings.budget),
                "--device", settings.device, "--json", str(json_path), "--database", str(database),
@@ -271,7 +271,7 @@ def fuzz_command(impl: str, settings: Settings, json_path: Path, database: Path)
     return command
 
 
-def fuzz_one(catalogue: str, entry: Entry, settings: Settings, *, environment: dict | None = None) -> Outcome:
+def fuzz_one(catalogue: str, entry: Entry, settings: MutantFuzzSettings, *, environment: dict | None = None) -> Outcome:
     """Fuzz ``<catalogue>:<entry.name>`` in a subprocess and classify how it ended; a
     mutant's kill by a crash or hang on a case is then checked on the original
     (:func:`confirm_on_original`)."""
@@ -285,7 +285,7 @@ def fuzz_one(catalogue: str, entry: Entry, settings: Settings, *, environment: d
     return outcome
 
 
-def confirm_on_original(catalogue: str, outcome: Outcome, settings: Settings, *,
+def confirm_on_original(catalogue: str, outcome: Outcome, settings: MutantFuzzSettings, *,
                         environment: dict | None = None) -> Outcome:
     """Check a kill by a crash or hang on a case against the unmutated implementation.
 
@@ -306,7 +306,7 @@ def confirm_on_original(catalogue: str, outcome: Outcome, settings: Settings, *,
     original = f"{catalogue}:{ORIGINAL}"
     # The timeout the mutant ran under: without one, fuzz's own default applied.
     timeout = settings.case_timeout if settings.case_timeout is not None else FuzzOptions.case_timeout
-    replay = Settings(budget=timeout + settings.grace, device=settings.device, grace=settings.grace,
+    replay = MutantFuzzSettings(budget=timeout + settings.grace, device=settings.device, grace=settings.grace,
                       properties=(outcome.property_name,), case_timeout=timeout)
     with tempfile.TemporaryDirectory(prefix="flashcheck-confirm-") as scratch:
         database, json_path = Path(scratch) / "db", Path(scratch) / "result.json"
@@ -426,7 +426,7 @@ def subprocess_environment(catalogue: str) -> dict:
     return environment
 
 
-def run(catalogue: str, entries: list[Entry], settings: Settings, *, jobs: int = 1,
+def fuzz_all(catalogue: str, entries: list[Entry], settings: MutantFuzzSettings, *, jobs: int = 1,
         on_outcome: Callable[[Outcome], None] | None = None) -> list[Outcome]:
     """Fuzz every entry (a mutant, or ``Entry(ORIGINAL, ...)`` for the unmutated
     implementation), ``jobs`` at a time; outcomes in the entries' order."""

@@ -4,7 +4,7 @@ Passing the properties says every error is within its allowance; it does not say
 left the kernel as accurate as it was. A change that doubles the error but stays inside the
 tolerance passes every property, and a baseline is what catches it.
 
-**Buckets.** Each comparison of a corpus run (:func:`flashcheck.regress.corpus.run`) gives one worst
+**Buckets.** Each comparison of a corpus run (:func:`flashcheck.regress.corpus.measure_corpus`) gives one worst
 ratio, the largest elementwise error/allowed of that output on that case. Comparisons are
 grouped by output (out, lse, dq, dk, dv) × dtype × head-dim class × mask kind (none, causal,
 window, mask, varlen) × length class, and a bucket holds the largest ratio of its

@@ -181,10 +181,11 @@ def run_case(impl, case: Case, device, *, elementwise: bool = False) -> CaseResu
         return CaseResult(case, skipped=f"not implemented: {error}")
 
 
-def run(impl, corpus: Corpus, device, *, elementwise: bool = False, on_case=None) -> list[CaseResult]:
+def measure_corpus(impl, corpus: Corpus, device, *, elementwise: bool = False, on_case=None) -> list[CaseResult]:
     """:func:`run_case` every case of ``corpus`` in order, in this process. ``on_case(index,
-    result)`` is called after each case (progress display). :func:`flashcheck.regress.corpus_workers.run`
-    spreads the same work over worker processes."""
+    result)`` is called after each case (progress display).
+    :func:`flashcheck.regress.corpus_workers.measure_corpus` spreads the same work over worker
+    processes."""
     results = []
     for index, case in enumerate(corpus.cases):
         result = run_case(impl, case, device, elementwise=elementwise)
@@ -256,7 +257,7 @@ def _masked_cases(tag: str, dtype: str, head_dim: int, n: int, heads: int, kv_he
 
 def _cpu_corpus() -> Corpus:
     # Per dtype, every mask kind once, alternating short (within two 16-wide interpreter
-    # blocks) and long (several blocks, up to the interpreter profile's 80) lengths and the two
+    # blocks) and long (several blocks, up to the interpreter sizes' 80) lengths and the two
     # head-dim classes so that each dtype sees every length and head-dim class. GQA 2:1 on
     # every case: it costs nothing and exercises the grouped dK/dV sums.
     cases = []

@@ -52,12 +52,12 @@ def default_jobs(device) -> int:
     return 1
 
 
-def run(impl_name: str, corpus: corpora.Corpus, device, *, jobs: int, elementwise: bool = False,
+def measure_corpus(impl_name: str, corpus: corpora.Corpus, device, *, jobs: int, elementwise: bool = False,
         on_case=None) -> list[corpora.CaseResult]:
     """Measure every case of ``corpus`` with the implementation named ``impl_name``, ``jobs``
     cases at a time, each in a spawned process; results in corpus order.
 
-    The same contract as :func:`flashcheck.regress.corpus.run` (skips, exceptions propagating,
+    The same contract as :func:`flashcheck.regress.corpus.measure_corpus` (skips, exceptions propagating,
     ``on_case(index, result)`` after each case, here in completion order); ``jobs=1`` runs
     it in this process. ``elementwise`` ratios come back as CPU tensors. Raises
     :class:`WorkerDied` when a worker process dies.
@@ -67,7 +67,8 @@ def run(impl_name: str, corpus: corpora.Corpus, device, *, jobs: int, elementwis
     if jobs == 1 or len(corpus.cases) <= 1:
         from flashcheck import peers
 
-        return corpora.run(peers.resolve(impl_name), corpus, device, elementwise=elementwise, on_case=on_case)
+        return corpora.measure_corpus(peers.resolve(impl_name), corpus, device, elementwise=elementwise,
+                                      on_case=on_case)
     context = multiprocessing.get_context("spawn")
     counter = context.Value("i", 0)
     # The GPUs are counted here (no CUDA context needed); each worker pins itself before its CUDA starts.

@@ -49,7 +49,7 @@ class ErrorReport:
 
 def build(impl_name: str, corpus: corpora.Corpus, device, *, jobs: int = 1, on_case=None) -> ErrorReport:
     """Measure the implementation named ``impl_name`` on every case of ``corpus``, ``jobs``
-    cases at a time (see :func:`flashcheck.regress.corpus_workers.run`), keeping the elementwise ratios
+    cases at a time (see :func:`flashcheck.regress.corpus_workers.measure_corpus`), keeping the elementwise ratios
     only as histograms so that long sequences stay cheap."""
     histograms: dict = {}
 
@@ -63,7 +63,7 @@ def build(impl_name: str, corpus: corpora.Corpus, device, *, jobs: int = 1, on_c
         if on_case is not None:
             on_case(index, result)
 
-    results = corpus_workers.run(impl_name, corpus, device, jobs=jobs, elementwise=True, on_case=collect)
+    results = corpus_workers.measure_corpus(impl_name, corpus, device, jobs=jobs, elementwise=True, on_case=collect)
     ordered = {name: histograms[name] for name in corpora.OUTPUTS if name in histograms}
     return ErrorReport(impl_name, str(device), corpus, results, ordered)
 

@@ -144,7 +144,7 @@ def _run(args, chosen, device):
     try:
         with Progress(console=Console(stderr=True), transient=True) as progress:
             task = progress.add_task(f"{args.impl} on {chosen.name}", total=len(chosen.cases))
-            return corpus_workers.run(args.impl, chosen, device, jobs=jobs_for(args, device),
+            return corpus_workers.measure_corpus(args.impl, chosen, device, jobs=jobs_for(args, device),
                                    on_case=lambda index, result: progress.advance(task))
     except corpus_workers.WorkerDied as error:
         print(f"FAILED: {error}")

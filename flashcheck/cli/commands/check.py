@@ -95,7 +95,7 @@ def _run_in_a_worker(args, device, impl, prop, case) -> int:
     from flashcheck.engine import fuzz_workers
 
     options = fuzz_workers.FuzzOptions(
-        impl=args.impl, device=device, budget=math.inf, properties=(prop.name,), profile=args.profile,
+        impl=args.impl, device=device, budget=math.inf, properties=(prop.name,), sizes=args.size,
         database=None, workers=1, case_timeout=args.case_timeout, shrink_time=0, max_crashes=1, replay_only=True,
     )
     try:

@@ -7,12 +7,13 @@ from pathlib import Path
 
 
 def add_impl_arguments(parser) -> None:
-    """``--impl``, ``--device`` and ``--profile``, as every command that runs a kernel takes them."""
+    """``--impl``, ``--device`` and ``--size``, as every command that runs a kernel takes them."""
     parser.add_argument("--impl", default="flash", help="built-in name or module:attr (default: flash)")
     add_device_argument(parser)
+    # --profile: the option's earlier name, still accepted.
     parser.add_argument(
-        "--profile", default=None, choices=("interpreter", "gpu"),
-        help="size profile (default: gpu on CUDA, interpreter on the CPU)",
+        "--size", "--profile", dest="size", default=None, choices=("interpreter", "gpu"),
+        help="sizes of the drawn cases (default: gpu on CUDA, interpreter on the CPU)",
     )
 
 
@@ -47,7 +48,7 @@ def _positive_int(text: str) -> int:
 
 
 def load(args):
-    """The implementation ``args.impl`` names and the size profile ``args.profile`` chooses.
+    """The implementation ``args.impl`` names and the case sizes ``args.size`` chooses.
 
     ValueError, one line naming ``--impl`` and the module or the feature, when the
     implementation cannot be loaded (any exception at the module's import) or declares a
@@ -59,7 +60,7 @@ def load(args):
         protocol.check_declaration(impl)
     except ValueError as error:
         raise ValueError(f"--impl {args.impl}: {error}") from None
-    return impl, case_sizes.size_profile(args.profile)
+    return impl, case_sizes.choose(args.size)
 
 
 def prepare(args, impl) -> None:

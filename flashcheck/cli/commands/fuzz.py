@@ -104,7 +104,7 @@ def run(args, device) -> int:
     from flashcheck.properties import PROPERTIES
 
     try:
-        impl, profile = load(args)  # loaded here only to reject a bad --impl before spawning
+        impl, sizes = load(args)  # loaded here only to reject a bad --impl before spawning
         unknown = [name for name in args.properties or () if name not in PROPERTIES]
         if unknown:
             raise ValueError(f"--property: unknown {unknown}; known: {sorted(PROPERTIES)}")
@@ -136,7 +136,7 @@ def run(args, device) -> int:
         setup = time.monotonic() - args.started  # loading the implementation counts against the budget
         options = fuzz_workers.FuzzOptions(
             impl=args.impl, device=device, budget=max(args.budget - setup, 0.1), seed=args.seed,
-            properties=tuple(args.properties) if args.properties else None, profile=profile.name,
+            properties=tuple(args.properties) if args.properties else None, sizes=sizes.name,
             database=str(database),
             workers=args.workers, case_timeout=args.case_timeout, shrink_time=args.shrink_time,
             max_crashes=args.max_crashes, replay_only=args.replay_only,

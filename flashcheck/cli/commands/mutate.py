@@ -77,14 +77,15 @@ def run(args, device) -> int:
             args.workers = default_workers(args.jobs)
         if args.jobs < 1:
             raise ValueError(f"--jobs: expected at least 1, got {args.jobs}")
-        settings = mutants.Settings(budget=args.budget, device=device, seed=args.seed, grace=args.grace,
+        settings = mutants.MutantFuzzSettings(budget=args.budget, device=device, seed=args.seed, grace=args.grace,
                                    database=args.database, workers=args.workers, shrink_time=args.shrink_time,
                                    properties=tuple(args.properties) if args.properties else None,
                                    case_timeout=args.case_timeout if args.case_timeout is not None
                                    else mutants.default_case_timeout(max(args.budget, 0)))
     except ValueError as error:
         message = str(error)
-        for field in ("budget", "grace", "case_timeout", "workers", "shrink_time"):  # Settings names its field; the user typed an option
+        # MutantFuzzSettings names its field; the user typed an option.
+        for field in ("budget", "grace", "case_timeout", "workers", "shrink_time"):
             if message.startswith(f"{field}:"):
                 message = f"--{field.replace('_', '-')}" + message[len(field):]
         print(f"flashcheck: {message}", file=sys.stderr)
@@ -147,7 +148,7 @@ def _whole_suite(args, settings, entries, console, on_outcome):
         mutation_report.print_progress(console, outcome)
         on_outcome(outcome)
 
-    outcomes = mutants.run(args.catalogue, entries, settings, jobs=args.jobs, on_outcome=report)
+    outcomes = mutants.fuzz_all(args.catalogue, entries, settings, jobs=args.jobs, on_outcome=report)
     return outcomes, None
 
 
@@ -158,7 +159,7 @@ def _per_property(args, settings, entries, console, on_outcome):
     from flashcheck.properties import PROPERTIES
 
     properties = list(settings.properties or PROPERTIES)
-    matrix = mutation_matrix.run(args.catalogue, entries, settings, properties, jobs=args.jobs,
+    matrix = mutation_matrix.fuzz_each_property(args.catalogue, entries, settings, properties, jobs=args.jobs,
                                  on_cell=lambda prop, cell: mutation_report.print_progress(console, cell, prop))
     return [matrix.summary(entry) for entry in entries], matrix
 

@@ -13,6 +13,8 @@ then take and report the implementation's packed layout (out ``(Tq, H, D)``, lse
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import math
 from dataclasses import dataclass
 
@@ -23,9 +25,26 @@ from hypothesis.control import currently_in_test_context
 from flashcheck import compare, packing, reference, same_precision, tolerance
 
 
-#: Callables ``observer(output_name, metrics)`` told of every comparison that passed its
-#: elementwise check (the test suite uses this to log error/allowed ratios).
-OBSERVERS: list = []
+#: The observers of the comparisons made in this context (see :func:`observing`).
+_observers: contextvars.ContextVar[tuple] = contextvars.ContextVar("flashcheck_observers", default=())
+
+
+@contextlib.contextmanager
+def observing(observer):
+    """Within the ``with`` block, call ``observer(output_name, metrics)`` for every comparison
+    that passes its elementwise check (the property suite logs error/allowed ratios this way).
+
+    Observers nest: each block adds one for its duration, in this thread or task only."""
+    token = _observers.set((*_observers.get(), observer))
+    try:
+        yield observer
+    finally:
+        _observers.reset(token)
+
+
+def _tell_observers(name: str, metrics: compare.Metrics) -> None:
+    for observer in _observers.get():
+        observer(name, metrics)
 
 
 class _Layout:
@@ -79,8 +98,7 @@ class Expectation(_Layout):
 
     def _check_aggregate(self, name: str, metrics: compare.Metrics) -> compare.Metrics:
         limit = self.limits[name]
-        for observer in OBSERVERS:
-            observer(name, metrics)
+        _tell_observers(name, metrics)
         _steer(name, metrics)
         if metrics.max_abs > limit:
             where = compare.format_index(name, metrics.max_abs_index, self.locate(name))
@@ -196,8 +214,7 @@ class GradientExpectation(_Layout):
             name, got, held_to(self.expected(name), got, allowed), allowed,
             explain=lambda index: _explain_gradient(bound, self.dense_index(index)), locate=self.locate(name),
         )
-        for observer in OBSERVERS:
-            observer(name, metrics)
+        _tell_observers(name, metrics)
         _steer(name, metrics)
         return metrics
 

@@ -123,9 +123,8 @@ def ratio_log(request, impl_name, property_name):
             log.write(json.dumps({"impl": impl_name, "property": property_name, "output": output,
                                   "ratio": metrics.worst_ratio, "elements": metrics.total}) + "\n")
 
-    expectation.OBSERVERS.append(observe)
-    yield path
-    expectation.OBSERVERS.remove(observe)
+    with expectation.observing(observe):
+        yield path
 
 
 #: The first fatal verdict met in this pytest run (kept in the config's stash: one per run,

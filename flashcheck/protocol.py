@@ -12,6 +12,7 @@ to the reason the kernel's documented contract excludes every case the property 
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import os
 from collections.abc import Mapping
@@ -217,3 +218,33 @@ def release_cached_memory(device) -> None:
     """
     if torch.device(device).type == "cuda" and torch.cuda.is_initialized():
         torch.cuda.empty_cache()
+
+
+def storage_bytes(tensor: torch.Tensor) -> torch.Tensor:
+    """The whole storage behind ``tensor`` (padding of a view included), as bytes."""
+    raw = torch.empty(0, dtype=torch.uint8, device=tensor.device)
+    return raw.set_(tensor.untyped_storage())
+
+
+@contextlib.contextmanager
+def unchanged(tensors: dict, during: str):
+    """Around a call of the implementation: raise :class:`Violation` naming the first
+    of ``tensors`` (name -> tensor) whose storage (padding of a view included) ``during``
+    changed, before anything is compared with its results.
+
+    Every property that compares values runs the implementation through this
+    (:func:`flashcheck.properties.common.run`, :func:`flashcheck.backward_inputs.gradients`): an implementation that writes into
+    its inputs is reported for the write, not for what the write does to the comparisons
+    (a result that differs from the reference, or a reference computed from the modified
+    inputs that agrees with it)."""
+    saved = {name: storage_bytes(t).clone() for name, t in tensors.items() if t is not None}
+    yield
+    for name, before in saved.items():
+        after = storage_bytes(tensors[name])
+        changed = after != before
+        if changed.any():
+            raise Violation(
+                f"{name} was modified by {during}: {int(changed.sum())} of {changed.numel()} bytes of its "
+                f"storage changed (first at byte {int(changed.nonzero()[0])}); an implementation must leave its "
+                f"inputs as they were, and no result of this call is compared"
+            )

@@ -7,9 +7,9 @@ import pytest
 import torch
 
 from flashcheck import expectation, peers, protocol
-from flashcheck.peers.sdpa import Adapter, _run_sdpa_math
+from flashcheck.backward_inputs import gradients
 from flashcheck.case import Case
-from flashcheck.properties.gradients import gradients
+from flashcheck.peers.sdpa import Adapter, _run_sdpa_math
 
 PACKED = Case.packed(((3, 5), (0, 2), (2, 0), (4, 4), (1, 1)), heads=2, kv_heads=1, causal=True, dtype="float32",
                      layout="padded", seed=3)

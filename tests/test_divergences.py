@@ -73,7 +73,7 @@ def test_the_fused_backends_gradient_divergences_are_confined_to_float16(name):
 def _extremes_by_autograd(case: Case) -> tuple:
     """The extremes through autograd on all heads at once, KV heads repeated: dS is the
     gradient of the (scaled) scores, a query head's own dK and dV the gradients of its repeated copy."""
-    from flashcheck.properties.gradients import upstream
+    from flashcheck.backward_inputs import upstream
 
     q, k, v = (t.to(torch.float64).transpose(1, 2) for t in case.materialize("cpu")[:3])
     group = case.heads // case.kv_heads
@@ -220,7 +220,7 @@ NO_KEYS_LARGE_DO = Case(seqlen_q=29, seqlen_k=0, heads=8, kv_heads=2, dtype="flo
 def test_the_backward_cause_holds_exactly_where_sdpa_maths_dq_is_nan(case, nan):
     """dQ = dO.sum()·0: NaN where the seeded dO sums beyond float16's range (seed 2's,
     also of scale 1e3, sums to -2.5e4)."""
-    from flashcheck.properties.gradients import gradients
+    from flashcheck.backward_inputs import gradients
 
     (dq, _, _), _, _ = gradients(peers.resolve("sdpa-math"), case, case.materialize("cpu"))
     assert nan == sdpa_no_keys_backward_overflows(case)

@@ -39,10 +39,10 @@ from triton._C.libtriton import native_specialize_impl
 from triton.backends.compiler import BaseBackend
 
 from flashcheck import case_sizes, protocol
+from flashcheck.backward_inputs import gradients
 from flashcheck.engine import fuzz
 from flashcheck.kernels import config, interface, launcher
 from flashcheck.properties import PROPERTIES
-from flashcheck.properties.gradients import gradients
 
 #: The runtime arguments that are lengths or head counts, not strides: the default of
 #: ``--unspecialised``. ``head_dim`` is not among them: unspecialised, it turns the kernels'

@@ -30,6 +30,7 @@ import hashlib
 import torch
 
 from flashcheck import compare, expectation, protocol
+from flashcheck.backward_inputs import GRAD_SCALES, gradients
 from flashcheck.case import Case
 
 #: Every output a case can be measured on, in report order.
@@ -122,15 +123,13 @@ def measure(impl, case: Case, device, *, elementwise: bool = False) -> dict[str,
     (``out_matches_reference``, ``lse_matches_reference``, ``grads_match_reference``): the
     same expectation, allowances and overflow rule (:func:`flashcheck.expectation.held_to`),
     and for the gradients the same seeded upstream gradients
-    (:func:`flashcheck.properties.gradients.upstream`, dlse included when the
+    (:func:`flashcheck.backward_inputs.upstream`, dlse included when the
     implementation's lse is differentiable). ``elementwise=True`` also
     keeps every element's error/allowed (for histograms).
 
     Raises ValueError when ``case`` needs a feature ``impl`` does not declare (see
     :func:`needed_features`), and lets the implementation's own exceptions through.
     """
-    from flashcheck.properties.gradients import gradients  # properties build on flashcheck
-
     features = protocol.features_of(impl, device)
     missing = needed_features(case) - features
     if missing:
@@ -295,10 +294,8 @@ def _tiny_corpus() -> Corpus:
 
 def _sweep(name: str, description: str, lengths, head_dim: int, heads: int) -> Corpus:
     # Seeds chosen modulo len(GRAD_SCALES) give every case the upstream gradient of
-    # scale 1 (properties.gradients picks the scale by seed), so that the gradient errors of
-    # different lengths are comparable on one plot.
-    from flashcheck.properties.gradients import GRAD_SCALES
-
+    # scale 1 (backward_inputs.upstream picks the scale by seed), so that the gradient errors
+    # of different lengths are comparable on one plot.
     def seed(*parts):
         value = _seed(*parts)
         return value - value % len(GRAD_SCALES) + GRAD_SCALES.index(1.0)

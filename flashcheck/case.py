@@ -415,3 +415,10 @@ def _draw_values(kind, q_shape, kv_shape, scale, generator):
             t[spikes] *= 100.0
         return tuple(tensors)
     raise ValueError(f"values: expected one of {VALUES}, got {kind!r}")
+
+
+def seeded_generator(case, salt: int) -> torch.Generator:
+    """A CPU generator for random choices made on top of ``case`` (a property's own, the
+    dS-range stress's upstream gradient), from the case's seed and a ``salt`` that keeps
+    different uses independent."""
+    return torch.Generator().manual_seed((case.seed * 1_000_003 + salt) % (2**63))

@@ -4,7 +4,7 @@
 :class:`Violation` with a report in the style of ``torch.testing.assert_close``:
 how many elements exceed, the worst one (by error over allowed) with its named index,
 observed and allowed error, how the allowance was made up, the greatest absolute and
-relative differences (:func:`flashcheck.verdict.decide` completes it with the
+relative differences (:func:`flashcheck.engine.verdict.decide` completes it with the
 implementation, the property, the case and the one command that replays it).
 
 Non-finite values: where the expectation is not finite (lse ``-inf`` on a row with no
@@ -52,7 +52,7 @@ def _seconds(value: float) -> str:
 class Violation(AssertionError):
     """What a property's check raises when its invariant does not hold: ``evidence``, the
     human-readable report. The check knows neither the implementation's name nor which
-    property or case it is run as: :func:`flashcheck.verdict.decide` builds the complete
+    property or case it is run as: :func:`flashcheck.engine.verdict.decide` builds the complete
     :class:`PropertyFailure` from it."""
 
     def __init__(self, evidence: str):

@@ -54,7 +54,7 @@ def as_known_divergence(declared) -> KnownDivergence:
 @dataclass(frozen=True)
 class BackwardExtremes:
     """Float64 magnitudes inside a case's exact backward pass (the seeded upstream gradient
-    dO of :func:`flashcheck.properties.gradients.upstream`, no lse gradient), over allowed
+    dO of :func:`flashcheck.backward_inputs.upstream`, no lse gradient), over allowed
     scores only: the largest ``|dS|`` and ``|scale·dS|`` (``dS = P∘(dP - delta)``), the
     largest gradient of one query head's own K and V (what an implementation that repeats
     KV heads computes before summing each group), and the smallest nonzero probability."""
@@ -79,8 +79,9 @@ def _check_stress(stress: str) -> None:
 
 
 def _backward_inputs(case: Case, stress: str):
-    # Imported here: the properties import flashcheck.protocol, which imports this module.
-    from flashcheck.properties.gradients import ds_range_inputs, upstream
+    # Imported here: backward_inputs imports flashcheck.protocol, which imports this module
+    # for KnownDivergence.
+    from flashcheck.backward_inputs import ds_range_inputs, upstream
 
     if stress == "ds_range":
         (q, k, v), grad_out = ds_range_inputs(case, "cpu")

@@ -1,6 +1,6 @@
 """What a correct implementation must return for given inputs, with its allowed error.
 
-:func:`expect` runs the float64 reference and the plain same-precision baseline on the
+:func:`expect` runs the float64 reference and the same-precision attention on the
 inputs and derives the tolerance of each output; :meth:`Expectation.check` compares an
 implementation's ``(out, lse)`` with it and raises :class:`~flashcheck.compare.Violation`
 with the evidence.
@@ -13,6 +13,8 @@ then take and report the implementation's packed layout (out ``(Tq, H, D)``, lse
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import math
 from dataclasses import dataclass
 
@@ -20,12 +22,29 @@ import torch
 from hypothesis import target
 from hypothesis.control import currently_in_test_context
 
-from flashcheck import compare, packing, plain, reference, tolerance
+from flashcheck import compare, packing, reference, same_precision, tolerance
 
 
-#: Callables ``observer(output_name, metrics)`` told of every comparison that passed its
-#: elementwise check (the test suite uses this to log error/allowed ratios).
-OBSERVERS: list = []
+#: The observers of the comparisons made in this context (see :func:`observing`).
+_observers: contextvars.ContextVar[tuple] = contextvars.ContextVar("flashcheck_observers", default=())
+
+
+@contextlib.contextmanager
+def observing(observer):
+    """Within the ``with`` block, call ``observer(output_name, metrics)`` for every comparison
+    that passes its elementwise check (the property suite logs error/allowed ratios this way).
+
+    Observers nest: each block adds one for its duration, in this thread or task only."""
+    token = _observers.set((*_observers.get(), observer))
+    try:
+        yield observer
+    finally:
+        _observers.reset(token)
+
+
+def _tell_observers(name: str, metrics: compare.Metrics) -> None:
+    for observer in _observers.get():
+        observer(name, metrics)
 
 
 class _Layout:
@@ -79,14 +98,13 @@ class Expectation(_Layout):
 
     def _check_aggregate(self, name: str, metrics: compare.Metrics) -> compare.Metrics:
         limit = self.limits[name]
-        for observer in OBSERVERS:
-            observer(name, metrics)
+        _tell_observers(name, metrics)
         _steer(name, metrics)
         if metrics.max_abs > limit:
             where = compare.format_index(name, metrics.max_abs_index, self.locate(name))
             raise compare.Violation(
                 f"{name}: largest error {metrics.max_abs:.3e} at {where} "
-                f"exceeds {tolerance.BASELINE_FACTOR:g} × the plain same-precision attention's largest error "
+                f"exceeds {tolerance.SAME_PRECISION_FACTOR:g} × the plain same-precision attention's largest error "
                 f"plus an ulp-scale floor: {limit:.3e} (every element is within its worst-case bound; "
                 f"the implementation is uniformly less accurate than its precision promises)"
             )
@@ -109,13 +127,14 @@ def expect(q, k, v, *, tf32=False, **kwargs) -> Expectation:
     float32 operands as TF32."""
     q, k, v, kwargs, packed = packing.as_dense(q, k, v, kwargs)
     ref = reference.evaluate(q, k, v, **kwargs)
-    baseline = plain.attention(q, k, v, **kwargs)
+    same_precision_outputs = same_precision.attention(q, k, v, **kwargs)
     bounds = {
-        name: tolerance.bound_for(name, ref, dtype=q.dtype, head_dim=q.shape[-1], plain=baseline, tf32=tf32)
+        name: tolerance.bound_for(name, ref, dtype=q.dtype, head_dim=q.shape[-1],
+                                  same_precision=same_precision_outputs, tf32=tf32)
         for name in ("out", "lse")
     }
     limits = {
-        name: tolerance.aggregate_limit(name, ref, baseline, dtype=q.dtype, head_dim=q.shape[-1])
+        name: tolerance.aggregate_limit(name, ref, same_precision_outputs, dtype=q.dtype, head_dim=q.shape[-1])
         for name in ("out", "lse")
     }
     return Expectation(ref=ref, out=bounds["out"], lse=bounds["lse"], limits=limits, packing=packed)
@@ -163,13 +182,13 @@ def _terms(bound: tolerance.Bound, index) -> str:
 
 def _explain(bound: tolerance.Bound, index, model_text: str) -> str:
     model = float(bound.model[index])
-    if bound.baseline is None:
+    if bound.same_precision is None:
         return f"model {model:.3e} = {model_text}"
-    baseline = float(bound.baseline.expand_as(bound.model)[index])
-    governs = "model" if model >= baseline else "plain baseline"
+    doubled = float(bound.same_precision.expand_as(bound.model)[index])
+    governs = "model" if model >= doubled else "same-precision error"
     return (
-        f"max(model {model:.3e}, {tolerance.BASELINE_FACTOR:g} × plain same-precision error "
-        f"{baseline / tolerance.BASELINE_FACTOR:.3e}); {governs} governs; model = {model_text}"
+        f"max(model {model:.3e}, {tolerance.SAME_PRECISION_FACTOR:g} × plain same-precision error "
+        f"{doubled / tolerance.SAME_PRECISION_FACTOR:.3e}); {governs} governs; model = {model_text}"
     )
 
 
@@ -195,8 +214,7 @@ class GradientExpectation(_Layout):
             name, got, held_to(self.expected(name), got, allowed), allowed,
             explain=lambda index: _explain_gradient(bound, self.dense_index(index)), locate=self.locate(name),
         )
-        for observer in OBSERVERS:
-            observer(name, metrics)
+        _tell_observers(name, metrics)
         _steer(name, metrics)
         return metrics
 
@@ -211,22 +229,23 @@ def expect_gradients(q, k, v, grad_out, grad_lse=None, *, tf32=False, **kwargs) 
         grad_out, grad_lse = packing.to_dense(grad_out), packing.to_dense(grad_lse)
     forward = expect(q, k, v, tf32=tf32, **kwargs)
     grads = reference.gradients(q, k, v, grad_out, grad_lse=grad_lse, **kwargs)
-    baseline = plain.gradients(q, k, v, grad_out, grad_lse=grad_lse, **kwargs)
+    same_precision_grads = same_precision.gradients(q, k, v, grad_out, grad_lse=grad_lse, **kwargs)
     softmax_scale = kwargs.get("softmax_scale")
     scale = softmax_scale if softmax_scale is not None else q.shape[-1] ** -0.5
     bounds = tolerance.gradient_bounds(
         grads, forward.ref, forward.out, forward.lse, grad_out,
-        dtype=q.dtype, head_dim=q.shape[-1], scale=scale, plain=baseline, q=q, k=k, grad_lse=grad_lse,
+        dtype=q.dtype, head_dim=q.shape[-1], scale=scale, same_precision=same_precision_grads, q=q, k=k,
+        grad_lse=grad_lse,
     )
     return GradientExpectation(grads=grads, bounds=bounds, packing=packed)
 
 
 def _explain_gradient(bound: tolerance.Bound, index) -> str:
     model = float(bound.model[index])
-    if bound.baseline is None:
+    if bound.same_precision is None:
         return f"model {model:.3e} (tolerance.gradient_bounds)"
-    baseline = float(bound.baseline.expand_as(bound.model)[index])
+    doubled = float(bound.same_precision.expand_as(bound.model)[index])
     return (
-        f"max(model {model:.3e} (tolerance.gradient_bounds), {tolerance.BASELINE_FACTOR:g} × plain "
-        f"same-precision backward error {baseline / tolerance.BASELINE_FACTOR:.3e})"
+        f"max(model {model:.3e} (tolerance.gradient_bounds), {tolerance.SAME_PRECISION_FACTOR:g} × plain "
+        f"same-precision backward error {doubled / tolerance.SAME_PRECISION_FACTOR:.3e})"
     )

@@ -6,8 +6,8 @@ offsets ``cu_seqlens_q``, ``cu_seqlens_k``; it returns out ``(Tq, H, D)`` and ls
 ``(1, Tq, H, D)``, ``(1, Tk, Hkv, D)`` under the block-diagonal document mask
 (:func:`flashcheck.masks.document`, the causal/window band applied per sequence), with out
 ``(1, Tq, H, D)`` and lse ``(1, H, Tq)``. :func:`as_dense` makes that translation for the
-reference, the plain baseline and the tolerance model; :class:`Packing` maps indices back
-to ``(sequence, position)`` for reports.
+reference, the same-precision attention and the tolerance model; :class:`Packing` maps
+indices back to ``(sequence, position)`` for reports.
 """
 
 from __future__ import annotations

@@ -12,6 +12,7 @@ to the reason the kernel's documented contract excludes every case the property 
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import os
 from collections.abc import Mapping
@@ -132,8 +133,8 @@ def prepare(impl) -> None:
 def not_applicable(impl) -> dict[str, str]:
     """The properties ``impl`` declares not applicable (``flashcheck_not_applicable``), each
     with its reason; empty when it declares none. The one place the declaration is read:
-    :func:`flashcheck.fuzz.not_applicable_because` (fuzzing, the pytest suite) and
-    ``flashcheck check`` (through :func:`flashcheck.fuzz.declared_not_applicable`) consult
+    :func:`flashcheck.engine.fuzz.not_applicable_because` (fuzzing, the pytest suite) and
+    ``flashcheck check`` (through :func:`flashcheck.engine.fuzz.declared_not_applicable`) consult
     it through here.
 
     A declaration says that the kernel's documented contract excludes every case the property
@@ -226,9 +227,39 @@ def release_cached_memory(device) -> None:
 
     Test workers share a GPU (pytest-xdist, ``flashcheck fuzz --workers``), and what one
     worker's allocator keeps cached after a large case, the others cannot allocate: on an
-    H100 with 16 workers under the ``gpu`` profile, two cases failed with CUDA out of
-    memory (once in a kernel's module load) while the other workers held 1.5 to 7.7 GB
+    H100 with 16 workers under the ``gpu`` hypothesis profile, two cases failed with CUDA
+    out of memory (once in a kernel's module load) while the other workers held 1.5 to 7.7 GB
     each, and passed when rerun. A no-op on the CPU and before CUDA is initialised.
     """
     if torch.device(device).type == "cuda" and torch.cuda.is_initialized():
         torch.cuda.empty_cache()
+
+
+def storage_bytes(tensor: torch.Tensor) -> torch.Tensor:
+    """The whole storage behind ``tensor`` (padding of a view included), as bytes."""
+    raw = torch.empty(0, dtype=torch.uint8, device=tensor.device)
+    return raw.set_(tensor.untyped_storage())
+
+
+@contextlib.contextmanager
+def unchanged(tensors: dict, during: str):
+    """Around a call of the implementation: raise :class:`Violation` naming the first
+    of ``tensors`` (name -> tensor) whose storage (padding of a view included) ``during``
+    changed, before anything is compared with its results.
+
+    Every property that compares values runs the implementation through this
+    (:func:`flashcheck.properties.common.run`, :func:`flashcheck.backward_inputs.gradients`): an implementation that writes into
+    its inputs is reported for the write, not for what the write does to the comparisons
+    (a result that differs from the reference, or a reference computed from the modified
+    inputs that agrees with it)."""
+    saved = {name: storage_bytes(t).clone() for name, t in tensors.items() if t is not None}
+    yield
+    for name, before in saved.items():
+        after = storage_bytes(tensors[name])
+        changed = after != before
+        if changed.any():
+            raise Violation(
+                f"{name} was modified by {during}: {int(changed.sum())} of {changed.numel()} bytes of its "
+                f"storage changed (first at byte {int(changed.nonzero()[0])}); an implementation must leave its "
+                f"inputs as they were, and no result of this call is compared"
+            )

@@ -4,16 +4,16 @@ Installed through the ``pytest11`` entry point, so it is active in every pytest 
 environment holding flashcheck (``-p no:flashcheck`` turns it off). It provides:
 
 ``--flashcheck-impl NAME`` (repeatable)
-    the implementations the property suite (:mod:`flashcheck.suite`) runs on: a built-in
+    the implementations the property suite (:mod:`flashcheck.property_suite`) runs on: a built-in
     name (``flash``, ``sdpa-math``, ``sdpa-flash``, ...) or ``module:attr``; else
     ``$FLASHCHECK_IMPLS`` (comma-separated); else ``flash`` and ``sdpa-math``, plus the
     CUDA-only peers where torch sees a GPU. A name that does not resolve is a usage error.
 ``--flashcheck-profile NAME``
     the hypothesis settings profile (``ci``, ``dev``, ``gpu``, ``fuzz``, ``smoke``; see
-    :mod:`flashcheck.profiles`); else ``$FLASHCHECK_HYPOTHESIS_PROFILE``, else ``ci`` on
+    :mod:`flashcheck.hypothesis_profiles`); else ``$FLASHCHECK_HYPOTHESIS_PROFILE``, else ``ci`` on
     CI, else ``dev``. hypothesis's own ``--hypothesis-profile``, applied later, still wins.
 ``--flashcheck-size interpreter|gpu``
-    the size profile of drawn cases; by default chosen by the machine.
+    the sizes of drawn cases (:mod:`flashcheck.case_sizes`); by default chosen by the machine.
 ``--flashcheck-ratio-log PATH``
     append every comparison's worst error/allowed ratio to PATH (JSON lines); else
     ``$FLASHCHECK_RATIO_LOG``.
@@ -46,7 +46,7 @@ Timing matters, so the work is spread over the hooks by when it must happen:
 **GPU pinning under pytest-xdist.** Worker ``gwN`` on a machine with ``count > 1`` visible
 GPUs takes GPU ``N mod count`` (:func:`worker_gpu`), so ``pytest -n <GPUs>`` gives each
 worker a GPU of its own. The pin is made by narrowing ``CUDA_VISIBLE_DEVICES`` to that one
-GPU before CUDA is initialised in the worker (:mod:`flashcheck.placement`, as for the
+GPU before CUDA is initialised in the worker (:mod:`flashcheck.engine.placement`, as for the
 fuzzer's and corpus runs' workers): the worker then sees it as ``cuda:0``, and
 so does every process it spawns (the fuzzer's isolated workers, compiler subprocesses),
 where ``torch.cuda.set_device`` would pin this process only and leave code that names
@@ -65,7 +65,7 @@ import sys
 
 import pytest
 
-from flashcheck import placement
+from flashcheck.engine import placement
 
 #: Peers that run on CUDA only: in the default selection where torch sees a GPU.
 CUDA_ONLY = ("sdpa-flash", "sdpa-efficient", "sdpa-cudnn", "flex")
@@ -120,7 +120,7 @@ def pytest_addoption(parser):
     )
     group.addoption(
         "--flashcheck-size", dest="flashcheck_size", choices=("interpreter", "gpu"), default=None,
-        help="size profile of drawn cases. Default: gpu with CUDA (and no TRITON_INTERPRET=1), else interpreter.",
+        help="sizes of drawn cases. Default: gpu with CUDA (and no TRITON_INTERPRET=1), else interpreter.",
     )
     group.addoption(
         "--flashcheck-ratio-log", dest="flashcheck_ratio_log", metavar="PATH", default=None,
@@ -182,17 +182,17 @@ def _load_hypothesis_profile(state: _State, name: str | None) -> None:
     from hypothesis import settings
     from hypothesis.errors import InvalidArgument
 
-    from flashcheck import profiles
+    from flashcheck import hypothesis_profiles
 
     state.previous_hypothesis_profile = settings.get_current_profile_name()
-    profiles.register_hypothesis_profiles()
+    hypothesis_profiles.register_hypothesis_profiles()
     try:
-        profiles.load_hypothesis_profile(name)
+        hypothesis_profiles.load_hypothesis_profile(name)
     except InvalidArgument as error:
-        source = "--flashcheck-profile" if name is not None else f"${profiles.PROFILE_VARIABLE}"
+        source = "--flashcheck-profile" if name is not None else f"${hypothesis_profiles.PROFILE_VARIABLE}"
         raise pytest.UsageError(
-            f"{source}: unknown hypothesis profile {profiles.hypothesis_profile_name(name)!r}; "
-            f"expected one of {', '.join(profiles.HYPOTHESIS_PROFILES)} ({error})"
+            f"{source}: unknown hypothesis profile {hypothesis_profiles.hypothesis_profile_name(name)!r}; "
+            f"expected one of {', '.join(hypothesis_profiles.HYPOTHESIS_PROFILES)} ({error})"
         ) from None
 
 
@@ -294,12 +294,12 @@ def implementation(config, name: str):
     protocol does not have is a ``pytest.UsageError`` naming where it came from."""
     state = _active_state(config)
     if name not in state.implementations:
-        from flashcheck import adapters
+        from flashcheck import peers
 
         from flashcheck import protocol
 
         try:
-            impl = adapters.resolve(name)
+            impl = peers.resolve(name)
             protocol.check_declaration(impl)
             protocol.prepare(impl)
         except (ValueError, ImportError) as error:
@@ -308,12 +308,12 @@ def implementation(config, name: str):
     return state.implementations[name]
 
 
-def size_profile(config):
-    """The :class:`flashcheck.profiles.SizeProfile` chosen by ``--flashcheck-size``, or by
+def drawn_sizes(config):
+    """The :class:`flashcheck.case_sizes.CaseSizes` chosen by ``--flashcheck-size``, or by
     the machine."""
-    from flashcheck import profiles
+    from flashcheck import case_sizes
 
-    return profiles.size_profile(config.getoption("flashcheck_size", None))
+    return case_sizes.choose(config.getoption("flashcheck_size", None))
 
 
 def ratio_log_path(config) -> str | None:
@@ -380,7 +380,7 @@ def pytest_report_header(config):
     return [
         # The profile as hypothesis has it now: its own --hypothesis-profile may have replaced ours.
         f"flashcheck: implementations {', '.join(state.impl_names)} ({state.impl_source}); "
-        f"hypothesis profile {settings.get_current_profile_name()}; sizes {size_profile(config).name}; "
+        f"hypothesis profile {settings.get_current_profile_name()}; sizes {drawn_sizes(config).name}; "
         f"device {placement.describe_device('cuda' if state.cuda else 'cpu')}"
     ]
 
@@ -415,16 +415,16 @@ def pytest_terminal_summary(terminalreporter, config):
 def declared_not_applicable(stats) -> list[tuple[str, str]]:
     """``(test id, reason)`` for each property test skipped because its implementation
     declares the property not applicable (``flashcheck_not_applicable``; the skip's reason
-    carries :data:`flashcheck.fuzz.DECLARED`), from the skipped reports."""
+    carries :data:`flashcheck.engine.fuzz.DECLARED`), from the skipped reports."""
     skips = {}
     for report in stats.get("skipped", ()):
         longrepr = getattr(report, "longrepr", None)
         reason = longrepr[2] if isinstance(longrepr, tuple) and len(longrepr) == 3 else str(longrepr or "")
-        if "not applicable to " in reason:  # the suite's skips (flashcheck.suite)
+        if "not applicable to " in reason:  # the suite's skips (flashcheck.property_suite)
             skips[report.nodeid] = reason
     if not skips:
         return []
-    from flashcheck.fuzz import DECLARED  # imported only after a run of the suite: it imports torch
+    from flashcheck.engine.fuzz import DECLARED  # imported only after a run of the suite: it imports torch
 
     return sorted((nodeid, reason[reason.index(DECLARED):]) for nodeid, reason in skips.items() if DECLARED in reason)
 

@@ -8,10 +8,10 @@ fewer heads, no mask, default scale) and every case replays from its one-line sp
 Contracts:
 
 - :func:`cases` draws valid :class:`~flashcheck.case.Case` objects within a
-  :class:`~flashcheck.profiles.SizeProfile`: ``batch <= max_batch``, ``heads <=
+  :class:`~flashcheck.case_sizes.CaseSizes`: ``batch <= max_batch``, ``heads <=
   max_heads``, ``heads // kv_heads <= max_kv_ratio``, ``1 <= seqlen <= long_seqlen``,
   ``head_dim <= max_head_dim``, ``batch * heads * seqlen_q * seqlen_k <= max_elements``,
-  a dtype of the profile. Asked for ``features``, it draws only cases an implementation
+  a dtype the sizes allow. Asked for ``features``, it draws only cases an implementation
   declaring them can run; asked for ``empty_rows=True`` or ``False``, only cases with or
   without a query that has no allowed key.
 - Special values are drawn often: lengths 1 and ``b - 1, b, b + 1, 2b - 1, 2b, 2b + 1``
@@ -20,11 +20,11 @@ Contracts:
 - Shrinking goes towards simple cases: the simple choice comes first everywhere (no mask,
   equal lengths, length 1, head dim 16, one head, float16, contiguous, normal values,
   default scale, seed 0).
-- Compile-aware under a profile with ``focus`` (the GPU's): all but one case in
+- Compile-aware under sizes with ``focus`` (the GPU's): all but one case in
   :data:`FOCUS_ESCAPE` fall in one of a few compile classes (:func:`compile_classes`),
   within which a Triton kernel compiles once, while lengths, windows, masks, batch and
-  values vary; the classes change with ``profile.focus_seed``. Without ``focus`` nothing
-  of this is drawn, and the draws are exactly those of a profile without it.
+  values vary; the classes change with ``sizes.focus_seed``. Without ``focus`` nothing
+  of this is drawn, and the draws are exactly those of sizes without it.
 
 Arguments are validated when a strategy is built; bad ones raise
 ``hypothesis.errors.InvalidArgument``.
@@ -49,10 +49,10 @@ from hypothesis.errors import InvalidArgument
 
 from flashcheck import case as case_module
 from flashcheck import protocol
-from flashcheck import profiles as profiles_module
+from flashcheck import case_sizes
 from flashcheck.case import Case
 from flashcheck.maskspec import MaskSpec
-from flashcheck.profiles import SizeProfile
+from flashcheck.case_sizes import CaseSizes
 
 __all__ = [
     "CompileClass",
@@ -99,15 +99,15 @@ def _check_bool(name, value):
         raise InvalidArgument(f"{name}: expected True or False, got {value!r}")
 
 
-def _check_profile(profile) -> SizeProfile:
-    if isinstance(profile, SizeProfile):
-        return profile
-    if profile is None or isinstance(profile, str):
+def _check_sizes(sizes) -> CaseSizes:
+    if isinstance(sizes, CaseSizes):
+        return sizes
+    if sizes is None or isinstance(sizes, str):
         try:
-            return profiles_module.size_profile(profile)
+            return case_sizes.choose(sizes)
         except ValueError as error:
             raise InvalidArgument(str(error)) from None
-    raise InvalidArgument(f"profile: expected a SizeProfile, a profile name or None, got {profile!r}")
+    raise InvalidArgument(f"sizes: expected a CaseSizes, the name of one or None, got {sizes!r}")
 
 
 def _choices(name, given, allowed) -> tuple[str, ...]:
@@ -145,30 +145,30 @@ def _pick(draw, options, total):
 # -- lengths ----------------------------------------------------------------------------------
 
 
-def special_seqlens(profile: SizeProfile) -> tuple[int, ...]:
-    """The lengths :func:`seqlens` favours for ``profile``, ascending: 1, 2, and
+def special_seqlens(sizes: CaseSizes) -> tuple[int, ...]:
+    """The lengths :func:`seqlens` favours for ``sizes``, ascending: 1, 2, and
     ``b - 1, b, b + 1, 2b - 1, 2b, 2b + 1`` for each block size ``b``."""
     values = {1, 2}
-    for b in profile.block_sizes:
+    for b in sizes.block_sizes:
         values.update({b - 1, b, b + 1, 2 * b - 1, 2 * b, 2 * b + 1})
     return tuple(sorted(v for v in values if v >= 1))
 
 
-def seqlens(*, profile: SizeProfile | str | None = None, min_value: int = 1, max_value: int | None = None):
+def seqlens(*, sizes: CaseSizes | str | None = None, min_value: int = 1, max_value: int | None = None):
     """Sequence lengths in ``[min_value, max_value]``, biased towards special values.
 
-    Half the draws are :func:`special_seqlens` of the profile (block sizes and their
-    neighbours, 1, 2); most others are uniform up to ``profile.max_seqlen``; about one in
-    sixteen goes beyond, up to ``max_value`` (default ``profile.long_seqlen``). Shrinks
+    Half the draws are :func:`special_seqlens` of the sizes (block sizes and their
+    neighbours, 1, 2); most others are uniform up to ``sizes.max_seqlen``; about one in
+    sixteen goes beyond, up to ``max_value`` (default ``sizes.long_seqlen``). Shrinks
     towards the smallest special value in range (1 when ``min_value <= 1``).
     """
-    profile = _check_profile(profile)
+    sizes = _check_sizes(sizes)
     _check_int("min_value", min_value, minimum=0)
     if max_value is None:
-        max_value = max(profile.long_seqlen, min_value)
+        max_value = max(sizes.long_seqlen, min_value)
     _check_int("max_value", max_value, minimum=min_value)
-    common_max = max(min_value, min(max_value, profile.max_seqlen))
-    specials = [n for n in special_seqlens(profile) if min_value <= n <= max_value]
+    common_max = max(min_value, min(max_value, sizes.max_seqlen))
+    specials = [n for n in special_seqlens(sizes) if min_value <= n <= max_value]
     return _weighted(
         (8 if specials else 0, st.sampled_from(specials) if specials else st.nothing()),
         (7, st.integers(min_value, common_max)),
@@ -179,42 +179,42 @@ def seqlens(*, profile: SizeProfile | str | None = None, min_value: int = 1, max
 # -- head dims and heads ----------------------------------------------------------------------
 
 
-def head_dims(*, profile: SizeProfile | str | None = None, max_value: int | None = None):
-    """Head dims in ``[1, max_value]`` (default ``profile.max_head_dim``).
+def head_dims(*, sizes: CaseSizes | str | None = None, max_value: int | None = None):
+    """Head dims in ``[1, max_value]`` (default ``sizes.max_head_dim``).
 
     Mostly from a fixed list with odd sizes that leave a partial tile in the head-dim
     direction (1, 8, 40, 59, 72, 96, 111, 160) besides the powers of two and 256; now and
     then any size. For the project's Triton kernel D decides the tile, ``next_power_of_2(
     max(16, D))`` (five for D <= 256), whether D fills it, and D's own specialisation as
-    a runtime integer (equal to 1, divisible by 16) and through it the strides': a
-    compile-aware profile (:func:`cases`) therefore draws D within one bucket and residue
-    mod 16 per compile class. Shrinks towards 16.
+    a runtime integer (equal to 1, divisible by 16) and through it the strides': under
+    compile-aware sizes :func:`cases` therefore draws D within one bucket and residue mod
+    16 per compile class. Shrinks towards 16.
     """
-    profile = _check_profile(profile)
+    sizes = _check_sizes(sizes)
     if max_value is None:
-        max_value = profile.max_head_dim
+        max_value = sizes.max_head_dim
     _check_int("max_value", max_value, minimum=1)
     listed = [d for d in _HEAD_DIMS if d <= max_value] or [max_value]
     return _weighted((5, st.sampled_from(listed)), (1, st.integers(1, max_value)))
 
 
-def gqa_heads(*, profile: SizeProfile | str | None = None, max_heads: int | None = None, allow_gqa: bool = True):
+def gqa_heads(*, sizes: CaseSizes | str | None = None, max_heads: int | None = None, allow_gqa: bool = True):
     """``(heads, kv_heads)`` with ``heads % kv_heads == 0`` and ``heads <= max_heads``
-    (default ``profile.max_heads``), ``heads // kv_heads <= profile.max_kv_ratio``.
+    (default ``sizes.max_heads``), ``heads // kv_heads <= sizes.max_kv_ratio``.
 
     With ``allow_gqa`` the ratio is often 1, 2, 4 or 7 (where heads allow), and
     ``kv_heads`` is often 1 (MQA when the ratio exceeds 1); without it ``kv_heads ==
     heads``. Shrinks towards ``(1, 1)``.
     """
-    profile = _check_profile(profile)
+    sizes = _check_sizes(sizes)
     if max_heads is None:
-        max_heads = profile.max_heads
+        max_heads = sizes.max_heads
     _check_int("max_heads", max_heads, minimum=1)
     _check_bool("allow_gqa", allow_gqa)
-    max_heads = min(max_heads, profile.max_heads)
+    max_heads = min(max_heads, sizes.max_heads)
     if not allow_gqa:
         return _weighted((1, st.just(1)), (3, st.integers(1, max_heads))).map(lambda h: (h, h))
-    max_ratio = min(max_heads, profile.max_kv_ratio)
+    max_ratio = min(max_heads, sizes.max_kv_ratio)
     ratios = [r for r in _GQA_RATIOS if r <= max_ratio]
     return _gqa_heads(max_heads, ratios, max_ratio)
 
@@ -378,27 +378,27 @@ def key_padding_masks(batch: int, seqlen_k: int):
     )
 
 
-def packed_seqlens(*, profile: SizeProfile | str | None = None, max_tokens: int | None = None,
+def packed_seqlens(*, sizes: CaseSizes | str | None = None, max_tokens: int | None = None,
                    empty_rows: bool | None = None):
     """Per-sequence ``(nq, nk)`` lengths of a packed batch, at most ``max_tokens`` tokens on
-    each side (default: ``profile.long_seqlen`` and ``isqrt(profile.max_elements)``).
+    each side (default: ``sizes.long_seqlen`` and ``isqrt(sizes.max_elements)``).
 
     One to eight sequences; lengths often 0 (empty on either side), 1, or a block size and
     its neighbours; now and then one long sequence among short ones; ``nq`` and ``nk``
     drawn independently about two times in three. ``empty_rows=True``: some sequence has
     queries but no keys; ``False``: every sequence has a key. Shrinks towards ``((1, 1),)``.
     """
-    profile = _check_profile(profile)
+    sizes = _check_sizes(sizes)
     if max_tokens is None:
-        max_tokens = min(profile.long_seqlen, math.isqrt(profile.max_elements))
+        max_tokens = min(sizes.long_seqlen, math.isqrt(sizes.max_elements))
     _check_int("max_tokens", max_tokens, minimum=1)
     if empty_rows is not None:
         _check_bool("empty_rows", empty_rows)
-    return _packed_seqlens(profile, max_tokens, empty_rows)
+    return _packed_seqlens(sizes, max_tokens, empty_rows)
 
 
 @st.composite
-def _packed_seqlens(draw, profile, max_tokens, empty_rows):
+def _packed_seqlens(draw, sizes, max_tokens, empty_rows):
     count = draw(_weighted((2, st.just(1)), (3, st.integers(2, 4)), (1, st.integers(5, 8))))
     short = _weighted((3, st.sampled_from((1, 0, 2, 3))), (2, st.integers(0, max(1, max_tokens // (2 * count)))))
     long_index = draw(_weighted((2, st.just(None)), (1, st.integers(0, count - 1))))
@@ -406,14 +406,14 @@ def _packed_seqlens(draw, profile, max_tokens, empty_rows):
     for index in range(count):
         room_q, room_k = max_tokens - used_q, max_tokens - used_k
         if index == long_index:
-            nq = draw(seqlens(profile=profile, min_value=0, max_value=max(room_q, 0)))
+            nq = draw(seqlens(sizes=sizes, min_value=0, max_value=max(room_q, 0)))
         else:
             nq = min(draw(short), room_q)
         minimum_k = 1 if empty_rows is False else 0
         if draw(_weighted((1, st.just(True)), (2, st.just(False)))) and minimum_k <= nq <= room_k:
             nk = nq
         elif index == long_index:
-            nk = draw(seqlens(profile=profile, min_value=min(minimum_k, room_k), max_value=max(room_k, 0)))
+            nk = draw(seqlens(sizes=sizes, min_value=min(minimum_k, room_k), max_value=max(room_k, 0)))
         else:
             nk = max(min(draw(short), room_k), min(minimum_k, room_k))
         pairs.append((nq, nk))
@@ -450,8 +450,8 @@ def _positive_scales():
 
 # -- compile classes --------------------------------------------------------------------------
 
-#: One case in this many is drawn outside the compile classes of a profile with ``focus``, so
-#: that every case the profile allows stays drawable (and hypothesis can find it).
+#: One case in this many is drawn outside the compile classes of sizes with ``focus``, so
+#: that every case the sizes allow stays drawable (and hypothesis can find it).
 FOCUS_ESCAPE = 64
 
 #: A length "residue" meaning the length is exactly 1, which Triton specialises apart (a
@@ -473,7 +473,7 @@ class CompileClass:
     16), the sign of the softmax scale, and the strides and offsets of the inputs, which
     are polynomials in the head counts, the lengths and the head dim with the layout's
     pads: their residues mod 16 decide them. A class pins all of that and nothing else,
-    so the cases drawn in it (:func:`cases` with a ``focus`` profile) vary the lengths
+    so the cases drawn in it (:func:`cases` with ``focus`` sizes) vary the lengths
     within their residues, the windows, the masks' contents, the batch, the values and
     the seed, and compile once.
 
@@ -553,11 +553,11 @@ def _residue(rng: random.Random) -> int:
 
 
 @functools.lru_cache(maxsize=256)
-def compile_classes(profile: SizeProfile, dtypes: tuple[str, ...], modes: tuple[str, ...], layouts: tuple[str, ...],
+def compile_classes(sizes: CaseSizes, dtypes: tuple[str, ...], modes: tuple[str, ...], layouts: tuple[str, ...],
                     allow_gqa: bool = True, empty_rows: bool | None = None,
                     key_padding: bool = False) -> tuple[CompileClass, ...]:
-    """The compile classes (:class:`CompileClass`) that :func:`cases` draws in under a
-    profile with ``focus``, picked by ``profile.focus_seed``, for cases of these dtypes,
+    """The compile classes (:class:`CompileClass`) that :func:`cases` draws in under
+    sizes with ``focus``, picked by ``sizes.focus_seed``, for cases of these dtypes,
     modes (``"dense"``, ``"mask"``, ``"varlen"``), layouts, with GQA or not, and the
     ``empty_rows``/``key_padding`` requests of :func:`cases`.
 
@@ -569,8 +569,8 @@ def compile_classes(profile: SizeProfile, dtypes: tuple[str, ...], modes: tuple[
     from the seed, favouring what :func:`cases` favours: listed head dims, GQA ratios 1, 2,
     4, 7 and MQA, lengths next to block sizes and 1, equal lengths.
     """
-    rng = random.Random(f"flashcheck compile classes {profile.focus_seed}")
-    buckets = _head_dim_buckets(profile.max_head_dim)
+    rng = random.Random(f"flashcheck compile classes {sizes.focus_seed}")
+    buckets = _head_dim_buckets(sizes.max_head_dim)
     factors = {
         "dtype": list(dtypes),
         "tile": sorted({tile for tile, *_ in buckets}),
@@ -593,9 +593,9 @@ def compile_classes(profile: SizeProfile, dtypes: tuple[str, ...], modes: tuple[
         head_dims = tuple(sorted((d for d in range(low, high + 1)
                                   if d % _DIVISOR == anchor % _DIVISOR and (d == 1) == (anchor == 1)),
                                  key=lambda d: d != anchor))
-        max_heads = max(1, min(profile.max_heads, profile.max_elements))
+        max_heads = max(1, min(sizes.max_heads, sizes.max_elements))
         if allow_gqa:
-            max_ratio = min(max_heads, profile.max_kv_ratio)
+            max_ratio = min(max_heads, sizes.max_kv_ratio)
             ratios = [r for r in _GQA_RATIOS if r <= max_ratio]
             ratio = rng.choice(ratios) if rng.random() < 0.75 else rng.randint(1, max_ratio)
             kv_heads = 1 if rng.random() < 1 / 3 else rng.randint(1, max_heads // ratio)
@@ -635,10 +635,10 @@ def _snap(n: int, residue: int, low: int, high: int) -> int | None:
     return None
 
 
-def _pin_lengths(seqlen_q, seqlen_k, focus: CompileClass, profile: SizeProfile, empty: bool):
-    """``(seqlen_q, seqlen_k)`` moved into ``focus``'s residues, staying within the profile
+def _pin_lengths(seqlen_q, seqlen_k, focus: CompileClass, sizes: CaseSizes, empty: bool):
+    """``(seqlen_q, seqlen_k)`` moved into ``focus``'s residues, staying within the sizes
     (``empty``: keeping ``seqlen_q > seqlen_k``); as drawn where that cannot be done."""
-    limit, budget = profile.long_seqlen, profile.max_elements
+    limit, budget = sizes.long_seqlen, sizes.max_elements
     nk = _snap(seqlen_k, focus.seqlen_k, 1, limit)
     if nk is None:
         return seqlen_q, seqlen_k
@@ -705,7 +705,7 @@ def _pin_packed(pairs, focus: CompileClass, max_tokens: int, empty_rows):
 
 def cases(
     *,
-    profile: SizeProfile | str | None = None,
+    sizes: CaseSizes | str | None = None,
     dtypes=None,
     features=None,
     layouts=None,
@@ -715,12 +715,12 @@ def cases(
     varlen: bool | None = None,
     key_padding: bool = False,
 ):
-    """:class:`~flashcheck.case.Case` objects within ``profile``: dense, with a boolean
+    """:class:`~flashcheck.case.Case` objects within ``sizes``: dense, with a boolean
     mask, or packed.
 
-    - ``profile``: a :class:`~flashcheck.profiles.SizeProfile`, its name, or ``None`` for
-      :func:`flashcheck.profiles.size_profile`'s choice for this machine.
-    - ``dtypes``: dtype names to draw from (default: the profile's).
+    - ``sizes``: a :class:`~flashcheck.case_sizes.CaseSizes`, its name, or ``None`` for
+      :func:`flashcheck.case_sizes.choose`'s choice for this machine.
+    - ``dtypes``: dtype names to draw from (default: the sizes').
     - ``features``: what the implementation supports, as in the protocol's
       ``flashcheck_features``. Without ``"causal"`` no case is causal; without
       ``"window"`` no case has a window other than ``(-1, -1)``; without ``"gqa"``
@@ -744,8 +744,8 @@ def cases(
 
     Draw order: dtype; lengths (equal, or independent so that both ``Nq < Nk`` and
     ``Nq > Nk`` occur); the mask given the lengths; heads and batch within what
-    ``max_elements`` leaves; head dim, scale, layout, value distribution and seed. A
-    profile with ``focus`` first draws a compile class (:func:`compile_classes`; none, one
+    ``max_elements`` leaves; head dim, scale, layout, value distribution and seed. Under
+    sizes with ``focus`` it first draws a compile class (:func:`compile_classes`; none, one
     time in :data:`FOCUS_ESCAPE`), which fixes the dtype, mode, heads, head-dim choices,
     sign of the scale, layout and, with a mask, its broadcast shape and whether the batch
     is 1; lengths are drawn as above and then moved to the class's residues mod 16.
@@ -753,8 +753,8 @@ def cases(
     Raises ``InvalidArgument`` for requests no case can meet, e.g. ``empty_rows=True``
     with features naming neither ``"causal"`` nor ``"window"``.
     """
-    profile = _check_profile(profile)
-    dtypes = _choices("dtypes", dtypes, profile.dtypes)
+    sizes = _check_sizes(sizes)
+    dtypes = _choices("dtypes", dtypes, sizes.dtypes)
     if features is None:
         allow_causal = allow_window = allow_gqa = allow_mask = allow_varlen = True
     else:
@@ -801,41 +801,41 @@ def cases(
                                   "without a mask no row is empty")
         if not (allow_causal or allow_window):
             modes = [m for m in modes if m != "dense"]
-        if profile.long_seqlen < 2 or profile.max_elements < 2:
-            raise InvalidArgument(f"empty_rows=True: profile {profile.name!r} is too small for seqlen_q > seqlen_k")
+        if sizes.long_seqlen < 2 or sizes.max_elements < 2:
+            raise InvalidArgument(f"empty_rows=True: sizes {sizes.name!r} is too small for seqlen_q > seqlen_k")
     if not modes:
         raise InvalidArgument(f"cases: no case meets mask={mask}, varlen={varlen}, empty_rows={empty_rows}")
     catalogue = ()
-    if profile.focus:
-        catalogue = compile_classes(profile, dtypes, tuple(modes), layouts, allow_gqa, empty_rows, key_padding)
-    return _cases(profile, dtypes, allow_causal and not key_padding, allow_window and not key_padding, allow_gqa,
+    if sizes.focus:
+        catalogue = compile_classes(sizes, dtypes, tuple(modes), layouts, allow_gqa, empty_rows, key_padding)
+    return _cases(sizes, dtypes, allow_causal and not key_padding, allow_window and not key_padding, allow_gqa,
                   layouts, values, empty_rows, tuple(modes), key_padding, catalogue)
 
 
-def _longest_shorter(profile: SizeProfile) -> int:
+def _longest_shorter(sizes: CaseSizes) -> int:
     """The largest Nk for which some Nq > Nk fits: Nk < long_seqlen, Nk * (Nk + 1) <= max_elements."""
-    nk = min(profile.long_seqlen - 1, math.isqrt(profile.max_elements))
-    while nk * (nk + 1) > profile.max_elements:
+    nk = min(sizes.long_seqlen - 1, math.isqrt(sizes.max_elements))
+    while nk * (nk + 1) > sizes.max_elements:
         nk -= 1
     return nk
 
 
 @st.composite
-def _lengths(draw, profile: SizeProfile, empty_rows):
-    limit, budget = profile.long_seqlen, profile.max_elements
+def _lengths(draw, sizes: CaseSizes, empty_rows):
+    limit, budget = sizes.long_seqlen, sizes.max_elements
     if empty_rows:
-        seqlen_k = draw(seqlens(profile=profile, max_value=_longest_shorter(profile)))
-        seqlen_q = draw(seqlens(profile=profile, min_value=seqlen_k + 1, max_value=min(limit, budget // seqlen_k)))
+        seqlen_k = draw(seqlens(sizes=sizes, max_value=_longest_shorter(sizes)))
+        seqlen_q = draw(seqlens(sizes=sizes, min_value=seqlen_k + 1, max_value=min(limit, budget // seqlen_k)))
         return seqlen_q, seqlen_k
-    seqlen_q = draw(seqlens(profile=profile, max_value=min(limit, budget)))
+    seqlen_q = draw(seqlens(sizes=sizes, max_value=min(limit, budget)))
     equal = draw(_weighted((1, st.just(True)), (2, st.just(False))))
     if equal and seqlen_q * seqlen_q <= budget:
         return seqlen_q, seqlen_q
-    return seqlen_q, draw(seqlens(profile=profile, max_value=min(limit, budget // seqlen_q)))
+    return seqlen_q, draw(seqlens(sizes=sizes, max_value=min(limit, budget // seqlen_q)))
 
 
 @st.composite
-def _cases(draw, profile, dtypes, allow_causal, allow_window, allow_gqa, layouts, values, empty_rows, modes,
+def _cases(draw, sizes, dtypes, allow_causal, allow_window, allow_gqa, layouts, values, empty_rows, modes,
            key_padding, catalogue=()):
     # A compile class pins what decides the compilation; without one (no focus, or the
     # escape) everything is drawn, exactly as without focus.
@@ -843,14 +843,14 @@ def _cases(draw, profile, dtypes, allow_causal, allow_window, allow_gqa, layouts
     if focus is None:
         dtype = draw(st.sampled_from(dtypes))
         mode = draw(_weighted(*((4 if m == "dense" else 2, st.just(m)) for m in modes)))
-        sized = profile
+        sized = sizes
     else:
         dtype, mode = focus.dtype, focus.mode
         # The class's heads must fit whatever lengths are drawn.
-        sized = dataclasses.replace(profile, max_elements=max(1, profile.max_elements // focus.heads))
+        sized = dataclasses.replace(sizes, max_elements=max(1, sizes.max_elements // focus.heads))
     seqlens_drawn = None
     if mode == "varlen":
-        seqlens_drawn = draw(packed_seqlens(profile=sized, empty_rows=empty_rows))
+        seqlens_drawn = draw(packed_seqlens(sizes=sized, empty_rows=empty_rows))
         if focus is not None:
             max_tokens = min(sized.long_seqlen, math.isqrt(sized.max_elements))
             seqlens_drawn = _pin_packed(seqlens_drawn, focus, max_tokens, empty_rows)
@@ -878,12 +878,12 @@ def _cases(draw, profile, dtypes, allow_causal, allow_window, allow_gqa, layouts
     scores = max(1, seqlen_q * seqlen_k)
     if focus is None:
         heads, kv_heads = draw(
-            gqa_heads(profile=profile, max_heads=max(1, min(profile.max_heads, profile.max_elements // scores)),
+            gqa_heads(sizes=sizes, max_heads=max(1, min(sizes.max_heads, sizes.max_elements // scores)),
                       allow_gqa=allow_gqa)
         )
     else:
         heads, kv_heads = focus.heads, focus.kv_heads
-    max_batch = 1 if mode == "varlen" else max(1, min(profile.max_batch, profile.max_elements // (heads * scores)))
+    max_batch = 1 if mode == "varlen" else max(1, min(sizes.max_batch, sizes.max_elements // (heads * scores)))
     if focus is not None and focus.batch_one is not None:
         batch = 1 if focus.batch_one or max_batch < 2 else draw(st.integers(2, max_batch))
     else:
@@ -899,7 +899,7 @@ def _cases(draw, profile, dtypes, allow_causal, allow_window, allow_gqa, layouts
             else:
                 mask = draw(_mask_specs(batch, heads, seqlen_q, seqlen_k, empties, shapes=(focus.mask_shape,)))
     if focus is None:
-        head_dim = draw(head_dims(profile=profile))
+        head_dim = draw(head_dims(sizes=sizes))
         softmax_scale = draw(softmax_scales())
         layout = draw(st.sampled_from(layouts))
     else:

@@ -50,7 +50,7 @@ the comparison demands exactly those values.
 The cross-check
 ---------------
 Two rules tie the model to flashcheck's own same-precision standard attention
-(:mod:`flashcheck.plain`) on the same inputs, the "at most k times a plain implementation"
+(:mod:`flashcheck.same_precision`) on the same inputs, the "at most k times a plain implementation"
 rule of flash-attention's tests with k = 2:
 
 * elementwise, the allowed error is never below ``2 ×`` the plain implementation's largest
@@ -84,7 +84,8 @@ TF32_ROUNDOFF = 2.0**-11
 U32 = 2.0**-24
 LAMBDA = 4.0
 SAFETY = 2.0
-BASELINE_FACTOR = 2.0
+#: The allowance is never below this many times the same-precision attention's error.
+SAME_PRECISION_FACTOR = 2.0
 
 
 class Bound(NamedTuple):
@@ -93,7 +94,7 @@ class Bound(NamedTuple):
     output: str  # "out" or "lse"
     allowed: torch.Tensor  # float64, the output's shape; 0 where the reference is -inf
     model: torch.Tensor  # the error model's bound, same shape
-    baseline: torch.Tensor | None  # BASELINE_FACTOR x the plain implementation's row error
+    same_precision: torch.Tensor | None  # SAME_PRECISION_FACTOR x the same-precision attention's row error
     terms: dict  # name -> tensor of the model's terms, for reports
 
 
@@ -111,14 +112,14 @@ def bound_for(
     *,
     dtype: torch.dtype,
     head_dim: int,
-    plain=None,
+    same_precision=None,
     tf32: bool = False,
 ) -> Bound:
     """The allowed error of ``output`` ("out" or "lse") for inputs of ``dtype``.
 
-    ``ref`` is :func:`flashcheck.reference.evaluate` on the same inputs; ``plain`` is the
-    ``(out, lse)`` of :func:`flashcheck.plain.attention` on them (omit it to use the model
-    alone). ``tf32`` says the implementation multiplies float32 operands as TF32.
+    ``ref`` is :func:`flashcheck.reference.evaluate` on the same inputs; ``same_precision``
+    is the ``(out, lse)`` of :func:`flashcheck.same_precision.attention` on them (omit it to use
+    the model alone). ``tf32`` says the implementation multiplies float32 operands as TF32.
     """
     if output not in ("out", "lse"):
         raise ValueError(f"output: expected 'out' or 'lse', got {output!r}")
@@ -140,7 +141,7 @@ def bound_for(
         }
         model = SAFETY * (relative * ref.abs_pv + u * ref.out.abs()) + torch.finfo(dtype).tiny
         finite = torch.ones_like(model, dtype=torch.bool)
-        baseline = _row_error_out(plain[0], ref.out) if plain is not None else None
+        doubled = _row_error_out(same_precision[0], ref.out) if same_precision is not None else None
     else:
         finite = torch.isfinite(ref.lse)
         magnitude = ref.lse.abs().masked_fill(~finite, 0.0)
@@ -150,36 +151,36 @@ def bound_for(
             "lse rounding": 3.0 * U32 * magnitude,
         }
         model = SAFETY * (delta_s + sums + 8.0 * U32 + 3.0 * U32 * magnitude)
-        baseline = _error_lse(plain[1], ref.lse) if plain is not None else None
-    if baseline is not None:
-        baseline = BASELINE_FACTOR * baseline
-        allowed = torch.maximum(model, baseline)
+        doubled = _error_lse(same_precision[1], ref.lse) if same_precision is not None else None
+    if doubled is not None:
+        doubled = SAME_PRECISION_FACTOR * doubled
+        allowed = torch.maximum(model, doubled)
     else:
         allowed = model
     allowed = allowed.masked_fill(~finite, 0.0)
-    return Bound(output, allowed, model, baseline, terms)
+    return Bound(output, allowed, model, doubled, terms)
 
 
-def plain_error(plain_value: torch.Tensor, expected: torch.Tensor) -> torch.Tensor:
-    """``|plain - expected|`` where both are finite, else 0: a plain implementation that
+def same_precision_error(value: torch.Tensor, expected: torch.Tensor) -> torch.Tensor:
+    """``|value - expected|`` where both are finite, else 0: a same-precision attention that
     overflows (or a row without keys) says nothing about how large an error is acceptable,
     and must never widen an allowance to infinity."""
-    error = (plain_value.to(torch.float64) - expected).abs()
+    error = (value.to(torch.float64) - expected).abs()
     return torch.where(torch.isfinite(error), error, torch.zeros_like(error))
 
 
-def _row_error_out(plain_out: torch.Tensor, ref_out: torch.Tensor) -> torch.Tensor:
-    """The plain implementation's largest error in each row, ``(B, Nq, H, 1)``."""
-    return plain_error(plain_out, ref_out).amax(dim=-1, keepdim=True).expand_as(ref_out)
+def _row_error_out(same_precision_out: torch.Tensor, ref_out: torch.Tensor) -> torch.Tensor:
+    """The same-precision attention's largest error in each row, ``(B, Nq, H, 1)``."""
+    return same_precision_error(same_precision_out, ref_out).amax(dim=-1, keepdim=True).expand_as(ref_out)
 
 
-def _error_lse(plain_lse: torch.Tensor, ref_lse: torch.Tensor) -> torch.Tensor:
-    return plain_error(plain_lse, ref_lse)
+def _error_lse(same_precision_lse: torch.Tensor, ref_lse: torch.Tensor) -> torch.Tensor:
+    return same_precision_error(same_precision_lse, ref_lse)
 
 
-def aggregate_limit(output: str, ref: Reference, plain, *, dtype: torch.dtype, head_dim: int) -> float:
-    """The largest error allowed anywhere in ``output``: ``2 ×`` the plain implementation's
-    largest error plus a floor.
+def aggregate_limit(output: str, ref: Reference, same_precision, *, dtype: torch.dtype, head_dim: int) -> float:
+    """The largest error allowed anywhere in ``output``: ``2 ×`` the largest error of the
+    same-precision attention's ``(out, lse)`` plus a floor.
 
     The floor is the model's logit and output-rounding terms at their typical rather than
     worst-case size (``√D`` instead of ``λ√D + 1`` for the dot products): roundings at the
@@ -192,21 +193,21 @@ def aggregate_limit(output: str, ref: Reference, plain, *, dtype: torch.dtype, h
     """
     typical_logit = U32 * (math.sqrt(head_dim) * ref.max_abs_dot + 4.0 * ref.max_abs_logit)  # (B, H, Nq)
     if output == "out":
-        expected, got = ref.out, plain[0]
+        expected, got = ref.out, same_precision[0]
         logits = typical_logit.transpose(1, 2).unsqueeze(-1)  # (B, Nq, H, 1)
         floor = SAFETY * (2.0 * logits * ref.abs_pv + UNIT_ROUNDOFF[dtype] * ref.out.abs())
     else:
-        expected, got = ref.lse, plain[1]
+        expected, got = ref.lse, same_precision[1]
         floor = SAFETY * (typical_logit + 3.0 * U32 * ref.lse.abs() + 8.0 * U32)
     finite = torch.isfinite(expected)
     if not finite.any():
         return 0.0
-    error = plain_error(got, expected)[finite]
-    return BASELINE_FACTOR * float(error.max()) + float(floor[finite].max())
+    error = same_precision_error(got, expected)[finite]
+    return SAME_PRECISION_FACTOR * float(error.max()) + float(floor[finite].max())
 
 
 def gradient_bounds(grads, ref: Reference, out_bound: Bound, lse_bound: Bound, grad_out, *,
-                    dtype: torch.dtype, head_dim: int, scale: float, plain=None,
+                    dtype: torch.dtype, head_dim: int, scale: float, same_precision=None,
                     q=None, k=None, grad_lse=None) -> dict:
     r"""Allowed errors of ``dq``, ``dk`` and ``dv`` (a :class:`Bound` each).
 
@@ -279,12 +280,12 @@ def gradient_bounds(grads, ref: Reference, out_bound: Bound, lse_bound: Bound, g
     bounds = {}
     for name, model in models.items():
         expected = getattr(grads, name)
-        baseline = None
-        if plain is not None:
-            got = plain[("dq", "dk", "dv").index(name)]
-            baseline = BASELINE_FACTOR * plain_error(got, expected).amax(dim=-1, keepdim=True)
-        allowed = model if baseline is None else torch.maximum(model, baseline)
-        bounds[name] = Bound(name, allowed, model, baseline, {"model": model})
+        doubled = None
+        if same_precision is not None:
+            got = same_precision[("dq", "dk", "dv").index(name)]
+            doubled = SAME_PRECISION_FACTOR * same_precision_error(got, expected).amax(dim=-1, keepdim=True)
+        allowed = model if doubled is None else torch.maximum(model, doubled)
+        bounds[name] = Bound(name, allowed, model, doubled, {"model": model})
     return bounds
 
 

@@ -8,12 +8,10 @@ through it reach the packed tensor).
 
 from __future__ import annotations
 
-import contextlib
-
 import torch
 
 from flashcheck import compare, expectation, protocol
-from flashcheck.compare import Violation
+from flashcheck.protocol import unchanged
 
 
 def materialize(case, device):
@@ -42,36 +40,6 @@ def run(impl, case, inputs, **extra):
         return protocol.call(impl, inputs, case, **extra)
 
 
-def storage_bytes(tensor: torch.Tensor) -> torch.Tensor:
-    """The whole storage behind ``tensor`` (padding of a view included), as bytes."""
-    raw = torch.empty(0, dtype=torch.uint8, device=tensor.device)
-    return raw.set_(tensor.untyped_storage())
-
-
-@contextlib.contextmanager
-def unchanged(tensors: dict, during: str):
-    """Around a call of the implementation: raise :class:`Violation` naming the first
-    of ``tensors`` (name -> tensor) whose storage (padding of a view included) ``during``
-    changed, before anything is compared with its results.
-
-    Every property that compares values runs the implementation through this (:func:`run`,
-    :func:`flashcheck.properties.gradients.gradients`): an implementation that writes into
-    its inputs is reported for the write, not for what the write does to the comparisons
-    (a result that differs from the reference, or a reference computed from the modified
-    inputs that agrees with it)."""
-    saved = {name: storage_bytes(t).clone() for name, t in tensors.items() if t is not None}
-    yield
-    for name, before in saved.items():
-        after = storage_bytes(tensors[name])
-        changed = after != before
-        if changed.any():
-            raise Violation(
-                f"{name} was modified by {during}: {int(changed.sum())} of {changed.numel()} bytes of its "
-                f"storage changed (first at byte {int(changed.nonzero()[0])}); an implementation must leave its "
-                f"inputs as they were, and no result of this call is compared"
-            )
-
-
 def expect_gradients(impl, case, inputs, grad_out, grad_lse) -> expectation.GradientExpectation:
     """Reference gradients and their tolerances for ``inputs`` and the upstream gradients."""
     tf32 = "tf32" in protocol.features_of(impl)
@@ -94,9 +62,3 @@ def format_batched_index(case, name: str, index) -> str:
     """An index into the :func:`batched` view of output ``name``, formatted in the
     implementation's own layout (without the batch of one when packed)."""
     return compare.format_index(name, index[1:] if case.varlen else index)
-
-
-def seeded_generator(case, salt: int) -> torch.Generator:
-    """A CPU generator for a property's own random choices, from the case's seed and a
-    ``salt`` that keeps different uses independent."""
-    return torch.Generator().manual_seed((case.seed * 1_000_003 + salt) % (2**63))

@@ -6,62 +6,11 @@ from __future__ import annotations
 import torch
 
 from flashcheck import compare, protocol
+from flashcheck.backward_inputs import ds_range_inputs, gradients, upstream
 from flashcheck.compare import Violation
 from flashcheck.expectation import held_to
-from flashcheck.properties.common import (
-    batched, empty_rows, expect_gradients, format_batched_index, materialize, seeded_generator, unchanged,
-)
+from flashcheck.properties.common import batched, empty_rows, expect_gradients, format_batched_index, materialize
 from flashcheck.properties.registry import prop
-
-#: Scales of the upstream gradient dO, chosen by the case's seed.
-GRAD_SCALES = (1.0, 1e-3, 1e3)
-
-
-def upstream(case, out: torch.Tensor, lse: torch.Tensor | None):
-    """Seeded upstream gradients: dO of a scale picked by the seed, and dlse when lse is
-    differentiable.
-
-    Whether lse is differentiable is the implementation's choice, read off what it returns:
-    an lse that autograd tracks (``requires_grad``) must carry the correct gradient
-    (``∂lse_i/∂s_ij = P_ij``); an lse returned as a constant gets no upstream gradient. The
-    project kernel's lse is differentiable; the logsumexp outputs of torch's fused SDPA
-    operators are not.
-    """
-    generator = torch.Generator().manual_seed((case.seed * 7_919 + 5) % 2**63)
-    scale = GRAD_SCALES[case.seed % len(GRAD_SCALES)]
-    grad_out = (torch.randn(out.shape, generator=generator) * scale).to(out.dtype).to(out.device)
-    grad_lse = None
-    if lse is not None and lse.requires_grad:
-        grad_lse = torch.randn(lse.shape, generator=generator).to(lse.device)
-    return grad_out, grad_lse
-
-
-def gradients(impl, case, inputs, grad_out=None, grad_lse=None):
-    """``(dq, dk, dv), grad_out, grad_lse`` from autograd through ``impl``; the upstream
-    gradients are drawn from the case when not given. lse enters the loss only on rows
-    that have keys (elsewhere it is the constant -inf).
-
-    An input the outputs do not depend on has gradient exactly zero, whether autograd has
-    no path to it (without keys, an implementation may build out 0 and lse -inf without
-    touching k and v) or to any input (constant outputs): it gets zeros, never an error of
-    flashcheck's own ``torch.autograd.grad``. The zeros are then held to the reference like
-    any gradient, so an implementation that detaches its outputs where they do depend on
-    the inputs fails the gradient comparisons with that evidence."""
-    leaves = [t.detach().requires_grad_() for t in inputs]
-    with unchanged(dict(zip("qkv", inputs)), "the forward or backward pass"):
-        out, lse = protocol.call(impl, leaves, case)
-        if grad_out is None:
-            grad_out, grad_lse = upstream(case, out, lse)
-        loss = (out.float() * grad_out.float()).sum()
-        if lse is not None and grad_lse is not None:
-            finite = torch.isfinite(lse)
-            loss = loss + torch.where(finite, lse * grad_lse, torch.zeros_like(lse)).sum()
-        if not loss.requires_grad:  # no input reaches the outputs
-            return tuple(torch.zeros_like(leaf) for leaf in leaves), grad_out, grad_lse
-        with unchanged({"grad_out": grad_out, "grad_lse": grad_lse}, "the backward pass"):
-            grads = torch.autograd.grad(loss, leaves, allow_unused=True, materialize_grads=True)
-    return grads, grad_out, grad_lse
-
 
 @prop(requires={"backward"})
 def grads_match_reference(impl, case, *, device=None):
@@ -74,23 +23,6 @@ def grads_match_reference(impl, case, *, device=None):
         expected.check(name, got)
 
 
-#: The float16 backward's stress: q and k scaled by 1/8 (probabilities spread over many keys,
-#: so that dP - delta is not cancelled by one dominant key, and dQ = scale·dS·K, dK =
-#: scale·dS^T·Q stay small), v by 64 and an upstream gradient of scale 1e3 (as under float16
-#: loss scaling). Powers of two: the scaled inputs are the drawn ones, exactly.
-DS_RANGE_SCALES = dict(q=1 / 8, k=1 / 8, v=64.0, grad_out=1e3)
-
-
-def ds_range_inputs(case, device=None):
-    """``(q, k, v), grad_out`` of :func:`grads_match_reference_where_ds_exceeds_float16`:
-    the case's inputs and a seeded dO, scaled by :data:`DS_RANGE_SCALES`."""
-    q, k, v = materialize(case, device)
-    inputs = (q * DS_RANGE_SCALES["q"], k * DS_RANGE_SCALES["k"], v * DS_RANGE_SCALES["v"])
-    generator = seeded_generator(case, salt=65_504)
-    grad_out = (torch.randn(q.shape, generator=generator) * DS_RANGE_SCALES["grad_out"]).to(q.dtype).to(q.device)
-    return inputs, grad_out
-
-
 @prop(requires={"backward"}, draw={"dtypes": ("float16",), "values": ("normal", "small")})
 def grads_match_reference_where_ds_exceeds_float16(impl, case, *, device=None):
     """float16 gradients stay exact where the backward's intermediate dS exceeds float16's range.
@@ -99,7 +31,7 @@ def grads_match_reference_where_ds_exceeds_float16(impl, case, *, device=None):
     that rounds dS to float16 before its products with Q and K (as FlashAttention-2 does)
     turns every |dS| > 65504 into inf, and dQ, dK into inf or NaN, although the exact
     gradients can be far inside the range. The case's q, k, v and a seeded dO are scaled by
-    :data:`DS_RANGE_SCALES`, which on most cases puts the exact max |dS| beyond 65504 while
+    :data:`flashcheck.backward_inputs.DS_RANGE_SCALES`, which on most cases puts the exact max |dS| beyond 65504 while
     the exact dQ, dK and dV mostly stay within it; they must agree with the float64 gradients
     of those scaled inputs within the derived tolerance (where an exact gradient itself lies
     beyond the range, the overflow rule of every comparison applies). Drawn for float16

@@ -19,8 +19,9 @@ from __future__ import annotations
 import torch
 
 from flashcheck import compare, masks
+from flashcheck.case import seeded_generator
 from flashcheck.compare import Violation
-from flashcheck.properties.common import batched, expect, materialize, run, seeded_generator
+from flashcheck.properties.common import batched, expect, materialize, run
 from flashcheck.properties.registry import prop
 
 

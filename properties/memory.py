@@ -9,9 +9,9 @@ from typing import Callable
 import torch
 
 from flashcheck import compare, protocol
+from flashcheck.backward_inputs import gradients
 from flashcheck.compare import Violation
 from flashcheck.properties.common import materialize, run
-from flashcheck.properties.gradients import gradients
 from flashcheck.properties.registry import prop
 
 
@@ -20,7 +20,7 @@ def inputs_unchanged(impl, case, *, device=None):
     """The call modifies neither q, k, v nor anything else in their storage.
 
     Every property that compares values checks this first, around each call (see
-    :func:`flashcheck.properties.common.unchanged`); this property states it on its own."""
+    :func:`flashcheck.protocol.unchanged`); this property states it on its own."""
     inputs = materialize(case, device)
     run(impl, case, inputs)  # raises, naming the input, where the call changed one
 

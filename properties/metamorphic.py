@@ -13,7 +13,8 @@ from __future__ import annotations
 import torch
 
 from flashcheck import compare
-from flashcheck.properties.common import batched, expect, laid_out_like, materialize, run, seeded_generator
+from flashcheck.case import seeded_generator
+from flashcheck.properties.common import batched, expect, laid_out_like, materialize, run
 from flashcheck.properties.registry import prop
 
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 import torch
 
 from flashcheck import compare, protocol
+from flashcheck.backward_inputs import gradients
 from flashcheck.compare import Violation
 from flashcheck.expectation import held_to
 from flashcheck.properties.common import expect, expect_gradients, materialize, run
-from flashcheck.properties.gradients import gradients
 from flashcheck.properties.registry import prop
 
 

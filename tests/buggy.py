@@ -10,7 +10,7 @@ import math
 
 import torch
 
-from flashcheck import masks, packing, plain
+from flashcheck import masks, packing, same_precision
 
 FEATURES = frozenset({"causal", "window", "gqa", "mask", "varlen", "lse", "float16", "bfloat16", "float32"})
 
@@ -27,7 +27,7 @@ def _protocol(dense):
     return attention
 
 
-correct = _protocol(plain.attention)
+correct = _protocol(same_precision.attention)
 
 
 def _float32_logits(q, k, v, causal, window, softmax_scale, attn_mask):
@@ -45,7 +45,7 @@ def _float32_logits(q, k, v, causal, window, softmax_scale, attn_mask):
 def _additive(q, k, v, *, causal=False, window=(-1, -1), softmax_scale=None, attn_mask=None):
     """The mask as an additive bias of -1e4 instead of -inf: huge hidden logits win."""
     if attn_mask is None:
-        return plain.attention(q, k, v, causal=causal, window=window, softmax_scale=softmax_scale)
+        return same_precision.attention(q, k, v, causal=causal, window=window, softmax_scale=softmax_scale)
     logits, allowed, vf = _float32_logits(q, k, v, causal, window, softmax_scale, attn_mask)
     logits = logits + (~allowed).float() * -1e4
     lse = torch.logsumexp(logits, dim=-1)
@@ -57,7 +57,7 @@ additive_mask = _protocol(_additive)
 
 
 def _ignoring_mask(q, k, v, *, attn_mask=None, **kwargs):
-    return plain.attention(q, k, v, **kwargs)
+    return same_precision.attention(q, k, v, **kwargs)
 
 
 ignores_mask = _protocol(_ignoring_mask)
@@ -80,7 +80,7 @@ def across_documents(q, k, v, *, cu_seqlens_q=None, cu_seqlens_k=None, max_seqle
     """Packed input attended as one long sequence: queries see other sequences' keys."""
     if cu_seqlens_q is None:
         return correct(q, k, v, **kwargs)
-    out, lse = plain.attention(q[None], k[None], v[None], **kwargs)
+    out, lse = same_precision.attention(q[None], k[None], v[None], **kwargs)
     return out[0], lse[0]
 
 
@@ -111,7 +111,7 @@ def _stride_dependent(q, k, v, **kwargs):
     """Correct, but larger by a relative 2^-8 wherever V is not contiguous: a result that
     depends on the layout (as torch's CPU matmul's rounding does at head dim 1), still odd
     and homogeneous in V (rounding to nearest is symmetric, and doubling exact)."""
-    out, lse = plain.attention(q, k, v, **kwargs)
+    out, lse = same_precision.attention(q, k, v, **kwargs)
     if not v.is_contiguous():
         out = out + out * 2**-8
     return out, lse

@@ -35,7 +35,7 @@ needs_interpreter_numpy = pytest.mark.skipif(INTERPRETER_NUMPY_BROKEN, reason=IN
 def flashcheck(argv: list[str], *, timeout: float = 600) -> int:
     """``flashcheck ARGV``'s exit status; its output goes to this process's stdout/stderr.
     A ``--device cpu`` command skips the test where numpy breaks Triton's interpreter (the
-    command would stop at its interpreter check, see :mod:`flashcheck.interpreter_check`)."""
+    command would stop at its interpreter check, see :mod:`flashcheck.cli.interpreter_check`)."""
     if os.environ.get("TRITON_INTERPRET") == "1" or "cpu" not in argv:
         return cli.main(argv)
     if INTERPRETER_NUMPY_BROKEN:

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import torch
 
-from flashcheck import adapters, expectation
+from flashcheck import expectation, peers
 
 
 def displaced(peer: str, fraction: float):
     """``peer``'s attention with out set to ``reference + fraction × allowed × (±1)``, the
     signs drawn from a fixed seed, rounded to the output dtype; lse is the peer's."""
-    base = adapters.resolve(peer)
+    base = peers.resolve(peer)
 
     def attention(q, k, v, **kwargs):
         out, lse = base(q, k, v, **kwargs)

@@ -1,4 +1,4 @@
-"""A test-only mutation catalogue (the contract of :mod:`flashcheck.mutate`): mutations
+"""A test-only mutation catalogue (the contract of :mod:`flashcheck.mutation.mutants`): mutations
 that change nothing but a comment, one of them declared equivalent and one not, so that
 ``flashcheck mutate`` must report the undeclared one as a survivor."""
 

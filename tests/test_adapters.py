@@ -1,4 +1,5 @@
-"""Unit tests of flashcheck.adapters: convention translation, feature declarations, resolve().
+"""Unit tests of the adapters of torch's kernels (flashcheck.peers.sdpa, flashcheck.peers.flex)
+and of the registry (flashcheck.peers): convention translation, feature declarations, resolve().
 
 The peers are compared with a float64 attention written here, independently of
 flashcheck.reference, so that an error in either shows up as a disagreement.
@@ -14,9 +15,11 @@ import pytest
 import torch
 from hypothesis import HealthCheck, given, settings
 
-from flashcheck import adapters, fuzz, profiles, protocol
+from flashcheck import case_sizes, protocol
+from flashcheck.engine import fuzz
+from flashcheck.peers import REGISTRY, resolve, sdpa
 from flashcheck.properties import PROPERTIES
-from flashcheck.adapters import DEFAULT_FEATURES, DTYPE_NAMES, PROTOCOL_FEATURES, REGISTRY, features_of, resolve
+from flashcheck.protocol import DEFAULT_FEATURES, DTYPE_NAMES, PROTOCOL_FEATURES, features_of
 
 TORCH_PEERS = ["sdpa-math", "sdpa-flash", "sdpa-efficient", "sdpa-cudnn", "flex"]
 CPU_PEERS = ["sdpa-math", "flex"]
@@ -98,9 +101,9 @@ def test_registry_holds_the_named_peers():
     assert {"flash", *TORCH_PEERS} <= set(REGISTRY)
 
 
-def test_importing_adapters_imports_neither_triton_nor_the_kernel():
+def test_importing_the_registry_imports_neither_triton_nor_the_kernel():
     code = (
-        "import sys, flashcheck.adapters as a; a.REGISTRY['sdpa-math'](); a.REGISTRY['flex']();"
+        "import sys, flashcheck.peers as a; a.REGISTRY['sdpa-math'](); a.REGISTRY['flex']();"
         "print('triton' in sys.modules, 'flashcheck.kernels' in sys.modules)"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
@@ -206,10 +209,10 @@ def test_resolve_registry_name(name):
 
 def test_resolve_module_attr():
     assert resolve("math:sqrt") is math.sqrt
-    assert resolve("flashcheck.adapters:features_of") is features_of
-    sdpa = torch.nn.functional.scaled_dot_product_attention
-    assert resolve("torch.nn.functional:scaled_dot_product_attention") is sdpa
-    assert resolve("flashcheck.adapters:Adapter.__call__") is adapters.Adapter.__call__
+    assert resolve("flashcheck.protocol:features_of") is features_of
+    public_sdpa = torch.nn.functional.scaled_dot_product_attention
+    assert resolve("torch.nn.functional:scaled_dot_product_attention") is public_sdpa
+    assert resolve("flashcheck.peers.sdpa:Adapter.__call__") is sdpa.Adapter.__call__
 
 
 def test_resolve_flash_returns_the_project_kernel():
@@ -337,7 +340,7 @@ def test_cuda_only_peers_refuse_cpu_tensors(name):
 def _as_cpu_adapter(name):
     """The peer's CUDA declaration on a CPU stand-in, to test the refusals without a GPU."""
     impl = resolve(name)
-    return adapters.Adapter(name, {"cpu": features_of(impl, "cuda")}, lambda q, k, v, req: (q, None))
+    return sdpa.Adapter(name, {"cpu": features_of(impl, "cuda")}, lambda q, k, v, req: (q, None))
 
 
 @pytest.mark.parametrize("name", ["sdpa-flash", "sdpa-cudnn"])
@@ -356,10 +359,10 @@ def test_flash_and_cudnn_declarations_refuse_what_they_cannot_express(name):
     impl(q, k[:, :, :1], v[:, :, :1])  # MQA is declared
 
 
-@pytest.mark.parametrize("run", [adapters._run_sdpa_flash, adapters._run_sdpa_cudnn])
+@pytest.mark.parametrize("run", [sdpa._run_sdpa_flash, sdpa._run_sdpa_cudnn])
 def test_flash_and_cudnn_refuse_non_square_causal_before_calling_torch(run):
     q, k, v = make_inputs(1, 4, 6, 2, 2, 8, dtype=torch.float16)
-    request = adapters._Request(1, 4, 6, 2, 2, 0.35, True, -1, 0, None)
+    request = sdpa._Request(1, 4, 6, 2, 2, 0.35, True, -1, 0, None)
     with pytest.raises(NotImplementedError, match="Nq != Nk"):
         run(q, k, v, request)
 
@@ -374,17 +377,17 @@ def test_what_flash_and_cudnn_declare_not_applicable_draws_only_cases_they_decli
     declared = protocol.not_applicable(impl)
     assert set(declared) == {"empty_rows_exact", "empty_rows_get_zero_dq"}
     for prop_name in declared:
-        strategy = fuzz.case_strategy(PROPERTIES[prop_name], features_of(impl, "cuda"), profiles.size_profile(size))
+        strategy = fuzz.case_strategy(PROPERTIES[prop_name], features_of(impl, "cuda"), case_sizes.choose(size))
 
         @settings(max_examples=40, database=None, deadline=None, suppress_health_check=list(HealthCheck))
         @given(strategy)
         def declined(case):
             assert case.mask.is_none and not case.varlen and case.causal
             left, right = case.band
-            request = adapters._Request(case.batch, case.seqlen_q, case.seqlen_k, case.heads, case.kv_heads, 1.0,
-                                        case.causal, left, right, None)
+            request = sdpa._Request(case.batch, case.seqlen_q, case.seqlen_k, case.heads, case.kv_heads, 1.0,
+                                    case.causal, left, right, None)
             with pytest.raises(NotImplementedError, match="Nq != Nk"):
-                adapters._square_causal(name, request)
+                sdpa._square_causal(name, request)
 
         declined()
 
@@ -412,9 +415,9 @@ def test_sdpa_math_refuses_nothing_it_declares_and_validates_inputs():
 
 
 def test_additive_bias_is_exact_aligned_and_broadcast():
-    request = adapters._Request(3, 5, 7, 4, 2, 0.3, False, 2, 1, None)
+    request = sdpa._Request(3, 5, 7, 4, 2, 0.3, False, 2, 1, None)
     allowed = allowed_keys(5, 7, False, (2, 1), random_mask(3, 5, 7))
-    bias = adapters._additive_bias(allowed, request, torch.float16)
+    bias = sdpa._additive_bias(allowed, request, torch.float16)
     assert bias.shape == (3, 4, 5, 7) and bias.dtype == torch.float16
     assert bias.stride(-2) % 16 == 0 and bias.stride(1) == 0
     assert torch.equal(bias == 0, allowed.expand(3, 4, 5, 7))
@@ -423,13 +426,13 @@ def test_additive_bias_is_exact_aligned_and_broadcast():
 
 def test_kernel_ready_pads_head_dim_and_aligns_storage():
     odd = torch.randn(2, 5, 3, 20, dtype=torch.bfloat16)
-    ready = adapters._kernel_ready(odd)
+    ready = sdpa._kernel_ready(odd)
     assert ready.shape == (2, 5, 3, 24) and torch.equal(ready[..., :20], odd) and (ready[..., 20:] == 0).all()
     view = torch.zeros(2, 7, 4, 72, dtype=torch.bfloat16)[:, 1:6, 1:4, 4:68]  # pointer 8 bytes off
-    ready = adapters._kernel_ready(view)
+    ready = sdpa._kernel_ready(view)
     assert torch.equal(ready, view) and ready.is_contiguous() and ready.data_ptr() % 16 == 0
     aligned = torch.randn(2, 5, 3, 64, dtype=torch.float16).transpose(1, 2).contiguous().transpose(1, 2)
-    assert adapters._kernel_ready(aligned) is aligned  # heads-first storage is fine as it is
+    assert sdpa._kernel_ready(aligned) is aligned  # heads-first storage is fine as it is
 
 
 @pytest.mark.parametrize(
@@ -439,7 +442,7 @@ def test_kernel_ready_pads_head_dim_and_aligns_storage():
 def test_private_op_outputs_are_picked_by_schema_name(op):
     packet = getattr(torch.ops.aten, op).default
     names = [r.name for r in packet._schema.returns]
-    out, lse = adapters._output_and_lse(packet, list(range(len(names))))
+    out, lse = sdpa._output_and_lse(packet, list(range(len(names))))
     assert names[out] == "output" and "sumexp" in names[lse]
 
 
@@ -460,7 +463,7 @@ CUDA_CASES = [
 def _cuda_case_supported(impl, case, dtype):
     b, nq, nk, h, hkv, d, causal, window, with_mask = case
     feats = features_of(impl, "cuda")
-    needs = {adapters.dtype_name(dtype)}
+    needs = {sdpa.dtype_name(dtype)}
     needs |= {"causal"} if causal else set()
     needs |= {"window"} if window != (-1, -1) else set()
     needs |= {"mask"} if with_mask else set()
@@ -478,7 +481,7 @@ def test_cuda_peer_matches_float64(name, index):
     # minutes; for the same reason flex is checked here in half precision only.
     impl, case = resolve(name), CUDA_CASES[index]
     candidates = (torch.float16, torch.bfloat16) if name == "flex" else (torch.float16, torch.bfloat16, torch.float32)
-    dtypes = [t for t in candidates if adapters.dtype_name(t) in impl.flashcheck_features]
+    dtypes = [t for t in candidates if sdpa.dtype_name(t) in impl.flashcheck_features]
     dtype = dtypes[index % len(dtypes)]
     if not _cuda_case_supported(impl, case, dtype):
         pytest.skip(f"{name} does not declare what this case needs")

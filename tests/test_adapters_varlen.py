@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 import torch
 
-from flashcheck import adapters, expectation, protocol
-from flashcheck.adapters import Adapter, _run_sdpa_math
+from flashcheck import expectation, peers, protocol
+from flashcheck.backward_inputs import gradients
 from flashcheck.case import Case
-from flashcheck.properties.gradients import gradients
+from flashcheck.peers.sdpa import Adapter, _run_sdpa_math
 
 PACKED = Case.packed(((3, 5), (0, 2), (2, 0), (4, 4), (1, 1)), heads=2, kv_heads=1, causal=True, dtype="float32",
                      layout="padded", seed=3)
@@ -20,7 +20,7 @@ MASKED = Case(batch=2, seqlen_q=6, seqlen_k=5, heads=2, mask="random:0.6,rows:1,
 @pytest.mark.parametrize("name", ["sdpa-math", "flex"])
 @pytest.mark.parametrize("case", [PACKED, MASKED], ids=["packed", "masked"])
 def test_adapter_matches_the_reference(name, case):
-    impl = adapters.resolve(name)
+    impl = peers.resolve(name)
     assert {"varlen", "mask"} <= protocol.features_of(impl, "cpu")
     q, k, v = inputs = case.materialize()
     out, lse = protocol.call(impl, inputs, case)
@@ -35,7 +35,7 @@ def test_adapter_matches_the_reference(name, case):
 
 @pytest.mark.parametrize("case", [PACKED, MASKED], ids=["packed", "masked"])
 def test_sdpa_math_gradients_match_and_vanish_on_rows_without_keys(case):
-    impl = adapters.resolve("sdpa-math")
+    impl = peers.resolve("sdpa-math")
     inputs = case.materialize()
     (dq, dk, dv), grad_out, grad_lse = gradients(impl, case, inputs)
     expected = expectation.expect_gradients(*inputs, grad_out, grad_lse, **case.attention_kwargs())
@@ -47,13 +47,13 @@ def test_sdpa_math_gradients_match_and_vanish_on_rows_without_keys(case):
 
 
 def test_packed_input_is_refused_without_the_feature():
-    dense_only = Adapter("dense-only", {"cpu": frozenset({"causal", "mask"}) | adapters.DTYPE_NAMES}, _run_sdpa_math)
+    dense_only = Adapter("dense-only", {"cpu": frozenset({"causal", "mask"}) | protocol.DTYPE_NAMES}, _run_sdpa_math)
     with pytest.raises(NotImplementedError, match="varlen"):
         protocol.call(dense_only, PACKED.materialize(), PACKED)
 
 
 def test_packed_arguments_are_validated_naming_the_argument():
-    impl = adapters.resolve("sdpa-math")
+    impl = peers.resolve("sdpa-math")
     q, k, v = PACKED.materialize()
     kwargs = PACKED.attention_kwargs()
     for name, bad in [("cu_seqlens_q", kwargs["cu_seqlens_q"].long()), ("max_seqlen_k", 1),

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from flashcheck import baseline, corpus
+from flashcheck.regress import baseline, corpus
 from flashcheck.cli import main
 from tests import noisy
 
@@ -120,7 +120,7 @@ def test_record_then_check_passes(tmp_path, device, capsys):
 
 def test_worse_implementation_within_tolerance_fails_check_naming_the_bucket(tmp_path, device, capsys):
     # The displaced implementation passes the properties: nothing exceeds its allowance ...
-    results = corpus.run(noisy.half_allowed, corpus.BASELINE_CORPORA["tiny"], device)
+    results = corpus.measure_corpus(noisy.half_allowed, corpus.BASELINE_CORPORA["tiny"], device)
     assert results and not baseline.exceeded(results)
     # ... and yet its output ratios are worse than the peer's beyond the margin.
     _, path = _record(tmp_path, device)

@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from flashcheck import bench, bench_report
+from flashcheck import bench
+from flashcheck.bench import report as bench_report
 from flashcheck.cli import main
 
 REPO = Path(__file__).resolve().parents[1]

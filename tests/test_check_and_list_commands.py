@@ -7,10 +7,10 @@ import re
 
 import pytest
 
-from flashcheck import adapters, cli
+from flashcheck import cli, peers
 from flashcheck.case import Case
 from flashcheck.divergences import KnownDivergence
-from flashcheck.commands import EXIT_FOUND, EXIT_INTERNAL, EXIT_OK, EXIT_UNCHECKED, EXIT_USAGE
+from flashcheck.cli.commands import EXIT_FOUND, EXIT_INTERNAL, EXIT_OK, EXIT_UNCHECKED, EXIT_USAGE
 from flashcheck.properties import PROPERTIES
 from flashcheck.properties.registry import Property
 from tests import buggy, stubs
@@ -27,7 +27,7 @@ def check(impl, prop, case):
 def test_list_names_every_property_and_builtin_implementation(capsys):
     assert cli.main(["list"]) == EXIT_OK
     out = capsys.readouterr().out
-    for name in list(PROPERTIES) + list(adapters.REGISTRY):
+    for name in list(PROPERTIES) + list(peers.REGISTRY):
         assert name in out
 
 
@@ -240,7 +240,7 @@ interpreted = pytest.mark.skipif(os.environ.get("TRITON_INTERPRET") != "1",
 
 @interpreted
 def test_an_interpreter_that_cannot_run_kernels_is_a_usage_error_naming_the_device(monkeypatch, capsys):
-    from flashcheck import interpreter_check
+    from flashcheck.cli import interpreter_check
 
     monkeypatch.setattr(interpreter_check, "problem", lambda: "Triton's interpreter does not run with numpy 9.9")
     assert check("tests.buggy:correct", "out_matches_reference", MASKED_CASE) == EXIT_USAGE
@@ -250,7 +250,7 @@ def test_an_interpreter_that_cannot_run_kernels_is_a_usage_error_naming_the_devi
 
 @interpreted
 def test_the_interpreter_probe_passes_where_the_pinned_numpy_is_installed():
-    from flashcheck import interpreter_check
+    from flashcheck.cli import interpreter_check
 
     assert interpreter_check.problem() is None
 
@@ -260,7 +260,7 @@ def test_the_interpreter_probe_catches_the_numpy_conversion_it_exists_for():
     # numpy 2.3 warns where 2.4 raises: as an error, the warning stands in for numpy 2.4.
     import warnings
 
-    from flashcheck import interpreter_check
+    from flashcheck.cli import interpreter_check
 
     with warnings.catch_warnings():
         warnings.simplefilter("error", DeprecationWarning)

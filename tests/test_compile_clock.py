@@ -1,4 +1,4 @@
-"""The per-case timeout counts running, not compiling (flashcheck.compile_clock)."""
+"""The per-case timeout counts running, not compiling (flashcheck.engine.compile_clock)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from flashcheck import compile_clock
-from flashcheck.compile_clock import COMPILE_ALLOWANCE, overran, running_seconds
+from flashcheck.engine import compile_clock
+from flashcheck.engine.compile_clock import COMPILE_ALLOWANCE, overran, running_seconds
 
 
 def record(started=0.0, compile_seconds=0.0, compiling_since=None):
@@ -83,11 +83,11 @@ def test_watching_needs_tritons_hooks(monkeypatch):
 
 
 def test_a_hang_report_says_whether_the_running_or_the_compiling_overran():
-    from flashcheck import isolation
+    from flashcheck.engine import fuzz_workers
 
-    ran = isolation._hang_failure("impl", 30.0, record(compile_seconds=20.0), 60.0, None)
+    ran = fuzz_workers._hang_failure("impl", 30.0, record(compile_seconds=20.0), 60.0, None)
     assert ran.kind == "hang" and ran.case == "seqlen_q=2"
     assert "longer than the per-case timeout of 30 s besides 20 s of compiling" in ran.evidence
-    stuck = isolation._hang_failure("impl", 30.0, record(compiling_since=1.0), 1.0 + 30 + COMPILE_ALLOWANCE + 5, None)
+    stuck = fuzz_workers._hang_failure("impl", 30.0, record(compiling_since=1.0), 1.0 + 30 + COMPILE_ALLOWANCE + 5, None)
     assert f"compiling Triton kernels, past the per-case timeout of 30 s and the {COMPILE_ALLOWANCE:g} s more" \
         in stuck.evidence

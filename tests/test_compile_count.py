@@ -1,10 +1,10 @@
 """How many kernel compilations the property suite's GPU-size cases need, and which kernel
 variants they reach: counted on the CPU by recording the project kernel's launches in
 Triton's interpreter mode (:mod:`flashcheck.devtools.specialisations`), for 200 derandomized
-cases of the gpu size profile, as a GPU run of the suite would draw them.
+cases of the gpu case sizes, as a GPU run of the suite would draw them.
 
 On a GPU the suite is compile-bound: every launch whose Triton specialisation is new compiles
-again, for seconds. Before compile-aware drawing (``profiles.GPU.focus``) and the kernels'
+again, for seconds. Before compile-aware drawing (``case_sizes.GPU.focus``) and the kernels'
 ``do_not_specialize`` declarations, ``grads_match_reference`` needed 518 compilations for its
 200 cases and ``out_matches_reference`` 119 (docs/performance.md, 2026-11-25); the limits below
 are a fifth of those.

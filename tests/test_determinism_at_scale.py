@@ -6,7 +6,7 @@ the chance to reorder.
 The project kernel must be bitwise deterministic. A peer that declares the property a
 known divergence (``flashcheck_known_divergences``) is reported as an expected failure
 carrying the evidence (how many elements differed), not as a failure of the suite. Each
-check's verdict comes from :func:`flashcheck.verdict.decide`, as in the suite and fuzzing.
+check's verdict comes from :func:`flashcheck.engine.verdict.decide`, as in the suite and fuzzing.
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ from __future__ import annotations
 import pytest
 import torch
 
-from flashcheck import adapters
+from flashcheck import peers
 from flashcheck.case import Case
 from flashcheck.properties import PROPERTIES
-from flashcheck.verdict import Outcome, decide
+from flashcheck.engine.verdict import Outcome, decide
 
 pytestmark = [
     pytest.mark.gpu,
@@ -32,7 +32,7 @@ REPEATS = 3  # each check compares two backward passes
 @pytest.mark.parametrize("impl_name", ["flash", "sdpa-flash", "sdpa-efficient", "sdpa-cudnn"])
 @pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
 def test_backward_bitwise_deterministic_at_scale(impl_name, causal):
-    impl = adapters.resolve(impl_name)
+    impl = peers.resolve(impl_name)
     case = WIDE.replace(causal=causal)
     for repeat in range(REPEATS):
         checked = case.replace(seed=case.seed + repeat)

@@ -1,13 +1,13 @@
 """The causes that known divergences of torch's SDPA backends are confined to: each
 predicate holds on the case the divergence was found on (recorded on an H100, see
-flashcheck.adapters), and not on the same case in bfloat16 or on ordinary cases."""
+flashcheck.peers.sdpa), and not on the same case in bfloat16 or on ordinary cases."""
 
 from __future__ import annotations
 
 import pytest
 import torch
 
-from flashcheck import adapters, protocol
+from flashcheck import peers, protocol
 from flashcheck.case import Case
 from flashcheck.divergences import (
     KnownDivergence, backward_extremes, float16_backward_overflows, float16_subnormal_probabilities,
@@ -65,7 +65,7 @@ def test_declared_reasons_become_divergences_of_every_case():
 
 @pytest.mark.parametrize("name", ["sdpa-flash", "sdpa-efficient", "sdpa-cudnn"])
 def test_the_fused_backends_gradient_divergences_are_confined_to_float16(name):
-    known = protocol.known_divergences(adapters.resolve(name))["grads_match_reference"]
+    known = protocol.known_divergences(peers.resolve(name))["grads_match_reference"]
     assert known.scoped and not known.explains(CUDNN_DS.replace(dtype="bfloat16"))
     assert known.explains(CUDNN_DS)
 
@@ -73,7 +73,7 @@ def test_the_fused_backends_gradient_divergences_are_confined_to_float16(name):
 def _extremes_by_autograd(case: Case) -> tuple:
     """The extremes through autograd on all heads at once, KV heads repeated: dS is the
     gradient of the (scaled) scores, a query head's own dK and dV the gradients of its repeated copy."""
-    from flashcheck.properties.gradients import upstream
+    from flashcheck.backward_inputs import upstream
 
     q, k, v = (t.to(torch.float64).transpose(1, 2) for t in case.materialize("cpu")[:3])
     group = case.heads // case.kv_heads
@@ -120,7 +120,7 @@ def test_an_unknown_stress_is_refused():
 
 @pytest.mark.parametrize("name", ["sdpa-flash", "sdpa-efficient", "sdpa-cudnn"])
 def test_the_fused_backends_ds_range_divergences_are_confined_to_float16_overflow(name):
-    known = protocol.known_divergences(adapters.resolve(name))["grads_match_reference_where_ds_exceeds_float16"]
+    known = protocol.known_divergences(peers.resolve(name))["grads_match_reference_where_ds_exceeds_float16"]
     assert known.scoped and known.explains(FLASH_DS_RANGE)
     assert not known.explains(FLASH_DS_RANGE.replace(dtype="bfloat16"))
 
@@ -157,7 +157,7 @@ def test_a_sequence_with_queries_and_no_keys_has_output_zero_and_lse_minus_infin
     assert torch.equal(out, torch.zeros(8, 29, 16, dtype=torch.float64))
     assert torch.equal(torch.logsumexp(scores, dim=-1), torch.full((8, 29), float("-inf"), dtype=torch.float64))
     inputs = SDPA_NO_KEYS.materialize("cpu")
-    exp = expect(adapters.resolve("sdpa-math"), SDPA_NO_KEYS, inputs)
+    exp = expect(peers.resolve("sdpa-math"), SDPA_NO_KEYS, inputs)
     assert not exp.expected_out.any() and bool((exp.expected_lse == float("-inf")).all())
 
 
@@ -169,7 +169,7 @@ def test_sdpa_maths_nan_without_keys_comes_from_torchs_frontend_not_from_the_ada
     from torch.nn.attention import SDPBackend, sdpa_kernel
 
     q, k, v = SDPA_NO_KEYS.materialize("cpu")
-    out, _ = adapters.resolve("sdpa-math")(q, k, v, **SDPA_NO_KEYS.attention_kwargs())
+    out, _ = peers.resolve("sdpa-math")(q, k, v, **SDPA_NO_KEYS.attention_kwargs())
     assert bool(out.isnan().all())
     qb, kb, vb = (t.unsqueeze(0).transpose(1, 2) for t in (q, k, v))  # (1, H, N, D), as the adapter passes them
     assert float(qb.sum()) == float("inf")  # Σq = 65593.5 rounds to inf in float16
@@ -191,7 +191,7 @@ def test_sdpa_maths_nan_without_keys_comes_from_torchs_frontend_not_from_the_ada
 ], ids=["found", "normal-values", "bfloat16", "float32", "dense", "small-sum"])
 def test_the_empty_key_cause_holds_exactly_where_sdpa_math_returns_nan(case, nan):
     q, k, v = case.materialize("cpu")
-    out, _ = adapters.resolve("sdpa-math")(q, k, v, **case.attention_kwargs())
+    out, _ = peers.resolve("sdpa-math")(q, k, v, **case.attention_kwargs())
     assert nan == sdpa_no_keys_forward_overflows(case)
     assert bool(out.isnan().any()) == (nan and EMPTY_KEY_SHORTCUT)
 
@@ -201,7 +201,7 @@ def test_the_empty_key_divergences_cover_no_case_with_keys():
     keys beside one with keys) come out exactly right: not covered."""
     with_keys = [Case(seqlen_q=6, seqlen_k=3, causal=True, values="offset-logits"),
                  Case.packed(((29, 0), (2, 3)), heads=8, kv_heads=2, values="offset-logits")]
-    known = protocol.known_divergences(adapters.resolve("sdpa-math"))
+    known = protocol.known_divergences(peers.resolve("sdpa-math"))
     empty_key = {name: d for name, d in known.items() if name != "layout_invariance"}
     for name in ("out_matches_reference", "outputs_finite", "empty_rows_exact", "varlen_matches_separate_calls",
                  "grads_match_reference_where_ds_exceeds_float16"):  # Σq 6.6e4, or dO scaled by 1e3: -1.8e5
@@ -220,9 +220,9 @@ NO_KEYS_LARGE_DO = Case(seqlen_q=29, seqlen_k=0, heads=8, kv_heads=2, dtype="flo
 def test_the_backward_cause_holds_exactly_where_sdpa_maths_dq_is_nan(case, nan):
     """dQ = dO.sum()·0: NaN where the seeded dO sums beyond float16's range (seed 2's,
     also of scale 1e3, sums to -2.5e4)."""
-    from flashcheck.properties.gradients import gradients
+    from flashcheck.backward_inputs import gradients
 
-    (dq, _, _), _, _ = gradients(adapters.resolve("sdpa-math"), case, case.materialize("cpu"))
+    (dq, _, _), _, _ = gradients(peers.resolve("sdpa-math"), case, case.materialize("cpu"))
     assert nan == sdpa_no_keys_backward_overflows(case)
     assert bool(dq.isnan().any()) == (nan and EMPTY_KEY_SHORTCUT)
     assert not sdpa_no_keys_forward_overflows(case)
@@ -236,7 +236,7 @@ def test_sdpa_math_without_keys_fails_only_as_declared(case):
     from flashcheck.compare import Violation
     from flashcheck.properties import PROPERTIES
 
-    impl = adapters.resolve("sdpa-math")
+    impl = peers.resolve("sdpa-math")
     known = protocol.known_divergences(impl)
     failed = set()
     for prop in PROPERTIES.values():

@@ -9,7 +9,7 @@ import re
 import numpy as np
 import pytest
 
-from flashcheck import plots
+from flashcheck.regress import plots
 from flashcheck.cli import main
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from flashcheck import adapters
+from flashcheck import peers
 from flashcheck.case import Case
 from flashcheck.properties import PROPERTIES
 
@@ -33,4 +33,4 @@ FOUND = [("gqa_grads_match_repeated_kv", case, impl)
 
 @pytest.mark.parametrize("property_name, case, impl_name", FOUND, ids=[f"{p}-{i}-{c.seed}" for p, c, i in FOUND])
 def test_a_correct_implementation_passes_a_case_that_once_flagged_it(property_name, case, impl_name, device):
-    PROPERTIES[property_name].check(adapters.resolve(impl_name), case, device=device)
+    PROPERTIES[property_name].check(peers.resolve(impl_name), case, device=device)

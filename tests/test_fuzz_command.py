@@ -26,15 +26,16 @@ import pytest
 import torch
 from hypothesis import settings
 
-from flashcheck import fuzz_console, isolation, profiles, protocol
+from flashcheck import case_sizes, protocol
+from flashcheck.engine import fuzz_console, fuzz_workers
 from flashcheck.case import Case
-from flashcheck import fuzz as fuzz_engine
+from flashcheck.engine import fuzz as fuzz_engine
 from flashcheck.properties import PROPERTIES
 from flashcheck.properties.registry import Property
-from flashcheck.verdict import FlashcheckError, Outcome, decide
+from flashcheck.engine.verdict import FlashcheckError, Outcome, decide
 from tests import buggy, misbehaving, stubs
 from tests.cli_process import REPO, flashcheck, needs_interpreter_numpy
-from flashcheck.commands import EXIT_FOUND, EXIT_OK, EXIT_UNCHECKED, EXIT_USAGE
+from flashcheck.cli.commands import EXIT_FOUND, EXIT_OK, EXIT_UNCHECKED, EXIT_USAGE
 
 
 def fuzz(tmp_path, impl, *extra, budget=8):
@@ -63,14 +64,14 @@ def test_a_correct_implementation_is_never_flagged_and_the_run_keeps_to_its_budg
 
 def test_by_default_one_worker_runs_per_core_up_to_eight(tmp_path, monkeypatch):
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(3)), raising=False)
-    assert isolation.default_workers("cpu") == 3
+    assert fuzz_workers.default_workers("cpu") == 3
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(64)), raising=False)
-    assert isolation.default_workers("cpu") == isolation.MAX_AUTO_WORKERS == 8
+    assert fuzz_workers.default_workers("cpu") == fuzz_workers.MAX_AUTO_WORKERS == 8
     # On CUDA never fewer workers than GPUs, so that every GPU is used.
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0}, raising=False)
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0,1,2")
-    assert isolation.default_workers("cuda") == 3
-    assert isolation.default_workers("cpu") == 1
+    assert fuzz_workers.default_workers("cuda") == 3
+    assert fuzz_workers.default_workers("cpu") == 1
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
     status, result = fuzz(tmp_path, "tests.buggy:correct", "--workers", "auto", budget=6)
     assert status == EXIT_OK and [worker["worker"] for worker in result["workers"]] == [0, 1]
@@ -82,9 +83,9 @@ def test_every_property_takes_its_turn_and_the_reference_comparisons_every_third
     primary = [name for name in fuzz_engine.PRIMARY if name in drawable]
     others = [name for name in drawable if name not in primary]
     turns = []  # the property of each case run, in order
-    result = fuzz_engine.run(
+    result = fuzz_engine.fuzz_in_process(
         buggy.correct, impl_name="tests.buggy:correct", budget=60, device="cpu",
-        profile=profiles.size_profile("interpreter"), seed=3,
+        sizes=case_sizes.choose("interpreter"), seed=3,
         on_case=lambda prop, case: turns.append(prop),
         should_stop=lambda: set(turns) == set(drawable),
     )
@@ -112,9 +113,9 @@ def first_cases(seed, count, properties=("out_matches_reference",), **options):
     """(property, case spec) of the first ``count`` cases an in-process run of a correct
     implementation completes with ``seed`` (within 60 s); ``options`` go to the engine."""
     cases = []
-    fuzz_engine.run(
+    fuzz_engine.fuzz_in_process(
         buggy.correct, impl_name="tests.buggy:correct", budget=60, device="cpu",
-        profile=profiles.size_profile("interpreter"), seed=seed, properties=list(properties),
+        sizes=case_sizes.choose("interpreter"), seed=seed, properties=list(properties),
         on_case=lambda prop, case: cases.append((prop, case.spec())), should_stop=lambda: len(cases) >= count,
         **options,
     )
@@ -134,18 +135,18 @@ def test_fuzzed_cases_cover_every_dtype_of_the_profile_in_proportion():
     # A turn is a fresh hypothesis run, and hypothesis makes its second example novel by
     # redrawing the first choice: were that choice the dtype, the first dtype (float16) would
     # never be fuzzed after the simplest case. The fuzzer spends its first choice on a nonce.
-    profile = profiles.size_profile("interpreter")
+    sizes = case_sizes.choose("interpreter")
     drawn = []  # (property, case) of each case run
-    fuzz_engine.run(
-        buggy.correct, impl_name="tests.buggy:correct", budget=120, device="cpu", profile=profile, seed=5,
+    fuzz_engine.fuzz_in_process(
+        buggy.correct, impl_name="tests.buggy:correct", budget=120, device="cpu", sizes=sizes, seed=5,
         properties=["out_matches_reference", "grads_match_reference"],
         on_case=lambda prop, case: drawn.append((prop, case)), should_stop=lambda: len(drawn) >= 60,
     )
     simplest = {prop: case for prop, case in reversed(drawn)}  # each property's first case
     fuzzed = [case for prop, case in drawn if case != simplest[prop]]
     dtypes = Counter(case.dtype for case in fuzzed)
-    assert set(dtypes) == set(profile.dtypes), dtypes
-    assert min(dtypes.values()) >= len(fuzzed) / len(profile.dtypes) / 3, dtypes
+    assert set(dtypes) == set(sizes.dtypes), dtypes
+    assert min(dtypes.values()) >= len(fuzzed) / len(sizes.dtypes) / 3, dtypes
 
 
 def test_a_cycle_gives_the_reference_comparisons_every_third_turn():
@@ -213,9 +214,9 @@ def test_different_seeds_draw_different_cases():
 def test_with_no_shrink_time_the_failure_is_reported_as_drawn():
     def reported_and_first_found(shrink_time):
         found = []
-        result = fuzz_engine.run(
+        result = fuzz_engine.fuzz_in_process(
             buggy.additive_mask, impl_name="tests.buggy:additive_mask", budget=120, device="cpu",
-            profile=profiles.size_profile("interpreter"), seed=1, properties=["out_matches_reference"],
+            sizes=case_sizes.choose("interpreter"), seed=1, properties=["out_matches_reference"],
             on_found=lambda failure: found.append(failure.case.spec()), shrink_time=shrink_time,
         )
         return result.failures[0].case, found[0]
@@ -245,7 +246,7 @@ def test_a_worker_that_dies_is_a_failure_with_its_case_and_the_run_goes_on(tmp_p
         assert crash["case"] is not None and crash["property"] is not None
         assert "seqlen_q=1 " not in crash["case"], "the case running when the worker died, not another"
         assert crash["case"] in crash["replay"]
-        assert crash["replay"].endswith(f" --case-timeout {isolation.FuzzOptions.case_timeout:g}"), \
+        assert crash["replay"].endswith(f" --case-timeout {fuzz_workers.FuzzOptions.case_timeout:g}"), \
             "replayed in a worker, as the run ran it, so that the replay reports the crash rather than dying of it"
     stored = json.loads((tmp_path / "examples" / impl.replace(":", "_") / "crashes.json").read_text())
     assert {(entry["property"], entry["case"]) for entry in stored} == {(c["property"], c["case"]) for c in crashes}
@@ -472,11 +473,11 @@ def test_a_property_whose_every_case_is_declined_without_a_declaration_is_never_
 
 def test_the_engine_leaves_a_declared_property_out_before_drawing_a_case_for_it():
     seen = []
-    result = fuzz_engine.run(stubs.square_causal_declared, impl_name="declared", budget=3, device="cpu",
-                             profile=profiles.size_profile("interpreter"), seed=1,
-                             properties=["empty_rows_exact", "out_matches_reference"],
-                             before_case=lambda prop, case: seen.append(prop),
-                             on_not_applicable=lambda prop, reason: seen.append((prop, reason)))
+    result = fuzz_engine.fuzz_in_process(stubs.square_causal_declared, impl_name="declared", budget=3, device="cpu",
+                                         sizes=case_sizes.choose("interpreter"), seed=1,
+                                         properties=["empty_rows_exact", "out_matches_reference"],
+                                         before_case=lambda prop, case: seen.append(prop),
+                                         on_not_applicable=lambda prop, reason: seen.append((prop, reason)))
     assert seen[0] == ("empty_rows_exact", f"{fuzz_engine.DECLARED}: {stubs.SQUARE_CAUSAL_ONLY}")
     assert "empty_rows_exact" not in seen and result.by_property["out_matches_reference"] > 0
 
@@ -500,8 +501,8 @@ def test_in_one_process_a_fatal_error_ends_the_run_unshrunk():
         return misbehaving.fatal_cuda_error(q, k, v, **kwargs)
 
     counting.flashcheck_features = misbehaving.FEATURES
-    result = fuzz_engine.run(counting, impl_name="tests:counting", budget=60, device="cpu",
-                             profile=profiles.size_profile("interpreter"), seed=1)
+    result = fuzz_engine.fuzz_in_process(counting, impl_name="tests:counting", budget=60, device="cpu",
+                             sizes=case_sizes.choose("interpreter"), seed=1)
     [fatal] = result.failures
     assert fatal.kind == "fatal" and "CUDA error" in fatal.evidence and fatal.reproduction()
     assert calls["fatal"] == 1, "no case runs after a fatal error: hypothesis must not shrink on a dead context"
@@ -520,8 +521,8 @@ def test_an_error_of_flashchecks_own_code_ends_the_run_as_flashchecks_never_as_a
     monkeypatch.setitem(PROPERTIES, "property_with_a_bug", _property_with_a_bug(error))
     declined = []
     with pytest.raises(FlashcheckError, match="a bug in flashcheck, not a finding about tests.buggy:correct") as raised:
-        fuzz_engine.run(buggy.correct, impl_name="tests.buggy:correct", budget=30, device="cpu",
-                        profile=profiles.size_profile("interpreter"), seed=1, properties=["property_with_a_bug"],
+        fuzz_engine.fuzz_in_process(buggy.correct, impl_name="tests.buggy:correct", budget=30, device="cpu",
+                        sizes=case_sizes.choose("interpreter"), seed=1, properties=["property_with_a_bug"],
                         on_declined=lambda *declined_case: declined.append(declined_case))
     assert raised.value.original is error and "Traceback" in str(raised.value)
     assert declined == []
@@ -623,9 +624,9 @@ def test_a_ctrl_c_while_a_worker_starts_reaches_the_command_and_not_the_worker()
     # threads, or once the worker is started), where ignoring SIGINT meanwhile, as it once
     # did, dropped it: the run went on.
     caught = threading.Event()
-    previous = isolation._catch_sigint(caught)
+    previous = fuzz_workers._catch_sigint(caught)
     try:
-        with isolation._sigint_held():
+        with fuzz_workers._sigint_held():
             worker = multiprocessing.get_context("spawn").Process(target=time.sleep, args=(2,))
             worker.start()
             os.kill(worker.pid, signal.SIGINT)
@@ -638,7 +639,7 @@ def test_a_ctrl_c_while_a_worker_starts_reaches_the_command_and_not_the_worker()
         worker.join(timeout=60)
         assert worker.exitcode == 0, "the worker went on"
     finally:
-        isolation._restore_sigint(previous)
+        fuzz_workers._restore_sigint(previous)
 
 
 def tree(path: Path) -> list:
@@ -671,7 +672,7 @@ def database_in_an_unwritable_folder(tmp_path, monkeypatch):
 def test_an_output_that_cannot_be_written_is_refused_before_any_work_without_touching_anything(
         tmp_path, monkeypatch, capsys, arrange):
     arguments, named, expected = arrange(tmp_path, monkeypatch)
-    monkeypatch.setattr(isolation, "fuzz", lambda *a, **k: pytest.fail("a worker was started"))
+    monkeypatch.setattr(fuzz_workers, "fuzz", lambda *a, **k: pytest.fail("a worker was started"))
     before = tree(tmp_path)
     status, result = fuzz(tmp_path, "tests.buggy:correct", *arguments, budget=30)
     assert status == EXIT_USAGE and result is None
@@ -751,7 +752,7 @@ def test_a_stored_crash_that_now_fails_a_property_is_reported_as_stored_not_as_s
 def test_replay_only_with_nothing_stored_says_so_and_is_no_confirmed_fix(tmp_path, capsys):
     status, result = fuzz(tmp_path, "tests.buggy:correct", "--replay-only", budget=30)
     assert status == EXIT_USAGE and result is None
-    database = isolation.database_folder(tmp_path / "examples", "tests.buggy:correct")
+    database = fuzz_workers.database_folder(tmp_path / "examples", "tests.buggy:correct")
     assert f"nothing stored to replay in {database}" in capsys.readouterr().err
     # Examples stored under no key of the chosen properties: found only by replaying, and still no fix confirmed.
     (database / "0123456789abcdef").mkdir(parents=True)
@@ -803,8 +804,8 @@ cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA de
 #: Runs the command in a fresh process and reports whether that process ever set up CUDA.
 _PARENT = """
 import json, sys, torch
-from flashcheck import cli, profiles, protocol
-from flashcheck import fuzz as fuzz_engine
+from flashcheck import case_sizes, cli, protocol
+from flashcheck.engine import fuzz as fuzz_engine
 from flashcheck.properties import PROPERTIES
 from tests import buggy
 status = cli.main(sys.argv[1:])
@@ -894,7 +895,7 @@ def test_a_checked_case_leaves_no_gpu_memory_cached_for_the_workers_sharing_the_
 def test_an_output_where_nothing_can_be_created_is_refused_before_any_work_whatever_the_permission_bits_say(
         tmp_path, monkeypatch, capsys, argument, path):
     # /proc lets root pass os.access(W_OK) and creates nothing: only trying tells.
-    monkeypatch.setattr(isolation, "fuzz", lambda *a, **k: pytest.fail("a worker was started"))
+    monkeypatch.setattr(fuzz_workers, "fuzz", lambda *a, **k: pytest.fail("a worker was started"))
     status = flashcheck(["fuzz", "--impl", "tests.buggy:correct", "--budget", "30", "--device", "cpu",
                          "--workers", "1", *(["--database", str(tmp_path / "examples")] if argument == "--json" else []),
                          argument, path])
@@ -913,7 +914,7 @@ def test_a_json_file_that_cannot_be_written_at_the_end_is_one_line_after_the_sum
         folder.rmdir()  # as a clean-up job might, during a long run
         return fuzz_engine.FuzzResult(cases=3, seconds=1.0)
 
-    monkeypatch.setattr(isolation, "fuzz", run_that_loses_the_folder)
+    monkeypatch.setattr(fuzz_workers, "fuzz", run_that_loses_the_folder)
     status = flashcheck(["fuzz", "--impl", "tests.buggy:correct", "--budget", "30", "--device", "cpu", "--workers",
                          "1", "--database", str(tmp_path / "examples"), "--json", str(folder / "result.json")])
     assert status == EXIT_USAGE

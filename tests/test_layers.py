@@ -3,6 +3,15 @@ below the verifier. Its modules import only each other, torch, triton and the st
 library, never the rest of flashcheck; tools that drive the kernel with the verifier's
 machinery live in :mod:`flashcheck.devtools`.
 
+The verifier is layered too: its core (the top-level modules: cases, the reference, the
+tolerance model, strategies, the protocol) imports nothing above it; the properties build on
+the core; the implementations (:mod:`flashcheck.peers`) on the core and, by name, the kernel;
+the engine (:mod:`flashcheck.engine`: verdicts, fuzzing, worker processes) on those; the
+regression measurements, mutation testing, the benchmarks and the pytest entry points on the
+engine; the command line on everything but the developers' tools (:data:`MAY_IMPORT`; the
+few imports against that order, each made at call time, are named with their reasons in
+:data:`ALLOWED_UPWARD`).
+
 Checked on the source with :mod:`ast`, so that an import inside a function, which runs
 only when that function is called, counts as much as one at the top of a module.
 """
@@ -91,7 +100,7 @@ def test_a_kernel_module_imports_only_the_kernel_torch_triton_and_the_standard_l
 
 @pytest.mark.parametrize("statement", [
     "from flashcheck import bench",
-    "import flashcheck.fuzz",
+    "import flashcheck.engine.fuzz",
     "from flashcheck.properties import PROPERTIES",
     "from flashcheck.properties.gradients import gradients",
     "from flashcheck import kernels, fuzz",
@@ -122,3 +131,129 @@ def test_the_checker_flags_an_import_above_the_kernel(statement):
 ])
 def test_the_checker_allows_the_kernel_torch_triton_and_the_standard_library(statement):
     assert layer_violations(statement, KERNEL_PACKAGE) == []
+
+
+# -- the verifier's layers ------------------------------------------------------------------------
+
+REPOSITORY = Path(__file__).resolve().parents[1]
+VERIFIER = REPOSITORY / "flashcheck"
+PROPERTIES = REPOSITORY / "properties"
+
+#: flashcheck's top-level modules that make up its core: cases, the reference, the tolerance
+#: model and comparisons, strategies, the protocol. Everything else builds on them.
+CORE_MODULES = frozenset({
+    "case", "maskspec", "masks", "packing", "reference", "same_precision", "tolerance", "expectation",
+    "compare", "divergences", "protocol", "strategies", "case_sizes", "hypothesis_profiles", "backward_inputs",
+    "interruption",
+})
+#: The pytest plugin and the property suite it runs: entry points, above the engine.
+PYTEST_MODULES = frozenset({"pytest_plugin", "property_suite"})
+#: The layers each layer may import besides its own modules. The core imports nothing above
+#: it; the properties see only the core; an implementation (peers) knows the core and, by
+#: name, the project kernel; nothing imports the command line, the pytest entry points or
+#: the developers' tools.
+MAY_IMPORT = {
+    "core": frozenset(),
+    "properties": frozenset({"core"}),
+    "peers": frozenset({"core", "kernels"}),
+    "engine": frozenset({"core", "properties", "peers"}),
+    "regress": frozenset({"core", "properties", "peers", "engine"}),
+    "mutation": frozenset({"core", "properties", "peers", "engine"}),
+    "bench": frozenset({"core", "peers"}),
+    "pytest": frozenset({"core", "properties", "peers", "engine"}),
+    "cli": frozenset({"core", "properties", "peers", "engine", "regress", "mutation", "bench"}),
+    "devtools": frozenset({"core", "properties", "peers", "engine", "bench", "kernels"}),
+}
+
+#: Imports across the layers that are known and wanted, each with its reason: (importing
+#: module, imported module) -> why. Each is made inside a function, at call time.
+ALLOWED_UPWARD = {
+    ("flashcheck.protocol", "flashcheck.properties"):
+        "flashcheck_not_applicable names properties: protocol.not_applicable checks them against the registry",
+    ("flashcheck.peers.common", "flashcheck.properties"):
+        "a divergence declared on every property (Peer's every_property) is spread over the registry's names",
+}
+
+
+def layer_of(module: str) -> str | None:
+    """The layer of ``module`` (an absolute name under flashcheck), None outside flashcheck
+    or for a module that belongs to no layer."""
+    parts = module.split(".")
+    if parts[0] != "flashcheck":
+        return None
+    if len(parts) == 1 or parts[1] in CORE_MODULES:
+        return "core"
+    if parts[1] in PYTEST_MODULES:
+        return "pytest"
+    return parts[1] if parts[1] in MAY_IMPORT or parts[1] == "kernels" else None
+
+
+def verifier_violations(source: str, package: str, layer: str, importer: str = "") -> list[str]:
+    """``"line N: module (layer)"`` for each import in ``source`` (module ``importer`` of
+    ``package``, in ``layer``) of a flashcheck module its layer may not import, or that
+    belongs to no layer, unless :data:`ALLOWED_UPWARD` names it."""
+    violations = []
+    for line, module in imported_modules(source, package):
+        if module.split(".")[0] != "flashcheck" or (importer, module) in ALLOWED_UPWARD:
+            continue
+        target = layer_of(module)
+        if target != layer and target not in MAY_IMPORT[layer]:
+            violations.append(f"line {line}: {module} ({target or 'no layer'})")
+    return violations
+
+
+def _verifier_module(path: Path) -> tuple[str, str]:
+    """``(module, package)`` of a file of ``flashcheck/`` or ``properties/``."""
+    if path.is_relative_to(PROPERTIES):
+        parts = ("properties", *path.relative_to(PROPERTIES).with_suffix("").parts)
+    else:
+        parts = path.relative_to(VERIFIER).with_suffix("").parts
+    parts = ("flashcheck", *parts)
+    package = ".".join(parts[:-1])
+    return (package if parts[-1] == "__init__" else ".".join(parts)), package
+
+
+VERIFIER_MODULES = sorted(VERIFIER.rglob("*.py")) + sorted(PROPERTIES.rglob("*.py"))
+
+
+def test_the_modules_of_the_verifier_are_found():
+    modules = {_verifier_module(path)[0] for path in VERIFIER_MODULES}
+    assert {"flashcheck", "flashcheck.case", "flashcheck.engine.verdict", "flashcheck.peers",
+            "flashcheck.properties.gradients", "flashcheck.cli.commands.fuzz"} <= modules
+
+
+@pytest.mark.parametrize("path", VERIFIER_MODULES, ids=lambda path: str(path.relative_to(REPOSITORY)))
+def test_a_module_of_the_verifier_imports_only_its_own_layer_and_those_below(path):
+    module, package = _verifier_module(path)
+    layer = layer_of(module)
+    assert layer is not None, f"{module} belongs to no layer: add it to CORE_MODULES, or put it in a subpackage"
+    violations = verifier_violations(path.read_text(), package, layer, module)
+    assert not violations, f"{module} ({layer}) imports above its layer: {', '.join(violations)}"
+
+
+@pytest.mark.parametrize("statement, package, layer", [
+    ("from flashcheck.engine import fuzz", "flashcheck", "core"),
+    ("from flashcheck.properties.gradients import grads_match_reference", "flashcheck", "core"),
+    ("def later():\n    from flashcheck.cli import main", "flashcheck.engine", "engine"),
+    ("from flashcheck import peers", "flashcheck.properties", "properties"),
+    ("from flashcheck.regress import corpus", "flashcheck.engine", "engine"),
+    ("from flashcheck import property_suite", "flashcheck.regress", "regress"),
+    ("from flashcheck.devtools import tune", "flashcheck.bench", "bench"),
+    ("from flashcheck import profiles", "flashcheck", "core"),
+])
+def test_the_checker_flags_an_import_above_the_layer(statement, package, layer):
+    assert verifier_violations(statement, package, layer)
+
+
+@pytest.mark.parametrize("statement, package, layer", [
+    ("from flashcheck import compare, protocol", "flashcheck", "core"),
+    ("from flashcheck.case import Case", "flashcheck.properties", "properties"),
+    ("from flashcheck.properties import PROPERTIES", "flashcheck.engine", "engine"),
+    ("from flashcheck.engine import placement", "flashcheck.regress", "regress"),
+    ("from . import corpus", "flashcheck.regress", "regress"),
+    ("importlib.import_module('flashcheck.kernels')", "flashcheck.peers", "peers"),
+    ("from flashcheck.mutation import mutants", "flashcheck.cli.commands", "cli"),
+    ("import torch, numpy", "flashcheck", "core"),
+])
+def test_the_checker_allows_the_layer_and_those_below(statement, package, layer):
+    assert verifier_violations(statement, package, layer) == []

@@ -11,7 +11,9 @@ import sys
 
 import pytest
 
-from flashcheck import adapters, isolation, mutate, placement
+from flashcheck import peers
+from flashcheck.engine import fuzz_workers, placement
+from flashcheck.mutation import mutants
 from flashcheck.kernels import interface, mutations
 from tests.cli_process import flashcheck, needs_interpreter_numpy
 
@@ -49,13 +51,13 @@ def test_a_fragment_that_no_longer_occurs_is_an_error():
 
 
 def test_a_mutant_resolves_by_module_and_attribute():
-    impl = adapters.resolve(f"{CATALOGUE}:drop_rescale")
+    impl = peers.resolve(f"{CATALOGUE}:drop_rescale")
     assert impl is mutations.drop_rescale  # built once, then cached
     assert impl.__name__ == "mutant_drop_rescale"
     assert impl.flashcheck_features == interface.FEATURES
-    assert adapters.resolve(f"{CATALOGUE}:original") is interface.flash_attention
+    assert peers.resolve(f"{CATALOGUE}:original") is interface.flash_attention
     with pytest.raises(ValueError, match="has no attribute 'no_such_mutant'"):
-        adapters.resolve(f"{CATALOGUE}:no_such_mutant")
+        peers.resolve(f"{CATALOGUE}:no_such_mutant")
 
 
 # -- how a fuzz subprocess ends --------------------------------------------------------------
@@ -63,24 +65,24 @@ def test_a_mutant_resolves_by_module_and_attribute():
 
 def _fake_fuzz(monkeypatch, script: str):
     """Replace the fuzz command line by ``python -c script JSON_PATH``."""
-    monkeypatch.setattr(mutate, "fuzz_command",
+    monkeypatch.setattr(mutants, "fuzz_command",
                         lambda impl, settings, json_path, database: [sys.executable, "-c", script, str(json_path)])
 
 
-ENTRY = mutate.Entry("m", "arithmetic", "a bug")
+ENTRY = mutants.Entry("m", "arithmetic", "a bug")
 
 
 def test_a_process_killed_by_a_signal_is_a_crash(monkeypatch, tmp_path):
     _fake_fuzz(monkeypatch, "import os, signal; os.kill(os.getpid(), signal.SIGSEGV)")
-    outcome = mutate.fuzz_one("x", ENTRY, mutate.Settings(budget=5, device="cpu", database=str(tmp_path)))
+    outcome = mutants.fuzz_one("x", ENTRY, mutants.MutantFuzzSettings(budget=5, device="cpu", database=str(tmp_path)))
     assert (outcome.verdict, outcome.killed_by, outcome.signal) == ("killed", "crash", "SIGSEGV")
     assert outcome.result == "crash (SIGSEGV)"
 
 
 def test_a_process_past_budget_and_grace_is_killed_as_a_hang(monkeypatch, tmp_path):
     _fake_fuzz(monkeypatch, "import time; time.sleep(60)")
-    settings = mutate.Settings(budget=0.2, grace=0.3, device="cpu", database=str(tmp_path))
-    outcome = mutate.fuzz_one("x", ENTRY, settings)
+    settings = mutants.MutantFuzzSettings(budget=0.2, grace=0.3, device="cpu", database=str(tmp_path))
+    outcome = mutants.fuzz_one("x", ENTRY, settings)
     assert (outcome.verdict, outcome.killed_by, outcome.result) == ("killed", "hang", "hang")
     assert outcome.seconds < 30
 
@@ -93,7 +95,7 @@ def test_a_process_past_budget_and_grace_is_killed_as_a_hang(monkeypatch, tmp_pa
 ])
 def test_usage_errors_and_unreadable_results_are_errors_not_kills(monkeypatch, tmp_path, script, expected):
     _fake_fuzz(monkeypatch, script)
-    outcome = mutate.fuzz_one("x", ENTRY, mutate.Settings(budget=5, device="cpu", database=str(tmp_path)))
+    outcome = mutants.fuzz_one("x", ENTRY, mutants.MutantFuzzSettings(budget=5, device="cpu", database=str(tmp_path)))
     assert outcome.verdict == "error" and outcome.result == "ERROR"
     assert expected in outcome.detail
 
@@ -103,7 +105,7 @@ def test_the_counterexample_in_the_json_is_the_kill(monkeypatch, tmp_path):
                "evidence": "\nout differs\nmore", "replay": "flashcheck check ..."}
     result = {"found": True, "cases": 4, "seconds": 1.5, "failures": [failure]}
     _fake_fuzz(monkeypatch, f"import json, sys; open(sys.argv[1], 'w').write(json.dumps({result!r})); sys.exit(1)")
-    outcome = mutate.fuzz_one("x", ENTRY, mutate.Settings(budget=5, device="cpu", database=str(tmp_path)))
+    outcome = mutants.fuzz_one("x", ENTRY, mutants.MutantFuzzSettings(budget=5, device="cpu", database=str(tmp_path)))
     assert (outcome.verdict, outcome.property_name, outcome.cases, outcome.seconds) == (
         "killed", "out_matches_reference", 4, 1.5)
     assert outcome.evidence == "out differs"
@@ -124,7 +126,7 @@ def test_a_hang_on_a_case_is_a_kill_only_when_the_original_runs_that_case(
 
     def command(impl, settings, json_path, database):
         if impl.endswith(":original"):
-            stored = json.loads((isolation.database_folder(database, impl) / "crashes.json").read_text())
+            stored = json.loads((fuzz_workers.database_folder(database, impl) / "crashes.json").read_text())
             replays.append((stored, settings.properties, settings.case_timeout))
             result, status = original_result, original_status
             # The replay compiles from scratch, as the mutant did: any other exit is a crash.
@@ -136,13 +138,13 @@ def test_a_hang_on_a_case_is_a_kill_only_when_the_original_runs_that_case(
                   f"sys.exit({status})")
         return [sys.executable, "-c", script, str(json_path)]
 
-    monkeypatch.setattr(mutate, "fuzz_command", command)
-    settings = mutate.Settings(budget=5, device="cpu", database=str(tmp_path), case_timeout=3)
-    outcome = mutate.fuzz_one("x", ENTRY, settings)
+    monkeypatch.setattr(mutants, "fuzz_command", command)
+    settings = mutants.MutantFuzzSettings(budget=5, device="cpu", database=str(tmp_path), case_timeout=3)
+    outcome = mutants.fuzz_one("x", ENTRY, settings)
     assert replays == [([{"property": "out_matches_reference", "case": "seqlen_q=3", "kind": "hang"}],
                         ("out_matches_reference",), 3)]
     assert (outcome.verdict, outcome.killed_by, outcome.case) == (verdict, "hang", "seqlen_q=3")
-    run = mutate.MutationRun("x", settings, mutate.Outcome("original", verdict="survived"), [outcome])
+    run = mutants.MutationRun("x", settings, mutants.Outcome("original", verdict="survived"), [outcome])
     assert (len(run.killed), run.score) == ((1, 1.0) if verdict == "killed" else (0, 0.0))
     if verdict == "unconfirmed":
         assert outcome.result == "UNCONFIRMED" and run.unconfirmed == [outcome]
@@ -155,15 +157,15 @@ def test_a_fatal_error_on_a_case_is_confirmed_on_the_original_as_a_crash_is(monk
 
     def command(impl, settings, json_path, database):
         if impl.endswith(":original"):
-            replayed.append(json.loads((isolation.database_folder(database, impl) / "crashes.json").read_text()))
+            replayed.append(json.loads((fuzz_workers.database_folder(database, impl) / "crashes.json").read_text()))
             result, status = {"found": False, "cases": 1, "failures": []}, 0
         else:
             result, status = {"found": True, "cases": 4, "seconds": 9.0, "failures": [fatal]}, 1
         script = f"import json, sys; open(sys.argv[1], 'w').write(json.dumps({result!r})); sys.exit({status})"
         return [sys.executable, "-c", script, str(json_path)]
 
-    monkeypatch.setattr(mutate, "fuzz_command", command)
-    outcome = mutate.fuzz_one("x", ENTRY, mutate.Settings(budget=5, device="cpu", database=str(tmp_path)))
+    monkeypatch.setattr(mutants, "fuzz_command", command)
+    outcome = mutants.fuzz_one("x", ENTRY, mutants.MutantFuzzSettings(budget=5, device="cpu", database=str(tmp_path)))
     assert replayed == [[{"property": "out_matches_reference", "case": "seqlen_q=3", "kind": "fatal"}]]
     assert (outcome.verdict, outcome.killed_by) == ("killed", "fatal")
 
@@ -179,40 +181,40 @@ def _mutant_hangs_original_runs(monkeypatch) -> list:
         script = f"import json, sys; open(sys.argv[1], 'w').write(json.dumps({result!r})); sys.exit({int(result['found'])})"
         return [sys.executable, "-c", script, str(json_path)]
 
-    monkeypatch.setattr(mutate, "fuzz_command", command)
+    monkeypatch.setattr(mutants, "fuzz_command", command)
     return seen
 
 
 def test_the_replay_keeps_the_timeout_the_mutant_ran_under(monkeypatch, tmp_path):
     runs = _mutant_hangs_original_runs(monkeypatch)
-    mutate.fuzz_one("x", ENTRY, mutate.Settings(budget=5, device="cpu", database=str(tmp_path)))
-    assert [run.case_timeout for run in runs] == [None, isolation.FuzzOptions.case_timeout], \
+    mutants.fuzz_one("x", ENTRY, mutants.MutantFuzzSettings(budget=5, device="cpu", database=str(tmp_path)))
+    assert [run.case_timeout for run in runs] == [None, fuzz_workers.FuzzOptions.case_timeout], \
         "no timeout given: fuzz's default, both times"
 
 
 def test_by_default_the_jobs_share_the_cores_among_their_workers(monkeypatch):
-    from flashcheck.commands import mutate as mutate_command
+    from flashcheck.cli.commands import mutate as mutate_command
 
     monkeypatch.setattr(placement, "usable_cores", lambda: 16)
     assert [mutate_command.default_workers(jobs) for jobs in (1, 2, 5, 16, 40)] == [8, 8, 3, 1, 1]
 
 
 def test_a_mutant_is_fuzzed_by_the_workers_asked_for_and_its_hang_replayed_by_one(monkeypatch, tmp_path):
-    settings = mutate.Settings(budget=5, device="cpu", database=str(tmp_path), workers=3)
-    command = mutate.fuzz_command("x:m", settings, tmp_path / "r.json", tmp_path / "db")
+    settings = mutants.MutantFuzzSettings(budget=5, device="cpu", database=str(tmp_path), workers=3)
+    command = mutants.fuzz_command("x:m", settings, tmp_path / "r.json", tmp_path / "db")
     assert command[command.index("--workers") + 1] == "3"
     runs = _mutant_hangs_original_runs(monkeypatch)
-    mutate.fuzz_one("x", ENTRY, settings)
+    mutants.fuzz_one("x", ENTRY, settings)
     assert [run.workers for run in runs] == [3, 1]
 
 
 def test_a_mutants_first_failure_is_not_shrunk_unless_asked(tmp_path):
     def shrink_time(settings):
-        command = mutate.fuzz_command("x:m", settings, tmp_path / "r.json", tmp_path / "db")
+        command = mutants.fuzz_command("x:m", settings, tmp_path / "r.json", tmp_path / "db")
         return float(command[command.index("--shrink-time") + 1])
 
-    assert shrink_time(mutate.Settings(budget=5, device="cpu")) == 0
-    assert shrink_time(mutate.Settings(budget=5, device="cpu", shrink_time=12)) == 12
+    assert shrink_time(mutants.MutantFuzzSettings(budget=5, device="cpu")) == 0
+    assert shrink_time(mutants.MutantFuzzSettings(budget=5, device="cpu", shrink_time=12)) == 12
 
 
 # -- the command -------------------------------------------------------------------------------
@@ -257,7 +259,7 @@ def test_the_json_is_rewritten_after_each_mutant_so_a_stopped_run_keeps_its_matr
         return [sys.executable, "-c", f"{copy}import json, sys; open(sys.argv[1], 'w').write(json.dumps("
                 f"{{'found': False, 'cases': 1}}))", str(json_path)]
 
-    monkeypatch.setattr(mutate, "fuzz_command", command)
+    monkeypatch.setattr(mutants, "fuzz_command", command)
     flashcheck(["mutate", "--catalogue", "tests.noop_mutations", "--device", "cpu", "--budget", "3",
                 "--database", str(tmp_path / "db"), "--json", str(report)])
     during = json.loads(snapshot.read_text())

@@ -18,14 +18,15 @@ import pytest
 import torch
 from hypothesis import HealthCheck, given, settings
 
-from flashcheck import adapters, cli, fuzz, peers, profiles, protocol
+from flashcheck import case_sizes, cli, peers, protocol
+from flashcheck.engine import fuzz
 from flashcheck.case import Case
-from flashcheck.commands import EXIT_OK, EXIT_UNCHECKED, EXIT_USAGE
+from flashcheck.cli.commands import EXIT_OK, EXIT_UNCHECKED, EXIT_USAGE
 from flashcheck.peers import sdpa_public, xformers
 from flashcheck.peers.common import LibraryMissing, Request
 from flashcheck.properties import PROPERTIES
 from flashcheck.protocol import ALL_FEATURES, DTYPE_NAMES, check_declaration, features_of
-from flashcheck.verdict import Outcome, decide
+from flashcheck.engine.verdict import Outcome, decide
 from tests import peer_fakes
 from tests.cli_process import flashcheck
 
@@ -43,13 +44,13 @@ def installed(name: str) -> bool:
 
 
 def test_every_peer_is_registered_by_name_beside_torch_s_adapters():
-    assert set(peers.PEERS) <= set(adapters.REGISTRY)
-    assert {"flash", "sdpa-math", "sdpa-flash", "sdpa-efficient", "sdpa-cudnn", "flex"} <= set(adapters.REGISTRY)
+    assert set(peers.PEERS) <= set(peers.REGISTRY)
+    assert {"flash", "sdpa-math", "sdpa-flash", "sdpa-efficient", "sdpa-cudnn", "flex"} <= set(peers.REGISTRY)
     assert set(EXTRAS) == set(LIBRARY_PEERS)
 
 
 def test_importing_flashcheck_and_building_every_adapter_imports_no_peer_library():
-    code = ("import sys, flashcheck.adapters, flashcheck.peers as p\n"
+    code = ("import sys, flashcheck.peers as p\n"
             "[p.describe(name) for name in p.PEERS]\n"
             "print(sorted(m for m in ('flash_attn', 'flag_gems', 'xformers', 'triton') if m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
@@ -98,7 +99,7 @@ def test_resolving_an_adapter_whose_library_is_missing_names_the_pip_extra(name)
     if installed(name):
         pytest.skip(f"{name}'s library is installed here")
     with pytest.raises(LibraryMissing) as raised:
-        adapters.resolve(name)
+        peers.resolve(name)
     message = str(raised.value)
     assert isinstance(raised.value, ValueError) and isinstance(raised.value, ImportError)
     assert "\n" not in message
@@ -168,7 +169,7 @@ def test_what_a_peer_declares_not_applicable_draws_only_cases_it_declines(name, 
     impl = peers.describe(name)
     assert set(protocol.not_applicable(impl)) == properties
     for prop_name in properties:
-        strategy = fuzz.case_strategy(PROPERTIES[prop_name], features_of(impl, "cuda"), profiles.size_profile(size))
+        strategy = fuzz.case_strategy(PROPERTIES[prop_name], features_of(impl, "cuda"), case_sizes.choose(size))
 
         @settings(max_examples=40, database=None, deadline=None, suppress_health_check=list(HealthCheck))
         @given(strategy)
@@ -186,7 +187,7 @@ def test_no_other_peer_declares_anything_not_applicable():
 def test_an_installed_library_is_found_from_its_module_when_it_has_no_metadata(monkeypatch):
     monkeypatch.setitem(sys.modules, "flash_attn.cute", peer_fakes.fake_fa4())
     assert peers.describe("fa4").library.version() == "4.0.0b-fake"
-    assert adapters.resolve("fa4").name == "fa4"
+    assert peers.resolve("fa4").name == "fa4"
 
 
 # ------------------------------------------------------------- validating a call

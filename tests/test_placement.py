@@ -1,4 +1,4 @@
-"""Where worker processes run (:mod:`flashcheck.placement`): how many by default, which GPU
+"""Where worker processes run (:mod:`flashcheck.engine.placement`): how many by default, which GPU
 each takes, the environment that pins it there, and the line that names its device."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import types
 import pytest
 import torch
 
-from flashcheck import placement
+from flashcheck.engine import placement
 
 
 @pytest.fixture

@@ -15,13 +15,13 @@ import pytest
 import torch
 from hypothesis import settings
 
-import flashcheck.suite  # noqa: F401  (see below)
-from flashcheck import profiles
+import flashcheck.property_suite  # noqa: F401  (see below)
+from flashcheck import hypothesis_profiles
 from flashcheck.pytest_plugin import worker_gpu
 
 pytest_plugins = ["pytester"]
 
-# flashcheck.suite is imported above so that the modules it needs stay loaded across inner
+# flashcheck.property_suite is imported above so that the modules it needs stay loaded across inner
 # runs: pytester drops the modules an in-process run imported, but not the attributes of
 # their parent package, so a second run would mix ``from flashcheck import compare`` (the old
 # module) with ``from flashcheck.compare import Violation`` (a new class) and fail to
@@ -32,26 +32,26 @@ pytest_plugins = ["pytester"]
 TINY = '''
 import os
 
-from flashcheck import plain
+from flashcheck import same_precision
 
 def correct(q, k, v, **kwargs):
-    return plain.attention(q, k, v, **kwargs)
+    return same_precision.attention(q, k, v, **kwargs)
 
 def recording(q, k, v, **kwargs):
     """correct, writing each call's query shape and sum to the file $TINY_CALLS."""
     with open(os.environ["TINY_CALLS"], "a") as calls:
         calls.write(f"{tuple(q.shape)} {float(q.sum())}\\n")
-    return plain.attention(q, k, v, **kwargs)
+    return same_precision.attention(q, k, v, **kwargs)
 
 def too_large(q, k, v, **kwargs):
-    out, lse = plain.attention(q, k, v, **kwargs)
+    out, lse = same_precision.attention(q, k, v, **kwargs)
     return out * 1.01, lse
 
 def raising(q, k, v, **kwargs):
     """correct on one query; on more, raises an ordinary error."""
     if q.shape[1] > 1:
         raise RuntimeError("planted")
-    return plain.attention(q, k, v, **kwargs)
+    return same_precision.attention(q, k, v, **kwargs)
 
 def dies(q, k, v, **kwargs):
     """correct on one query; on more, raises what torch raises once the CUDA context is lost.
@@ -60,7 +60,7 @@ def dies(q, k, v, **kwargs):
         calls.write(f"{q.shape[1]}\\n")
     if q.shape[1] > 1:
         raise RuntimeError("CUDA error: an illegal memory access was encountered")
-    return plain.attention(q, k, v, **kwargs)
+    return same_precision.attention(q, k, v, **kwargs)
 
 def declining(q, k, v, **kwargs):
     """A stub: declines every call."""
@@ -70,7 +70,7 @@ def declining_causal(q, k, v, **kwargs):
     """correct, but declines causal cases."""
     if kwargs.get("causal"):
         raise NotImplementedError("no causal kernel yet")
-    return plain.attention(q, k, v, **kwargs)
+    return same_precision.attention(q, k, v, **kwargs)
 
 for impl in (correct, too_large, recording, raising, dies, declining):
     impl.flashcheck_features = {"float32", "lse"}
@@ -85,7 +85,7 @@ QUICK = ("--flashcheck-profile", "ci", "--flashcheck-size", "interpreter", "-p",
 def tiny(pytester, monkeypatch):
     """A pytester directory holding the importable module ``tinyattn``, with no flashcheck
     variable leaking in from the outer run."""
-    for variable in ("FLASHCHECK_IMPLS", "FLASHCHECK_RATIO_LOG", "FLASHCHECK_SHARDS", profiles.PROFILE_VARIABLE):
+    for variable in ("FLASHCHECK_IMPLS", "FLASHCHECK_RATIO_LOG", "FLASHCHECK_SHARDS", hypothesis_profiles.PROFILE_VARIABLE):
         monkeypatch.delenv(variable, raising=False)
     pytester.makepyfile(tinyattn=TINY)
     pytester.syspathinsert()
@@ -93,7 +93,7 @@ def tiny(pytester, monkeypatch):
 
 
 def run_suite(pytester, *args):
-    return pytester.runpytest_inprocess("--pyargs", "flashcheck.suite", *QUICK, *args)
+    return pytester.runpytest_inprocess("--pyargs", "flashcheck.property_suite", *QUICK, *args)
 
 
 # -- the suite on user implementations -----------------------------------------------------------
@@ -381,9 +381,9 @@ def test_profile():
 )
 def test_the_profile_option_selects_the_hypothesis_profile(pytester, monkeypatch, args, env, expected):
     if env is None:
-        monkeypatch.delenv(profiles.PROFILE_VARIABLE, raising=False)
+        monkeypatch.delenv(hypothesis_profiles.PROFILE_VARIABLE, raising=False)
     else:
-        monkeypatch.setenv(profiles.PROFILE_VARIABLE, env)
+        monkeypatch.setenv(hypothesis_profiles.PROFILE_VARIABLE, env)
     pytester.makepyfile(test_probe=PROFILE_PROBE)
     before = settings.get_current_profile_name()
     result = pytester.runpytest_inprocess("-s", *args)

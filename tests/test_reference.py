@@ -8,7 +8,7 @@ query head h reading KV head ``h // (H // Hkv)``. Sizes stay tiny (Nq, Nk <= 7, 
 
 Also covered: chunking invariance of the reference, the extra magnitudes of
 ``reference.evaluate``, ``masks.keys_per_row`` and ``masks.effective_window``, and the
-same-precision baseline ``flashcheck.plain``.
+same-precision attention ``flashcheck.same_precision``.
 """
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ import math
 import pytest
 import torch
 
-from flashcheck import masks, plain, reference
+from flashcheck import masks, reference, same_precision
 
 INF = math.inf
 
@@ -339,7 +339,7 @@ def test_plain_agrees_with_the_reference_within_its_precision(config, dtype):
     batch, nq, nk, heads, kv_heads, dim, causal, window, scale = config
     q, k, v = make_inputs(batch, nq, nk, heads, kv_heads, dim, seed=nq + nk, dtype=dtype)
     kwargs = dict(causal=causal, window=window, softmax_scale=scale)
-    out, lse = plain.attention(q, k, v, **kwargs)
+    out, lse = same_precision.attention(q, k, v, **kwargs)
     assert out.dtype == dtype and out.shape == q.shape
     assert lse.dtype == torch.float32 and lse.shape == (batch, heads, nq)
     ref = reference.evaluate(q, k, v, **kwargs)
@@ -358,6 +358,6 @@ def test_plain_agrees_with_the_reference_within_its_precision(config, dtype):
 
 def test_plain_empty_rows_are_exactly_zero():
     q, k, v = make_inputs(1, 9, 3, 2, 1, 4, dtype=torch.float16)
-    out, lse = plain.attention(q, k, v, causal=True)
+    out, lse = same_precision.attention(q, k, v, causal=True)
     assert (out[:, :6] == 0).all() and not out.isnan().any()
     assert (lse[:, :, :6] == -INF).all() and torch.isfinite(lse[:, :, 6:]).all()

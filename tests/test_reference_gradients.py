@@ -1,11 +1,11 @@
-"""The float64 reference gradients (reference.gradients) and the plain backward (plain.gradients).
+"""The float64 reference gradients (reference.gradients) and the plain backward (same_precision.gradients).
 
 The oracles: torch.autograd through the float64 reference forward (plain torch ops, so
 autograd differentiates it mechanically), gradcheck's finite differences through an
 autograd Function made of reference.attention and reference.gradients, and dense einsum
 formulas with the band written from the protocol text for the magnitudes. Also: chunking
 invariance, exact zeros and ignored upstream gradients on rows without keys, the magnitudes
-bounding what they describe, and plain.gradients within a stated dtype-based bound.
+bounding what they describe, and same_precision.gradients within a stated dtype-based bound.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import math
 import pytest
 import torch
 
-from flashcheck import plain, reference
+from flashcheck import reference, same_precision
 
 from tests.witness import allowed_matrix
 
@@ -314,7 +314,7 @@ def test_magnitudes_bound_what_they_describe(config):
 
 # -- (e) the plain same-precision backward ---------------------------------------------------
 def plain_gradient_bounds(q, k, v, grad_out, grad_lse, kwargs):
-    """A first-order bound on plain.gradients' error, doubled for the second-order terms.
+    """A first-order bound on same_precision.gradients' error, doubled for the second-order terms.
 
     With ``u`` the unit roundoff of the dtype, ``u32`` that of float32, ``η`` half the
     smallest subnormal of the dtype (the absolute error of rounding a tiny P or dS),
@@ -383,7 +383,7 @@ def test_plain_gradients_agree_with_the_reference_within_their_precision(config,
     kwargs = dict(causal=causal, window=window, softmax_scale=scale)
     q, k, v, grad_out, grad_lse = make_inputs(*shape, seed=sum(shape), dtype=dtype, std=std)
     grad_lse = grad_lse.float()  # what a kernel's lse gradient is
-    got = plain.gradients(q, k, v, grad_out, grad_lse=grad_lse, **kwargs)
+    got = same_precision.gradients(q, k, v, grad_out, grad_lse=grad_lse, **kwargs)
     expected, bounds = plain_gradient_bounds(q, k, v, grad_out, grad_lse, kwargs)
     for name, value in zip(("dq", "dk", "dv"), got):
         want = getattr(expected, name)
@@ -398,10 +398,10 @@ def test_plain_gradients_agree_with_the_reference_within_their_precision(config,
 def test_plain_rows_without_keys_get_exactly_zero_and_ignore_their_upstream_gradients():
     q, k, v, grad_out, grad_lse = make_inputs(1, 9, 3, 4, 2, 8, seed=11, dtype=torch.float16)
     grad_lse = grad_lse.float()
-    dq, dk, dv = plain.gradients(q, k, v, grad_out, grad_lse=grad_lse, causal=True)
+    dq, dk, dv = same_precision.gradients(q, k, v, grad_out, grad_lse=grad_lse, causal=True)
     assert (dq[:, :6] == 0).all() and (dq[:, 6:] != 0).any()
     grad_out[:, :6] = math.nan
     grad_lse[:, :, :6] = math.inf
-    again = plain.gradients(q, k, v, grad_out, grad_lse=grad_lse, causal=True)
+    again = same_precision.gradients(q, k, v, grad_out, grad_lse=grad_lse, causal=True)
     for name, a, b in zip(("dq", "dk", "dv"), (dq, dk, dv), again):
         assert torch.equal(a, b), name

@@ -1,5 +1,5 @@
-"""The float64 reference, the plain baseline and the tolerance model with a boolean
-attn_mask and with packed sequences.
+"""The float64 reference, the same-precision attention and the tolerance model with a
+boolean attn_mask and with packed sequences.
 
 Oracles independent of the reference's chunked code: a per-row loop over the allowed keys
 (``torch.logsumexp`` of the selected logits), autograd of a float64 forward that selects the
@@ -13,7 +13,7 @@ import math
 import pytest
 import torch
 
-from flashcheck import expectation, masks, packing, plain, reference, tolerance
+from flashcheck import expectation, masks, packing, reference, same_precision, tolerance
 from flashcheck.case import Case
 from tests.test_reference_gradients import ReferenceAttention, assert_close_float64, loss_gradients
 
@@ -157,13 +157,13 @@ def test_packed_expectation_equals_dense_references_per_sequence(case):
 
 @pytest.mark.parametrize("case", MASKED + PACKED, ids=lambda c: c.spec().split(" seed=")[1])
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32"])
-def test_the_model_bounds_the_plain_baseline_with_masks_and_packing(case, dtype):
+def test_the_model_bounds_the_same_precision_attention_with_masks_and_packing(case, dtype):
     """The tolerance cross-check (tests/test_tolerance.py) on masked and packed cases."""
     case = case.replace(dtype=dtype)
     q, k, v = case.materialize()
     exp = expectation.expect(q, k, v, **case.attention_kwargs())
     qd, kd, vd, dense_kwargs, _ = packing.as_dense(q, k, v, case.attention_kwargs())
-    out, lse = plain.attention(qd, kd, vd, **dense_kwargs)
+    out, lse = same_precision.attention(qd, kd, vd, **dense_kwargs)
     for name, got, expected, bound in (("out", out, exp.ref.out, exp.out), ("lse", lse, exp.ref.lse, exp.lse)):
         finite = torch.isfinite(expected)
         assert torch.equal(torch.isfinite(got), finite), name
@@ -173,6 +173,6 @@ def test_the_model_bounds_the_plain_baseline_with_masks_and_packing(case, dtype)
     grads = reference.gradients(qd, kd, vd, grad_out, **dense_kwargs)
     bounds = tolerance.gradient_bounds(grads, exp.ref, exp.out, exp.lse, grad_out, dtype=q.dtype,
                                        head_dim=case.head_dim, scale=case.scale)
-    for name, got in zip(("dq", "dk", "dv"), plain.gradients(qd, kd, vd, grad_out, **dense_kwargs)):
+    for name, got in zip(("dq", "dk", "dv"), same_precision.gradients(qd, kd, vd, grad_out, **dense_kwargs)):
         error = (got.double() - getattr(grads, name)).abs()
         assert (error <= bounds[name].model).all(), f"{name}: ratio {float((error / bounds[name].model).max()):.3g}"

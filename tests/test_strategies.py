@@ -1,4 +1,5 @@
-"""Tests of flashcheck.strategies (what cases are drawn) and flashcheck.profiles.
+"""Tests of flashcheck.strategies (what cases are drawn), flashcheck.case_sizes and
+flashcheck.hypothesis_profiles.
 
 The strategy tests run hypothesis with explicit settings so that they behave the same
 under any loaded profile; the reachability tests use ``hypothesis.find`` with a fixed
@@ -22,30 +23,30 @@ from hypothesis import HealthCheck, Phase, find, given, settings
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 
-from flashcheck import profiles, strategies
+from flashcheck import case_sizes, hypothesis_profiles, strategies
 from flashcheck.case import LAYOUTS, VALUES, Case
-from flashcheck.profiles import GPU, INTERPRETER, SizeProfile
+from flashcheck.case_sizes import CaseSizes, GPU, INTERPRETER
 
 FAST = settings(max_examples=60, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
 
 #: Small enough that materialising every drawn case costs little.
-TINY = SizeProfile(
+TINY = CaseSizes(
     name="tiny", max_batch=2, max_heads=8, max_kv_ratio=8, max_seqlen=24, long_seqlen=24,
     max_head_dim=256, block_sizes=(16,), max_elements=2048,
 )
 
 
-def within(case: Case, profile: SizeProfile) -> None:
-    assert 1 <= case.batch <= profile.max_batch
-    assert 1 <= case.kv_heads <= case.heads <= profile.max_heads
+def within(case: Case, sizes: CaseSizes) -> None:
+    assert 1 <= case.batch <= sizes.max_batch
+    assert 1 <= case.kv_heads <= case.heads <= sizes.max_heads
     assert case.heads % case.kv_heads == 0
-    assert case.heads // case.kv_heads <= profile.max_kv_ratio
+    assert case.heads // case.kv_heads <= sizes.max_kv_ratio
     minimum = 0 if case.varlen else 1  # packed sequences may all be empty on a side
-    assert minimum <= case.seqlen_q <= profile.long_seqlen
-    assert minimum <= case.seqlen_k <= profile.long_seqlen
-    assert 1 <= case.head_dim <= profile.max_head_dim
-    assert case.batch * case.heads * case.seqlen_q * case.seqlen_k <= profile.max_elements
-    assert case.dtype in profile.dtypes
+    assert minimum <= case.seqlen_q <= sizes.long_seqlen
+    assert minimum <= case.seqlen_k <= sizes.long_seqlen
+    assert 1 <= case.head_dim <= sizes.max_head_dim
+    assert case.batch * case.heads * case.seqlen_q * case.seqlen_k <= sizes.max_elements
+    assert case.dtype in sizes.dtypes
     assert case.layout in LAYOUTS and case.values in VALUES
     assert 0 <= case.seed < 2**32
     if case.causal:
@@ -68,26 +69,26 @@ def first(strategy, condition, *, examples=3000, shrink=False):
 # -- validity ---------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("profile", [INTERPRETER, GPU], ids=lambda p: p.name)
-def test_drawn_cases_are_valid_and_within_the_profile(profile):
+@pytest.mark.parametrize("sizes", [INTERPRETER, GPU], ids=lambda p: p.name)
+def test_drawn_cases_are_valid_and_within_the_sizes(sizes):
     @FAST
-    @given(strategies.cases(profile=profile))
+    @given(strategies.cases(sizes=sizes))
     def check(case):
-        within(case, profile)
+        within(case, sizes)
         assert Case.from_spec(case.spec()) == case
 
     check()
 
 
 @FAST
-@given(strategies.cases(profile=INTERPRETER))
+@given(strategies.cases(sizes=INTERPRETER))
 def test_spec_round_trips(case):
     assert Case.from_spec(case.spec()) == case
     assert Case.from_spec(case.spec()).spec() == case.spec()
 
 
 @settings(max_examples=25, deadline=None, database=None)
-@given(strategies.cases(profile=TINY))
+@given(strategies.cases(sizes=TINY))
 def test_materialize_is_reproducible(case):
     first_inputs, second_inputs = case.materialize(), case.materialize()
     for a, b in zip(first_inputs, second_inputs):
@@ -119,7 +120,7 @@ def test_features_are_respected(features):
     named_dtypes = features & {"float16", "bfloat16", "float32"}
 
     @FAST
-    @given(strategies.cases(profile=INTERPRETER, features=features))
+    @given(strategies.cases(sizes=INTERPRETER, features=features))
     def check(case):
         within(case, INTERPRETER)
         if "causal" not in features:
@@ -142,7 +143,7 @@ def test_features_are_respected(features):
 @pytest.mark.parametrize("empty_rows", [True, False])
 def test_empty_rows_is_respected(empty_rows, features):
     @FAST
-    @given(strategies.cases(profile=INTERPRETER, features=features, empty_rows=empty_rows))
+    @given(strategies.cases(sizes=INTERPRETER, features=features, empty_rows=empty_rows))
     def check(case):
         within(case, INTERPRETER)
         assert case.has_empty_rows == empty_rows
@@ -191,7 +192,7 @@ def test_windows_are_valid_and_respect_min_right(data, min_right, allow_causal, 
 
 @pytest.mark.parametrize("length", strategies.special_seqlens(INTERPRETER))
 def test_special_lengths_are_reachable(length):
-    assert first(strategies.seqlens(profile=INTERPRETER), lambda n: n == length) == length
+    assert first(strategies.seqlens(sizes=INTERPRETER), lambda n: n == length) == length
 
 
 def test_special_lengths_include_block_neighbours():
@@ -225,19 +226,19 @@ def test_special_lengths_include_block_neighbours():
     ids=lambda x: x if isinstance(x, str) else "",
 )
 def test_interesting_cases_are_reachable(description, condition):
-    found = first(strategies.cases(profile=INTERPRETER), condition)
+    found = first(strategies.cases(sizes=INTERPRETER), condition)
     assert condition(found), description
 
 
 def test_gpu_profile_reaches_long_lengths_and_gqa_ratio_7_with_several_kv_heads():
-    long = first(strategies.cases(profile=GPU), lambda c: c.seqlen_q > GPU.max_seqlen)
+    long = first(strategies.cases(sizes=GPU), lambda c: c.seqlen_q > GPU.max_seqlen)
     within(long, GPU)
-    grouped = first(strategies.cases(profile=GPU), lambda c: c.kv_heads >= 2 and c.heads == 7 * c.kv_heads)
+    grouped = first(strategies.cases(sizes=GPU), lambda c: c.kv_heads >= 2 and c.heads == 7 * c.kv_heads)
     assert grouped.heads == 14
 
 
 def test_shrinking_ends_at_the_simplest_case():
-    simplest = first(strategies.cases(profile=INTERPRETER), lambda c: True, shrink=True)
+    simplest = first(strategies.cases(sizes=INTERPRETER), lambda c: True, shrink=True)
     assert simplest == Case(
         batch=1, seqlen_q=1, seqlen_k=1, heads=1, kv_heads=1, head_dim=16, dtype="float16",
         causal=False, window=(-1, -1), softmax_scale=None, layout="contiguous", values="normal", seed=0,
@@ -250,20 +251,20 @@ def test_shrinking_ends_at_the_simplest_case():
 @pytest.mark.parametrize(
     "build, message",
     [
-        (lambda: strategies.seqlens(profile=INTERPRETER, min_value=5, max_value=3), "max_value"),
-        (lambda: strategies.seqlens(profile=INTERPRETER, min_value=-1), "min_value"),
-        (lambda: strategies.head_dims(profile=INTERPRETER, max_value=0), "max_value"),
-        (lambda: strategies.gqa_heads(profile=INTERPRETER, max_heads=0), "max_heads"),
+        (lambda: strategies.seqlens(sizes=INTERPRETER, min_value=5, max_value=3), "max_value"),
+        (lambda: strategies.seqlens(sizes=INTERPRETER, min_value=-1), "min_value"),
+        (lambda: strategies.head_dims(sizes=INTERPRETER, max_value=0), "max_value"),
+        (lambda: strategies.gqa_heads(sizes=INTERPRETER, max_heads=0), "max_heads"),
         (lambda: strategies.windows(max_bound=-2), "max_bound"),
         (lambda: strategies.windows(allow_causal="yes"), "allow_causal"),
-        (lambda: strategies.cases(profile="tpu"), "tpu"),
-        (lambda: strategies.cases(profile=INTERPRETER, features={"casual"}), "casual"),
-        (lambda: strategies.cases(profile=INTERPRETER, features="causal"), "features"),
-        (lambda: strategies.cases(profile=INTERPRETER, dtypes=["float64"]), "dtypes"),
-        (lambda: strategies.cases(profile=INTERPRETER, dtypes=["float16"], features={"float32"}), "float32"),
-        (lambda: strategies.cases(profile=INTERPRETER, layouts=[]), "layouts"),
-        (lambda: strategies.cases(profile=INTERPRETER, values=["gaussian"]), "values"),
-        (lambda: strategies.cases(profile=INTERPRETER, empty_rows=1), "empty_rows"),
+        (lambda: strategies.cases(sizes="tpu"), "tpu"),
+        (lambda: strategies.cases(sizes=INTERPRETER, features={"casual"}), "casual"),
+        (lambda: strategies.cases(sizes=INTERPRETER, features="causal"), "features"),
+        (lambda: strategies.cases(sizes=INTERPRETER, dtypes=["float64"]), "dtypes"),
+        (lambda: strategies.cases(sizes=INTERPRETER, dtypes=["float16"], features={"float32"}), "float32"),
+        (lambda: strategies.cases(sizes=INTERPRETER, layouts=[]), "layouts"),
+        (lambda: strategies.cases(sizes=INTERPRETER, values=["gaussian"]), "values"),
+        (lambda: strategies.cases(sizes=INTERPRETER, empty_rows=1), "empty_rows"),
     ],
 )
 def test_bad_arguments_raise_invalid_argument(build, message):
@@ -273,43 +274,43 @@ def test_bad_arguments_raise_invalid_argument(build, message):
 
 def test_overrides_are_drawn_from():
     @FAST
-    @given(strategies.cases(profile=INTERPRETER, dtypes=["float32"], layouts=["padded"], values=["constant"]))
+    @given(strategies.cases(sizes=INTERPRETER, dtypes=["float32"], layouts=["padded"], values=["constant"]))
     def check(case):
         assert (case.dtype, case.layout, case.values) == ("float32", "padded", "constant")
 
     check()
 
 
-# -- size profiles ----------------------------------------------------------------------------
+# -- case sizes -------------------------------------------------------------------------------
 
 
-def test_size_profiles_by_name():
-    assert profiles.size_profile("interpreter") is INTERPRETER
-    assert profiles.size_profile("GPU") is GPU
-    assert profiles.size_profile(TINY) is TINY
+def test_case_sizes_by_name():
+    assert case_sizes.choose("interpreter") is INTERPRETER
+    assert case_sizes.choose("GPU") is GPU
+    assert case_sizes.choose(TINY) is TINY
     with pytest.raises(ValueError, match="unknown"):
-        profiles.size_profile("tpu")
+        case_sizes.choose("tpu")
 
 
-def test_size_profile_for_the_interpreter(monkeypatch):
+def test_the_case_sizes_for_the_interpreter(monkeypatch):
     monkeypatch.setenv("TRITON_INTERPRET", "1")
-    assert profiles.size_profile(None) is INTERPRETER
+    assert case_sizes.choose(None) is INTERPRETER
 
 
-def test_size_profiles_allow_gqa_ratio_7_and_head_dim_256():
-    for profile in (INTERPRETER, GPU):
-        assert profile.max_heads >= 7 and profile.max_kv_ratio >= 7
-        assert profile.max_head_dim == 256
-        assert 7 * profile.max_seqlen**2 <= profile.max_elements
+def test_the_case_sizes_allow_gqa_ratio_7_and_head_dim_256():
+    for sizes in (INTERPRETER, GPU):
+        assert sizes.max_heads >= 7 and sizes.max_kv_ratio >= 7
+        assert sizes.max_head_dim == 256
+        assert 7 * sizes.max_seqlen**2 <= sizes.max_elements
     assert INTERPRETER.block_sizes == (16, 32) and GPU.block_sizes == (32, 64, 128)
 
 
-def test_size_profile_validates():
+def test_case_sizes_validate():
     with pytest.raises(ValueError, match="long_seqlen"):
-        SizeProfile(name="x", max_batch=1, max_heads=1, max_kv_ratio=1, max_seqlen=8, long_seqlen=4,
+        CaseSizes(name="x", max_batch=1, max_heads=1, max_kv_ratio=1, max_seqlen=8, long_seqlen=4,
                     max_head_dim=16, block_sizes=(16,), max_elements=64)
     with pytest.raises(ValueError, match="dtypes"):
-        SizeProfile(name="x", max_batch=1, max_heads=1, max_kv_ratio=1, max_seqlen=8, long_seqlen=8,
+        CaseSizes(name="x", max_batch=1, max_heads=1, max_kv_ratio=1, max_seqlen=8, long_seqlen=8,
                     max_head_dim=16, block_sizes=(16,), max_elements=64, dtypes=("float64",))
 
 
@@ -319,30 +320,30 @@ def test_size_profile_validates():
 @pytest.mark.parametrize(
     "name, environ, expected",
     [
-        ("gpu", {"CI": "1", profiles.PROFILE_VARIABLE: "fuzz"}, "gpu"),
-        (None, {"CI": "1", profiles.PROFILE_VARIABLE: "fuzz"}, "fuzz"),
+        ("gpu", {"CI": "1", hypothesis_profiles.PROFILE_VARIABLE: "fuzz"}, "gpu"),
+        (None, {"CI": "1", hypothesis_profiles.PROFILE_VARIABLE: "fuzz"}, "fuzz"),
         (None, {"CI": "1"}, "ci"),
         (None, {"CI": "false"}, "ci"),  # hypothesis, too, treats any value of CI as CI
-        (None, {profiles.PROFILE_VARIABLE: ""}, "dev"),
+        (None, {hypothesis_profiles.PROFILE_VARIABLE: ""}, "dev"),
         (None, {}, "dev"),
     ],
 )
 def test_hypothesis_profile_choice(name, environ, expected):
-    assert profiles.hypothesis_profile_name(name, environ=environ) == expected
+    assert hypothesis_profiles.hypothesis_profile_name(name, environ=environ) == expected
 
 
-# The subprocess loads profiles.py by path: it needs only hypothesis, and importing the
+# The subprocess loads hypothesis_profiles.py by path: it needs only hypothesis, and importing the
 # flashcheck package would import torch, which takes seconds.
 _PROBE = r"""
 import importlib.util, json, sys
 from hypothesis import settings
 before = settings.get_current_profile_name()
-spec = importlib.util.spec_from_file_location("flashcheck_profiles", sys.argv[1])
-profiles = sys.modules[spec.name] = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(profiles)
-profiles.register_hypothesis_profiles()
+spec = importlib.util.spec_from_file_location("flashcheck_hypothesis_profiles", sys.argv[1])
+hypothesis_profiles = sys.modules[spec.name] = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(hypothesis_profiles)
+hypothesis_profiles.register_hypothesis_profiles()
 after_register = (settings.get_current_profile_name(), settings.default.max_examples)
-loaded = profiles.load_hypothesis_profile()
+loaded = hypothesis_profiles.load_hypothesis_profile()
 s = settings.default
 dev = settings.get_profile("dev")
 print(json.dumps({
@@ -360,10 +361,10 @@ _CI_VARIABLES = ("CI", "__TOX_ENVIRONMENT_VARIABLE_ORIGINAL_CI", "TF_BUILD", "ba
 
 
 def _probe(**env):
-    environ = {k: v for k, v in os.environ.items() if k not in _CI_VARIABLES and k != profiles.PROFILE_VARIABLE}
+    environ = {k: v for k, v in os.environ.items() if k not in _CI_VARIABLES and k != hypothesis_profiles.PROFILE_VARIABLE}
     environ.update(env)
     result = subprocess.run(
-        [sys.executable, "-c", _PROBE, profiles.__file__],
+        [sys.executable, "-c", _PROBE, hypothesis_profiles.__file__],
         env=environ, capture_output=True, text=True, timeout=60, check=True,
     )
     return json.loads(result.stdout.strip().splitlines()[-1])
@@ -385,7 +386,7 @@ def test_our_ci_profile_replaces_hypothesis_own_under_ci():
 
 
 def test_environment_variable_and_default_profile_choice():
-    assert _probe(CI="1", **{profiles.PROFILE_VARIABLE: "gpu"})["max_examples"] == 200
+    assert _probe(CI="1", **{hypothesis_profiles.PROFILE_VARIABLE: "gpu"})["max_examples"] == 200
     local = _probe()
     assert (local["before"], local["loaded"], local["max_examples"], local["derandomize"]) == (
         "default", "dev", 50, False,
@@ -410,7 +411,7 @@ def test_the_smoke_profile_draws_few_cases_and_does_not_shrink_them():
 )
 def test_mask_and_varlen_requests_are_respected(kwargs):
     @FAST
-    @given(strategies.cases(profile=INTERPRETER, **kwargs))
+    @given(strategies.cases(sizes=INTERPRETER, **kwargs))
     def check(case):
         within(case, INTERPRETER)
         assert Case.from_spec(case.spec()) == case
@@ -438,9 +439,9 @@ def test_mask_and_varlen_need_their_features():
 
 
 def test_shrinking_ends_without_mask_or_packing():
-    simplest = find(strategies.cases(profile=INTERPRETER), lambda case: True)
+    simplest = find(strategies.cases(sizes=INTERPRETER), lambda case: True)
     assert simplest.mask.is_none and not simplest.varlen
-    assert find(strategies.cases(profile=INTERPRETER, varlen=True), lambda case: True).seqlens == ((1, 1),)
+    assert find(strategies.cases(sizes=INTERPRETER, varlen=True), lambda case: True).seqlens == ((1, 1),)
 
 
 MASK_AND_VARLEN_REGIONS = {
@@ -464,7 +465,7 @@ MASK_AND_VARLEN_REGIONS = {
 
 @pytest.mark.parametrize("condition", MASK_AND_VARLEN_REGIONS.values(), ids=MASK_AND_VARLEN_REGIONS.keys())
 def test_mask_and_varlen_regions_are_reachable(condition):
-    first(strategies.cases(profile=INTERPRETER), condition, examples=2000)
+    first(strategies.cases(sizes=INTERPRETER), condition, examples=2000)
 
 
 # -- compile-aware drawing --------------------------------------------------------------------
@@ -508,7 +509,7 @@ def test_cases_of_a_compile_class_keep_its_choices_and_lengths_residues():
     seen = collections.Counter()
 
     @FAST
-    @given(strategies.cases(profile=GPU))
+    @given(strategies.cases(sizes=GPU))
     def check(case):
         within(case, GPU)
         mode = "varlen" if case.varlen else "dense" if case.mask.is_none else "mask"
@@ -526,7 +527,7 @@ def test_cases_of_a_compile_class_keep_its_choices_and_lengths_residues():
                  else "unpinned"] += 1
 
     check()
-    # Lengths stay as drawn only where no length of the residue fits (the profile's limits).
+    # Lengths stay as drawn only where no length of the residue fits (the sizes' limits).
     assert seen["pinned"] >= 9 * seen["unpinned"], seen
     assert seen["outside"] <= 60 // 8, seen
 
@@ -534,15 +535,15 @@ def test_cases_of_a_compile_class_keep_its_choices_and_lengths_residues():
 def test_a_focus_profile_still_draws_cases_outside_its_classes():
     classes = strategies.compile_classes(GPU, GPU.dtypes, _ALL_MODES, LAYOUTS)
     in_classes = {d for c in classes for d in c.head_dims}
-    outside = first(strategies.cases(profile=GPU), lambda case: case.head_dim not in in_classes)
+    outside = first(strategies.cases(sizes=GPU), lambda case: case.head_dim not in in_classes)
     within(outside, GPU)
 
 
 def test_without_focus_no_compile_class_is_drawn():
-    # The interpreter's profile draws as it did before compile-aware drawing existed.
+    # The interpreter's sizes draw as they did before compile-aware drawing existed.
     assert not INTERPRETER.focus and GPU.focus
-    assert profiles.with_focus_seed(INTERPRETER, 3) is INTERPRETER
-    assert profiles.with_focus_seed(GPU, 3).focus_seed == 3
-    assert profiles.with_focus_seed(GPU).focus
+    assert case_sizes.with_focus_seed(INTERPRETER, 3) is INTERPRETER
+    assert case_sizes.with_focus_seed(GPU, 3).focus_seed == 3
+    assert case_sizes.with_focus_seed(GPU).focus
     with pytest.raises(ValueError, match="focus_seed"):
         dataclasses.replace(GPU, focus_seed="1")

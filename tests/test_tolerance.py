@@ -7,11 +7,11 @@ from hypothesis import given, settings
 
 import pytest
 
-from flashcheck import compare, expectation, packing, plain, profiles, reference, strategies, tolerance
+from flashcheck import case_sizes, compare, expectation, packing, reference, same_precision, strategies, tolerance
 from flashcheck.case import Case
 from flashcheck.compare import Violation
 
-SMALL = profiles.size_profile("interpreter")
+SMALL = case_sizes.choose("interpreter")
 
 
 def _dense(case, device="cpu"):
@@ -26,12 +26,12 @@ def _reference(case, device="cpu"):
     return (q, k, v), reference.evaluate(q, k, v, **kwargs)
 
 
-@given(case=strategies.cases(profile=SMALL))
+@given(case=strategies.cases(sizes=SMALL))
 def test_model_bounds_the_error_of_a_plain_same_precision_attention(case):
     """The cross-check: the model, on its own, covers what real rounding does (dense,
     masked and packed cases alike)."""
     (q, k, v), ref = _reference(case)
-    out, lse = plain.attention(q, k, v, **_dense(case)[1])
+    out, lse = same_precision.attention(q, k, v, **_dense(case)[1])
     for name, got, expected in (("out", out, ref.out), ("lse", lse, ref.lse)):
         bound = tolerance.bound_for(name, ref, dtype=q.dtype, head_dim=case.head_dim)
         finite = torch.isfinite(expected)
@@ -74,8 +74,8 @@ def test_a_float32_path_computing_in_tf32_is_flagged():
     case = Case(seqlen_q=64, seqlen_k=64, head_dim=64, dtype="float32")
     q, k, v = case.materialize()
     exp = expectation.expect(q, k, v)
-    exp.check_out(plain.attention(q, k, v)[0])
-    tf32_out, _ = plain.attention(_round_to_tf32(q), _round_to_tf32(k), _round_to_tf32(v))
+    exp.check_out(same_precision.attention(q, k, v)[0])
+    tf32_out, _ = same_precision.attention(_round_to_tf32(q), _round_to_tf32(k), _round_to_tf32(v))
     with pytest.raises(Violation):
         exp.check_out(tf32_out)
     assert expectation.expect(q, k, v, tf32=True).out.allowed.max() > exp.out.allowed.max()
@@ -101,14 +101,15 @@ def test_empty_rows_allow_nothing_but_the_exact_values():
     assert (out.allowed[:, :3] <= torch.finfo(torch.float16).tiny).all()
 
 
-def test_plain_baseline_widens_the_allowance_only_when_it_is_worse_than_the_model():
+def test_the_same_precision_error_widens_the_allowance_only_where_it_is_worse_than_the_model():
     case = Case(seqlen_q=16, seqlen_k=16)
     (q, k, v), ref = _reference(case)
-    honest = plain.attention(q, k, v)
-    bound = tolerance.bound_for("out", ref, dtype=q.dtype, head_dim=case.head_dim, plain=honest)
-    assert torch.equal(bound.allowed, torch.maximum(bound.model, bound.baseline))
+    honest = same_precision.attention(q, k, v)
+    bound = tolerance.bound_for("out", ref, dtype=q.dtype, head_dim=case.head_dim, same_precision=honest)
+    assert torch.equal(bound.allowed, torch.maximum(bound.model, bound.same_precision))
     noisy_out = (ref.out + 0.25).to(q.dtype)
-    widened = tolerance.bound_for("out", ref, dtype=q.dtype, head_dim=case.head_dim, plain=(noisy_out, honest[1]))
+    widened = tolerance.bound_for("out", ref, dtype=q.dtype, head_dim=case.head_dim,
+                                  same_precision=(noisy_out, honest[1]))
     assert (widened.allowed >= 2 * 0.24).all()
 
 
@@ -119,7 +120,7 @@ def test_logit_error_grows_with_logit_magnitude():
     assert tolerance.logit_error(large, **kw).min() > tolerance.logit_error(small, **kw).max()
 
 
-@given(case=strategies.cases(profile=SMALL))
+@given(case=strategies.cases(sizes=SMALL))
 def test_gradient_model_bounds_the_plain_same_precision_backward(case):
     """The cross-check for gradients: the model alone covers a plain backward's rounding."""
     (q, k, v), kwargs = _dense(case)
@@ -132,7 +133,7 @@ def test_gradient_model_bounds_the_plain_same_precision_backward(case):
         grads, forward.ref, forward.out, forward.lse, grad_out,
         dtype=q.dtype, head_dim=case.head_dim, scale=case.scale,
     )
-    observed = plain.gradients(q, k, v, grad_out, grad_lse=grad_lse, **kwargs)
+    observed = same_precision.gradients(q, k, v, grad_out, grad_lse=grad_lse, **kwargs)
     for name, got in zip(("dq", "dk", "dv"), observed):
         error = (got.double() - getattr(grads, name)).abs()
         model = bounds[name].model
@@ -142,12 +143,12 @@ def test_gradient_model_bounds_the_plain_same_precision_backward(case):
         )
 
 
-def test_an_overflowing_plain_baseline_never_widens_the_allowance():
+def test_an_overflowing_same_precision_result_never_widens_the_allowance():
     case = Case(seqlen_q=8, seqlen_k=8)
     (q, k, v), ref = _reference(case)
     overflowed = torch.full_like(ref.out, float("inf")).to(q.dtype)
     bound = tolerance.bound_for("out", ref, dtype=q.dtype, head_dim=case.head_dim,
-                                plain=(overflowed, torch.full_like(ref.lse, float("inf")).float()))
+                                same_precision=(overflowed, torch.full_like(ref.lse, float("inf")).float()))
     assert torch.isfinite(bound.allowed).all() and torch.equal(bound.allowed, bound.model)
     assert tolerance.aggregate_limit("out", ref, (overflowed, None), dtype=q.dtype, head_dim=case.head_dim) < 1
 

@@ -6,9 +6,10 @@ from __future__ import annotations
 import pytest
 import torch
 
-from flashcheck import compare, fuzz
+from flashcheck import compare
+from flashcheck.engine import fuzz
 from flashcheck.case import Case
-from flashcheck import verdict
+from flashcheck.engine import verdict
 from flashcheck.compare import Violation
 from flashcheck.properties import PROPERTIES, memory
 from flashcheck.properties.registry import NotRunnableHere
@@ -191,7 +192,7 @@ def test_memory_growth_is_not_applicable_on_the_cpu_and_never_passes_there():
 
 def test_the_commands_say_the_memory_property_runs_on_cuda_only(capsys):
     from flashcheck import cli
-    from flashcheck.commands import EXIT_OK, EXIT_USAGE
+    from flashcheck.cli.commands import EXIT_OK, EXIT_USAGE
 
     assert cli.main(["list"]) == EXIT_OK
     assert "repeated_calls_do_not_grow_memory: Repeated identical calls" in capsys.readouterr().out

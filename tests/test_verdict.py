@@ -1,4 +1,4 @@
-"""``flashcheck.verdict.decide``: the one place where a property run on a case becomes a
+"""``flashcheck.engine.verdict.decide``: the one place where a property run on a case becomes a
 verdict (passed, declined, a known divergence, failed, fatal, or flashcheck's own error),
 for ``flashcheck fuzz``, ``flashcheck check`` and the pytest suite alike.
 
@@ -14,7 +14,7 @@ from flashcheck.case import Case
 from flashcheck.compare import PropertyFailure
 from flashcheck.properties import PROPERTIES
 from flashcheck.properties.registry import Property
-from flashcheck.verdict import FlashcheckError, Outcome, decide
+from flashcheck.engine.verdict import FlashcheckError, Outcome, decide
 from tests import buggy, declared, misbehaving, stubs
 
 #: Three queries: the planted misbehaviours of tests.misbehaving act on more than one.

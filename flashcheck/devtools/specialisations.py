@@ -11,7 +11,7 @@ pointer's dtype and 16-byte alignment, an integer's width and whether it equals 
 divisible by 16. Triton's cache keeps each compilation, so on a fresh machine the count
 of distinct specialisations is the count of compilations.
 
-This tool draws cases for each property as the suite does (:func:`flashcheck.fuzz.case_strategy`,
+This tool draws cases for each property as the suite does (:func:`flashcheck.engine.fuzz.case_strategy`,
 derandomized, the GPU's feature set), makes the project kernel's call for each one --
 forward, and backward where the property requires it -- with every launch *recorded
 instead of run*, and counts the distinct specialisations per kernel, classified by
@@ -38,10 +38,11 @@ from hypothesis import HealthCheck, Phase, given, settings
 from triton._C.libtriton import native_specialize_impl
 from triton.backends.compiler import BaseBackend
 
-from flashcheck import fuzz, profiles, protocol
+from flashcheck import case_sizes, protocol
+from flashcheck.backward_inputs import gradients
+from flashcheck.engine import fuzz
 from flashcheck.kernels import config, interface, launcher
 from flashcheck.properties import PROPERTIES
-from flashcheck.properties.gradients import gradients
 
 #: The runtime arguments that are lengths or head counts, not strides: the default of
 #: ``--unspecialised``. ``head_dim`` is not among them: unspecialised, it turns the kernels'
@@ -132,7 +133,7 @@ def _without_local_constants():
 
 def launches(property_name: str, *, examples: int = 200, size: str = "gpu") -> list[Launch]:
     """The project kernel's launches, recorded, for ``examples`` cases drawn for
-    ``property_name`` at ``size`` (a size profile or its name), derandomized: the same cases
+    ``property_name`` at ``size`` (case sizes or their name), derandomized: the same cases
     on every call while the strategies stay as they are, whatever was imported before
     (:func:`_without_local_constants`)."""
     if not config.INTERPRETER:
@@ -141,7 +142,7 @@ def launches(property_name: str, *, examples: int = 200, size: str = "gpu") -> l
         raise ValueError(f"property: unknown {property_name!r}; known: {sorted(PROPERTIES)}")
     prop = PROPERTIES[property_name]
     impl = interface.flash_attention
-    strategy = fuzz.case_strategy(prop, protocol.features_of(impl, "cuda"), profiles.size_profile(size))
+    strategy = fuzz.case_strategy(prop, protocol.features_of(impl, "cuda"), case_sizes.choose(size))
     backward = "backward" in prop.requires
 
     with recorded_launches() as log, _without_local_constants():
@@ -161,7 +162,7 @@ def launches(property_name: str, *, examples: int = 200, size: str = "gpu") -> l
 
 def count(property_name: str, *, examples: int = 200, size: str = "gpu", unspecialised=LENGTH_ARGUMENTS) -> dict:
     """``{kernel name: (launches, specialisations, specialisations with unspecialised)}`` for
-    ``examples`` cases drawn for ``property_name`` at ``size`` (a size profile's name)."""
+    ``examples`` cases drawn for ``property_name`` at ``size`` (the name of case sizes)."""
     tally = collections.defaultdict(lambda: [0, set(), set()])
     for launch in launches(property_name, examples=examples, size=size):
         tally[launch.kernel.fn.__name__][0] += 1
@@ -185,8 +186,8 @@ def variants(property_name: str, *, examples: int = 200, size: str = "gpu") -> d
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m flashcheck.devtools.specialisations", description=__doc__.split("\n\n")[0])
     parser.add_argument("properties", nargs="+", metavar="PROPERTY")
-    parser.add_argument("--examples", type=int, default=200, help="cases drawn per property (default 200, the gpu profile's)")
-    parser.add_argument("--size", default="gpu", help="size profile of the cases (default gpu)")
+    parser.add_argument("--examples", type=int, default=200, help="cases drawn per property (default 200, as the gpu hypothesis profile draws)")
+    parser.add_argument("--size", default="gpu", help="sizes of the drawn cases (default gpu)")
     parser.add_argument("--unspecialised", nargs="*", default=list(LENGTH_ARGUMENTS), metavar="ARG",
                         help="runtime arguments to count again as unspecialised (default: the lengths and counts)")
     args = parser.parse_args(argv)

@@ -1,17 +1,27 @@
-"""Other libraries' attention kernels as flashcheck implementations (docs/peers.md).
+"""Implementations by name: the project kernel, torch's attention and other libraries'
+kernels (docs/peers.md).
 
-One module per library: :mod:`~flashcheck.peers.fa4` (FlashAttention-4, ``flash_attn.cute``),
-:mod:`~flashcheck.peers.fa2` (FlashAttention-2, ``flash_attn``),
-:mod:`~flashcheck.peers.flaggems` (FlagGems, ``flag_gems``),
-:mod:`~flashcheck.peers.xformers` (``xformers.ops``) and
-:mod:`~flashcheck.peers.sdpa_public` (torch's public ``scaled_dot_product_attention`` with each
-backend forced). Each adapter is a :class:`~flashcheck.peers.common.Peer`: it declares its
+:data:`REGISTRY` maps every built-in name to a zero-argument factory, and :func:`resolve`
+turns a name or ``"module:attr"`` into an implementation. Importing this package imports
+neither triton nor the project kernel nor a peer's library, and compiles nothing: a factory
+imports what it needs when it is called.
+
+``flash`` is the project's Triton kernel (:mod:`flashcheck.kernels`). torch's own kernels:
+:mod:`~flashcheck.peers.sdpa` (``sdpa-math``, and SDPA's fused backends through their private
+operators: ``sdpa-flash``, ``sdpa-efficient``, ``sdpa-cudnn``) and :mod:`~flashcheck.peers.flex`
+(``flex``), both behind :class:`~flashcheck.peers.sdpa.Adapter`.
+
+Other libraries, one module each: :mod:`~flashcheck.peers.fa4` (FlashAttention-4,
+``flash_attn.cute``), :mod:`~flashcheck.peers.fa2` (FlashAttention-2, ``flash_attn``),
+:mod:`~flashcheck.peers.flaggems` (FlagGems, ``flag_gems``), :mod:`~flashcheck.peers.xformers`
+(``xformers.ops``) and :mod:`~flashcheck.peers.sdpa_public` (torch's public
+``scaled_dot_product_attention`` with each backend forced). Each adapter is a :class:`~flashcheck.peers.common.Peer`: it declares its
 features from the library's documented contract and source, declines what the library
 documents it does not support, and translates conventions only.
 
-Nothing here imports a library: :data:`REGISTRY` maps each name to a factory that checks the
-library is installed (from its distribution's metadata) and builds the adapter, which
-imports the library at its first call. A missing library is a
+:data:`PEERS` names the factory of each of these, which checks the library is installed
+(from its distribution's metadata) and builds the adapter, which imports the library at its
+first call. A missing library is a
 :class:`~flashcheck.peers.common.LibraryMissing` naming its pip extra.
 """
 
@@ -19,6 +29,9 @@ from __future__ import annotations
 
 import functools
 import importlib
+from typing import Callable
+
+from flashcheck.peers import flex, sdpa
 
 #: Adapter name -> (module of flashcheck.peers, builder function in it).
 PEERS: dict[str, tuple[str, str]] = {
@@ -54,5 +67,56 @@ def load(name: str):
     return adapter
 
 
-#: The factories that flashcheck.adapters.REGISTRY takes in.
-REGISTRY = {name: functools.partial(load, name) for name in PEERS}
+def _flash():
+    """The project's own Triton kernel (flashcheck.kernels), imported only when asked for."""
+    return importlib.import_module("flashcheck.kernels").flash_attention
+
+
+REGISTRY: dict[str, Callable[[], Callable]] = {
+    "flash": _flash,
+    "sdpa-math": sdpa.sdpa_math,
+    "sdpa-flash": sdpa.sdpa_flash,
+    "sdpa-efficient": sdpa.sdpa_efficient,
+    "sdpa-cudnn": sdpa.sdpa_cudnn,
+    "flex": flex.flex,
+    **{name: functools.partial(load, name) for name in PEERS},
+}
+
+
+def resolve(spec: str) -> Callable:
+    """The implementation named by ``spec``: a REGISTRY name or ``"module:attr"``.
+
+    ``attr`` may be dotted (``"pkg.mod:Class.method"``).  Raises ValueError, one line, for
+    an unknown name, a module that cannot be imported (whatever it raises at import, any
+    BaseException but KeyboardInterrupt, which stays the user's Ctrl-C), a missing attribute
+    or a non-callable.
+    Errors raised by a registry factory itself (e.g. triton missing for
+    ``"flash"``) propagate unchanged.
+    """
+    if not isinstance(spec, str) or not spec.strip():
+        raise ValueError(f"implementation spec must be a non-empty string, got {spec!r}")
+    if ":" not in spec:
+        if spec not in REGISTRY:
+            raise ValueError(
+                f"unknown implementation {spec!r}; known names: {', '.join(sorted(REGISTRY))} "
+                "(or 'module:attr')"
+            )
+        return REGISTRY[spec]()
+    module_name, _, attr = spec.partition(":")
+    if not module_name or not attr:
+        raise ValueError(f"bad implementation spec {spec!r}: expected 'module:attr'")
+    try:
+        obj = importlib.import_module(module_name)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as error:  # noqa: BLE001 - whatever the module raises at import, it cannot be used
+        message = str(error).strip().splitlines()
+        raise ValueError(f"cannot import module {module_name!r} of {spec!r}: {type(error).__name__}"
+                         f"{': ' + message[0] if message else ''}") from error
+    for part in attr.split("."):
+        if not hasattr(obj, part):
+            raise ValueError(f"{spec!r}: {getattr(obj, '__name__', obj)!r} has no attribute {part!r}")
+        obj = getattr(obj, part)
+    if not callable(obj):
+        raise ValueError(f"{spec!r} names a {type(obj).__name__}, not a callable")
+    return obj

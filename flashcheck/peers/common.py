@@ -16,7 +16,7 @@ attention kernel. :class:`Peer` does the part that is the same for every library
 
 Every ``raise NotImplementedError`` of an adapter is a statement in flashcheck/peers/, so
 that flashcheck's verdict counts it as the implementation's deliberate decline
-(:func:`flashcheck.verdict.deliberate_decline`).
+(:func:`flashcheck.engine.verdict.deliberate_decline`).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """torch's public ``torch.nn.functional.scaled_dot_product_attention`` with one backend forced,
 as flashcheck peers: ``sdpa-public-math``, ``-flash``, ``-efficient``, ``-cudnn``.
 
-Beside flashcheck.adapters' ``sdpa-*`` adapters, which call the backends' private operators,
+Beside flashcheck.peers.sdpa's ``sdpa-*`` adapters, which call the backends' private operators,
 these call what users call: ``F.scaled_dot_product_attention`` under
 ``torch.nn.attention.sdpa_kernel(backend)``, so that torch's own preprocessing (the head dim
 padded for flash, a boolean mask converted for each backend) is part of what is checked.
@@ -57,7 +57,7 @@ BACKENDS = {
     "cudnn": ("CUDNN_ATTENTION", "can_use_cudnn_attention", ("cuda",), _FULL | HALF),
 }
 
-# Known divergences. These backends run the kernels of flashcheck.adapters' private-op
+# Known divergences. These backends run the kernels of flashcheck.peers.sdpa's private-op
 # adapters, whose divergences were measured there (docs/peers.md, "Known divergences");
 # they are declared here for the same kernels, not measured through this API yet.
 _STRIDE_DEPENDENT_MATMUL = KnownDivergence(
@@ -79,7 +79,7 @@ _FLOAT16_EFFICIENT_STRESSED = KnownDivergence(
     "float16: as in grads_match_reference, on the property's scaled inputs",
     either(under("ds_range", float16_subnormal_probabilities), under("ds_range", float16_backward_overflows)))
 #: torch's SDPA frontend itself, before any backend, on an empty key axis (measured as sdpa-math,
-#: whose call is this one with the math backend forced: flashcheck.adapters, _EMPTY_KEYS_FORWARD).
+#: whose call is this one with the math backend forced: flashcheck.peers.sdpa, _EMPTY_KEYS_FORWARD).
 #: The fused backends refuse an empty key axis (check_nonzero_sequence_lengths_dense): declined.
 _EMPTY_KEYS_FORWARD = KnownDivergence(
     "on an empty key axis SDPA's frontend returns zeros + (q.sum() + k.sum() + v.sum())·0 in the input dtype, "

@@ -4,7 +4,7 @@ A provider that runs out of memory or is unavailable has no timings, so pytest-b
 leaves it out of ``--benchmark-json``; the test records it here instead, and
 :func:`pytest_benchmark_update_json` adds the records under the key ``"flashcheck"``
 (``{"out_of_memory": [...], "unavailable": [...], "device": ..., "versions": {...}}``, each
-record an ``extra_info``-like dict with a ``message``), where :mod:`flashcheck.bench_report` reads them.
+record an ``extra_info``-like dict with a ``message``), where :mod:`flashcheck.bench.report` reads them.
 """
 from __future__ import annotations
 

@@ -1,0 +1,134 @@
+"""Arguments and loading shared by the subcommands."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+
+def add_impl_arguments(parser) -> None:
+    """``--impl``, ``--device`` and ``--size``, as every command that runs a kernel takes them."""
+    parser.add_argument("--impl", default="flash", help="built-in name or module:attr (default: flash)")
+    add_device_argument(parser)
+    # --profile: the option's earlier name, still accepted.
+    parser.add_argument(
+        "--size", "--profile", dest="size", default=None, choices=("interpreter", "gpu"),
+        help="sizes of the drawn cases (default: gpu on CUDA, interpreter on the CPU)",
+    )
+
+
+def add_device_argument(parser) -> None:
+    parser.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
+
+
+def add_jobs_argument(parser) -> None:
+    """``--jobs``: worker processes for a corpus run (see :mod:`flashcheck.regress.corpus_workers`)."""
+    parser.add_argument("--jobs", type=_positive_int, default=None, metavar="N",
+                        help="cases measured at a time, each in a worker process (default: one per CPU core, "
+                             "at most 8, on a GPU; 1 on the CPU)")
+
+
+def jobs_for(args, device) -> int:
+    """``--jobs``, or :func:`flashcheck.regress.corpus_workers.default_jobs` for ``device``."""
+    from flashcheck.regress import corpus_workers
+
+    return args.jobs if args.jobs is not None else corpus_workers.default_jobs(device)
+
+
+def _positive_int(text: str) -> int:
+    import argparse
+
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}")
+    return value
+
+
+def load(args):
+    """The implementation ``args.impl`` names and the case sizes ``args.size`` chooses.
+
+    ValueError, one line naming ``--impl`` and the module or the feature, when the
+    implementation cannot be loaded (any exception at the module's import) or declares a
+    feature the protocol does not have."""
+    from flashcheck import case_sizes, interruption, peers, protocol
+
+    try:
+        impl = peers.resolve(args.impl)
+    except ValueError:
+        interruption.check()  # an import that a Ctrl-C cut short, not a module that cannot be imported
+        raise
+    interruption.check()  # a Ctrl-C that the implementation's imports caught and dropped
+    try:
+        protocol.check_declaration(impl)
+    except ValueError as error:
+        raise ValueError(f"--impl {args.impl}: {error}") from None
+    return impl, case_sizes.choose(args.size)
+
+
+def prepare(args, impl) -> None:
+    """:func:`flashcheck.protocol.prepare` for the implementation ``args.impl`` names: its
+    library imported, or ValueError, one line naming ``--impl``. Where the cases run: in the
+    process that runs them, since importing a GPU library may start a CUDA context."""
+    from flashcheck import protocol
+
+    try:
+        protocol.prepare(impl)
+    except ValueError as error:
+        raise ValueError(f"--impl {args.impl}: {error}") from None
+
+
+def check_writable_file(path, argument: str) -> None:
+    """Raise ValueError, naming ``argument`` and ``path``, unless a file can be written at
+    ``path``: an existing folder holds it, and it is not a folder itself. Changes nothing, so
+    that a command can refuse before it starts any work: beyond the permission bits (which do
+    not bind root, and say nothing of /proc or a read-only mount), it opens an existing file
+    for appending without writing, or creates the missing file and removes it again."""
+    if not str(path):
+        raise ValueError(f"{argument}: expected a file name, got an empty one")
+    target = Path(path)
+    folder = target.parent
+    if target.is_dir():
+        raise ValueError(f"{argument} {path}: expected a file, found a folder")
+    if not folder.exists():
+        raise ValueError(f"{argument} {path}: the folder {folder} does not exist (expected an existing folder "
+                         f"to write the file in)")
+    if not folder.is_dir():
+        raise ValueError(f"{argument} {path}: expected a folder to write the file in, found a file at {folder}")
+    if target.exists() and not os.access(target, os.W_OK):
+        raise ValueError(f"{argument} {path}: the file is not writable")
+    if not target.exists() and not os.access(folder, os.W_OK | os.X_OK):
+        raise ValueError(f"{argument} {path}: the folder {folder} is not writable")
+    try:
+        if target.exists():
+            with open(target, "a"):
+                pass
+        else:
+            os.close(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+            os.unlink(target)
+    except OSError as error:
+        raise ValueError(f"{argument} {path}: cannot be written ({error.strerror or error})") from None
+
+
+def check_writable_folder(path, argument: str, given=None) -> None:
+    """Raise ValueError, naming ``argument`` and what was given for it (``given``, by default
+    ``path``), unless ``path`` is a writable folder or can be made one: the nearest of it and
+    its parents that exists is a folder this process may write in: by its permission bits, and
+    by creating a folder in it and removing it again (nothing is left behind)."""
+    given = path if given is None else given
+    existing = Path(path)
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        where = "" if existing == Path(given) else f" at {existing}"
+        raise ValueError(f"{argument} {given}: expected a folder, found a file{where}")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise ValueError(f"{argument} {given}: the folder {existing} is not writable")
+    try:
+        os.rmdir(tempfile.mkdtemp(prefix=".flashcheck-probe-", dir=existing))
+    except OSError as error:
+        raise ValueError(f"{argument} {given}: the folder {existing} is not writable "
+                         f"({error.strerror or error})") from None

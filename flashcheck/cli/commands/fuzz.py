@@ -1,0 +1,220 @@
+"""``flashcheck fuzz``: run the properties on an implementation until a time budget is spent.
+
+Cases run in spawned worker processes (:mod:`flashcheck.engine.fuzz_workers`), so a kernel that
+crashes or hangs is reported with its case and the run goes on in a fresh worker.
+
+Exit status (:data:`EPILOG`): 0 nothing found, 1 a counterexample (or a crash or hang),
+2 a usage or configuration error, 130 interrupted (Ctrl-C), after reporting what it found.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+from flashcheck import interruption
+from flashcheck.cli.commands import EXIT_FOUND, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_UNCHECKED, EXIT_USAGE
+from flashcheck.cli.commands.common import add_impl_arguments, check_writable_file, check_writable_folder, load
+
+
+EPILOG = f"""exit status:
+  {EXIT_OK}    nothing found, and something checked
+  {EXIT_FOUND}    a counterexample, or a case that crashed, hung or lost the CUDA context of a worker
+  {EXIT_USAGE}    a usage or configuration error, reported before any work (an output that cannot be
+       written, a damaged crash store, an --impl that cannot be loaded or names an unknown
+       feature or property, no chosen property applicable to it), --replay-only with nothing to
+       replay, or a --json file that could not be written at the end after all (the summary
+       printed says what the run found)
+  {EXIT_UNCHECKED}    nothing was checked: every case declined by the implementation, or none finished
+  {EXIT_INTERNAL}    flashcheck's own code failed (a bug in flashcheck, its traceback printed): not a finding
+  {EXIT_INTERRUPTED}  interrupted (Ctrl-C): the summary, the --json result and any failure found so far
+       (one still being shrunk as drawn) are reported first"""
+
+
+def register(subparsers) -> None:
+    import argparse
+
+    from flashcheck.engine.fuzz_workers import FuzzOptions as defaults  # one place for the defaults the engine uses
+
+    parser = subparsers.add_parser("fuzz", help="fuzz an implementation against the properties", epilog=EPILOG,
+                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_impl_arguments(parser)
+    parser.add_argument("--budget", type=float, default=60.0, help="seconds to fuzz (default 60)")
+    parser.add_argument("--seed", type=int, default=None, help="make the run reproducible")
+    parser.add_argument("--property", action="append", dest="properties", help="only this property (repeatable)")
+    parser.add_argument(
+        "--workers", default="auto",
+        help="worker processes, or auto (the default): one per CPU core up to 8, and on CUDA at least one per "
+             "GPU, since compiling kernel variants on the CPU is most of a case's time; on CUDA, worker i uses "
+             "GPU i modulo the visible GPUs",
+    )
+    parser.add_argument(
+        "--case-timeout", type=float, default=defaults.case_timeout,
+        help=f"seconds one case may run, not counting its Triton compilations, before it counts as a hang "
+             f"(default {defaults.case_timeout:g})",
+    )
+    parser.add_argument(
+        "--shrink-time", type=float, default=defaults.shrink_time,
+        help=f"seconds spent shrinking a failure at most (default {defaults.shrink_time:g})",
+    )
+    parser.add_argument(
+        "--max-crashes", type=int, default=defaults.max_crashes,
+        help=f"end the run after this many crashes and hangs (default {defaults.max_crashes})",
+    )
+    parser.add_argument(
+        "--database", default=".flashcheck/examples",
+        help="hypothesis example database folder (created if missing; it must be writable); failures found "
+             "are replayed first next time",
+    )
+    parser.add_argument(
+        "--replay-only", action="store_true",
+        help="only replay the failures, crashes and hangs the database holds (e.g. to confirm a fix); "
+             "exit 2 when it holds nothing to replay",
+    )
+    parser.add_argument(
+        "--json", default=None, metavar="PATH",
+        help="also write the result as JSON (schema: flashcheck.engine.fuzz.FuzzResult.to_json); its folder must exist",
+    )
+    parser.set_defaults(run=run, on_interrupt=interrupted_before_the_run)
+
+
+def worker_count(value: str, device: str) -> int:
+    """``--workers``: a positive count, or ``auto`` (:func:`flashcheck.engine.fuzz_workers.default_workers`)."""
+    from flashcheck.engine import fuzz_workers
+
+    if value == "auto":
+        return fuzz_workers.default_workers(device)
+    try:
+        count = int(value)
+    except ValueError:
+        count = 0
+    if count < 1:
+        raise ValueError(f"--workers: expected a positive count or auto, got {value}")
+    return count
+
+
+def _holds_examples(database: Path) -> bool:
+    """Whether hypothesis's example database in ``database`` holds anything (beside the crash store)."""
+    return database.is_dir() and any(path.is_file() and path.name != "crashes.json" for path in database.rglob("*"))
+
+
+def run(args, device) -> int:
+    from flashcheck import protocol
+    from flashcheck.engine import fuzz, fuzz_workers
+    from flashcheck.properties import PROPERTIES
+
+    try:
+        impl, sizes = load(args)  # loaded here only to reject a bad --impl before spawning
+        unknown = [name for name in args.properties or () if name not in PROPERTIES]
+        if unknown:
+            raise ValueError(f"--property: unknown {unknown}; known: {sorted(PROPERTIES)}")
+        features = protocol.features_of(impl, device)
+        chosen = args.properties or list(PROPERTIES)
+        excluded = {name: fuzz.not_applicable_because(PROPERTIES[name], impl, device) for name in chosen}
+        if all(excluded.values()):
+            reasons = "; ".join(f"{name} {reason}" for name, reason in excluded.items())
+            raise ValueError(f"--impl {args.impl}: no chosen property applies to its features {sorted(features)} "
+                             f"on {device} ({reasons})")
+        for name in ("budget", "case_timeout"):
+            if not getattr(args, name) > 0:
+                raise ValueError(f"--{name.replace('_', '-')}: expected a positive number of seconds, "
+                                 f"got {getattr(args, name)}")
+        if not args.shrink_time >= 0:  # 0: the failure is reported as drawn
+            raise ValueError(f"--shrink-time: expected a non-negative number of seconds, got {args.shrink_time}")
+        args.workers = worker_count(args.workers, device)
+        if args.max_crashes < 1:
+            raise ValueError(f"--max-crashes: expected a positive count, got {args.max_crashes}")
+        # Outputs are checked before any work, so that a run never ends unable to keep its result.
+        if args.json is not None:
+            check_writable_file(args.json, "--json")
+        database = fuzz_workers.database_folder(args.database, args.impl)
+        check_writable_folder(database, "--database", given=args.database)
+        replayable, stale = fuzz_workers.CrashStore(database / "crashes.json").replayable()  # a damaged store: an error
+        if args.replay_only and not replayable and not _holds_examples(database):
+            raise ValueError(f"--replay-only: nothing stored to replay in {database}"
+                             + (f" ({len(stale)} stale crash-store entries, which no longer parse)" if stale else ""))
+        setup = time.monotonic() - args.started  # loading the implementation counts against the budget
+        options = fuzz_workers.FuzzOptions(
+            impl=args.impl, device=device, budget=max(args.budget - setup, 0.1), seed=args.seed,
+            properties=tuple(args.properties) if args.properties else None, sizes=sizes.name,
+            database=str(database),
+            workers=args.workers, case_timeout=args.case_timeout, shrink_time=args.shrink_time,
+            max_crashes=args.max_crashes, replay_only=args.replay_only,
+        )
+    except (ValueError, ImportError, AttributeError) as error:
+        interruption.check()  # the error may be what a Ctrl-C broke
+        print(f"flashcheck: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    interruption.check()  # a Ctrl-C that something caught while the implementation was loaded
+    from flashcheck.engine import fuzz_console
+
+    # From here on Ctrl-C ends the run (the engine's own handler, while it runs), never the report.
+    with interruption.deferred():
+        try:
+            with fuzz_console.FuzzProgress(args.impl, device, args.budget, args.workers) as progress:
+                result = fuzz_workers.fuzz(options, on_progress=progress.update)
+        except fuzz_workers.FlashcheckBug as error:
+            print(f"flashcheck: {error}", file=sys.stderr)
+            return EXIT_INTERNAL
+        except fuzz_workers.WorkerError as error:
+            print(f"flashcheck: {error}", file=sys.stderr)
+            return EXIT_USAGE
+        result.seconds = time.monotonic() - args.started
+        written = _report(result, args, device)
+    if result.interrupted:
+        return EXIT_INTERRUPTED
+    if not written:
+        return EXIT_USAGE
+    if args.replay_only and not (result.cases or result.declined or result.failures or result.known
+                                 or result.unfinished):
+        # Not a confirmed fix: what the database holds was for other properties, or no longer decodes.
+        print(f"flashcheck: --replay-only: nothing replayed from {options.database}", file=sys.stderr)
+        return EXIT_USAGE
+    return exit_status(result)
+
+
+def interrupted_before_the_run(args, device) -> int:
+    """Ctrl-C before any worker started (while torch was imported, say, or the implementation
+    loaded): reported as any interrupted run is, with the summary of a run that checked nothing,
+    ``--json`` written with ``"interrupted": true`` where its path can be written, and exit 130.
+    Imports neither torch nor hypothesis: an interrupted ``import torch`` cannot be repeated."""
+    from flashcheck.engine.fuzz_result import FuzzResult
+
+    result = FuzzResult(seconds=time.monotonic() - args.started, interrupted=True)
+    if args.json is not None:
+        try:
+            check_writable_file(args.json, "--json")
+        except ValueError as error:  # not checked yet when the Ctrl-C came
+            print(f"flashcheck: {error}", file=sys.stderr)
+            args.json = None
+    _report(result, args, device or args.device)
+    return EXIT_INTERRUPTED
+
+
+def _report(result, args, device) -> bool:
+    """The summary, and the ``--json`` file when one was asked for; False when that file
+    could not be written after all (its folder removed during the run, the disk full), said
+    in one line naming it: the summary above holds what the run found."""
+    from flashcheck.engine import fuzz_console
+
+    fuzz_console.print_fuzz_result(result, args.impl, device, shrunk=args.shrink_time > 0)
+    if args.json:
+        text = json.dumps(result.to_json(impl_name=args.impl, device=device, budget=args.budget), indent=2)
+        try:
+            Path(args.json).write_text(text)
+        except OSError as error:
+            print(f"flashcheck: --json {args.json}: the result could not be written ({error.strerror or error}); "
+                  f"the summary above is what the run found", file=sys.stderr)
+            return False
+    return True
+
+
+def exit_status(result) -> int:
+    """1 when a counterexample (a failure, crash, hang or fatal error) was found; else 3 when
+    nothing was checked (every case declined, not applicable or unfinished: not a pass);
+    else 0."""
+    if result.found:
+        return EXIT_FOUND
+    return EXIT_OK if result.checked_anything else EXIT_UNCHECKED

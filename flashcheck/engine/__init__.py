@@ -1,0 +1,16 @@
+"""The engine: how a property run on a case becomes a verdict, and how cases are fuzzed.
+
+- :mod:`flashcheck.engine.verdict`: the verdict of one property on one case, the single
+  place where a pass, a decline, a known divergence, a failure or a fatal error is decided;
+- :mod:`flashcheck.engine.fuzz`: the in-process fuzzer, properties taking turns on cases
+  hypothesis draws until a time budget is spent;
+- :mod:`flashcheck.engine.fuzz_workers`: fuzzing in spawned worker processes, where a crash or
+  a hang is a finding, and the crash store that replays them;
+- :mod:`flashcheck.engine.placement`: how many worker processes, and which GPU each takes;
+- :mod:`flashcheck.engine.compile_clock`: a case's time compiling Triton kernels, told apart
+  from its running time;
+- :mod:`flashcheck.engine.fuzz_console`: the fuzzer's console output.
+
+Built on the core (flashcheck's top-level modules), the properties and the implementations'
+registry; nothing here imports the command line.
+"""

@@ -1,0 +1,394 @@
+"""Fuzzing: run the properties on cases hypothesis draws until a time budget is spent.
+
+The properties take turns, each a short hypothesis run (a fresh ``@given`` with a seed of
+its own) drawing the case structure for it, so that every property is exercised within
+one cycle of turns and the engine can stop at the budget's end; the comparisons with the
+float64 reference take every third turn (see :func:`cycle`). A failure is shrunk to a
+minimal case and kept in an example database (one key per property), and the next run
+replays it before drawing anything new. This is the in-process engine; ``flashcheck
+fuzz`` runs it in worker processes (:mod:`flashcheck.engine.fuzz_workers`).
+"""
+
+from __future__ import annotations
+
+import random
+import time
+import unittest
+from typing import Callable
+
+from hypothesis import HealthCheck, Phase, given, seed as hypothesis_seed, settings
+from hypothesis import strategies as st
+from hypothesis.database import DirectoryBasedExampleDatabase
+from hypothesis.errors import Unsatisfiable
+
+from flashcheck import case as case_module
+from flashcheck import protocol, strategies
+from flashcheck.case import Case
+from flashcheck.compare import PropertyFailure
+from flashcheck.properties import PROPERTIES
+from flashcheck.properties.registry import Property
+from flashcheck.engine.verdict import Outcome, StopRunning, Verdict, decide
+# The result types, in a module of their own that imports neither torch nor hypothesis.
+from flashcheck.engine.fuzz_result import PACE_SPAN, Failure, FuzzResult  # noqa: F401  (part of this module's interface)
+
+#: Examples in one property's turn: short turns spread a short budget over every property.
+#: Each turn's first example is hypothesis's simplest case, run once and then remembered.
+ROUND_EXAMPLES = 2
+#: The comparisons with the float64 reference (the specification itself) open every cycle
+#: of turns; the other properties follow in an order of the seed's own, shuffled anew each
+#: cycle, and the comparisons come back in rotation after every :data:`OTHERS_PER_PRIMARY`
+#: of them: they catch most bugs (in the mutation runs they killed three mutants in four),
+#: and in a short budget a bug only a gradient comparison sees would otherwise wait a
+#: whole cycle for its one turn.
+#: The float16 dS-range comparison is one of them: the regime it puts every case into is one
+#: that random draws reach about once in a few hundred gradient cases.
+PRIMARY = ("out_matches_reference", "lse_matches_reference", "grads_match_reference",
+           "grads_match_reference_where_ds_exceeds_float16")
+OTHERS_PER_PRIMARY = 2
+
+
+#: The first thing each turn draws, and then throws away. A turn is a fresh hypothesis run
+#: whose first example is the all-simplest choice sequence (already run and remembered), and
+#: hypothesis makes the next example novel by redrawing its *first* choice until it differs
+#: from the first example's (``DataTree.generate_novel_prefix``), then drawing the rest at
+#: random. Were the first choice the case's dtype, no fuzzed case after the simplest would
+#: ever have the first dtype, float16: so the first choice is this number, which no case
+#: depends on, and the case after it is drawn from its strategy's own distribution.
+_TURN_NONCE = st.integers(min_value=0, max_value=2**32 - 1)
+
+#: ``Property.draw`` keys passed straight to :func:`flashcheck.strategies.cases`.
+_DRAW_ARGUMENTS = ("empty_rows", "mask", "varlen", "key_padding", "dtypes", "values")
+
+
+def case_strategy(prop: Property, features, sizes):
+    """Cases for ``prop`` inside ``features``, drawn as the property asks (``prop.draw``):
+    ``empty_rows``, ``mask``, ``varlen``, ``key_padding``, ``dtypes``, ``values`` as in
+    :func:`flashcheck.strategies.cases`; ``unmasked``: no band, mask or packing."""
+    kwargs = {"sizes": sizes, "features": features}
+    kwargs.update({key: prop.draw[key] for key in _DRAW_ARGUMENTS if key in prop.draw})
+    if prop.draw.get("unmasked"):
+        kwargs["features"] = frozenset(features) - {"causal", "window", "mask", "varlen"}
+    return strategies.cases(**kwargs).filter(prop.applies)
+
+
+def drawable(prop: Property, features, device=None) -> bool:
+    """Whether cases for ``prop`` exist inside ``features`` (see :func:`not_drawable_because`)."""
+    return not_drawable_because(prop, features, device) is None
+
+
+def not_drawable_because(prop: Property, features, device=None) -> str | None:
+    """Why no case for ``prop`` exists inside ``features`` (on ``device``, when given), or
+    None when cases can be drawn: the property cannot be measured on that device kind; a
+    feature it requires is not declared; rows without keys need a band, a mask or packing;
+    masked or packed draws need that feature; a property drawing some dtypes only needs one
+    of them declared."""
+    if device is not None and not prop.runs_on(device):
+        return f"can be measured on {', '.join(sorted(prop.devices))} only, not on {torch_device_kind(device)}"
+    missing = prop.requires - features
+    if missing:
+        return f"needs the feature{'s' if len(missing) > 1 else ''} {', '.join(sorted(missing))}"
+    if prop.draw.get("empty_rows") and not features & {"causal", "window", "mask", "varlen"}:
+        return "draws rows without keys, which need one of the features causal, window, mask or varlen"
+    named_dtypes = features & set(case_module.DTYPES)  # none named: every dtype
+    if "dtypes" in prop.draw and named_dtypes and not named_dtypes & set(prop.draw["dtypes"]):
+        return f"draws only {', '.join(prop.draw['dtypes'])}, none of them declared"
+    if (prop.draw.get("mask") or prop.draw.get("key_padding")) and "mask" not in features:
+        return "draws masked cases, which need the feature mask"
+    if prop.draw.get("varlen") and "varlen" not in features:
+        return "draws packed cases, which need the feature varlen"
+    return None
+
+
+#: How a property the implementation declares not applicable (``flashcheck_not_applicable``,
+#: :func:`flashcheck.protocol.not_applicable`) is reported, before the declared reason.
+DECLARED = "declared not applicable by the implementation"
+
+
+def declared_not_applicable(prop: Property, impl) -> str | None:
+    """Why ``impl`` declares ``prop`` not applicable, as reported (``"declared not applicable by
+    the implementation: REASON"``), or None when it does not declare it so."""
+    reason = protocol.not_applicable(impl).get(prop.name)
+    return None if reason is None else f"{DECLARED}: {reason}"
+
+
+def not_applicable_because(prop: Property, impl, device=None) -> str | None:
+    """Why ``prop`` is not run on ``impl`` (on ``device``, when given), or None when it is:
+    no case for it exists inside the implementation's features there
+    (:func:`not_drawable_because`), or the implementation declares it not applicable
+    (:func:`declared_not_applicable`). What fuzzing and the pytest suite leave out, each
+    shown with this reason as not applicable, never as passed."""
+    reason = not_drawable_because(prop, protocol.features_of(impl, device), device)
+    return reason if reason is not None else declared_not_applicable(prop, impl)
+
+
+def torch_device_kind(device) -> str:
+    """``"cpu"``, ``"cuda"``...: the kind of a device given as a string or torch.device."""
+    import torch
+
+    return torch.device(device).type
+
+
+#: Why a property whose every drawn case its ``applies`` rejected is not applicable.
+UNSATISFIABLE = "no case drawn inside the declared features is one it applies to"
+
+
+def case_kinds(case) -> list[str]:
+    """Labels that say which regions of the case space a case exercises."""
+    kinds = [case.dtype, case.layout, case.values]
+    banded = case.band != (-1, -1)
+    kinds.append("causal" if case.causal else ("window" if banded else "no band"))
+    if not case.mask.is_none:
+        kinds.append(f"mask {case.mask.kind}")
+        if case.mask.shape not in ("BHQK", "B11K"):
+            kinds.append("broadcast mask")
+    if case.varlen:
+        kinds.append("varlen")
+        if any(0 in pair for pair in case.seqlens):
+            kinds.append("empty sequence")
+    if not case.is_masked:
+        kinds.append("unmasked")
+    if case.kv_heads < case.heads:
+        kinds.append("gqa" if case.kv_heads > 1 else "mqa")
+    if case.seqlen_q != case.seqlen_k:
+        kinds.append("Nq<Nk" if case.seqlen_q < case.seqlen_k else "Nq>Nk")
+    if case.has_empty_rows:
+        kinds.append("empty rows")
+    return kinds
+
+
+def fuzz_in_process(
+    impl,
+    *,
+    impl_name: str,
+    budget: float,
+    device: str,
+    sizes,
+    seed: int | None = None,
+    database: str | None = None,
+    properties: list[str] | None = None,
+    on_case: Callable[[str, Case], None] | None = None,
+    before_case: Callable[[str, Case], None] | None = None,
+    on_verdict: Callable[[Verdict], None] | None = None,
+    on_declined: Callable[[str, Case, str], None] | None = None,
+    on_found: Callable[[PropertyFailure], None] | None = None,
+    on_known: Callable[[Failure], None] | None = None,
+    on_fatal: Callable[[Verdict], None] | None = None,
+    on_not_applicable: Callable[[str, str], None] | None = None,
+    should_stop: Callable[[], bool] = lambda: False,
+    shrink_time: float | None = None,
+    replay_only: bool = False,
+    simplest_run_elsewhere: bool = False,
+) -> FuzzResult:
+    """Fuzz ``impl`` in this process for ``budget`` seconds; stop at the first failure,
+    shrunk to a minimal case, or at the first fatal error, unshrunk.
+
+    Each case's verdict comes from :func:`flashcheck.engine.verdict.decide`. Hooks:
+    ``before_case(property, case)`` just before each call (the isolated fuzzer writes the
+    case to disk there); ``on_verdict(verdict)`` as soon as a case's verdict is known,
+    whatever it is; ``on_case(property, case)`` after each case checked and passed;
+    ``on_declined(property, case, reason)`` after each case the implementation declined;
+    ``on_found(failure)`` at the first failure, before shrinking; ``on_known(failure)``
+    when a property the implementation declares a known divergence fails (that property
+    is then dropped from the run); ``on_fatal(verdict)`` at a ``FATAL`` verdict, an error
+    after which the process cannot run further cases (the isolated worker exits there;
+    when the hook returns, the run ends with the fatal failure, unshrunk: shrinking would
+    run more cases on a dead CUDA context); ``on_not_applicable(property, reason)`` for
+    each chosen property that cannot run on this implementation (its features exclude
+    it, the implementation declares it not applicable, or no drawn case is one it applies
+    to: it is then dropped, and listed in ``not_applicable``); ``should_stop()``, polled
+    before each case. Shrinking stops at the budget's end or ``shrink_time`` seconds after
+    the first failure, whichever comes first; the smallest failing case found by then is
+    the counterexample.
+    ``replay_only``: replay what the database holds and draw nothing new.
+    ``simplest_run_elsewhere``: another process fuzzing alongside runs each property's
+    simplest case (every fuzz run's first drawn example), so this one leaves it out (it is
+    neither run nor counted, and a shrink here takes it as passing: where it fails, the
+    other process finds it) and spends that time on cases of its own.
+
+    Raises :class:`flashcheck.engine.verdict.FlashcheckError` when flashcheck's own code fails
+    on a case (a bug in flashcheck, not a finding), and ValueError when no chosen property
+    applies to the implementation's features.
+    """
+    features = protocol.features_of(impl, device)
+    chosen = [PROPERTIES[name] for name in properties] if properties else list(PROPERTIES.values())
+    result = FuzzResult()
+
+    def not_applicable(prop: Property, reason: str) -> None:
+        result.not_applicable[prop.name] = reason
+        if on_not_applicable is not None:
+            on_not_applicable(prop.name, reason)
+
+    for prop in chosen:
+        reason = not_applicable_because(prop, impl, device)
+        if reason is not None:
+            not_applicable(prop, reason)
+    chosen = [p for p in chosen if p.name not in result.not_applicable]
+    if not chosen:
+        raise ValueError(f"no property applies to {impl_name} with features {sorted(features)}")
+    # Properties take turns, a short hypothesis run each: every property is exercised within
+    # one cycle however short the budget (drawing the property at random left a third of
+    # them unexercised in short runs).
+    order = list(chosen)
+    shuffler = random.Random(seed)
+    # Each turn's hypothesis seed comes from a stream of the run's seed, not seed + turn:
+    # with that, --seed 2 replayed --seed 1's turns shifted by one.
+    round_seeds = random.Random(f"flashcheck fuzz rounds {seed}")
+    start = time.monotonic()
+    deadline = start + budget
+    # Failures seen so far, by (property, case spec): once time is up, these fail again at
+    # once and every other case passes, so hypothesis ends its shrink on the smallest
+    # failure seen and its final replay of it reproduces without running anything.
+    seen: dict[tuple[str, str], PropertyFailure] = {}
+    # Cases already run and passed: every hypothesis run starts from its simplest case,
+    # which would otherwise run again at each property's every turn.
+    passed: set[tuple[str, str]] = set()
+    stop_shrinking = [deadline]
+
+    def out_of_time() -> bool:
+        return time.monotonic() > stop_shrinking[0] or should_stop()
+
+    def run_case(prop: Property, case: Case) -> None:
+        key = (prop.name, case.spec())
+        if prop not in order:
+            return  # a known divergence already seen
+        if out_of_time():
+            if key in seen:
+                raise seen[key]
+            return
+        if key in passed:
+            return
+        if before_case is not None:
+            before_case(prop.name, case)
+        verdict = decide(prop, impl, case, device=device, impl_name=impl_name)
+        if on_verdict is not None:
+            on_verdict(verdict)
+        if verdict.outcome is Outcome.DECLINED:
+            # The adapter's documented way to decline a case inside its declared features
+            # that it cannot express (e.g. causal with Nq != Nk for SDPA's flash backend).
+            result.decline(prop.name, verdict.reason)
+            if on_declined is not None:
+                on_declined(prop.name, case, verdict.reason)
+            return
+        if verdict.outcome is Outcome.KNOWN:
+            _known_seen(prop, verdict)
+            return
+        if verdict.outcome is Outcome.FAILED:
+            _first_failure(verdict.failure)
+            raise verdict.failure
+        if verdict.outcome is Outcome.FATAL and on_fatal is not None:
+            on_fatal(verdict)
+        if verdict.outcome in (Outcome.FATAL, Outcome.FLASHCHECK_ERROR):
+            raise StopRunning(verdict)  # past hypothesis, which would shrink an Exception
+        passed.add(key)
+        result.count(prop.name, case_kinds(case))
+        result.seconds = time.monotonic() - start
+        if on_case is not None:
+            on_case(prop.name, case)
+
+    def _known_seen(prop, verdict):
+        # Declared: reported once per property. A whole-property divergence gives its turns
+        # to the others; one confined to some cases leaves the property in the rotation, where
+        # a failure on a case it does not cover is still a finding.
+        if prop.name not in {known.property for known in result.known}:
+            known = Failure.from_verdict(verdict)
+            result.known.append(known)
+            if on_known is not None:
+                on_known(known)
+        if protocol.known_divergences(impl)[prop.name].scoped:
+            passed.add((prop.name, verdict.case.spec()))
+        else:
+            order.remove(prop)
+
+    def _first_failure(failure):
+        if not seen:
+            if shrink_time is not None:
+                stop_shrinking[0] = min(deadline, time.monotonic() + shrink_time)
+            if on_found is not None:
+                on_found(failure)
+        seen[failure.property_name, failure.case.spec()] = failure
+
+    examples = DirectoryBasedExampleDatabase(database) if database else None
+
+    # Properties whose simplest case has been set aside for the process that runs it.
+    simplest_left_out: set[str] = set()
+
+    def hypothesis_run(prop: Property, phases, round_seed):
+        first_drawn = [Phase.generate in phases]
+
+        def one_case(turn_and_case):
+            if first_drawn[0] and simplest_run_elsewhere and prop.name not in simplest_left_out:
+                # The first example of a property's first drawn turn is its simplest case;
+                # later turns start from the same one, which `passed` then skips.
+                simplest_left_out.add(prop.name)
+                passed.add((prop.name, turn_and_case[1].spec()))
+            first_drawn[0] = False
+            run_case(prop, turn_and_case[1])
+
+        # One example-database key per property (hypothesis's own hook for telling apart
+        # runs of one function, as its pytest plugin does for parametrized tests).
+        one_case._hypothesis_internal_add_digest = prop.name.encode()
+        test = given(st.tuples(_TURN_NONCE, case_strategy(prop, features, sizes)))(one_case)
+        if round_seed is not None:
+            test = hypothesis_seed(round_seed)(test)
+        # Parented on hypothesis's default, not the active profile: under CI the active one
+        # is derandomized, which drew the same examples at every unseeded turn.
+        return settings(
+            settings.get_profile("default"), derandomize=False, max_examples=ROUND_EXAMPLES, deadline=None,
+            database=examples, suppress_health_check=list(HealthCheck), phases=phases, print_blob=False,
+            report_multiple_bugs=False,
+        )(test)
+
+    # First every property replays what the database kept (earlier failures), then fuzzing.
+    runs = [(prop, [Phase.reuse, Phase.shrink], seed) for prop in order]
+    while not out_of_time() and order:
+        if not runs:
+            if replay_only:
+                break
+            for prop in cycle(order, shuffler):
+                round_seed = None if seed is None else round_seeds.getrandbits(64)
+                runs.append((prop, [Phase.generate, Phase.shrink], round_seed))
+        prop, phases, round_seed = runs.pop(0)
+        if prop not in order:
+            continue  # dropped since its turn was planned
+        try:
+            hypothesis_run(prop, phases, round_seed)()
+        except unittest.SkipTest:
+            pass  # a replay with nothing stored for that property: hypothesis ran nothing
+        except StopRunning as stop:
+            if stop.verdict.outcome is Outcome.FLASHCHECK_ERROR:
+                raise stop.verdict.error from None
+            result.failures.append(Failure.from_verdict(stop.verdict))
+            break
+        except Unsatisfiable:
+            if seen:
+                raise
+            # Every case drawn was one the property does not apply to (its `applies`
+            # filter, e.g. cases that hide keys, with no band, mask or packing declared).
+            order.remove(prop)
+            not_applicable(prop, UNSATISFIABLE)
+        except Exception as error:
+            if not seen:
+                raise
+            # Hypothesis re-raises the smallest failure; anything else (a FlakyFailure when
+            # a racy implementation passed on replay) reports the last failure seen.
+            failure = error if isinstance(error, PropertyFailure) else list(seen.values())[-1]
+            result.failures.append(Failure.from_property_failure(failure))
+            break
+    result.seconds = time.monotonic() - start
+    return result
+
+
+def cycle(properties: list[Property], shuffler: random.Random) -> list[Property]:
+    """One cycle of turns: the :data:`PRIMARY` properties among ``properties`` first, then
+    the others in an order drawn from ``shuffler``, each run of :data:`OTHERS_PER_PRIMARY`
+    of them followed by the next primary property in rotation. Every property has a turn
+    in every cycle; no other property has two."""
+    primary = [p for name in PRIMARY for p in properties if p.name == name]
+    others = [p for p in properties if p.name not in PRIMARY]
+    shuffler.shuffle(others)
+    turns = list(primary)
+    for position, prop in enumerate(others, start=1):
+        turns.append(prop)
+        if primary and position % OTHERS_PER_PRIMARY == 0 and position < len(others):
+            turns.append(primary[(position // OTHERS_PER_PRIMARY - 1) % len(primary)])
+    return turns

@@ -1,0 +1,196 @@
+"""What a fuzzing run found, as plain data: :class:`Failure` and :class:`FuzzResult`.
+
+Apart from the engine (:mod:`flashcheck.engine.fuzz`, which re-exports both), so that importing them
+imports neither torch nor hypothesis: ``flashcheck fuzz`` reports a run that a Ctrl-C ended
+during its start-up, perhaps inside ``import torch``, whose module cannot be imported again.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Failure:
+    """One counterexample, as plain data that crosses process boundaries.
+
+    ``kind``: ``"property"`` (the property failed, or the implementation raised; the case
+    is shrunk when found by fuzzing), ``"known"`` (it failed, and the implementation
+    declares that property a known divergence: reported, not a finding; not shrunk),
+    ``"fatal"`` (an error after which the process could run no further case, a CUDA error
+    that lost the context: the process stopped there, unshrunk), ``"crash"`` (the process
+    running the case died: a segfault, an abort) or ``"hang"`` (the case ran past its
+    timeout). ``case`` is a case spec (:meth:`flashcheck.case.Case.spec`), None when the
+    process died between cases.
+    """
+
+    kind: str
+    property: str | None
+    case: str | None
+    evidence: str
+    impl: str
+    seconds: float | None = None  # into the run when it was found (before shrinking)
+    #: Of a property failure: False when reported as first drawn because its shrinking was
+    #: cut short (the run interrupted, or its budget spent); None otherwise.
+    shrunk: bool | None = None
+    #: Of a crash or a hang: the per-case timeout of the run that found it, so that its replay
+    #: line runs the case as that run did, in a worker process watched with that timeout.
+    case_timeout: float | None = None
+
+    @classmethod
+    def from_property_failure(cls, failure, kind: str = "property") -> "Failure":
+        return cls(kind, failure.property_name, failure.case.spec(), failure.evidence, failure.impl_name)
+
+    @classmethod
+    def from_verdict(cls, verdict) -> "Failure":
+        """The failure a ``FAILED``, ``KNOWN`` or ``FATAL`` verdict reports."""
+        from flashcheck.engine.verdict import Outcome
+
+        kind = {Outcome.FAILED: "property", Outcome.KNOWN: "known", Outcome.FATAL: "fatal"}[verdict.outcome]
+        failure = cls.from_property_failure(verdict.failure, kind)
+        if verdict.outcome is Outcome.KNOWN:
+            failure.evidence += f"\ndeclared: {verdict.reason}"
+        return failure
+
+    def reproduction(self) -> str | None:
+        """One command line that replays exactly this case (None without a case)."""
+        if self.case is None or self.property is None:
+            return None
+        from flashcheck.compare import replay_command
+
+        return replay_command(self.impl, self.property, self.case, self.case_timeout)
+
+    def to_json(self) -> dict:
+        return {"kind": self.kind, "property": self.property, "case": self.case, "evidence": self.evidence,
+                "replay": self.reproduction(), "seconds": self.seconds, "shrunk": self.shrunk}
+
+    def __str__(self) -> str:
+        what = {"property": "failed", "crash": "crashed the process", "hang": "hung",
+                "fatal": "ended the process with a fatal error",
+                "known": "failed as declared (a known divergence)"}[self.kind]
+        lines = [f"property {self.property} {what} for {self.impl}" if self.property else f"{self.impl}: {what}",
+                 self.evidence]
+        if self.case is not None:
+            lines.append(f"case: {self.case}")
+        if self.reproduction():
+            lines.append(f"reproduce: {self.reproduction()}")
+        return "\n".join(lines)
+
+
+#: Seconds per entry of :attr:`FuzzResult.pace`.
+PACE_SPAN = 10
+
+
+@dataclass
+class FuzzResult:
+    """What a fuzzing run did and the counterexamples it found."""
+
+    cases: int = 0
+    seconds: float = 0.0
+    by_property: Counter = field(default_factory=Counter)
+    by_kind: Counter = field(default_factory=Counter)
+    declined: int = 0  # cases the implementation declined with NotImplementedError
+    #: Declined cases by property, then by the message the implementation declined with.
+    declined_by_property: dict[str, Counter] = field(default_factory=dict)
+    #: Properties not run because no case inside the implementation's features is one they
+    #: apply to, or because the implementation declares them not applicable, with the reason:
+    #: not passed, not failed.
+    not_applicable: dict[str, str] = field(default_factory=dict)
+    failures: list[Failure] = field(default_factory=list)
+    #: Per worker process position (isolated runs): ``{"worker", "gpu", "device", "cases",
+    #: "processes"}``, where ``device`` is what the worker reported it runs on.
+    workers: list[dict] = field(default_factory=list)
+    #: Failures of properties the implementation declares known divergences
+    #: (``flashcheck_known_divergences``): expected, reported, not findings.
+    known: list[Failure] = field(default_factory=list)
+    #: Cases still running when the budget ran out, stopped with their worker: neither
+    #: passed nor failed (``{"property", "case", "running_for"}``).
+    unfinished: list[dict] = field(default_factory=list)
+    #: Crash-store entries no longer replayable (``{"property", "case", "problem", "store"}``,
+    #: see :meth:`flashcheck.engine.fuzz_workers.CrashStore.replayable`): reported, not run, not findings.
+    stale: list[dict] = field(default_factory=list)
+    #: The run was interrupted (SIGINT) before its end: what it found so far is all there is.
+    interrupted: bool = False
+    #: Where the time went, in isolated runs (:meth:`timed`): worker-seconds of finished
+    #: cases, the part of them spent in Triton's compilations, and the finished cases per
+    #: :data:`PACE_SPAN` seconds of the run, first span first.
+    case_seconds: float = 0.0
+    compile_seconds: float = 0.0
+    pace: list[int] = field(default_factory=list)
+
+    @property
+    def found(self) -> bool:
+        return bool(self.failures)
+
+    @property
+    def checked_anything(self) -> bool:
+        """Whether any case said anything about a property: one passed, failed, or failed
+        as a declared known divergence. A run of declined cases only, or of cases that never
+        finished, checked nothing, and must not read as a pass."""
+        return self.cases > 0 or bool(self.failures) or bool(self.known)
+
+    def never_checked(self) -> list[str]:
+        """Properties that had cases, every one of them declined."""
+        return sorted(name for name in self.declined_by_property
+                      if not self.by_property.get(name) and not any(f.property == name for f in self.known))
+
+    def count(self, prop: str, kinds) -> None:
+        """Record one completed case of property ``prop`` with case kinds ``kinds``."""
+        self.cases += 1
+        self.by_property[prop] += 1
+        self.by_kind.update(kinds)
+
+    def timed(self, at: float, seconds: float, compiling: float) -> None:
+        """Record the times of one finished case: it ended ``at`` seconds into the run,
+        after ``seconds`` of its worker's time, ``compiling`` of them in Triton's JIT."""
+        self.case_seconds += seconds
+        self.compile_seconds += compiling
+        span = int(at // PACE_SPAN)
+        self.pace.extend([0] * (span + 1 - len(self.pace)))
+        self.pace[span] += 1
+
+    def rate(self, start: float, end: float | None = None) -> float | None:
+        """Finished cases per second between ``start`` and ``end`` seconds into the run
+        (multiples of :data:`PACE_SPAN`; ``end`` None: to the end of the run), or None
+        where the run did not time its cases or has no time there."""
+        if not self.pace:
+            return None
+        first = int(start // PACE_SPAN)
+        last = len(self.pace) if end is None else int(end // PACE_SPAN)
+        elapsed = min(self.seconds, last * PACE_SPAN) - first * PACE_SPAN
+        return sum(self.pace[first:last]) / elapsed if elapsed > 1 else None
+
+    @property
+    def compile_share(self) -> float | None:
+        """The share of finished cases' worker time spent compiling (None: not timed)."""
+        return self.compile_seconds / self.case_seconds if self.case_seconds > 0 else None
+
+    def decline(self, prop: str, reason: str) -> None:
+        """Record one case of property ``prop`` that the implementation declined with ``reason``."""
+        self.declined += 1
+        self.declined_by_property.setdefault(prop, Counter())[reason] += 1
+
+    def to_json(self, *, impl_name: str, device: str, budget: float) -> dict:
+        """The result as plain data: ``impl``, ``device``, ``budget``, ``seconds``, ``cases``
+        (checked and passed), ``declined``, ``found``, ``checked_anything`` (see
+        :attr:`checked_anything`), ``by_property`` and ``by_kind`` (counts),
+        ``declined_by_property`` (``{property: {reason: count}}``), ``not_applicable``
+        (``{property: reason}``), and ``failures``: a list of ``{"kind", "property", "case",
+        "evidence", "replay", "seconds"}`` (see :class:`Failure`; ``seconds``: when it was
+        found), ``workers``, ``unfinished``, ``known``, ``stale``, ``interrupted``, and
+        ``pace``: ``{"span", "cases_per_span", "case_seconds", "compile_seconds"}`` (see
+        :meth:`timed`; empty lists and zeros where the run did not time its cases)."""
+        return {
+            "impl": impl_name, "device": device, "budget": budget, "seconds": round(self.seconds, 3),
+            "cases": self.cases, "declined": self.declined, "found": self.found,
+            "checked_anything": self.checked_anything,
+            "declined_by_property": {name: dict(reasons) for name, reasons in self.declined_by_property.items()},
+            "not_applicable": dict(self.not_applicable),
+            "by_property": dict(self.by_property), "by_kind": dict(self.by_kind),
+            "failures": [failure.to_json() for failure in self.failures], "workers": self.workers,
+            "unfinished": self.unfinished, "known": [failure.to_json() for failure in self.known],
+            "stale": self.stale, "interrupted": self.interrupted,
+            "pace": {"span": PACE_SPAN, "cases_per_span": list(self.pace),
+                     "case_seconds": round(self.case_seconds, 3), "compile_seconds": round(self.compile_seconds, 3)},
+        }

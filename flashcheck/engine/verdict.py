@@ -1,0 +1,378 @@
+"""The verdict of one property on one case: the single place where what happened is decided.
+
+:func:`decide` runs a property's check on one case and says which of these it was:
+
+``PASSED``
+    the property held.
+``DECLINED``
+    the implementation declined the case on purpose: a ``NotImplementedError`` raised by a
+    ``raise`` statement of the implementation's own code (see :func:`deliberate_decline`).
+    Nothing was checked. Any other ``NotImplementedError`` (one raised by flashcheck's
+    code, by torch, or by a call the implementation made) is not a decline.
+``KNOWN``
+    the property failed on a case that a known divergence the implementation declares
+    (``flashcheck_known_divergences``, :mod:`flashcheck.divergences`) explains: reported,
+    with the evidence, and not a finding.
+``FAILED``
+    the property failed, or the implementation raised: a finding, with the evidence.
+``FATAL``
+    an error after which this process can run no further case (:func:`is_fatal`: a CUDA
+    error poisons the context for good). A finding; whoever runs cases must stop running
+    them in this process, and must not shrink (that would run more cases on a dead context).
+``FLASHCHECK_ERROR``
+    flashcheck's own code raised: a bug in flashcheck, never a finding about the
+    implementation. The error (:class:`FlashcheckError`) carries the traceback.
+
+Who raised an exception is read from its traceback. The implementation is handed to the
+property wrapped (:class:`_Calling`), so that every call into it leaves a frame of that
+wrapper in the traceback of whatever it raises; so does torch's autograd entry, through
+which a property runs the backward pass of what the implementation returned (flashcheck's
+own reference computes its gradients analytically, never by autograd). So is one raised by
+the implementation's own code outside a call into it (its innermost frame outside the
+libraries lies in the implementation's source file: a method of a tensor subclass it
+returned, say, which flashcheck's code then used). Any other exception was raised by
+flashcheck's code: the properties, the reference, the comparisons, or a library they called.
+
+Every report is complete where it is built: a :class:`~flashcheck.compare.PropertyFailure`
+or :class:`FlashcheckError` names the implementation, the property, the case and the
+command line that replays it, and is never filled in afterwards.
+
+The callers are ``flashcheck fuzz`` (:mod:`flashcheck.engine.fuzz`), ``flashcheck check``
+(:mod:`flashcheck.cli.commands.check`), the pytest suite (:mod:`flashcheck.property_suite`) and the GPU
+determinism test; each maps the verdict onto its own way of reporting, none decides anew.
+"""
+
+from __future__ import annotations
+
+import dis
+import enum
+import functools
+import importlib.util
+import sysconfig
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from flashcheck import protocol
+from flashcheck.case import Case
+from flashcheck.compare import PropertyFailure, Violation, replay_command
+
+
+class Outcome(enum.Enum):
+    """What one property did on one case (see the module's docstring)."""
+
+    PASSED = "passed"
+    DECLINED = "declined"
+    KNOWN = "known"
+    FAILED = "failed"
+    FATAL = "fatal"
+    FLASHCHECK_ERROR = "flashcheck error"
+
+
+class FlashcheckError(Exception):
+    """flashcheck's own code failed while it checked ``property_name`` on ``case`` for
+    ``impl_name``: a bug in flashcheck (or the device running out of memory in its own
+    computation), not a finding about the implementation. Built
+    complete: ``str()`` names all three, gives the replay line and the traceback of the
+    original error (kept as ``original``)."""
+
+    def __init__(self, error: BaseException, *, property_name: str, case: Case, impl_name: str):
+        self.property_name, self.case, self.impl_name, self.original = property_name, case, impl_name, error
+        self.replay = replay_command(impl_name, property_name, case.spec())
+        self.traceback = "".join(traceback.format_exception(error)).rstrip()
+        if isinstance(error, torch.OutOfMemoryError):
+            # Not a bug either: the device ran short in flashcheck's own computation (the reference).
+            what = f"the device ran out of memory in flashcheck's own computation, not a finding about {impl_name}"
+        else:
+            what = f"a bug in flashcheck, not a finding about {impl_name}"
+        super().__init__(
+            f"flashcheck's own code raised {type(error).__name__} while checking property {property_name} "
+            f"for {impl_name}: {what}\ncase: {case.spec()}\nreproduce: {self.replay}\n{self.traceback}"
+        )
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The verdict of property ``property`` on ``case`` for the implementation ``impl_name``.
+
+    ``failure``: the complete :class:`~flashcheck.compare.PropertyFailure` for ``FAILED``,
+    ``KNOWN`` and ``FATAL`` (None otherwise). ``reason``: for ``DECLINED``, the message the
+    implementation declined with; for ``KNOWN``, the declared divergence. ``error``: the
+    exception as raised, for ``FATAL`` (the implementation's or a library's) and
+    ``FLASHCHECK_ERROR`` (a :class:`FlashcheckError`).
+    """
+
+    outcome: Outcome
+    property: str
+    case: Case
+    impl_name: str
+    failure: PropertyFailure | None = None
+    reason: str | None = None
+    error: BaseException | None = None
+
+    @property
+    def replay(self) -> str:
+        """The command line that replays exactly this property on this case."""
+        return replay_command(self.impl_name, self.property, self.case.spec())
+
+    @property
+    def checked(self) -> bool:
+        """Whether the case said something about the property: it passed, failed (as a
+        known divergence too) or was fatal; a declined case and flashcheck's own error
+        checked nothing."""
+        return self.outcome not in (Outcome.DECLINED, Outcome.FLASHCHECK_ERROR)
+
+    def __str__(self) -> str:
+        if self.outcome is Outcome.PASSED:
+            return f"property {self.property} holds for {self.impl_name}\ncase: {self.case.spec()}"
+        if self.outcome is Outcome.DECLINED:
+            return (f"{self.impl_name} declined property {self.property} on this case: {self.reason}\n"
+                    f"case: {self.case.spec()}\nreproduce: {self.replay}")
+        if self.outcome is Outcome.FLASHCHECK_ERROR:
+            return str(self.error)
+        text = str(self.failure)
+        if self.outcome is Outcome.KNOWN:
+            text += f"\n(a known divergence of {self.impl_name}: {self.reason})"
+        return text
+
+
+class StopRunning(BaseException):
+    """Raised inside a hypothesis test to end its run at once with a ``FATAL`` or
+    ``FLASHCHECK_ERROR`` verdict (``verdict``): not an ``Exception``, so that hypothesis
+    passes it on instead of shrinking, which would run more cases on a dead CUDA context,
+    or run flashcheck's own bug again and again."""
+
+    def __init__(self, verdict: Verdict):
+        super().__init__(verdict.outcome.value)
+        self.verdict = verdict
+
+
+def decide(prop, impl, case: Case, *, device, impl_name: str) -> Verdict:
+    """Run property ``prop`` (a :class:`~flashcheck.properties.registry.Property`) on
+    ``case`` for ``impl`` on ``device`` and return its :class:`Verdict`.
+
+    ``impl_name`` is how the replay line names the implementation (a built-in name or
+    ``module:attr``), required. The case's cached GPU memory is given back to the driver
+    afterwards (:func:`flashcheck.protocol.release_cached_memory`), except after a fatal
+    error, when the dead context can release nothing. Only ``KeyboardInterrupt`` and
+    other ``BaseException`` that are not ``Exception`` propagate.
+    """
+    if not impl_name:
+        raise ValueError("impl_name: expected the implementation's name, as its replay line gives it")
+    made = functools.partial(Verdict, property=prop.name, case=case, impl_name=impl_name)
+    failure = functools.partial(PropertyFailure, property_name=prop.name, case=case, impl_name=impl_name)
+    try:
+        prop.check(_Calling(impl), case, device=device)
+        error = None
+    except Exception as raised:  # noqa: BLE001 - every exception is classified below
+        error = raised
+    if error is None or not is_fatal(error):
+        try:
+            protocol.release_cached_memory(device)
+        except Exception as raised:  # noqa: BLE001
+            error = error or raised  # a CUDA error reported late, at the release
+    try:
+        if error is None:
+            return made(Outcome.PASSED)
+        if is_fatal(error):
+            whose = ("the implementation raised" if _raised_by_implementation(error) else
+                     "raised after the implementation's kernels ran (CUDA reports errors late)")
+            evidence = (f"fatal: {whose} {type(error).__name__}: {_first_line(error)}\n"
+                        f"the process can run no further case (its CUDA context is lost)")
+            return made(Outcome.FATAL, failure=failure(evidence), error=error)
+        if isinstance(error, (Violation, PropertyFailure)):
+            found = failure(error.evidence)
+        elif _raised_by_implementation(error) or _raised_in_implementation_code(error, impl):
+            if deliberate_decline(error):
+                return made(Outcome.DECLINED, reason=_first_line(error) or "NotImplementedError")
+            found = failure(f"the implementation raised {type(error).__name__}: {error}{_where(error)}")
+        else:
+            return made(Outcome.FLASHCHECK_ERROR, error=FlashcheckError(
+                error, property_name=prop.name, case=case, impl_name=impl_name))
+        known = protocol.known_divergences(impl).get(prop.name)
+        if known is not None and known.explains(case):
+            return made(Outcome.KNOWN, failure=found, reason=str(known))
+        return made(Outcome.FAILED, failure=found)
+    except Exception as raised:  # noqa: BLE001 - deciding failed: flashcheck's own bug
+        return made(Outcome.FLASHCHECK_ERROR, error=FlashcheckError(
+            raised, property_name=prop.name, case=case, impl_name=impl_name))
+
+
+def is_fatal(error: BaseException) -> bool:
+    """Whether ``error`` leaves the process unable to run further cases: a CUDA error
+    (an illegal address, a launch failure, a device-side assert) poisons the CUDA context
+    for good."""
+    fatal_type = getattr(torch, "AcceleratorError", None)
+    if fatal_type is not None and isinstance(error, fatal_type):
+        return True
+    return isinstance(error, RuntimeError) and "CUDA error" in str(error)
+
+
+def deliberate_decline(error: BaseException) -> bool:
+    """Whether ``error`` is the implementation's deliberate decline: a ``NotImplementedError``
+    raised by a ``raise`` statement in the implementation's own code, inside a call
+    flashcheck made to it. Not one raised by flashcheck's checking code (the properties,
+    the reference, the comparisons: flashcheck's shipped adapters count as implementations),
+    by torch, Triton, numpy or the standard library, nor one a C function raised under a
+    call the implementation made (torch's "Could not run 'aten::...'" errors)."""
+    if not isinstance(error, NotImplementedError) or not _raised_by_implementation(error):
+        return False
+    frames = list(traceback.walk_tb(error.__traceback__))
+    frame, _ = frames[-1]
+    code = frame.f_code
+    if _is_library(code.co_filename) or _is_checking_code(code.co_filename):
+        return False
+    innermost = error.__traceback__
+    while innermost.tb_next is not None:
+        innermost = innermost.tb_next
+    return _opname(code, innermost.tb_lasti) == "RAISE_VARARGS"
+
+
+# -- who raised an exception -------------------------------------------------------------------
+
+
+class _Calling:
+    """``impl`` as a property sees it: the same call and attributes. Each call runs
+    through :meth:`__call__`, whose frame in a traceback marks what the implementation
+    raised (see :func:`_raised_by_implementation`)."""
+
+    __slots__ = ("_impl",)
+
+    def __init__(self, impl):
+        object.__setattr__(self, "_impl", impl)
+
+    def __call__(self, *args, **kwargs):
+        return self._impl(*args, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self._impl, name)
+
+    def __repr__(self) -> str:
+        return repr(self._impl)
+
+
+def _boundaries() -> frozenset:
+    """Code objects whose frames lie between flashcheck's code and the implementation's:
+    the call wrapper, and torch's autograd entries (a backward pass runs what the
+    implementation recorded in the forward)."""
+    codes = {_Calling.__call__.__code__}
+    for entry in (torch.autograd.grad, torch.autograd.backward):
+        code = getattr(entry, "__code__", None)
+        if code is not None:
+            codes.add(code)
+    return frozenset(codes)
+
+
+_BOUNDARIES = _boundaries()
+
+
+def _raised_by_implementation(error: BaseException) -> bool:
+    """Whether ``error`` was raised inside a call into the implementation (its forward
+    call, or a backward pass through what it returned)."""
+    return any(frame.f_code in _BOUNDARIES for frame, _ in traceback.walk_tb(error.__traceback__))
+
+
+def _raised_in_implementation_code(error: BaseException, impl) -> bool:
+    """Whether ``error`` was raised by the implementation's own code outside a call into it:
+    its innermost frame outside the libraries lies in the implementation's source file, e.g.
+    in a method of a tensor subclass it returned, which flashcheck's code then used."""
+    files = _implementation_files(impl)
+    for frame, _ in reversed(list(traceback.walk_tb(error.__traceback__))):
+        filename = frame.f_code.co_filename
+        if not _is_library(filename):
+            return str(Path(filename).resolve()) in files
+    return False
+
+
+def _implementation_files(impl) -> frozenset:
+    """The source files of ``impl``: of its code (a function's or its ``__call__``'s) and of
+    the module it names as its own; never flashcheck's checking code nor a library's."""
+    import sys
+
+    files = set()
+    for holder in (impl, getattr(impl, "__call__", None)):
+        code = getattr(holder, "__code__", None)
+        if code is not None:
+            files.add(code.co_filename)
+    for owner in (impl, type(impl)):
+        module = sys.modules.get(getattr(owner, "__module__", None) or "")
+        if getattr(module, "__file__", None):
+            files.add(module.__file__)
+    return frozenset(str(Path(file).resolve()) for file in files
+                     if not _is_library(file) and not _is_checking_code(file))
+
+
+def _package_folder(name: str) -> str | None:
+    """The folder of package ``name``, found without importing it (Triton must not be
+    imported before ``TRITON_INTERPRET`` is settled)."""
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return str(Path(list(spec.submodule_search_locations)[0]).resolve())
+
+
+@functools.lru_cache(maxsize=1)
+def _library_folders() -> tuple[str, ...]:
+    folders = [_package_folder(name) for name in ("torch", "triton", "numpy")]
+    paths = sysconfig.get_paths()
+    folders += [str(Path(paths[key]).resolve()) for key in ("stdlib", "platstdlib") if key in paths]
+    return tuple(folder for folder in folders if folder)
+
+
+@functools.lru_cache(maxsize=1)
+def _checking_folders() -> tuple[str, ...]:
+    import flashcheck
+    import flashcheck.properties
+
+    return tuple(str(Path(module.__file__).resolve().parent) for module in (flashcheck, flashcheck.properties))
+
+
+@functools.lru_cache(maxsize=256)
+def _is_library(filename: str) -> bool:
+    if filename.startswith("<"):  # "<frozen importlib._bootstrap>" and the like
+        return True
+    path = str(Path(filename).resolve())
+    return any(path.startswith(folder + "/") or path == folder for folder in _library_folders())
+
+
+#: flashcheck's packages that are implementations, not checking code (flashcheck.peers: the
+#: adapters of torch's and other libraries' kernels, and the registry that resolves them).
+_SHIPPED_IMPLEMENTATION_PACKAGES = ("peers",)
+
+
+@functools.lru_cache(maxsize=256)
+def _is_checking_code(filename: str) -> bool:
+    path = Path(filename).resolve()
+    if any(str(path).startswith(str(Path(_checking_folders()[0], package)) + "/")
+           for package in _SHIPPED_IMPLEMENTATION_PACKAGES):
+        return False
+    return any(str(path).startswith(folder + "/") for folder in _checking_folders())
+
+
+def _opname(code, offset: int) -> str | None:
+    for instruction in dis.get_instructions(code):
+        if instruction.offset == offset:
+            return instruction.opname
+    return None
+
+
+def _first_line(error: BaseException) -> str:
+    lines = str(error).strip().splitlines()
+    return lines[0] if lines else ""
+
+
+def _where(error: BaseException) -> str:
+    """Where the implementation's code raised ``error``: its innermost frame outside
+    flashcheck's checking code and the libraries, or nothing when there is none."""
+    for frame, line in reversed(list(traceback.walk_tb(error.__traceback__))):
+        filename = frame.f_code.co_filename
+        if not _is_library(filename) and not _is_checking_code(filename):
+            return f"\n  raised at {filename}:{line} in {frame.f_code.co_name}"
+        if frame.f_code in _BOUNDARIES:
+            break
+    return ""

@@ -1,0 +1,579 @@
+"""torch's SDPA backends as flashcheck implementations, and ``Adapter``, the protocol front
+that they and FlexAttention (:mod:`flashcheck.peers.flex`) share.
+
+Every adapter of torch's kernels is a callable with the implementation protocol's signature
+(see docs/protocol.md)::
+
+    attention(q, k, v, *, causal=False, window=(-1, -1), softmax_scale=None,
+              attn_mask=None, cu_seqlens_q=None, cu_seqlens_k=None,
+              max_seqlen_q=None, max_seqlen_k=None) -> (out, lse)
+
+and carries ``name``, ``device_kinds`` (``{"cpu", "cuda"}`` or a subset),
+``flashcheck_features`` (what it supports, dtype names included) and
+``flashcheck_features_by_device`` (the same, narrowed per device kind).  A
+request outside the declared features raises ``NotImplementedError`` naming the
+argument; nothing is ever silently ignored.
+
+Packed variable-length input ("varlen": ``sdpa-math`` and ``flex``) is run as a packed
+batch of one, q ``(1, Tq, H, D)``, under the block-diagonal document mask with the
+causal/window band applied per sequence (:func:`flashcheck.masks.document`): SDPA math
+gets it as its boolean ``attn_mask``, Flex as a ``mask_mod`` over per-token sequence ids
+and positions.  out and lse come back in the packed layout.
+
+The adapters translate conventions and nothing else: they never repair what the
+peer returns (a NaN in a fully masked row is reported, not patched), so that
+divergences between peers and the protocol are found rather than hidden.
+
+Findings below (and in :mod:`flashcheck.peers.flex`) marked [2.13 CPU] were measured with torch 2.13 on CPU, those marked
+[2.11 H100] with torch 2.11 + triton 3.6 on an H100.  A NotImplementedError from an
+adapter means the case lies outside what the peer can express: skip it, never count
+it as a pass or a failure.
+
+Translations, adapter by adapter:
+
+* Layout.  The protocol is ``(B, N, H, D)``; torch's SDPA and FlexAttention take
+  ``(B, H, N, D)``.  Every adapter passes ``transpose(1, 2)`` views in and
+  returns ``transpose(1, 2)`` views of the output (not necessarily contiguous).
+* Scale.  ``softmax_scale=None`` becomes ``1/sqrt(D)`` explicitly, so every peer
+  receives the same number.
+* ``sdpa-math``: ``F.scaled_dot_product_attention`` forced to
+  ``SDPBackend.MATH``.  Causal (bottom-right), window and the user's mask are
+  folded into ONE explicit boolean mask (True = attend) -- torch's
+  ``is_causal`` is top-left aligned and so is never used.  GQA through
+  ``enable_gqa=True`` (torch >= 2.5; K/V heads repeated before).  The public API
+  returns no lse, so ``lse`` is ``None`` and "lse" is not declared (computing it
+  separately would not be the peer's).  Fully masked rows [2.13 CPU, 2.11 H100]:
+  out = 0 (its "safe softmax") and zero gradients.  No keys at all (Nk = 0, or a
+  packed batch without a key) [2.13 CPU]: the public frontend returns
+  ``zeros + (q.sum() + k.sum() + v.sum())·0`` in the input dtype before any backend,
+  NaN where that sum overflows (float16), and its backward ``dO.sum()·0``: a known
+  divergence confined to those cases (see ``_EMPTY_KEYS_FORWARD``); torch 2.11 returned 0
+  there [2.11 H100, on its CPU and GPU].
+* ``sdpa-flash`` / ``sdpa-cudnn`` (CUDA only, float16/bfloat16): the private ops
+  ``aten._scaled_dot_product_flash_attention`` /
+  ``aten._scaled_dot_product_cudnn_attention``, which also return the
+  logsumexp (natural log; cuDNN's is ``(B, H, Nq, 1)``, squeezed here).  These
+  ops take no mask and no window.  Their ``is_causal`` alignment for
+  ``Nq != Nk`` is no documented contract -- [2.11 H100] flash's was measured
+  bottom-right (FlashAttention-2's own convention) and cuDNN's top-left -- so
+  causal is accepted only for ``Nq == Nk``, where the two coincide; otherwise
+  NotImplementedError.  GQA: K/V heads are repeated explicitly
+  (``repeat_interleave`` on the head axis: query head h reads KV head
+  ``h // (H // Hkv)``), which autograd sums back in the backward pass.
+  With top-left causal as their only restriction no row is ever without a key,
+  so ``empty_rows_exact`` and ``empty_rows_get_zero_dq``, every case of which
+  would be declined, are declared not applicable (``flashcheck_not_applicable``).
+* ``sdpa-efficient`` (CUDA only, all three dtypes): the private op
+  ``aten._scaled_dot_product_efficient_attention``.  Its logsumexp is padded
+  along the query axis to a multiple of 32 and is sliced back to ``Nq``.  Plain
+  causal with ``Nq == Nk`` uses the kernel's own ``is_causal`` (top-left,
+  [2.11 H100]); every other restriction (causal with ``Nq != Nk``, window, mask)
+  is expressed exactly as an additive bias of 0 / -inf in the input dtype,
+  stored with its key axis padded to a multiple of 16 (the kernel's alignment)
+  and sliced back.  GQA as for flash.  Fully masked rows [2.11 H100]: out = 0
+  and zero gradients, but lse = 0 instead of -inf -- a divergence from the
+  protocol, reported as it is.
+* The three private ops get their inputs as torch's public SDPA would give them:
+  D zero-padded to a multiple of 8 (output sliced back) and storage that is not
+  16-byte aligned copied contiguous; otherwise they fault with a sticky CUDA
+  "misaligned address" error [2.11 H100] that poisons the process.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable, Mapping
+
+import torch
+
+from flashcheck import packing
+from flashcheck.divergences import (
+    KnownDivergence, either, float16_backward_overflows, float16_subnormal_probabilities,
+    sdpa_no_keys_backward_overflows, sdpa_no_keys_forward_overflows, under,
+)
+from flashcheck.masks import UNBOUNDED, as_4d, band, check_attn_mask, effective_window
+from flashcheck.protocol import DTYPE_NAMES
+
+__all__ = [
+    "sdpa_math",
+    "sdpa_flash",
+    "sdpa_efficient",
+    "sdpa_cudnn",
+    "Adapter",
+    "dtype_name",
+]
+
+
+_HALF = frozenset({"float16", "bfloat16"})
+# scaled_dot_product_attention gained enable_gqa in torch 2.5; before it, KV heads are repeated.
+_SDPA_HAS_GQA = torch.torch_version.TorchVersion(torch.__version__) >= (2, 5)
+
+
+def dtype_name(dtype: torch.dtype) -> str:
+    """The feature name of a torch dtype: ``torch.bfloat16`` -> ``"bfloat16"``."""
+    return str(dtype).removeprefix("torch.")
+
+
+# ---------------------------------------------------------------- the request
+
+
+@dataclass(frozen=True)
+class _Request:
+    """A validated dense request; ``left``/``right`` as masks.effective_window gives them (-1 = unbounded)."""
+
+    batch: int
+    nq: int
+    nk: int
+    heads: int
+    kv_heads: int
+    scale: float
+    causal: bool
+    left: int
+    right: int
+    mask: torch.Tensor | None
+
+    @property
+    def banded(self) -> bool:
+        return self.left != UNBOUNDED or self.right != UNBOUNDED
+
+
+def _check_shapes(q, k, v) -> None:
+    if q.dim() != 4 or k.dim() != 4 or v.dim() != 4:
+        raise ValueError(
+            "dense layout needs q (B, Nq, H, D) and k, v (B, Nk, Hkv, D); got shapes "
+            f"{tuple(q.shape)}, {tuple(k.shape)}, {tuple(v.shape)}"
+        )
+    if k.shape != v.shape or q.shape[0] != k.shape[0] or q.shape[3] != k.shape[3]:
+        raise ValueError(f"incompatible q {tuple(q.shape)}, k {tuple(k.shape)}, v {tuple(v.shape)}")
+    if k.shape[2] == 0 or q.shape[2] % k.shape[2]:
+        raise ValueError(f"H={q.shape[2]} must be a multiple of Hkv={k.shape[2]}")
+    if not (q.dtype == k.dtype == v.dtype):
+        raise ValueError(f"q, k, v dtypes differ: {q.dtype}, {k.dtype}, {v.dtype}")
+
+
+def _check_mask(mask, shape: tuple[int, int, int, int], device: torch.device) -> None:
+    check_attn_mask(mask, *shape)  # a bool tensor broadcastable to (B, H, Nq, Nk)
+    if mask.device != device:
+        raise ValueError(f"attn_mask is on {mask.device}, q on {device}")
+
+
+def _refuse(adapter: str, features: frozenset, needed: str, what: str) -> None:
+    if needed not in features:
+        raise NotImplementedError(f"{adapter} does not support {what} (feature {needed!r} not declared)")
+
+
+def _check_features(name, features, q, k, v, causal, left, right, attn_mask, varlen_args) -> None:
+    """Raise NotImplementedError for any requested feature outside ``features``."""
+    for arg, value in varlen_args.items():
+        if value is not None:
+            _refuse(name, features, "varlen", f"{arg} (packed variable-length input)")
+    if dtype_name(q.dtype) not in features:
+        raise NotImplementedError(f"{name} does not support q.dtype={dtype_name(q.dtype)}")
+    if causal:
+        _refuse(name, features, "causal", "causal=True")
+    if left != UNBOUNDED or (right != UNBOUNDED and not causal):
+        _refuse(name, features, "window", f"window=({left}, {right})")
+    if attn_mask is not None:
+        _refuse(name, features, "mask", "attn_mask")
+    if q.shape[2] != k.shape[2]:
+        _refuse(name, features, "gqa", f"H={q.shape[2]} != Hkv={k.shape[2]} (GQA/MQA)")
+    if torch.is_grad_enabled() and any(t.requires_grad for t in (q, k, v)):
+        _refuse(name, features, "backward", f"gradients on {q.device.type} (inputs require grad)")
+
+
+# ---------------------------------------------------------------- masks
+
+
+def _allowed(req: _Request, device) -> torch.Tensor | None:
+    """Bool mask broadcastable to (B, H, Nq, Nk) combining band and user mask, or None."""
+    rows = torch.arange(req.nq, device=device)
+    allowed = band(rows, req.nq, req.nk, req.left, req.right) if req.banded else None
+    if req.mask is not None:
+        allowed = req.mask if allowed is None else req.mask & allowed
+    return allowed
+
+
+def _additive_bias(allowed: torch.Tensor, req: _Request, dtype, align: int = 16) -> torch.Tensor:
+    """0 / -inf bias of shape (B, H, Nq, Nk) in ``dtype``, key axis storage padded to ``align``."""
+    allowed = as_4d(allowed)
+    bm, hm = allowed.shape[0], allowed.shape[1]
+    padded = -(-req.nk // align) * align
+    storage = torch.zeros(bm, hm, req.nq, padded, dtype=dtype, device=allowed.device)
+    bias = storage[..., : req.nk]
+    bias.masked_fill_(~allowed.expand(bm, hm, req.nq, req.nk), float("-inf"))
+    return bias.expand(req.batch, req.heads, req.nq, req.nk)
+
+
+def _repeat_kv(t: torch.Tensor, heads: int) -> torch.Tensor:
+    """(B, N, Hkv, D) -> (B, N, heads, D); query head h reads KV head h // (heads // Hkv)."""
+    return t if t.shape[2] == heads else t.repeat_interleave(heads // t.shape[2], dim=2)
+
+
+def _bhnd(t: torch.Tensor) -> torch.Tensor:
+    return t.transpose(1, 2)
+
+
+def _kernel_ready(t: torch.Tensor) -> torch.Tensor:
+    """(B, N, H, D) as the fused CUDA kernels accept it: D zero-padded to a multiple of 8,
+    pointer and non-unit strides 16-byte aligned (else a contiguous copy).
+
+    The private ops do neither (torch's public SDPA does both before calling them); a
+    misaligned input faults with a sticky "misaligned address" CUDA error that poisons
+    the whole process.  Zero columns of q and k leave every score unchanged, and zero
+    columns of v give output columns that the caller slices off.
+    """
+    if t.shape[-1] % 8:
+        # The padded copy keeps the input's dimension order, so it may still need the copy below.
+        t = torch.nn.functional.pad(t, (0, 8 - t.shape[-1] % 8))
+    elements = 16 // t.element_size()
+    aligned = t.data_ptr() % 16 == 0 and t.stride(-1) == 1 and all(s % elements == 0 for s in t.stride()[:-1])
+    # Not .contiguous(): a view whose other dimensions have size 1 counts as contiguous
+    # and would come back as it is, misaligned pointer and all.
+    return t if aligned else t.clone(memory_format=torch.contiguous_format)
+
+
+def _prepare_kv_and_layout(q, k, v, req: _Request):
+    """q, k, v in (B, H, N, D), kernel-ready, with K/V heads repeated to H."""
+    k, v = _repeat_kv(k, req.heads), _repeat_kv(v, req.heads)
+    return tuple(_bhnd(_kernel_ready(t)) for t in (q, k, v))
+
+
+# ---------------------------------------------------------------- the adapter
+
+
+class Adapter:
+    """A protocol implementation wrapping one torch peer.
+
+    ``run(q, k, v, request)`` receives validated protocol-layout tensors and a
+    ``_Request``; it returns ``(out, lse)`` in protocol layout.  ``features``
+    maps each device kind the peer runs on to what it supports there;
+    ``not_applicable`` maps each property the peer's documented contract excludes to the
+    reason (``flashcheck_not_applicable``, docs/protocol.md).
+    """
+
+    def __init__(self, name: str, features: Mapping[str, frozenset], run: Callable, doc: str = "",
+                 known_divergences: Mapping[str, str | KnownDivergence] | None = None,
+                 not_applicable: Mapping[str, str] | None = None):
+        self.name = name
+        self.flashcheck_known_divergences = dict(known_divergences or {})
+        self.flashcheck_not_applicable = dict(not_applicable or {})
+        self.flashcheck_features_by_device = {kind: frozenset(f) for kind, f in features.items()}
+        self.flashcheck_features = frozenset().union(*self.flashcheck_features_by_device.values())
+        self.device_kinds = frozenset(self.flashcheck_features_by_device)
+        self._run = run
+        self.__doc__ = doc or run.__doc__
+
+    def __repr__(self) -> str:
+        return f"<flashcheck adapter {self.name!r} on {sorted(self.device_kinds)}>"
+
+    def __call__(self, q, k, v, *, causal=False, window=(-1, -1), softmax_scale=None,
+                 attn_mask=None, cu_seqlens_q=None, cu_seqlens_k=None,
+                 max_seqlen_q=None, max_seqlen_k=None):
+        kind = q.device.type
+        if kind not in self.device_kinds:
+            raise NotImplementedError(f"{self.name} runs on {sorted(self.device_kinds)} only, got q on {q.device}")
+        varlen = dict(cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k,
+                      max_seqlen_q=max_seqlen_q, max_seqlen_k=max_seqlen_k)
+        if any(value is not None for value in varlen.values()):
+            _refuse(self.name, self.flashcheck_features_by_device[kind], "varlen",
+                    "cu_seqlens_*/max_seqlen_* (packed variable-length input)")
+            return self._packed(q, k, v, causal, window, softmax_scale, attn_mask, varlen)
+        left, right = effective_window(bool(causal), window)
+        _check_shapes(q, k, v)
+        _check_features(self.name, self.flashcheck_features_by_device[kind], q, k, v,
+                        causal, left, right, attn_mask, varlen)
+        b, nq, h, d = q.shape
+        if attn_mask is not None:
+            _check_mask(attn_mask, (b, h, nq, k.shape[1]), q.device)
+        scale = 1.0 / math.sqrt(d) if softmax_scale is None else float(softmax_scale)
+        req = _Request(b, nq, k.shape[1], h, k.shape[2], scale, bool(causal), left, right, attn_mask)
+        return self._run(q, k, v, req)
+
+    def _packed(self, q, k, v, causal, window, softmax_scale, attn_mask, varlen):
+        """A packed call as a batch of one under the document mask; packed out and lse."""
+        kwargs = dict(causal=causal, window=window, softmax_scale=softmax_scale, attn_mask=attn_mask, **varlen)
+        q4, k4, v4, dense, _ = packing.as_dense(q, k, v, kwargs)  # validates, builds the document mask
+        out, lse = self(q4, k4, v4, **dense)
+        return out[0], None if lse is None else lse[0]
+
+
+# ---------------------------------------------------------------- sdpa peers
+
+
+def _run_sdpa_math(q, k, v, req: _Request):
+    """SDPA forced to the math backend; explicit bool mask; lse is None (not exposed)."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    allowed = _allowed(req, q.device)
+    gqa = {"enable_gqa": req.heads != req.kv_heads}
+    if not _SDPA_HAS_GQA:
+        k, v, gqa = _repeat_kv(k, req.heads), _repeat_kv(v, req.heads), {}
+    with sdpa_kernel(SDPBackend.MATH):
+        out = torch.nn.functional.scaled_dot_product_attention(
+            _bhnd(q), _bhnd(k), _bhnd(v), attn_mask=allowed, scale=req.scale, **gqa
+        )
+    return _bhnd(out), None
+
+
+def _output_and_lse(op, result):
+    """Pick (output, logsumexp) from a private op's result by the schema's return names."""
+    names = [r.name for r in op._schema.returns]
+    lse_at = next((i for i, n in enumerate(names) if "sumexp" in n), 1)
+    return result[names.index("output") if "output" in names else 0], result[lse_at]
+
+
+# Known divergences. Found by flashcheck's GPU run (H100, torch 2.11.0+cu130); the adapters
+# decline these inputs with NotImplementedError, which the suite counts as declined rather
+# than passed, so that everything else about the peer is still checked.
+#   sdpa-flash, sdpa-cudnn: a negative softmax_scale gives NaN outputs and +inf lse, even for
+#     one query and one key.
+#   sdpa-efficient: a row with no allowed key gets lse 0 instead of -inf (its output is 0).
+#   sdpa-cudnn: the backward refuses one query and one key ("cuDNN Frontend error: s_q = s_kv
+#     = 1 is not supported"), and under `flashcheck fuzz` once took its worker process down
+#     there with SIGSEGV ([2.11 H200], backward_deterministic, Nq = Nk = 1, D = 16, float16).
+
+
+def _decline_negative_scale(name: str, req: _Request) -> None:
+    if req.scale < 0:
+        raise NotImplementedError(
+            f"{name}: softmax_scale={req.scale} < 0 is declined: this backend returns NaN outputs and "
+            "+inf lse for negative scales (known divergence, see flashcheck.peers.sdpa)"
+        )
+
+
+def _square_causal(name: str, req: _Request) -> bool:
+    """Native ``is_causal`` is used only where top-left and bottom-right agree (Nq == Nk)."""
+    if req.causal and req.nq != req.nk:
+        raise NotImplementedError(
+            f"{name}: causal with Nq != Nk ({req.nq} vs {req.nk}) is not expressible exactly "
+            "(the private op's is_causal alignment is not a documented contract)"
+        )
+    return req.causal
+
+
+def _run_sdpa_flash(q, k, v, req: _Request):
+    """aten._scaled_dot_product_flash_attention; causal only for Nq == Nk; GQA by repeating KV."""
+    op = torch.ops.aten._scaled_dot_product_flash_attention.default
+    _decline_negative_scale("sdpa-flash", req)
+    causal = _square_causal("sdpa-flash", req)
+    result = op(*_prepare_kv_and_layout(q, k, v, req), dropout_p=0.0, is_causal=causal,
+                return_debug_mask=False, scale=req.scale)
+    out, lse = _output_and_lse(op, result)
+    return _bhnd(out)[..., : q.shape[-1]], lse
+
+
+def _run_sdpa_cudnn(q, k, v, req: _Request):
+    """aten._scaled_dot_product_cudnn_attention; causal only for Nq == Nk; GQA by repeating KV."""
+    op = torch.ops.aten._scaled_dot_product_cudnn_attention.default
+    _decline_negative_scale("sdpa-cudnn", req)
+    if req.nq == req.nk == 1 and any(t.requires_grad for t in (q, k, v)):
+        raise NotImplementedError(
+            "sdpa-cudnn: one query and one key with gradients is declined: its backward refuses them, "
+            "and crashed its process once (known divergence, see flashcheck.peers.sdpa)"
+        )
+    causal = _square_causal("sdpa-cudnn", req)
+    result = op(*_prepare_kv_and_layout(q, k, v, req), attn_bias=None, compute_log_sumexp=True,
+                dropout_p=0.0, is_causal=causal, return_debug_mask=False, scale=req.scale)
+    out, lse = _output_and_lse(op, result)
+    if lse.dim() == 4:  # cuDNN keeps a trailing stats dim of size 1
+        lse = lse.squeeze(-1)
+    return _bhnd(out)[..., : q.shape[-1]], lse
+
+
+def _run_sdpa_efficient(q, k, v, req: _Request):
+    """aten._scaled_dot_product_efficient_attention; restrictions as a 0/-inf bias; lse sliced to Nq."""
+    op = torch.ops.aten._scaled_dot_product_efficient_attention.default
+    # The kernel's own causal path where it is exact; the bias path for everything else.
+    native_causal = req.causal and req.nq == req.nk and req.left == UNBOUNDED and req.mask is None
+    allowed = None if native_causal else _allowed(req, q.device)
+    if allowed is not None and (~allowed.any(dim=-1)).any():
+        raise NotImplementedError(
+            "sdpa-efficient: inputs with a row that has no allowed key are declined: this backend "
+            "returns lse 0 instead of -inf there (known divergence, see flashcheck.peers.sdpa)"
+        )
+    bias = None if allowed is None else _additive_bias(allowed, req, q.dtype)
+    result = op(*_prepare_kv_and_layout(q, k, v, req), attn_bias=bias, compute_log_sumexp=True,
+                dropout_p=0.0, is_causal=native_causal, scale=req.scale)
+    out, lse = _output_and_lse(op, result)
+    return _bhnd(out)[..., : q.shape[-1]], lse[..., : req.nq]
+
+
+# ---------------------------------------------------------------- known divergences and the factories
+
+_BASIC = frozenset({"causal", "gqa", "backward", "lse"})
+
+
+#: [2.13 CPU] sdpa-math is not layout invariant in the last bit, in any dtype: found at head
+#: dim 1 (float32, 31 queries and keys, V padded: 2 of 31 outputs), then by CI's draws at
+#: one query and head dim 256 (float16, heads-first: 1 of 1024); a probe of 600 random cases
+#: (lengths 1-80, head dims 1-256, three dtypes) failed 2 heads-first, 2 mixed and 1 padded,
+#: and a grid of 324 small ones (1-7 queries, 2 or 9 keys, head dims 8-256) failed 42, all
+#: heads-first. Its matmuls presumably sum in an order that depends on the operands'
+#: strides; no property of the case (shape, dtype, layout) confines it.
+_STRIDE_DEPENDENT_MATMUL = KnownDivergence(
+    "its matmuls sum in an order that depends on the operands' strides, so layouts differ in "
+    "the last bit ([2.13 CPU], every dtype and layout)",
+)
+
+
+#: [2.13 CPU] torch's SDPA frontend, on an empty key axis, returns NaN where the sum of q in
+#: the input dtype overflows. Found by flashcheck: out_matches_reference on
+#: 'batch=1 seqlen_q=29 seqlen_k=0 heads=8 kv_heads=2 head_dim=16 dtype=float16
+#: values=offset-logits seed=0 seqlens=29:0' gave NaN in all 3712 output elements, where a
+#: float64 computation gives 0 (no keys: an empty softmax, out 0, lse -inf). The adapter
+#: passes torch exactly that problem (q (1, 8, 29, 16), k and v (1, 2, 0, 16), a boolean mask
+#: of shape (1, 1, 29, 0)); without the mask, with contiguous copies, and with fresh empty k
+#: and v it is NaN all the same, and the private op aten._scaled_dot_product_attention_math
+#: returns 0 on the same inputs. A dispatch trace of the public call shows why: zeros, the
+#: sums of k, v and q, two additions, a multiplication by 0 and an addition, before any
+#: backend, i.e. ``zeros + (q.sum() + k.sum() + v.sum())·0`` in float16; there Σq is 65593.5
+#: (float64), which rounds to inf in float16, and inf·0 = NaN. Constant q of 255 and 256 in
+#: (1, 2, 8, 16) (sums 65280 and 65536) give 0 and NaN: the threshold is the sum's overflow.
+#: The backward is the same shortcut: dQ = dO.sum()·0, NaN where the upstream gradient sums
+#: beyond the range (dO of 1000 over 256 elements). Not an adapter translation (the math
+#: itself is right), so reported, confined to cases without any key whose sum overflows.
+#: torch 2.11 returned 0 there, on the CPU and on an H100 ([2.11 H100], the public call with
+#: and without the math backend forced, and this adapter on the found case): the shortcut is
+#: newer than 2.11, and under 2.11 the divergence never shows.
+_EMPTY_KEYS_FORWARD = KnownDivergence(
+    "on an empty key axis SDPA's frontend returns zeros + (q.sum() + k.sum() + v.sum())·0 in the "
+    "input dtype, NaN where the sum of q overflows (flashcheck.divergences.sdpa_no_keys_forward_overflows; "
+    "[2.13 CPU])",
+    sdpa_no_keys_forward_overflows,
+)
+_EMPTY_KEYS_BACKWARD = KnownDivergence(
+    "on an empty key axis SDPA's frontend backward gives dQ = dO.sum()·0 in the input dtype, NaN where "
+    "the upstream gradient sums beyond the range (flashcheck.divergences.sdpa_no_keys_backward_overflows; "
+    "[2.13 CPU])",
+    sdpa_no_keys_backward_overflows,
+)
+_EMPTY_KEYS_STRESSED = KnownDivergence(
+    _EMPTY_KEYS_BACKWARD.reason + ", on the property's scaled inputs and upstream gradient",
+    under("ds_range", sdpa_no_keys_backward_overflows),
+)
+_EMPTY_KEYS_BOTH = KnownDivergence(
+    "on an empty key axis SDPA's frontend returns zeros + (q.sum() + k.sum() + v.sum())·0 and its "
+    "backward dQ = dO.sum()·0, in the input dtype: NaN where either sum overflows "
+    "(flashcheck.divergences.sdpa_no_keys_forward_overflows, sdpa_no_keys_backward_overflows; [2.13 CPU])",
+    either(sdpa_no_keys_forward_overflows, sdpa_no_keys_backward_overflows),
+)
+
+
+def sdpa_math() -> Adapter:
+    features = frozenset({"causal", "window", "gqa", "mask", "varlen", "backward"}) | DTYPE_NAMES
+    forward = ("out_matches_reference", "outputs_finite", "empty_rows_exact", "key_shift_invariance",
+               "value_linearity")
+    return Adapter("sdpa-math", {"cpu": features, "cuda": features}, _run_sdpa_math,
+                   known_divergences={"layout_invariance": _STRIDE_DEPENDENT_MATMUL,
+                                      **{name: _EMPTY_KEYS_FORWARD for name in forward},
+                                      "grads_match_reference": _EMPTY_KEYS_BACKWARD,
+                                      "empty_rows_get_zero_dq": _EMPTY_KEYS_BACKWARD,
+                                      "grads_match_reference_where_ds_exceeds_float16": _EMPTY_KEYS_STRESSED,
+                                      "varlen_matches_separate_calls": _EMPTY_KEYS_BOTH})
+
+
+#: Why the backward passes of SDPA's flash and efficient backends are not expected to be
+#: bitwise reproducible: both accumulate dQ across key blocks with floating-point atomic
+#: adds by default (torch warns so for the efficient backend), so the order of the
+#: additions, and with it the rounding, changes from run to run.
+_ATOMIC_DQ = "dQ is accumulated with floating-point atomic adds, in an order that varies between runs"
+
+
+#: [2.11 H100] SDPA flash and cuDNN, float16: NaN gradients where the exact ones are
+#: finite, on cases whose exact backward passes through values beyond float16's range.
+#: Found by the property suite (gpu.sh, ci profile): cuDNN, dQ NaN where -9147.75 is exact
+#: (outliers, softmax_scale 1, dO of scale 1e3; exact |dS| up to 1.0e5); flash with GQA,
+#: dK NaN where -12235.5 is exact (logits offset by 2e4, dO of scale 1e3; exact per-head
+#: |dK| up to 3.0e5, the KV heads being repeated here and autograd summing float16 parts).
+_FLOAT16_RANGE = KnownDivergence(
+    "float16: rounds an intermediate of the backward to float16 where the exact one exceeds "
+    "its range (|dS|, or a single query head's dK/dV summed afterwards for GQA), giving inf "
+    "and NaN where the exact gradient is finite (flashcheck.divergences.float16_backward_overflows)",
+    float16_backward_overflows,
+)
+
+#: [2.11 H100] SDPA efficient, float16: dK 1.91x the allowed error at 11 of 496 elements
+#: (31 queries and keys, logits about 800, dO of scale 1e3): -0.000637 where -0.000930 is
+#: exact. Forming dS from probabilities rounded to float16 reproduces -0.000637 on the CPU;
+#: rounding them to 11 bits without float16's subnormal range gives -0.000930: the
+#: probabilities below 2^-14 (96% of them in that case) carry the error.
+_FLOAT16_EFFICIENT = KnownDivergence(
+    "float16: forms dS from probabilities rounded to float16, whose subnormals (P < 2^-14) "
+    "err by up to 2^-25 each, times |dP - delta| (flashcheck.divergences."
+    "float16_subnormal_probabilities); and as flash and cuDNN, overflows float16 in the "
+    "backward where the exact intermediates exceed its range (float16_backward_overflows)",
+    either(float16_subnormal_probabilities, float16_backward_overflows),
+)
+
+
+#: [2.11 H100] SDPA flash, efficient and cuDNN on grads_match_reference_where_ds_exceeds_float16
+#: (gpu.sh survey, profile ci): dK -inf where -628.6 is exact (flash, 2 queries and keys),
+#: -inf where -375.6 is exact (efficient, window (0, 1)), NaN where 379.6 is exact (cuDNN,
+#: 2049 causal queries, softmax_scale 1). The property's inputs are scaled to make exactly
+#: this happen, so the cause is computed on those inputs, not on the case's own. Compiled
+#: FlexAttention the same (flex survey, profile smoke): dK NaN where 8742 is exact (float16,
+#: packed 1589 queries and 980 keys, GQA 12:3, D = 96; exact |dS| 7.1e5 on the scaled inputs).
+_FLOAT16_RANGE_STRESSED = KnownDivergence(
+    "float16: rounds dS to float16 where the property's scaled inputs make the exact |dS| "
+    "exceed its range (float16_backward_overflows on the inputs of the dS-range property)",
+    under("ds_range", float16_backward_overflows),
+)
+_FLOAT16_EFFICIENT_STRESSED = KnownDivergence(
+    "float16: as in grads_match_reference (subnormal probabilities, dS beyond float16's "
+    "range), on the property's scaled inputs",
+    either(under("ds_range", float16_subnormal_probabilities), under("ds_range", float16_backward_overflows)),
+)
+
+
+#: Why sdpa-flash and sdpa-cudnn cannot have a row without an allowed key: declaring causal but
+#: no window and no mask, their only such rows would be those of bottom-right causal with
+#: Nq > Nk, which they decline (_square_causal). torch documents is_causal as top-left aligned
+#: for a non-square mask (F.scaled_dot_product_attention's docstring: "the upper left causal
+#: bias ... when the mask is a non-square matrix"; its reference code ones(L, S).tril(diagonal=0)),
+#: under which query i attends keys 0..i, so every row has a key whenever Nk >= 1; an empty key
+#: axis is refused by torch's fused backends (sdp_utils.cpp, check_nonzero_sequence_lengths_dense),
+#: and flash refuses is_causal with seqlen_q != seqlen_k outright (sdp_utils.cpp,
+#: check_flash_causal_non_square_seqlens: "Flash attention does not support the is_causal flag
+#: when seqlen_q != seqlen_k"). Every case the two properties draw is declined, so they are
+#: declared not applicable rather than reported as "nothing checked".
+_NO_EMPTY_ROWS_SDPA_CAUSAL = (
+    "a row without an allowed key cannot be expressed: the op takes no mask or window here, and its "
+    "is_causal is torch's top-left aligned mask (F.scaled_dot_product_attention's docstring), under which "
+    "every row has a key; bottom-right causal with Nq > Nk, the only source of such rows, is declined "
+    "(sdp_utils.cpp refuses flash's is_causal with seqlen_q != seqlen_k and an empty key axis)"
+)
+_SDPA_CAUSAL_ONLY_NOT_APPLICABLE = {"empty_rows_exact": _NO_EMPTY_ROWS_SDPA_CAUSAL,
+                                    "empty_rows_get_zero_dq": _NO_EMPTY_ROWS_SDPA_CAUSAL}
+
+
+def sdpa_flash() -> Adapter:
+    return Adapter("sdpa-flash", {"cuda": _BASIC | _HALF}, _run_sdpa_flash,
+                   known_divergences={"backward_deterministic": _ATOMIC_DQ,
+                                      "grads_match_reference": _FLOAT16_RANGE,
+                                      "grads_match_reference_where_ds_exceeds_float16": _FLOAT16_RANGE_STRESSED,
+                                      "gqa_grads_match_repeated_kv": _FLOAT16_RANGE},
+                   not_applicable=_SDPA_CAUSAL_ONLY_NOT_APPLICABLE)
+
+
+def sdpa_efficient() -> Adapter:
+    features = _BASIC | {"window", "mask"} | DTYPE_NAMES
+    return Adapter("sdpa-efficient", {"cuda": features}, _run_sdpa_efficient,
+                   known_divergences={"backward_deterministic": _ATOMIC_DQ,
+                                      "grads_match_reference": _FLOAT16_EFFICIENT,
+                                      "grads_match_reference_where_ds_exceeds_float16": _FLOAT16_EFFICIENT_STRESSED,
+                                      "gqa_grads_match_repeated_kv": _FLOAT16_RANGE})
+
+
+#: Found by tests/test_determinism_at_scale.py, not documented by torch.
+_CUDNN_DQ = ("its backward is not bitwise reproducible at scale: [2.11 H100] dQ differed in 1 of 33.5M "
+             "elements between two identical backward passes (B=4, H=32, N=2048, D=128, bfloat16)")
+
+
+def sdpa_cudnn() -> Adapter:
+    return Adapter("sdpa-cudnn", {"cuda": _BASIC | _HALF}, _run_sdpa_cudnn,
+                   known_divergences={"backward_deterministic": _CUDNN_DQ,
+                                      "grads_match_reference": _FLOAT16_RANGE,
+                                      "grads_match_reference_where_ds_exceeds_float16": _FLOAT16_RANGE_STRESSED,
+                                      "gqa_grads_match_repeated_kv": _FLOAT16_RANGE},
+                   # See _NO_EMPTY_ROWS_SDPA_CAUSAL: attn_bias=None, is_causal top-left (torch's docstring).
+                   not_applicable=_SDPA_CAUSAL_ONLY_NOT_APPLICABLE)

@@ -1,0 +1,189 @@
+"""The property suite: every property of :data:`flashcheck.properties.PROPERTIES` that an
+implementation's declared features allow, run through hypothesis on cases drawn for it.
+
+Run it on your own kernel from any directory (``mypkg`` importable)::
+
+    pytest --pyargs flashcheck.property_suite --flashcheck-impl mypkg.attention:attn
+
+The implementations come from the pytest plugin (:mod:`flashcheck.pytest_plugin`:
+``--flashcheck-impl``, else ``$FLASHCHECK_IMPLS``, else the project kernel and the peers
+that run on this machine); the test ids are ``<implementation>-<property>``, or
+``<implementation>-<property>-shardKofN`` with ``--flashcheck-shards N`` (each property's
+examples split over N tests, for xdist). Each case's verdict comes from
+:func:`flashcheck.engine.verdict.decide`, as in ``flashcheck fuzz`` and ``flashcheck check``:
+
+- A correct implementation is never flagged.
+- A failure, or an exception the implementation raises, fails the test with the evidence
+  and the ``flashcheck check`` line that replays the (shrunk) case.
+- A fatal error (a CUDA error that loses the context) fails the test at once, unshrunk,
+  with its replay line; every later property test in that process then fails without
+  running a case (they would run on a dead context).
+- An error of flashcheck's own code fails the test as flashcheck's (its traceback shown),
+  never as a finding about the implementation.
+- A property the implementation declares as a known divergence
+  (``flashcheck_known_divergences``) still runs: a failure on a case the divergence covers
+  is reported as an expected failure with the evidence (the other cases go on being drawn,
+  and a failure the divergence does not cover fails the test), and a whole-property
+  divergence that never shows is a pass with a warning.
+- Cases the implementation declines (its own ``NotImplementedError``) are replaced by
+  others, counted, and listed by reason at the end of the run; a test whose every drawn
+  case was declined fails, naming the reasons: nothing was checked.
+- A property the implementation's features exclude, or for which no case inside them can
+  be drawn, or which the implementation declares not applicable
+  (``flashcheck_not_applicable``: its kernel's documented contract excludes every case the
+  property draws), is skipped with that reason; the declared ones are listed again at the
+  end of the run.
+
+To collect the suite inside another test directory, import these three names into a test
+module (``tests/test_properties.py`` does): the test, its fixture and the hook that
+parametrizes it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import warnings
+
+import pytest
+from collections import Counter
+
+from hypothesis import given, reject, seed, settings
+from hypothesis.errors import Unsatisfiable
+
+from flashcheck import expectation, protocol, pytest_plugin
+from flashcheck.engine import fuzz
+from flashcheck.properties import PROPERTIES
+from flashcheck.engine.verdict import Outcome, StopRunning, Verdict, decide
+
+__all__ = ["pytest_generate_tests", "ratio_log", "test_property_holds"]
+
+
+def pytest_generate_tests(metafunc):
+    """Parametrize ``test_property_holds`` over the chosen implementations × every
+    property; one that cannot be drawn inside an implementation's features, or that the
+    implementation declares not applicable, is a skip saying why
+    (:func:`flashcheck.engine.fuzz.not_applicable_because`)."""
+    if not {"impl_name", "property_name", "shard"} <= set(metafunc.fixturenames):
+        return
+    metafunc.parametrize("impl_name, property_name, shard", list(_combinations(metafunc.config)))
+
+
+def _combinations(config):
+    device = protocol.default_device()
+    count = pytest_plugin.shard_count(config)
+    for impl_name in pytest_plugin.implementation_names(config):
+        impl = pytest_plugin.implementation(config, impl_name)
+        for prop in PROPERTIES.values():
+            excluded = fuzz.not_applicable_because(prop, impl, device)
+            if excluded is not None:
+                skip = pytest.mark.skip(reason=f"not applicable to {impl_name}: {prop.name} {excluded}")
+                yield pytest.param(impl_name, prop.name, Shard(0, 1), id=f"{impl_name}-{prop.name}", marks=skip)
+                continue
+            for index in range(count):
+                shard = Shard(index, count)
+                yield pytest.param(impl_name, prop.name, shard, id=f"{impl_name}-{prop.name}{shard.suffix}")
+
+
+@dataclasses.dataclass(frozen=True)
+class Shard:
+    """Part ``index`` (from 0) of ``count`` into which one property's examples are split."""
+
+    index: int
+    count: int
+
+    @property
+    def suffix(self) -> str:
+        """The test id's suffix: none for an unsplit property."""
+        return "" if self.count == 1 else f"-shard{self.index + 1}of{self.count}"
+
+    def narrow(self, test):
+        """``test`` (a ``@given`` test) drawing this shard's share of the active profile's
+        examples; under a derandomized profile, from a seed of this shard's own, since every
+        shard would otherwise draw the same cases. An unsplit property's test is unchanged."""
+        if self.count == 1:
+            return test
+        profile = settings.default
+        test = settings(profile, max_examples=math.ceil(profile.max_examples / self.count))(test)
+        return seed(self.index)(test) if profile.derandomize else test
+
+
+@pytest.fixture
+def ratio_log(request, impl_name, property_name):
+    """With ``--flashcheck-ratio-log PATH`` (or ``$FLASHCHECK_RATIO_LOG``), append each
+    comparison's worst error/allowed ratio to PATH as a JSON line."""
+    path = pytest_plugin.ratio_log_path(request.config)
+    if path is None:
+        yield None
+        return
+
+    def observe(output, metrics):
+        with open(path, "a") as log:
+            log.write(json.dumps({"impl": impl_name, "property": property_name, "output": output,
+                                  "ratio": metrics.worst_ratio, "elements": metrics.total}) + "\n")
+
+    with expectation.observing(observe):
+        yield path
+
+
+#: The first fatal verdict met in this pytest run (kept in the config's stash: one per run,
+#: even for runs nested in one process): no property test runs a case after it.
+_FATAL = pytest.StashKey[Verdict]()
+
+
+def test_property_holds(impl_name, property_name, shard, pytestconfig, ratio_log, record_property):
+    fatal = pytestconfig.stash.get(_FATAL, None)
+    if fatal is not None:
+        pytest.fail(f"not run: an earlier case left this process unable to run cases\n{fatal}", pytrace=False)
+    impl = pytest_plugin.implementation(pytestconfig, impl_name)
+    prop = PROPERTIES[property_name]
+    device = protocol.default_device()
+    features = protocol.features_of(impl, device)
+    cases = fuzz.case_strategy(prop, features, pytest_plugin.drawn_sizes(pytestconfig))
+
+    known = protocol.known_divergences(impl).get(property_name)
+    observed = []  # failures the known divergence explains: expected, and the run goes on
+    checked = [0]
+    declined = Counter()  # reason -> cases
+
+    @given(case=cases)
+    def holds(case):
+        verdict = decide(prop, impl, case, device=device, impl_name=impl_name)
+        if verdict.outcome is Outcome.PASSED:
+            checked[0] += 1
+        elif verdict.outcome is Outcome.DECLINED:
+            declined[verdict.reason] += 1
+            reject()  # hypothesis draws another in its place
+        elif verdict.outcome is Outcome.KNOWN:
+            checked[0] += 1
+            observed.append(verdict.failure)
+        elif verdict.outcome is Outcome.FAILED:
+            raise verdict.failure
+        else:  # FATAL, FLASHCHECK_ERROR: stop now, unshrunk
+            raise StopRunning(verdict)
+
+    try:
+        shard.narrow(holds)()
+    except StopRunning as stop:
+        if stop.verdict.outcome is Outcome.FATAL:
+            pytestconfig.stash[_FATAL] = stop.verdict
+            pytest.fail(f"{stop.verdict}\n(no further case runs in this process)", pytrace=False)
+        raise stop.verdict.error from None
+    except Unsatisfiable:
+        if not declined:
+            pytest.skip(f"not applicable to {impl_name}: {property_name}: {fuzz.UNSATISFIABLE} "
+                        f"({', '.join(sorted(features))})")
+    finally:
+        if declined:
+            record_property("flashcheck_declined", dict(declined))
+    if declined and not checked[0]:
+        reasons = "; ".join(f"{count} × {reason}" for reason, count in declined.most_common())
+        pytest.fail(f"nothing was checked: {impl_name} declined every case drawn for {property_name} "
+                    f"({reasons})", pytrace=False)
+    if observed:
+        pytest.xfail(f"known divergence of {impl_name} ({known}), observed on {len(observed)} case(s), "
+                     f"first: {observed[0]}")
+    if known is not None and not known.scoped:
+        # Races are probabilistic: the drawn cases holding is a pass, worth a note, not a failure.
+        warnings.warn(f"{impl_name}: the known divergence in {property_name} ({known}) did not show in this run")

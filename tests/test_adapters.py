@@ -16,6 +16,7 @@ import torch
 from hypothesis import HealthCheck, given, settings
 
 from flashcheck import case_sizes, protocol
+from flashcheck.case import Case
 from flashcheck.engine import fuzz
 from flashcheck.peers import REGISTRY, resolve, sdpa
 from flashcheck.properties import PROPERTIES
@@ -394,9 +395,23 @@ def test_what_flash_and_cudnn_declare_not_applicable_draws_only_cases_they_decli
 
 @pytest.mark.parametrize("name", ["sdpa-math", "sdpa-efficient", "flex", "flash"])
 def test_the_other_torch_adapters_declare_nothing_not_applicable(name):
-    # sdpa-efficient declines rows without keys too, but for a divergence (lse 0), not for a
-    # documented limit: its "nothing was checked" stays a failure to look at.
+    # sdpa-efficient gets rows without keys wrong (lse 0), which is a known divergence, not a
+    # documented limit.
     assert protocol.not_applicable(resolve(name)) == {}
+
+
+@pytest.mark.parametrize("name, declared", [
+    ("sdpa-flash", "negative softmax_scale"), ("sdpa-cudnn", "negative softmax_scale"),
+    ("sdpa-efficient", "lse 0 instead of -inf"),
+])
+def test_what_a_torch_backend_gets_wrong_is_declared_on_the_cases_it_covers_not_declined(name, declared):
+    # Declining what a kernel gets wrong would hide it; a known divergence is still run and reported.
+    base = "batch=1 heads=2 kv_heads=1 head_dim=16 dtype=float16 seed=0"
+    covered = {"negative softmax_scale": f"seqlen_q=4 seqlen_k=4 {base} softmax_scale=-1.0",
+               "lse 0 instead of -inf": f"seqlen_q=6 seqlen_k=3 {base} causal=True"}[declared]
+    ordinary = Case.from_spec(f"seqlen_q=4 seqlen_k=6 {base}")
+    known = resolve(name).flashcheck_known_divergences["out_matches_reference"]
+    assert declared in str(known) and known.explains(Case.from_spec(covered)) and not known.explains(ordinary)
 
 
 def test_sdpa_math_refuses_nothing_it_declares_and_validates_inputs():

@@ -153,6 +153,22 @@ def check_features(declared) -> frozenset:
     return declared
 
 
+def on_every_property(known: Mapping[str, KnownDivergence],
+                      every_property: KnownDivergence | None) -> dict[str, KnownDivergence]:
+    """``known`` (property name -> divergence) with ``every_property``, when given, declared on
+    every registered property too, combined with a property's own divergence
+    (:func:`flashcheck.divergences.combined`): for a finding that shows in whatever property
+    meets its cases, such as NaN outputs for every negative scale."""
+    if every_property is None:
+        return dict(known)
+    from flashcheck.properties import PROPERTIES  # at call time: the properties import the peers' layers below
+
+    spread = {name: every_property for name in PROPERTIES}
+    for name, divergence in known.items():
+        spread[name] = combined(divergence, every_property)
+    return spread
+
+
 class Peer:
     """A protocol implementation wrapping one library's attention function.
 
@@ -183,16 +199,8 @@ class Peer:
 
     @property
     def flashcheck_known_divergences(self) -> dict[str, KnownDivergence]:
-        """The declared known divergences; ``every_property``'s on every registered property,
-        combined with a property's own (:func:`flashcheck.divergences.combined`)."""
-        if self._every_property is None:
-            return dict(self._known)
-        from flashcheck.properties import PROPERTIES  # not at import: the properties import flashcheck
-
-        known = {name: self._every_property for name in PROPERTIES}
-        for name, divergence in self._known.items():
-            known[name] = combined(divergence, self._every_property)
-        return known
+        """The declared known divergences (:func:`on_every_property`)."""
+        return on_every_property(self._known, self._every_property)
 
     @property
     def flashcheck_features(self) -> frozenset:

@@ -88,10 +88,11 @@ import torch
 
 from flashcheck import packing
 from flashcheck.divergences import (
-    KnownDivergence, either, float16_backward_overflows, float16_subnormal_probabilities,
+    NEGATIVE_SCALE, KnownDivergence, as_known_divergence, either, float16_backward_overflows, float16_subnormal_probabilities,
     sdpa_no_keys_backward_overflows, sdpa_no_keys_forward_overflows, under,
 )
 from flashcheck.masks import UNBOUNDED, as_4d, band, check_attn_mask, effective_window
+from flashcheck.peers.common import on_every_property
 from flashcheck.protocol import DTYPE_NAMES
 
 __all__ = [
@@ -253,15 +254,22 @@ class Adapter:
 
     def __init__(self, name: str, features: Mapping[str, frozenset], run: Callable, doc: str = "",
                  known_divergences: Mapping[str, str | KnownDivergence] | None = None,
+                 every_property: KnownDivergence | None = None,
                  not_applicable: Mapping[str, str] | None = None):
         self.name = name
-        self.flashcheck_known_divergences = dict(known_divergences or {})
+        self._known = {key: as_known_divergence(value) for key, value in (known_divergences or {}).items()}
+        self._every_property = every_property
         self.flashcheck_not_applicable = dict(not_applicable or {})
         self.flashcheck_features_by_device = {kind: frozenset(f) for kind, f in features.items()}
         self.flashcheck_features = frozenset().union(*self.flashcheck_features_by_device.values())
         self.device_kinds = frozenset(self.flashcheck_features_by_device)
         self._run = run
         self.__doc__ = doc or run.__doc__
+
+    @property
+    def flashcheck_known_divergences(self) -> dict[str, KnownDivergence]:
+        """The declared known divergences (:func:`flashcheck.peers.common.on_every_property`)."""
+        return on_every_property(self._known, self._every_property)
 
     def __repr__(self) -> str:
         return f"<flashcheck adapter {self.name!r} on {sorted(self.device_kinds)}>"
@@ -322,23 +330,24 @@ def _output_and_lse(op, result):
     return result[names.index("output") if "output" in names else 0], result[lse_at]
 
 
-# Known divergences. Found by flashcheck's GPU run (H100, torch 2.11.0+cu130); the adapters
-# decline these inputs with NotImplementedError, which the suite counts as declined rather
-# than passed, so that everything else about the peer is still checked.
+# Found by flashcheck's GPU runs (H100, torch 2.11.0+cu130), and declared as known divergences
+# confined to the cases they cover, so that everything else about the peer is still checked:
 #   sdpa-flash, sdpa-cudnn: a negative softmax_scale gives NaN outputs and +inf lse, even for
-#     one query and one key.
-#   sdpa-efficient: a row with no allowed key gets lse 0 instead of -inf (its output is 0).
+#     one query and one key (flashcheck.divergences.NEGATIVE_SCALE).
+#   sdpa-efficient: a row with no allowed key gets lse 0 instead of -inf (its output is 0)
+#     (EMPTY_ROWS_LSE_ZERO).
+# And declined, since the backend refuses them itself:
 #   sdpa-cudnn: the backward refuses one query and one key ("cuDNN Frontend error: s_q = s_kv
 #     = 1 is not supported"), and under `flashcheck fuzz` once took its worker process down
 #     there with SIGSEGV ([2.11 H200], backward_deterministic, Nq = Nk = 1, D = 16, float16).
 
 
-def _decline_negative_scale(name: str, req: _Request) -> None:
-    if req.scale < 0:
-        raise NotImplementedError(
-            f"{name}: softmax_scale={req.scale} < 0 is declined: this backend returns NaN outputs and "
-            "+inf lse for negative scales (known divergence, see flashcheck.peers.sdpa)"
-        )
+#: [2.11 H100] sdpa-efficient: a row without an allowed key gets lse 0 where the protocol's is
+#: -inf (its output is 0); on every property, for the cases that have such rows.
+EMPTY_ROWS_LSE_ZERO = KnownDivergence(
+    "a row without an allowed key gets lse 0 instead of -inf (its output is 0) ([2.11 H100])",
+    lambda case: case.has_empty_rows,
+)
 
 
 def _square_causal(name: str, req: _Request) -> bool:
@@ -354,7 +363,6 @@ def _square_causal(name: str, req: _Request) -> bool:
 def _run_sdpa_flash(q, k, v, req: _Request):
     """aten._scaled_dot_product_flash_attention; causal only for Nq == Nk; GQA by repeating KV."""
     op = torch.ops.aten._scaled_dot_product_flash_attention.default
-    _decline_negative_scale("sdpa-flash", req)
     causal = _square_causal("sdpa-flash", req)
     result = op(*_prepare_kv_and_layout(q, k, v, req), dropout_p=0.0, is_causal=causal,
                 return_debug_mask=False, scale=req.scale)
@@ -365,7 +373,6 @@ def _run_sdpa_flash(q, k, v, req: _Request):
 def _run_sdpa_cudnn(q, k, v, req: _Request):
     """aten._scaled_dot_product_cudnn_attention; causal only for Nq == Nk; GQA by repeating KV."""
     op = torch.ops.aten._scaled_dot_product_cudnn_attention.default
-    _decline_negative_scale("sdpa-cudnn", req)
     if req.nq == req.nk == 1 and any(t.requires_grad for t in (q, k, v)):
         raise NotImplementedError(
             "sdpa-cudnn: one query and one key with gradients is declined: its backward refuses them, "
@@ -386,11 +393,6 @@ def _run_sdpa_efficient(q, k, v, req: _Request):
     # The kernel's own causal path where it is exact; the bias path for everything else.
     native_causal = req.causal and req.nq == req.nk and req.left == UNBOUNDED and req.mask is None
     allowed = None if native_causal else _allowed(req, q.device)
-    if allowed is not None and (~allowed.any(dim=-1)).any():
-        raise NotImplementedError(
-            "sdpa-efficient: inputs with a row that has no allowed key are declined: this backend "
-            "returns lse 0 instead of -inf there (known divergence, see flashcheck.peers.sdpa)"
-        )
     bias = None if allowed is None else _additive_bias(allowed, req, q.dtype)
     result = op(*_prepare_kv_and_layout(q, k, v, req), attn_bias=bias, compute_log_sumexp=True,
                 dropout_p=0.0, is_causal=native_causal, scale=req.scale)
@@ -552,7 +554,7 @@ def sdpa_flash() -> Adapter:
                                       "grads_match_reference": _FLOAT16_RANGE,
                                       "grads_match_reference_where_ds_exceeds_float16": _FLOAT16_RANGE_STRESSED,
                                       "gqa_grads_match_repeated_kv": _FLOAT16_RANGE},
-                   not_applicable=_SDPA_CAUSAL_ONLY_NOT_APPLICABLE)
+                   every_property=NEGATIVE_SCALE, not_applicable=_SDPA_CAUSAL_ONLY_NOT_APPLICABLE)
 
 
 def sdpa_efficient() -> Adapter:
@@ -561,7 +563,8 @@ def sdpa_efficient() -> Adapter:
                    known_divergences={"backward_deterministic": _ATOMIC_DQ,
                                       "grads_match_reference": _FLOAT16_EFFICIENT,
                                       "grads_match_reference_where_ds_exceeds_float16": _FLOAT16_EFFICIENT_STRESSED,
-                                      "gqa_grads_match_repeated_kv": _FLOAT16_RANGE})
+                                      "gqa_grads_match_repeated_kv": _FLOAT16_RANGE},
+                   every_property=EMPTY_ROWS_LSE_ZERO)
 
 
 #: Found by tests/test_determinism_at_scale.py, not documented by torch.
@@ -575,5 +578,6 @@ def sdpa_cudnn() -> Adapter:
                                       "grads_match_reference": _FLOAT16_RANGE,
                                       "grads_match_reference_where_ds_exceeds_float16": _FLOAT16_RANGE_STRESSED,
                                       "gqa_grads_match_repeated_kv": _FLOAT16_RANGE},
+                   every_property=NEGATIVE_SCALE,
                    # See _NO_EMPTY_ROWS_SDPA_CAUSAL: attn_bias=None, is_causal top-left (torch's docstring).
                    not_applicable=_SDPA_CAUSAL_ONLY_NOT_APPLICABLE)

@@ -16,7 +16,7 @@ import sys
 
 from flashcheck import interruption
 from flashcheck.cli.commands import EXIT_FOUND, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_UNCHECKED, EXIT_USAGE
-from flashcheck.cli.commands.common import add_impl_arguments, load, prepare
+from flashcheck.cli.commands.common import add_impl_arguments, fuzz_in_workers, load, prepare
 
 
 def register(subparsers) -> None:
@@ -101,14 +101,9 @@ def _run_in_a_worker(args, device, impl, prop, case) -> int:
         impl=args.impl, device=device, budget=math.inf, properties=(prop.name,), sizes=args.size,
         database=None, workers=1, case_timeout=args.case_timeout, shrink_time=0, max_crashes=1, replay_only=True,
     )
-    try:
-        result = fuzz_workers.fuzz(options, replay=[(prop.name, case.spec())])
-    except fuzz_workers.FlashcheckBug as error:
-        print(f"flashcheck: {error}", file=sys.stderr)
-        return EXIT_INTERNAL
-    except fuzz_workers.WorkerError as error:
-        print(f"flashcheck: {error}", file=sys.stderr)
-        return EXIT_USAGE
+    result, status = fuzz_in_workers(options, replay=[(prop.name, case.spec())])
+    if result is None:
+        return status
     for failure in (result.failures + result.known)[:1]:  # the run ends at its first failure, crash or hang
         print(failure)
         if failure.kind == "known":

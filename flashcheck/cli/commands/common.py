@@ -132,3 +132,23 @@ def check_writable_folder(path, argument: str, given=None) -> None:
     except OSError as error:
         raise ValueError(f"{argument} {given}: the folder {existing} is not writable "
                          f"({error.strerror or error})") from None
+
+
+def fuzz_in_workers(options, **kwargs):
+    """:func:`flashcheck.engine.fuzz_workers.fuzz` of ``options``: ``(result, None)``, or, where
+    the run could not go on, ``(None, status)`` after one line on stderr: exit 4 for an error of
+    flashcheck's own code, 2 for a worker that could not be set up (the implementation's
+    module, its library)."""
+    import sys
+
+    from flashcheck.cli.commands import EXIT_INTERNAL, EXIT_USAGE
+    from flashcheck.engine import fuzz_workers
+
+    try:
+        return fuzz_workers.fuzz(options, **kwargs), None
+    except fuzz_workers.FlashcheckBug as error:
+        print(f"flashcheck: {error}", file=sys.stderr)
+        return None, EXIT_INTERNAL
+    except fuzz_workers.WorkerError as error:
+        print(f"flashcheck: {error}", file=sys.stderr)
+        return None, EXIT_USAGE

@@ -16,7 +16,9 @@ from pathlib import Path
 
 from flashcheck import interruption
 from flashcheck.cli.commands import EXIT_FOUND, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_UNCHECKED, EXIT_USAGE
-from flashcheck.cli.commands.common import add_impl_arguments, check_writable_file, check_writable_folder, load
+from flashcheck.cli.commands.common import (
+    add_impl_arguments, check_writable_file, check_writable_folder, fuzz_in_workers, load,
+)
 
 
 EPILOG = f"""exit status:
@@ -152,15 +154,10 @@ def run(args, device) -> int:
 
     # From here on Ctrl-C ends the run (the engine's own handler, while it runs), never the report.
     with interruption.deferred():
-        try:
-            with fuzz_console.FuzzProgress(args.impl, device, args.budget, args.workers) as progress:
-                result = fuzz_workers.fuzz(options, on_progress=progress.update)
-        except fuzz_workers.FlashcheckBug as error:
-            print(f"flashcheck: {error}", file=sys.stderr)
-            return EXIT_INTERNAL
-        except fuzz_workers.WorkerError as error:
-            print(f"flashcheck: {error}", file=sys.stderr)
-            return EXIT_USAGE
+        with fuzz_console.FuzzProgress(args.impl, device, args.budget, args.workers) as progress:
+            result, status = fuzz_in_workers(options, on_progress=progress.update)
+        if result is None:
+            return status
         result.seconds = time.monotonic() - args.started
         written = _report(result, args, device)
     if result.interrupted:

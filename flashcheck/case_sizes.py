@@ -45,7 +45,9 @@ class CaseSizes:
     ``heads // kv_heads``. ``block_sizes`` are the kernel's tile sizes on this kind of
     device, whose neighbours ``b - 1``, ``b``, ``b + 1`` are drawn often. ``max_elements``
     caps ``batch * heads * seqlen_q * seqlen_k``. ``dtypes`` are dtype names from
-    :data:`flashcheck.case.DTYPES`, simplest first.
+    :data:`flashcheck.case.DTYPES`, simplest first. With ``focus``, ``focus_seed`` picks
+    the compile classes and ``focus_classes`` (None: all) how many of them (in the catalogue's order)
+    cases are drawn in.
     """
 
     name: str
@@ -60,6 +62,7 @@ class CaseSizes:
     dtypes: tuple[str, ...] = _DTYPE_NAMES
     focus: bool = False
     focus_seed: int = 0
+    focus_classes: int | None = None
 
     def __post_init__(self):
         for field in ("max_batch", "max_heads", "max_kv_ratio", "max_seqlen", "long_seqlen",
@@ -78,6 +81,9 @@ class CaseSizes:
             raise ValueError(f"focus: expected True or False, got {self.focus!r}")
         if not isinstance(self.focus_seed, int) or isinstance(self.focus_seed, bool):
             raise ValueError(f"focus_seed: expected an int, got {self.focus_seed!r}")
+        if self.focus_classes is not None and (not isinstance(self.focus_classes, int)
+                                               or isinstance(self.focus_classes, bool) or self.focus_classes < 1):
+            raise ValueError(f"focus_classes: expected a positive int or None, got {self.focus_classes!r}")
         object.__setattr__(self, "dtypes", tuple(self.dtypes))
         if not self.dtypes or any(d not in _DTYPE_NAMES for d in self.dtypes):
             raise ValueError(f"dtypes: expected a non-empty subset of {_DTYPE_NAMES}, got {self.dtypes!r}")

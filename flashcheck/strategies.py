@@ -23,7 +23,8 @@ Contracts:
 - Compile-aware under sizes with ``focus`` (the GPU's): all but one case in
   :data:`FOCUS_ESCAPE` fall in one of a few compile classes (:func:`compile_classes`),
   within which a Triton kernel compiles once, while lengths, windows, masks, batch and
-  values vary; the classes change with ``sizes.focus_seed``. Without ``focus`` nothing
+  values vary; the classes change with ``sizes.focus_seed``, and ``sizes.focus_classes``
+  keeps the draws to the first few of them. Without ``focus`` nothing
   of this is drawn, and the draws are exactly those of sizes without it.
 
 Arguments are validated when a strategy is built; bad ones raise
@@ -807,7 +808,9 @@ def cases(
         raise InvalidArgument(f"cases: no case meets mask={mask}, varlen={varlen}, empty_rows={empty_rows}")
     catalogue = ()
     if sizes.focus:
-        catalogue = compile_classes(sizes, dtypes, tuple(modes), layouts, allow_gqa, empty_rows, key_padding)
+        # The whole catalogue depends on the seed alone; focus_classes only cuts it short.
+        catalogue = compile_classes(dataclasses.replace(sizes, focus_classes=None), dtypes, tuple(modes), layouts,
+                                    allow_gqa, empty_rows, key_padding)[:sizes.focus_classes]
     return _cases(sizes, dtypes, allow_causal and not key_padding, allow_window and not key_padding, allow_gqa,
                   layouts, values, empty_rows, tuple(modes), key_padding, catalogue)
 

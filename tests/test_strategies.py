@@ -547,3 +547,30 @@ def test_without_focus_no_compile_class_is_drawn():
     assert case_sizes.with_focus_seed(GPU).focus
     with pytest.raises(ValueError, match="focus_seed"):
         dataclasses.replace(GPU, focus_seed="1")
+
+
+def test_focus_classes_keep_the_draws_to_the_first_classes_of_the_catalogue():
+    classes = strategies.compile_classes(GPU, GPU.dtypes, _ALL_MODES, LAYOUTS)
+    narrow = dataclasses.replace(GPU, focus_classes=1)
+    first_class, outside = classes[0], collections.Counter()
+
+    @FAST
+    @given(strategies.cases(sizes=narrow))
+    def check(case):
+        within(case, narrow)
+        if (case.dtype, case.layout, case.heads, case.kv_heads) != (first_class.dtype, first_class.layout,
+                                                                      first_class.heads, first_class.kv_heads) \
+                or case.head_dim not in first_class.head_dims:
+            outside["cases"] += 1  # the escape, one case in FOCUS_ESCAPE
+
+    check()
+    assert outside["cases"] <= 60 // 8, outside
+    # The catalogue itself does not depend on how much of it is drawn from.
+    assert strategies.compile_classes(dataclasses.replace(narrow, focus_classes=None), GPU.dtypes, _ALL_MODES,
+                                      LAYOUTS) == classes
+
+
+@pytest.mark.parametrize("value", [0, -1, True, 1.5])
+def test_focus_classes_must_be_a_positive_int_or_none(value):
+    with pytest.raises(ValueError, match="focus_classes"):
+        dataclasses.replace(GPU, focus_classes=value)

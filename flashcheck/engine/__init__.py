@@ -9,6 +9,8 @@
 - :mod:`flashcheck.engine.placement`: how many worker processes, and which GPU each takes;
 - :mod:`flashcheck.engine.compile_clock`: a case's time compiling Triton kernels, told apart
   from its running time;
+- :mod:`flashcheck.engine.focus`: how many compile classes a fuzz worker draws in, widened
+  as its compilations pay off;
 - :mod:`flashcheck.engine.fuzz_console`: the fuzzer's console output.
 
 Built on the core (flashcheck's top-level modules), the properties and the implementations'

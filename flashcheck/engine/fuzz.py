@@ -199,6 +199,9 @@ def fuzz_in_process(
     before each case. Shrinking stops at the budget's end or ``shrink_time`` seconds after
     the first failure, whichever comes first; the smallest failing case found by then is
     the counterexample.
+    ``sizes``: the :class:`flashcheck.case_sizes.CaseSizes` to draw with, or a function
+    giving them for each turn (a worker widening its compile focus,
+    :class:`flashcheck.engine.focus.WideningFocus`).
     ``replay_only``: replay what the database holds and draw nothing new.
     ``simplest_run_elsewhere``: another process fuzzing alongside runs each property's
     simplest case (every fuzz run's first drawn example), so this one leaves it out (it is
@@ -327,7 +330,8 @@ def fuzz_in_process(
         # One example-database key per property (hypothesis's own hook for telling apart
         # runs of one function, as its pytest plugin does for parametrized tests).
         one_case._hypothesis_internal_add_digest = prop.name.encode()
-        test = given(st.tuples(_TURN_NONCE, case_strategy(prop, features, sizes)))(one_case)
+        turn_sizes = sizes() if callable(sizes) else sizes
+        test = given(st.tuples(_TURN_NONCE, case_strategy(prop, features, turn_sizes)))(one_case)
         if round_seed is not None:
             test = hypothesis_seed(round_seed)(test)
         # Parented on hypothesis's default, not the active profile: under CI the active one

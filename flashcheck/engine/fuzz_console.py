@@ -119,7 +119,8 @@ def print_fuzz_result(result, impl_name: str, device: str, *, shrunk: bool = Tru
 
 def _pace(result) -> str:
     """One line on the run's speed where it timed its cases: cases/s over the first minute
-    and after it, and the share of case time spent compiling Triton kernels."""
+    and after it, the share of case time spent compiling Triton kernels, and how many
+    compile classes the workers drew in by the end (:mod:`flashcheck.engine.focus`)."""
     first, after = result.rate(0, 60), result.rate(60)
     if first is None:
         return ""
@@ -129,6 +130,10 @@ def _pace(result) -> str:
     share = result.compile_share
     if share is not None:
         parts.append(f"{share:.0%} of case time compiling Triton kernels")
+    classes = [w["compile_classes"] for w in result.workers if w.get("compile_classes") is not None]
+    if classes:
+        span = f"{min(classes)}" if min(classes) == max(classes) else f"{min(classes)}-{max(classes)}"
+        parts.append(f"{span} compile classes per worker")
     return "pace: " + ", ".join(parts)
 
 

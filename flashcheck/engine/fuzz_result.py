@@ -99,7 +99,9 @@ class FuzzResult:
     not_applicable: dict[str, str] = field(default_factory=dict)
     failures: list[Failure] = field(default_factory=list)
     #: Per worker process position (isolated runs): ``{"worker", "gpu", "device", "cases",
-    #: "processes"}``, where ``device`` is what the worker reported it runs on.
+    #: "processes", "compile_classes"}``, where ``device`` is what the worker reported it runs
+    #: on and ``compile_classes`` how many compile classes it drew in at its latest case
+    #: (:mod:`flashcheck.engine.focus`; None without compile-aware drawing).
     workers: list[dict] = field(default_factory=list)
     #: Failures of properties the implementation declares known divergences
     #: (``flashcheck_known_divergences``): expected, reported, not findings.

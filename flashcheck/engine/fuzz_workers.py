@@ -130,7 +130,8 @@ def fuzz(options: FuzzOptions, *, on_progress: Callable | None = None, replay: l
         wall_deadline = time.time() + options.budget
         slots = [_Slot(i, gpu) for i, gpu in enumerate(_gpus_for_workers(options))]
         slots[0].replay, result.stale = (list(replay), []) if replay is not None else store.replayable()
-        result.workers = [{"worker": slot.index, "gpu": slot.gpu, "device": None, "cases": 0, "processes": 0}
+        result.workers = [{"worker": slot.index, "gpu": slot.gpu, "device": None, "cases": 0, "processes": 0,
+                           "compile_classes": None}
                           for slot in slots]
         spawned = 0
         crashes = 0
@@ -185,9 +186,10 @@ def fuzz(options: FuzzOptions, *, on_progress: Callable | None = None, replay: l
             if kind == "started":
                 result.workers[index]["device"] = payload
             elif kind == "case":
-                prop, kinds, seconds, compiling = payload
+                prop, kinds, seconds, compiling, classes = payload
                 result.count(prop, kinds)
                 result.workers[index]["cases"] += 1
+                result.workers[index]["compile_classes"] = classes
                 result.seconds = time.monotonic() - start
                 result.timed(result.seconds, seconds, compiling)
                 if on_progress is not None:
@@ -582,13 +584,15 @@ def worker_main(options: FuzzOptions, index: int, seed, wall_deadline: float, gp
     try:
         from flashcheck import case_sizes, peers, protocol
         from flashcheck.engine import fuzz
+        from flashcheck.engine.focus import WideningFocus
         from flashcheck.engine.verdict import Outcome
 
         impl = peers.resolve(options.impl)
         protocol.prepare(impl)  # a library that cannot be imported: a usage error, not a finding
         sizes = case_sizes.choose(options.sizes)
-        # Compile-aware drawing: each worker draws in compile classes of its own (another set each run).
-        sizes = case_sizes.with_focus_seed(sizes, seed)
+        # Compile-aware drawing: each worker draws in compile classes of its own (another set each
+        # run), one at first and more as its compilations pay off.
+        focus = WideningFocus(case_sizes.with_focus_seed(sizes, seed))
     except Exception as error:  # noqa: BLE001 - any setup error ends the run as a usage problem
         messages.put((index, "error", f"worker {index} could not load {options.impl!r}: {error}"))
         return
@@ -607,7 +611,9 @@ def worker_main(options: FuzzOptions, index: int, seed, wall_deadline: float, gp
             clock.finish()
 
     def after_case(prop: str, case) -> None:
-        messages.put((index, "case", (prop, fuzz.case_kinds(case), *clock.last)))
+        focus.record(*clock.last)
+        classes = focus.classes if focus.sizes().focus else None
+        messages.put((index, "case", (prop, fuzz.case_kinds(case), *clock.last, classes)))
 
     def on_fatal(verdict) -> None:
         # The log's tail, quoted in the parent's report: the error's traceback, then the verdict
@@ -624,7 +630,7 @@ def worker_main(options: FuzzOptions, index: int, seed, wall_deadline: float, gp
             return
         result = fuzz.fuzz_in_process(
             impl, impl_name=options.impl, budget=max(0.0, wall_deadline - time.time()), device=options.device,
-            sizes=sizes, seed=seed, database=options.database,
+            sizes=focus.sizes, seed=seed, database=options.database,
             properties=list(options.properties or ()) or None,
             on_case=after_case, before_case=before_case, on_verdict=decided, on_fatal=on_fatal,
             on_declined=lambda prop, case, reason: messages.put((index, "declined", (prop, reason))),

@@ -1,0 +1,70 @@
+"""How many compile classes a fuzz worker draws in: one at first, more as its compilations pay off.
+
+On a GPU a drawn case runs in milliseconds but compiles for seconds whenever its Triton
+specialisation is new (docs/performance.md). Compile-aware drawing
+(:func:`flashcheck.strategies.compile_classes`) keeps cases inside a catalogue of classes
+that each compile once; but a worker drawing from its whole catalogue from the start meets
+a new class, and so new compilations, on most of its cases for minutes (a cold-cache run on
+an H100 spent 94% of its case time compiling over five minutes; 2026-11-25, ``407a28c``).
+
+:class:`WideningFocus` starts a worker in the first class of its catalogue and adds the next
+one when both hold:
+
+- the share of the worker's case time spent compiling so far is at most
+  :data:`MAX_COMPILE_SHARE`, so that at least the rest of its time goes to running cases;
+- at least :data:`CASES_PER_WIDENING` cases have finished since the last widening, the
+  latest without compiling, so the classes in use are warm before another is added.
+
+Over a long run every class comes in; the workers' catalogues differ (each its own
+``focus_seed``), and one case in :data:`flashcheck.strategies.FOCUS_ESCAPE` is drawn outside
+any class throughout, so every case stays drawable from the first minute. Sizes without
+``focus`` (the interpreter's) are left as they are.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+#: The most of a worker's case time that compiling may take before it stops adding classes.
+MAX_COMPILE_SHARE = 0.5
+#: Cases finished in the classes in use before another class is added.
+CASES_PER_WIDENING = 8
+
+
+class WideningFocus:
+    """The case sizes a fuzz worker draws with, widened case by case (module docstring).
+
+    ``sizes()`` gives the sizes for the next hypothesis turn; ``record(seconds,
+    compile_seconds)`` takes each finished case's time and the part of it spent compiling.
+    ``classes`` is how many classes of the catalogue are in use."""
+
+    def __init__(self, sizes, *, max_compile_share: float = MAX_COMPILE_SHARE,
+                 cases_per_widening: int = CASES_PER_WIDENING):
+        if not 0.0 <= max_compile_share <= 1.0:
+            raise ValueError(f"max_compile_share: expected a share in [0, 1], got {max_compile_share!r}")
+        if not isinstance(cases_per_widening, int) or cases_per_widening < 1:
+            raise ValueError(f"cases_per_widening: expected a positive int, got {cases_per_widening!r}")
+        self._sizes = sizes
+        self._max_share = max_compile_share
+        self._cases_per_widening = cases_per_widening
+        self.classes = 1
+        self.seconds = 0.0
+        self.compile_seconds = 0.0
+        self._since_widening = 0
+
+    def sizes(self):
+        """The sizes to draw the next turn's cases with."""
+        if not self._sizes.focus:
+            return self._sizes
+        return dataclasses.replace(self._sizes, focus_classes=self.classes)
+
+    def record(self, seconds: float, compile_seconds: float) -> None:
+        """Count a finished case (``seconds`` in all, ``compile_seconds`` of them compiling),
+        and widen the focus by one class where the rule of the module docstring allows."""
+        self.seconds += seconds
+        self.compile_seconds += compile_seconds
+        self._since_widening += 1
+        if (compile_seconds == 0.0 and self._since_widening >= self._cases_per_widening
+                and self.compile_seconds <= self._max_share * self.seconds):
+            self.classes += 1
+            self._since_widening = 0

@@ -1,0 +1,55 @@
+"""A fuzz worker's compile focus (flashcheck.engine.focus): one compile class at first, one more
+whenever compiling has taken at most its share of the case time and the classes in use are warm."""
+from __future__ import annotations
+
+import pytest
+
+from flashcheck.case_sizes import GPU, INTERPRETER
+from flashcheck.engine.focus import WideningFocus
+
+
+def test_a_worker_starts_in_one_class():
+    focus = WideningFocus(GPU)
+    assert focus.classes == 1 and focus.sizes().focus_classes == 1
+
+
+def test_it_widens_once_compiling_has_paid_off_and_the_classes_in_use_are_warm():
+    focus = WideningFocus(GPU, max_compile_share=0.5, cases_per_widening=4)
+    focus.record(10.0, 9.5)  # the first case compiles the class
+    for _ in range(3):
+        focus.record(1.0, 0.0)
+    assert focus.classes == 1  # 9.5 s of 13 s compiling: more than half
+    for _ in range(6):
+        focus.record(1.0, 0.0)
+    assert focus.classes == 2 and focus.sizes().focus_classes == 2  # 9.5 of 19 s
+
+
+def test_it_does_not_widen_on_a_case_that_compiled():
+    focus = WideningFocus(GPU, max_compile_share=0.5, cases_per_widening=1)
+    focus.record(100.0, 0.0)
+    assert focus.classes == 2
+    focus.record(1.0, 0.5)  # the share is low, but this case met a new kernel variant
+    assert focus.classes == 2
+    focus.record(1.0, 0.0)
+    assert focus.classes == 3
+
+
+def test_it_waits_for_enough_cases_after_each_widening():
+    focus = WideningFocus(GPU, max_compile_share=0.5, cases_per_widening=3)
+    for _ in range(9):
+        focus.record(1.0, 0.0)
+    assert focus.classes == 4
+
+
+def test_sizes_without_compile_aware_drawing_are_left_as_they_are():
+    focus = WideningFocus(INTERPRETER)
+    for _ in range(20):
+        focus.record(1.0, 0.0)
+    assert focus.sizes() is INTERPRETER
+
+
+@pytest.mark.parametrize("arguments", [{"max_compile_share": 1.5}, {"max_compile_share": -0.1},
+                                       {"cases_per_widening": 0}])
+def test_bad_settings_are_refused(arguments):
+    with pytest.raises(ValueError, match=next(iter(arguments))):
+        WideningFocus(GPU, **arguments)

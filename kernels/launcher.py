@@ -14,10 +14,13 @@ specialisation), every scalar argument by type and exact value (Triton specialis
 integers on their value), the constexpr values, the launch options, Triton's debug flag and
 the current device. Two calls with equal keys therefore get the same compiled kernel from
 Triton too; the first call of a key goes through ``kernel[grid]`` as usual and compiles.
-In Triton's interpreter every call takes the usual path.
+In Triton's interpreter every call takes the usual path, with one saving of host time
+(:func:`_language_patched_once_per_function`).
 """
 
 from __future__ import annotations
+
+import contextlib
 
 import torch
 import triton
@@ -50,7 +53,8 @@ def launch(kernel, grid: tuple, pointers: tuple, scalars: tuple, **constants):
     built without a function call per argument: at tens of arguments per launch, that cost
     is what this module exists to remove."""
     if INTERPRETER:
-        kernel[grid](*pointers, *scalars, **constants)
+        with _language_patched_once_per_function():
+            kernel[grid](*pointers, *scalars, **constants)
         return
     key = (
         torch.cuda.current_device(), triton.knobs.runtime.debug, tuple(constants.items()),
@@ -73,3 +77,48 @@ def launch(kernel, grid: tuple, pointers: tuple, scalars: tuple, **constants):
     grid = tuple(grid) + (1,) * (3 - len(grid))
     # The compiled kernel takes every parameter positionally, constexprs included.
     compiled[grid](*pointers, *scalars, *[constants[name] for name in names])
+
+
+# -- Triton's interpreter ---------------------------------------------------------------------
+
+try:  # Triton 3.x's interpreter; where it is laid out otherwise, launches go through it unchanged
+    from triton.runtime import interpreter as _interpreter
+
+    _PATCH_LANG = _interpreter._patch_lang
+    _EMPTY_SCOPE = _interpreter._LangPatchScope
+except (ImportError, AttributeError):  # pragma: no cover - depends on the Triton version
+    _interpreter = _PATCH_LANG = _EMPTY_SCOPE = None
+
+
+@contextlib.contextmanager
+def _language_patched_once_per_function():
+    """Within the block (one interpreted launch), Triton's interpreter patches
+    ``triton.language`` for each ``@triton.jit`` function once, not at every call.
+
+    The interpreter runs a kernel by replacing the builtins of the language modules a
+    function sees (``tl``, ``tl.core``) with interpreted ones; the launch undoes this when it
+    ends. It also re-applies that patch at every call of a ``@triton.jit`` helper
+    (``_load_rows``, ``_past_gap``, ``tl.zeros`` ...), thousands of calls per launch, each
+    walking every member of the language modules with ``inspect.getmembers``, and nothing
+    undoes those until the launch ends: the second call of a function finds the modules as
+    its first call left them, and patching again changes nothing but the time taken, about
+    a third of the interpreter's (Triton 3.6, CPU suite). So each function's first call in a
+    launch patches as before and the later ones skip it; every operation of the kernel runs
+    exactly as it did (``tests/test_launcher.py`` compares results bitwise). Nothing changes
+    where Triton's interpreter lacks the internals this relies on."""
+    if _PATCH_LANG is None or _interpreter._patch_lang is not _PATCH_LANG:
+        yield  # another Triton, or already inside such a block
+        return
+    patched = set()
+
+    def patch_lang(fn):
+        if fn in patched:
+            return _EMPTY_SCOPE()  # the language is already patched for fn: nothing to undo
+        patched.add(fn)
+        return _PATCH_LANG(fn)
+
+    _interpreter._patch_lang = patch_lang
+    try:
+        yield
+    finally:
+        _interpreter._patch_lang = _PATCH_LANG

@@ -56,6 +56,39 @@ def test_rounding_that_depends_on_the_layout_is_not_a_leak():
         PROPERTIES["layout_invariance"].check(impl, PACKED.replace(layout="padded"), device="cpu")
 
 
+def _layouts_called(impl, calls):
+    """``impl`` logging the layout of every call's q: "NaN-padded" (a view into NaN),
+    "zero-padded" (a strided view into finite padding) or "contiguous"."""
+
+    def logged(q, k, v, **kwargs):
+        storage = torch.empty(0, dtype=q.dtype).set_(q.untyped_storage())
+        calls.append("NaN-padded" if storage.isnan().any() else "contiguous" if q.is_contiguous() else "zero-padded")
+        return impl(q, k, v, **kwargs)
+
+    logged.flashcheck_features = impl.flashcheck_features
+    return logged
+
+
+def test_the_views_laid_out_otherwise_run_only_where_their_results_decide_something():
+    """The zero-padded views and the contiguous copies tell a leak from other faults: where
+    the NaN-padded results are finite and within the tolerance (a correct implementation)
+    they decide nothing and are not run; where they are needed they are (the leaks below)."""
+    calls = []
+    PROPERTIES["nan_padding_never_leaks"].check(_layouts_called(unusual.rounding_per_layout, calls), PACKED,
+                                                device="cpu")
+    assert calls == ["NaN-padded", "NaN-padded"]  # the forward, then forward and backward
+    calls.clear()
+    with pytest.raises(Violation, match="NaN padding"):
+        PROPERTIES["nan_padding_never_leaks"].check(_layouts_called(unusual.leaks_and_rounds_per_layout, calls),
+                                                    PACKED, device="cpu")
+    assert calls == ["NaN-padded", "zero-padded"]
+    calls.clear()
+    with pytest.raises(Violation, match="NaN-padded views"):
+        PROPERTIES["nan_padding_never_leaks"].check(_layouts_called(unusual.sanitised_read_past_the_end, calls),
+                                                    PACKED, device="cpu")
+    assert calls == ["NaN-padded", "contiguous"]
+
+
 def test_a_leak_behind_layout_dependent_rounding_is_still_caught():
     """Rounding per layout does not hide a read past the end of the packed keys: the NaN it
     brings in where the contiguous copies give finite values is reported as a leak."""

@@ -14,13 +14,15 @@ specialisation), every scalar argument by type and exact value (Triton specialis
 integers on their value), the constexpr values, the launch options, Triton's debug flag and
 the current device. Two calls with equal keys therefore get the same compiled kernel from
 Triton too; the first call of a key goes through ``kernel[grid]`` as usual and compiles.
-In Triton's interpreter every call takes the usual path, with one saving of host time
-(:func:`_language_patched_once_per_function`).
+In Triton's interpreter every call takes the usual path, without two kinds of work whose
+results the interpreter discards (:func:`_language_patched_once_per_function`,
+:func:`_without_discarded_overflow_checks`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 
 import torch
 import triton
@@ -53,7 +55,7 @@ def launch(kernel, grid: tuple, pointers: tuple, scalars: tuple, **constants):
     built without a function call per argument: at tens of arguments per launch, that cost
     is what this module exists to remove."""
     if INTERPRETER:
-        with _language_patched_once_per_function():
+        with _language_patched_once_per_function(), _without_discarded_overflow_checks():
             kernel[grid](*pointers, *scalars, **constants)
         return
     key = (
@@ -88,6 +90,8 @@ try:  # Triton 3.x's interpreter; where it is laid out otherwise, launches go th
     _EMPTY_SCOPE = _interpreter._LangPatchScope
 except (ImportError, AttributeError):  # pragma: no cover - depends on the Triton version
     _interpreter = _PATCH_LANG = _EMPTY_SCOPE = None
+#: The builder whose options every interpreted operation reads (None: another Triton).
+_BUILDER = getattr(_interpreter, "interpreter_builder", None)
 
 
 @contextlib.contextmanager
@@ -122,3 +126,28 @@ def _language_patched_once_per_function():
         yield
     finally:
         _interpreter._patch_lang = _PATCH_LANG
+
+
+@contextlib.contextmanager
+def _without_discarded_overflow_checks():
+    """Within the block (one interpreted launch), Triton's interpreter does not compute the
+    integer-overflow conditions that it then discards.
+
+    With ``sanitize_overflow``, on by default in the interpreter's options, every integer
+    add, sub and mul is also computed in int64 and compared with the type's range, and the
+    condition goes to ``device_assert``, which returns without looking at it unless the
+    options' ``debug`` is set; the interpreter's options never set it (Triton 3.6). Nothing
+    is checked: an int32 overflow goes through unreported with or without the condition
+    (``tests/test_launcher.py`` pins this), whose computation was half the time the
+    interpreter spent on the kernels. Where ``debug`` is set the conditions are asserted, and
+    they are left on."""
+    options = getattr(_BUILDER, "options", None)
+    if (not dataclasses.is_dataclass(options) or not getattr(options, "sanitize_overflow", False)
+            or getattr(options, "debug", True)):
+        yield  # another Triton, debug set, or nothing to skip
+        return
+    _BUILDER.options = dataclasses.replace(options, sanitize_overflow=False)
+    try:
+        yield
+    finally:
+        _BUILDER.options = options

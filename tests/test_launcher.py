@@ -1,19 +1,24 @@
-"""Launches in Triton's interpreter (flashcheck.kernels.launcher): each ``@triton.jit``
-function patches the language once per launch, and the kernels compute bitwise what they
-compute when the interpreter patches it at every call."""
+"""Launches in Triton's interpreter (flashcheck.kernels.launcher): the work the launcher
+spares the interpreter (patching the language at every call of a helper, overflow
+conditions nobody asserts) changes no result, bitwise, and checks nothing when done."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 
 import pytest
 import torch
+import triton
+import triton.language as tl
 
 from flashcheck.kernels import config, flash_attention, launcher
 
 pytestmark = pytest.mark.skipif(
-    not config.INTERPRETER or launcher._PATCH_LANG is None,
+    not config.INTERPRETER or launcher._PATCH_LANG is None or launcher._BUILDER is None,
     reason="Triton's interpreter (TRITON_INTERPRET=1) with the internals the launcher relies on",
 )
+
+SAVINGS = ("_language_patched_once_per_function", "_without_discarded_overflow_checks")
 
 
 def _inputs(dtype, *, batch=2, seqlen_q=21, seqlen_k=37, heads=4, kv_heads=2, head_dim=24, seed=0):
@@ -43,11 +48,12 @@ CALLS = [
 
 
 @pytest.mark.parametrize("dtype, kwargs", CALLS)
-def test_patching_once_per_function_gives_bitwise_the_results_of_patching_at_every_call(monkeypatch, dtype, kwargs):
-    once = _forward_backward(dtype, **kwargs)
-    monkeypatch.setattr(launcher, "_language_patched_once_per_function", contextlib.nullcontext)
-    every_call = _forward_backward(dtype, **kwargs)
-    for name, a, b in zip(("out", "lse", "dq", "dk", "dv"), once, every_call):
+def test_the_spared_work_changes_no_result_bitwise(monkeypatch, dtype, kwargs):
+    spared = _forward_backward(dtype, **kwargs)
+    for saving in SAVINGS:
+        monkeypatch.setattr(launcher, saving, contextlib.nullcontext)
+    done = _forward_backward(dtype, **kwargs)
+    for name, a, b in zip(("out", "lse", "dq", "dk", "dv"), spared, done):
         assert torch.equal(a, b), name
 
 
@@ -77,13 +83,40 @@ def test_a_launch_patches_the_language_once_per_function_it_calls(monkeypatch):
     assert max(counts.values()) > 10
 
 
+@triton.jit
+def _square_plus_self(X, Y):
+    x = tl.load(X + tl.arange(0, 4))
+    tl.store(Y + tl.arange(0, 4), x * x + x)
+
+
+def test_the_interpreter_asserts_no_overflow_condition_it_computes():
+    """The premise of sparing the overflow conditions: with the interpreter's own options
+    (sanitize_overflow on, debug off) an int32 overflow is not reported, so computing the
+    conditions checks nothing. Should a Triton assert them, this fails: the saving would
+    then drop a check and must go."""
+    options = launcher._BUILDER.options
+    assert options.sanitize_overflow and not options.debug
+    x = torch.full((4,), 2**20, dtype=torch.int32)
+    y = torch.empty_like(x)
+    _square_plus_self[(1,)](x, y)  # not through the launcher: the interpreter as it comes
+    assert y.tolist() == [2**20] * 4  # 2^40 + 2^20 wrapped to int32
+
+
+def test_the_overflow_conditions_are_computed_where_debug_would_assert_them(monkeypatch):
+    debug = dataclasses.replace(launcher._BUILDER.options, debug=True)
+    monkeypatch.setattr(launcher._BUILDER, "options", debug)
+    with launcher._without_discarded_overflow_checks():
+        assert launcher._BUILDER.options is debug
+
+
 def test_the_interpreter_is_left_as_it_was_after_a_launch_and_after_one_that_raises():
-    original = launcher._interpreter._patch_lang
+    patch_lang, options = launcher._interpreter._patch_lang, launcher._BUILDER.options
     q, k, v = (t.detach() for t in _inputs(torch.float32))
     flash_attention(q, k, v)
-    assert launcher._interpreter._patch_lang is original
+    assert launcher._interpreter._patch_lang is patch_lang and launcher._BUILDER.options is options
     with pytest.raises(RuntimeError, match="planted"):
-        with launcher._language_patched_once_per_function():
-            assert launcher._interpreter._patch_lang is not original
+        with launcher._language_patched_once_per_function(), launcher._without_discarded_overflow_checks():
+            assert launcher._interpreter._patch_lang is not patch_lang
+            assert not launcher._BUILDER.options.sanitize_overflow
             raise RuntimeError("planted")
-    assert launcher._interpreter._patch_lang is original
+    assert launcher._interpreter._patch_lang is patch_lang and launcher._BUILDER.options is options

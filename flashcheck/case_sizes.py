@@ -47,7 +47,8 @@ class CaseSizes:
     caps ``batch * heads * seqlen_q * seqlen_k``. ``dtypes`` are dtype names from
     :data:`flashcheck.case.DTYPES`, simplest first. With ``focus``, ``focus_seed`` picks
     the compile classes and ``focus_classes`` (None: all) how many of them (in the catalogue's order)
-    cases are drawn in.
+    cases are drawn in, starting at class ``focus_start`` (counted modulo the catalogue's
+    length, wrapping round: workers of one run share a catalogue and start apart).
     """
 
     name: str
@@ -63,6 +64,7 @@ class CaseSizes:
     focus: bool = False
     focus_seed: int = 0
     focus_classes: int | None = None
+    focus_start: int = 0
 
     def __post_init__(self):
         for field in ("max_batch", "max_heads", "max_kv_ratio", "max_seqlen", "long_seqlen",
@@ -84,6 +86,8 @@ class CaseSizes:
         if self.focus_classes is not None and (not isinstance(self.focus_classes, int)
                                                or isinstance(self.focus_classes, bool) or self.focus_classes < 1):
             raise ValueError(f"focus_classes: expected a positive int or None, got {self.focus_classes!r}")
+        if not isinstance(self.focus_start, int) or isinstance(self.focus_start, bool) or self.focus_start < 0:
+            raise ValueError(f"focus_start: expected a non-negative int, got {self.focus_start!r}")
         object.__setattr__(self, "dtypes", tuple(self.dtypes))
         if not self.dtypes or any(d not in _DTYPE_NAMES for d in self.dtypes):
             raise ValueError(f"dtypes: expected a non-empty subset of {_DTYPE_NAMES}, got {self.dtypes!r}")
@@ -123,13 +127,15 @@ GPU = CaseSizes(
 BY_NAME = {sizes.name: sizes for sizes in (INTERPRETER, GPU)}
 
 
-def with_focus_seed(sizes: CaseSizes, seed: int | None = None) -> CaseSizes:
-    """``sizes`` drawing in the compile classes of ``seed`` (None: a random one), where they
-    draw compile-aware (``focus``); as they are otherwise. For parallel fuzz workers: each
-    then compiles its own few classes once, and together they reach many."""
+def with_focus_seed(sizes: CaseSizes, seed: int | None = None, start: int = 0) -> CaseSizes:
+    """``sizes`` drawing in the compile classes of ``seed`` (None: a random one), from class
+    ``start`` on, where they draw compile-aware (``focus``); as they are otherwise. For
+    parallel fuzz workers: they share one seed and start at classes of their own, so that
+    each compiles its own class first and finds the others' compiled when it widens
+    (:mod:`flashcheck.engine.focus`)."""
     if not sizes.focus:
         return sizes
-    return dataclasses.replace(sizes, focus_seed=random.getrandbits(32) if seed is None else seed)
+    return dataclasses.replace(sizes, focus_seed=random.getrandbits(32) if seed is None else seed, focus_start=start)
 
 
 def choose(name: str | CaseSizes | None = None) -> CaseSizes:

@@ -24,7 +24,7 @@ Contracts:
   :data:`FOCUS_ESCAPE` fall in one of a few compile classes (:func:`compile_classes`),
   within which a Triton kernel compiles once, while lengths, windows, masks, batch and
   values vary; the classes change with ``sizes.focus_seed``, and ``sizes.focus_classes``
-  keeps the draws to the first few of them. Without ``focus`` nothing
+  keeps the draws to a few of them, from ``sizes.focus_start`` on. Without ``focus`` nothing
   of this is drawn, and the draws are exactly those of sizes without it.
 
 Arguments are validated when a strategy is built; bad ones raise
@@ -808,9 +808,12 @@ def cases(
         raise InvalidArgument(f"cases: no case meets mask={mask}, varlen={varlen}, empty_rows={empty_rows}")
     catalogue = ()
     if sizes.focus:
-        # The whole catalogue depends on the seed alone; focus_classes only cuts it short.
-        catalogue = compile_classes(dataclasses.replace(sizes, focus_classes=None), dtypes, tuple(modes), layouts,
-                                    allow_gqa, empty_rows, key_padding)[:sizes.focus_classes]
+        # The whole catalogue depends on the seed alone; focus_start and focus_classes only
+        # choose a window of it, wrapping round.
+        whole = compile_classes(dataclasses.replace(sizes, focus_classes=None, focus_start=0), dtypes, tuple(modes),
+                                layouts, allow_gqa, empty_rows, key_padding)
+        count = len(whole) if sizes.focus_classes is None else min(sizes.focus_classes, len(whole))
+        catalogue = tuple(whole[(sizes.focus_start + i) % len(whole)] for i in range(count))
     return _cases(sizes, dtypes, allow_causal and not key_padding, allow_window and not key_padding, allow_gqa,
                   layouts, values, empty_rows, tuple(modes), key_padding, catalogue)
 

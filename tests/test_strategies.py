@@ -570,6 +570,37 @@ def test_focus_classes_keep_the_draws_to_the_first_classes_of_the_catalogue():
                                       LAYOUTS) == classes
 
 
+@pytest.mark.parametrize("start", [1, 5, 15 + 2])
+def test_focus_start_draws_from_a_window_of_the_same_catalogue_wrapping_round(start):
+    # Fuzz workers of one run share the catalogue and start at classes of their own.
+    classes = strategies.compile_classes(GPU, GPU.dtypes, _ALL_MODES, LAYOUTS)
+    sizes = case_sizes.with_focus_seed(GPU, GPU.focus_seed, start=start)
+    window = [classes[(start + i) % len(classes)] for i in range(2)]
+    narrow, inside = dataclasses.replace(sizes, focus_classes=2), collections.Counter()
+
+    @FAST
+    @given(strategies.cases(sizes=narrow))
+    def check(case):
+        within(case, narrow)
+        for c in window:
+            if (case.dtype, case.layout, case.heads, case.kv_heads) == (c.dtype, c.layout, c.heads, c.kv_heads) \
+                    and case.head_dim in c.head_dims:
+                inside[window.index(c)] += 1
+                return
+        inside["outside"] += 1  # the escape, one case in FOCUS_ESCAPE
+
+    check()
+    assert inside[0] and inside[1], inside
+    assert inside["outside"] <= 60 // 8, inside
+    assert strategies.compile_classes(narrow, GPU.dtypes, _ALL_MODES, LAYOUTS) == classes
+
+
+@pytest.mark.parametrize("value", [-1, True, 1.5])
+def test_focus_start_must_be_a_non_negative_int(value):
+    with pytest.raises(ValueError, match="focus_start"):
+        dataclasses.replace(GPU, focus_start=value)
+
+
 @pytest.mark.parametrize("value", [0, -1, True, 1.5])
 def test_focus_classes_must_be_a_positive_int_or_none(value):
     with pytest.raises(ValueError, match="focus_classes"):

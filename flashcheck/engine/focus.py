@@ -7,7 +7,7 @@ that each compile once; but a worker drawing from its whole catalogue from the s
 a new class, and so new compilations, on most of its cases for minutes (a cold-cache run on
 an H100 spent 94% of its case time compiling over five minutes; 2026-11-25, ``407a28c``).
 
-:class:`WideningFocus` starts a worker in the first class of its catalogue and adds the next
+:class:`WideningFocus` starts a worker in one class of the catalogue and adds the next
 one when both hold:
 
 - the share of the worker's case time spent compiling so far is at most
@@ -15,10 +15,14 @@ one when both hold:
 - at least :data:`CASES_PER_WIDENING` cases have finished since the last widening, the
   latest without compiling, so the classes in use are warm before another is added.
 
-Over a long run every class comes in; the workers' catalogues differ (each its own
-``focus_seed``), and one case in :data:`flashcheck.strategies.FOCUS_ESCAPE` is drawn outside
-any class throughout, so every case stays drawable from the first minute. Sizes without
-``focus`` (the interpreter's) are left as they are.
+The workers of one run share one catalogue (one ``focus_seed``, drawn anew each run) and
+start at classes of their own (``focus_start``, the worker's index): each compiles its own
+class first, side by side with the others, and when it widens, the next class is one that
+a neighbour has already compiled, which Triton's on-disk cache hands it in milliseconds.
+Over a long run every class comes in, and one case in
+:data:`flashcheck.strategies.FOCUS_ESCAPE` is drawn outside any class throughout, so every
+case stays drawable from the first minute. Sizes without ``focus`` (the interpreter's) are
+left as they are.
 """
 
 from __future__ import annotations

@@ -33,6 +33,7 @@ import json
 import multiprocessing
 import os
 import queue
+import random
 import re
 import shutil
 import signal
@@ -51,8 +52,9 @@ FATAL_EXIT = 86
 LOG_TAIL_LINES = 20
 #: How often the parent looks at its workers, in seconds.
 POLL_SECONDS = 0.1
-#: The most workers ``--workers auto`` starts (:func:`default_workers`).
-MAX_AUTO_WORKERS = 8
+#: The most workers ``--workers auto`` starts (:func:`default_workers`): as many as a GPU
+#: machine of 16 cores has, since a case's time there is mostly one core compiling.
+MAX_AUTO_WORKERS = 16
 
 
 @dataclass(frozen=True)
@@ -133,6 +135,10 @@ def fuzz(options: FuzzOptions, *, on_progress: Callable | None = None, replay: l
         result.workers = [{"worker": slot.index, "gpu": slot.gpu, "device": None, "cases": 0, "processes": 0,
                            "compile_classes": None}
                           for slot in slots]
+        # One catalogue of compile classes for the whole run, each worker starting at a class
+        # of its own (flashcheck.engine.focus): what one worker compiled, the others load
+        # from Triton's cache when they widen to its class.
+        focus_seed = options.seed if options.seed is not None else random.getrandbits(32)
         spawned = 0
         crashes = 0
         stopping = False
@@ -150,7 +156,7 @@ def fuzz(options: FuzzOptions, *, on_progress: Callable | None = None, replay: l
             slot.finished = False
             slot.process = context.Process(
                 target=worker_main, name=f"flashcheck-worker-{slot.index}",
-                args=(options, slot.index, seed, wall_deadline, slot.gpu, list(slot.replay),
+                args=(options, slot.index, seed, focus_seed, wall_deadline, slot.gpu, list(slot.replay),
                       str(slot.case_file), str(slot.log_file), messages, slot.stop),
                 daemon=True,
             )
@@ -565,7 +571,7 @@ class CrashStore:
 # -- the worker side ---------------------------------------------------------------------
 
 
-def worker_main(options: FuzzOptions, index: int, seed, wall_deadline: float, gpu, replay,
+def worker_main(options: FuzzOptions, index: int, seed, focus_seed: int, wall_deadline: float, gpu, replay,
                 case_file: str, log_file: str, messages, stop) -> None:
     """A spawned worker: set the environment, load the implementation, replay stored
     crashes, fuzz until the deadline or ``stop``, and report through ``messages``
@@ -590,9 +596,9 @@ def worker_main(options: FuzzOptions, index: int, seed, wall_deadline: float, gp
         impl = peers.resolve(options.impl)
         protocol.prepare(impl)  # a library that cannot be imported: a usage error, not a finding
         sizes = case_sizes.choose(options.sizes)
-        # Compile-aware drawing: each worker draws in compile classes of its own (another set each
-        # run), one at first and more as its compilations pay off.
-        focus = WideningFocus(case_sizes.with_focus_seed(sizes, seed))
+        # Compile-aware drawing: the run's catalogue of compile classes (another each run), from
+        # a class of this worker's own, one class at first and more as its compilations pay off.
+        focus = WideningFocus(case_sizes.with_focus_seed(sizes, focus_seed, start=index))
     except Exception as error:  # noqa: BLE001 - any setup error ends the run as a usage problem
         messages.put((index, "error", f"worker {index} could not load {options.impl!r}: {error}"))
         return

@@ -48,7 +48,7 @@ def register(subparsers) -> None:
     parser.add_argument("--property", action="append", dest="properties", help="only this property (repeatable)")
     parser.add_argument(
         "--workers", default="auto",
-        help="worker processes, or auto (the default): one per CPU core up to 8, and on CUDA at least one per "
+        help="worker processes, or auto (the default): one per CPU core up to 16, and on CUDA at least one per "
              "GPU, since compiling kernel variants on the CPU is most of a case's time; on CUDA, worker i uses "
              "GPU i modulo the visible GPUs",
     )

@@ -553,36 +553,94 @@ def _residue(rng: random.Random) -> int:
     return rng.randint(2, 14)
 
 
+#: The modes a compile class may pin, in the order a request lists them.
+_MODES = ("dense", "mask", "varlen")
+
+
 @functools.lru_cache(maxsize=256)
 def compile_classes(sizes: CaseSizes, dtypes: tuple[str, ...], modes: tuple[str, ...], layouts: tuple[str, ...],
                     allow_gqa: bool = True, empty_rows: bool | None = None,
-                    key_padding: bool = False) -> tuple[CompileClass, ...]:
+                    key_padding: bool = False, gqa: bool | None = None) -> tuple[CompileClass, ...]:
     """The compile classes (:class:`CompileClass`) that :func:`cases` draws in under
     sizes with ``focus``, picked by ``sizes.focus_seed``, for cases of these dtypes,
     modes (``"dense"``, ``"mask"``, ``"varlen"``), layouts, with GQA or not, and the
-    ``empty_rows``/``key_padding`` requests of :func:`cases`.
+    ``empty_rows``/``key_padding``/``gqa`` requests of :func:`cases`.
 
     Together the classes contain every pair of values of the choices that select kernel
     code: dtype, head-dim tile (16 to 256), whether the head dim fills its tile, mode and
     sign of the softmax scale (a pairwise covering array, 15 classes when everything is
     allowed); each layout is in some class. The rest of each class (the head dim's residue
     within its tile, head counts, the lengths' residues, a mask's broadcast shape) is drawn
-    from the seed, favouring what :func:`cases` favours: listed head dims, GQA ratios 1, 2,
-    4, 7 and MQA, lengths next to block sizes and 1, equal lengths.
+    from the seed, favouring what :func:`cases` favours: listed head dims, lengths next to
+    block sizes and 1, equal lengths; the head counts are dealt so that the classes reach
+    each GQA ratio 1, 2, 4, 7 and one other, with one kv head (MQA) and with several.
+
+    One catalogue serves every request: it is drawn once per seed over everything the
+    sizes allow, and each class is then fitted to the request (a dtype, mode or layout
+    outside it replaced by one inside, the head counts made equal without GQA or grouped
+    where only GQA is drawn, a mask shape that can empty rows where rows must be empty).
+    So class ``i`` of one property and class ``i`` of another keep the same head dims,
+    head counts, scale sign and lengths' residues wherever both allow them, and a worker
+    drawing every property in one class compiles the kernels of one class, not of one
+    class per property. A pair of choices that the request allows stays covered: fitting
+    changes only values the request excludes.
     """
+    catalogue = _catalogue(dataclasses.replace(sizes, focus_classes=None, focus_start=0))
+    fitted = []
+    for index, drawn in enumerate(catalogue):
+        mode = drawn.mode if drawn.mode in modes else modes[index % len(modes)]
+        layout = drawn.layout if drawn.layout in layouts else layouts[index % len(layouts)]
+        heads, kv_heads = drawn.heads, drawn.kv_heads
+        if not allow_gqa:
+            kv_heads = heads
+        elif gqa and heads == kv_heads and sizes.max_heads >= 2:
+            kv_heads = kv_heads if 2 * kv_heads <= sizes.max_heads else 1
+            heads = 2 * kv_heads
+        seqlen_q = drawn.seqlen_q
+        if seqlen_q == EXACTLY_ONE and empty_rows and mode == "dense":  # rows are emptied by Nq > Nk
+            seqlen_q = 1
+        packed = mode == "varlen"
+        mask_shape = None
+        if mode == "mask" and not key_padding:
+            # B11K: key-padding masks (whose shape that is); they empty no row.
+            mask_shape = drawn.mask_shape
+            if empty_rows and "Q" not in mask_shape:
+                emptying = [s for s in _MASK_SHAPES if "Q" in s]
+                mask_shape = emptying[index % len(emptying)]
+        fitted.append(dataclasses.replace(
+            drawn, dtype=drawn.dtype if drawn.dtype in dtypes else dtypes[index % len(dtypes)], mode=mode,
+            layout=layout, heads=heads, kv_heads=kv_heads, seqlen_q=seqlen_q,
+            tokens_q=drawn.tokens_q if packed and layout in ("heads-first", "mixed") else None,
+            tokens_k=drawn.tokens_k if packed and layout == "heads-first" else None,
+            mask_shape=mask_shape, batch_one=drawn.batch_one if mode == "mask" else None,
+        ))
+    return tuple(fitted)
+
+
+@functools.lru_cache(maxsize=64)
+def _catalogue(sizes: CaseSizes) -> tuple[CompileClass, ...]:
+    """The classes of ``sizes.focus_seed`` over everything ``sizes`` allows, before
+    :func:`compile_classes` fits them to a request; every optional field drawn."""
     rng = random.Random(f"flashcheck compile classes {sizes.focus_seed}")
     buckets = _head_dim_buckets(sizes.max_head_dim)
     factors = {
-        "dtype": list(dtypes),
+        "dtype": list(sizes.dtypes),
         "tile": sorted({tile for tile, *_ in buckets}),
         "full": sorted({full for _, full, *_ in buckets}),
-        "mode": list(modes),
+        "mode": list(_MODES),
         "negative": [False, True],
     }
     rows = _covering_rows(factors, rng)
-    order = list(layouts)
+    order = list(case_module.LAYOUTS)
     rng.shuffle(order)
     listed = [d for d in _HEAD_DIMS if d & (d - 1)]  # the listed head dims that leave a partial tile
+    max_heads = max(1, min(sizes.max_heads, sizes.max_elements))
+    max_ratio = min(max_heads, sizes.max_kv_ratio)
+    # Head counts dealt round the classes: every listed GQA ratio (and an unlisted one) with
+    # one kv head and with several, where the heads allow several.
+    groupings = [(ratio, several) for ratio in [r for r in _GQA_RATIOS if r <= max_ratio] + [None]
+                 for several in (False, True)]
+    rng.shuffle(groupings)
     classes = []
     for index, row in enumerate(rows):
         bucket = [b for b in buckets if b[0] == row["tile"] and b[1] == row["full"]]
@@ -594,32 +652,16 @@ def compile_classes(sizes: CaseSizes, dtypes: tuple[str, ...], modes: tuple[str,
         head_dims = tuple(sorted((d for d in range(low, high + 1)
                                   if d % _DIVISOR == anchor % _DIVISOR and (d == 1) == (anchor == 1)),
                                  key=lambda d: d != anchor))
-        max_heads = max(1, min(sizes.max_heads, sizes.max_elements))
-        if allow_gqa:
-            max_ratio = min(max_heads, sizes.max_kv_ratio)
-            ratios = [r for r in _GQA_RATIOS if r <= max_ratio]
-            ratio = rng.choice(ratios) if rng.random() < 0.75 else rng.randint(1, max_ratio)
-            kv_heads = 1 if rng.random() < 1 / 3 else rng.randint(1, max_heads // ratio)
-            heads = ratio * kv_heads
-        else:
-            heads = kv_heads = 1 if rng.random() < 0.25 else rng.randint(1, max_heads)
-        mode = row["mode"]
+        ratio, several = groupings[index % len(groupings)]
+        ratio = ratio or rng.randint(1, max_ratio)
+        kv_heads = rng.randint(2, max_heads // ratio) if several and max_heads // ratio >= 2 else 1
         seqlen_q = _residue(rng)
-        while seqlen_q == EXACTLY_ONE and empty_rows and mode == "dense":  # rows are emptied by Nq > Nk
-            seqlen_q = _residue(rng)
         seqlen_k = seqlen_q if rng.random() < 0.5 else _residue(rng)
-        layout = order[index % len(order)]
-        packed = mode == "varlen"
-        mask_shape = None
-        if mode == "mask" and not key_padding:
-            # B11K: key-padding masks (whose shape that is); they empty no row.
-            mask_shape = rng.choice([s for s in _MASK_SHAPES if "Q" in s] if empty_rows else _MASK_SHAPES + ("B11K",))
         classes.append(CompileClass(
-            dtype=row["dtype"], mode=mode, head_dims=head_dims, negative_scale=row["negative"], layout=layout,
-            heads=heads, kv_heads=kv_heads, seqlen_q=seqlen_q, seqlen_k=seqlen_k,
-            tokens_q=rng.randrange(_DIVISOR) if packed and layout in ("heads-first", "mixed") else None,
-            tokens_k=rng.randrange(_DIVISOR) if packed and layout == "heads-first" else None,
-            mask_shape=mask_shape, batch_one=(rng.random() < 0.5) if mode == "mask" else None,
+            dtype=row["dtype"], mode=row["mode"], head_dims=head_dims, negative_scale=row["negative"],
+            layout=order[index % len(order)], heads=ratio * kv_heads, kv_heads=kv_heads,
+            seqlen_q=seqlen_q, seqlen_k=seqlen_k, tokens_q=rng.randrange(_DIVISOR), tokens_k=rng.randrange(_DIVISOR),
+            mask_shape=rng.choice(_MASK_SHAPES + ("B11K",)), batch_one=rng.random() < 0.5,
         ))
     return tuple(classes)
 
@@ -715,6 +757,7 @@ def cases(
     mask: bool | None = None,
     varlen: bool | None = None,
     key_padding: bool = False,
+    gqa: bool | None = None,
 ):
     """:class:`~flashcheck.case.Case` objects within ``sizes``: dense, with a boolean
     mask, or packed.
@@ -742,6 +785,8 @@ def cases(
     - ``varlen``: ``True`` only packed cases (:func:`packed_seqlens`), ``False`` none,
       ``None`` either when the features allow. Packed cases have ``Tq * Tk * H`` within
       ``max_elements`` like dense ones.
+    - ``gqa``: ``True`` only cases with ``kv_heads < heads`` (needs ``"gqa"``), ``False``
+      only ``kv_heads == heads``, ``None`` either when the features allow.
 
     Draw order: dtype; lengths (equal, or independent so that both ``Nq < Nk`` and
     ``Nq > Nk`` occur); the mask given the lengths; heads and batch within what
@@ -779,12 +824,12 @@ def cases(
             dtypes = tuple(named)
     layouts = _choices("layouts", layouts, case_module.LAYOUTS)
     values = _choices("values", values, case_module.VALUES)
-    for name, value in (("empty_rows", empty_rows), ("mask", mask), ("varlen", varlen)):
+    for name, value in (("empty_rows", empty_rows), ("mask", mask), ("varlen", varlen), ("gqa", gqa)):
         if value is not None:
             _check_bool(name, value)
     _check_bool("key_padding", key_padding)
     mask = True if key_padding else mask
-    for name, wanted, allowed in (("mask", mask, allow_mask), ("varlen", varlen, allow_varlen)):
+    for name, wanted, allowed in (("mask", mask, allow_mask), ("varlen", varlen, allow_varlen), ("gqa", gqa, allow_gqa)):
         if wanted and not allowed:
             raise InvalidArgument(f"{name}=True: needs the {name!r} feature")
     if mask and varlen:
@@ -811,11 +856,12 @@ def cases(
         # The whole catalogue depends on the seed alone; focus_start and focus_classes only
         # choose a window of it, wrapping round.
         whole = compile_classes(dataclasses.replace(sizes, focus_classes=None, focus_start=0), dtypes, tuple(modes),
-                                layouts, allow_gqa, empty_rows, key_padding)
+                                layouts, allow_gqa and gqa is not False, empty_rows, key_padding, gqa)
         count = len(whole) if sizes.focus_classes is None else min(sizes.focus_classes, len(whole))
         catalogue = tuple(whole[(sizes.focus_start + i) % len(whole)] for i in range(count))
-    return _cases(sizes, dtypes, allow_causal and not key_padding, allow_window and not key_padding, allow_gqa,
-                  layouts, values, empty_rows, tuple(modes), key_padding, catalogue)
+    return _cases(sizes, dtypes, allow_causal and not key_padding, allow_window and not key_padding,
+                  allow_gqa and gqa is not False, layouts, values, empty_rows, tuple(modes), key_padding, catalogue,
+                  bool(gqa))
 
 
 def _longest_shorter(sizes: CaseSizes) -> int:
@@ -842,7 +888,7 @@ def _lengths(draw, sizes: CaseSizes, empty_rows):
 
 @st.composite
 def _cases(draw, sizes, dtypes, allow_causal, allow_window, allow_gqa, layouts, values, empty_rows, modes,
-           key_padding, catalogue=()):
+           key_padding, catalogue=(), grouped=False):
     # A compile class pins what decides the compilation; without one (no focus, or the
     # escape) everything is drawn, exactly as without focus.
     focus = draw(_weighted((FOCUS_ESCAPE - 1, st.sampled_from(catalogue)), (1, st.none()))) if catalogue else None
@@ -883,10 +929,10 @@ def _cases(draw, sizes, dtypes, allow_causal, allow_window, allow_gqa, layouts, 
 
     scores = max(1, seqlen_q * seqlen_k)
     if focus is None:
-        heads, kv_heads = draw(
-            gqa_heads(sizes=sizes, max_heads=max(1, min(sizes.max_heads, sizes.max_elements // scores)),
-                      allow_gqa=allow_gqa)
-        )
+        heads_drawn = gqa_heads(sizes=sizes, max_heads=max(1, min(sizes.max_heads, sizes.max_elements // scores)),
+                                allow_gqa=allow_gqa)
+        # Grouped only: where the lengths leave room for one head, no case; hypothesis draws again.
+        heads, kv_heads = draw(heads_drawn.filter(lambda pair: pair[1] < pair[0]) if grouped else heads_drawn)
     else:
         heads, kv_heads = focus.heads, focus.kv_heads
     max_batch = 1 if mode == "varlen" else max(1, min(sizes.max_batch, sizes.max_elements // (heads * scores)))

@@ -84,7 +84,7 @@ def empty_rows_get_zero_dq(impl, case, *, device=None):
         )
 
 
-@prop(requires={"backward", "gqa"}, applies=lambda case: case.kv_heads < case.heads)
+@prop(requires={"backward", "gqa"}, applies=lambda case: case.kv_heads < case.heads, draw={"gqa": True})
 def gqa_grads_match_repeated_kv(impl, case, *, device=None):
     """With GQA, dK and dV equal the group sums of the gradients with K and V repeated per
     query head, and dQ equals the repeated case's dQ (within tolerance).

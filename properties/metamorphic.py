@@ -106,7 +106,7 @@ def value_linearity(impl, case, *, device=None):
     )
 
 
-@prop(requires={"gqa"}, applies=lambda case: case.kv_heads < case.heads)
+@prop(requires={"gqa"}, applies=lambda case: case.kv_heads < case.heads, draw={"gqa": True})
 def gqa_matches_repeated_kv(impl, case, *, device=None):
     """Grouped-query attention equals attention with K and V repeated per query head."""
     q, k, v = inputs = materialize(case, device)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from types import SimpleNamespace
 
 import pytest
@@ -73,6 +74,20 @@ def test_watching_chains_onto_the_hooks_already_set(runtime, earlier_skips):
     # A skipped compilation gets no "after" call from Triton: the watch closes it itself.
     assert calls == ["start", "earlier before", "end"] if earlier_skips else \
         ["start", "earlier before", "end", "earlier after"]
+
+
+def test_a_compilation_log_has_a_line_per_compilation_with_the_kernel_and_the_case(runtime, tmp_path):
+    case = {"property": "out_matches_reference", "case": "seqlen_q=2"}
+    assert compile_clock.log_compilations(tmp_path, lambda: case)
+    for kernel in ("_attention_forward[num_warps=4](Q: *fp16)", "_dq[num_warps=8](Q: *bf16)"):
+        assert not runtime.jit_cache_hook(key=1, repr=kernel)
+        runtime.jit_post_compile_hook(key=1, repr=kernel)
+    [log] = tmp_path.iterdir()
+    lines = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [line["kernel"] for line in lines] == ["_attention_forward[num_warps=4](Q: *fp16)",
+                                                  "_dq[num_warps=8](Q: *bf16)"]
+    assert all(line["seconds"] >= 0 and line["at"] > 0 and line["property"] == "out_matches_reference"
+               and line["case"] == "seqlen_q=2" for line in lines)
 
 
 def test_watching_needs_tritons_hooks(monkeypatch):

@@ -16,7 +16,10 @@ compilations (FlexAttention's, for one) and Triton compilations started some oth
 
 from __future__ import annotations
 
+import json
+import os
 import time
+from pathlib import Path
 from typing import Callable
 
 #: Seconds of compiling a case may take beyond the per-case timeout before it counts as hung
@@ -24,11 +27,45 @@ from typing import Callable
 COMPILE_ALLOWANCE = 600.0
 
 
+#: The environment variable naming a folder into which each fuzz worker logs its Triton
+#: compilations (:func:`log_compilations`): a developer's view of what a run compiles.
+LOG_VARIABLE = "FLASHCHECK_COMPILE_LOG"
+
+
 def watch(on_start: Callable[[], None], on_end: Callable[[], None]) -> bool:
     """Call ``on_start()`` just before and ``on_end()`` just after every Triton JIT
     compilation in this process, ahead of any hooks already set (which still run, and whose
     results still count). Returns False, watching nothing, where Triton is missing or has
     no such hooks."""
+    return _hook(lambda details: on_start(), lambda details: on_end())
+
+
+def log_compilations(folder, current_case: Callable[[], dict]) -> bool:
+    """Append one JSON line per Triton JIT compilation in this process to
+    ``folder/compilations-<pid>.jsonl``: ``kernel`` (Triton's description of the kernel, its
+    launch options and the specialisation of every argument), ``seconds`` it took (a load
+    from Triton's on-disk cache included), ``at`` (when it ended, seconds since the epoch)
+    and ``current_case()``'s fields. Returns False, logging nothing, where Triton has no
+    such hooks."""
+    path = Path(folder) / f"compilations-{os.getpid()}.jsonl"
+    started: dict = {}
+
+    def start(details: dict) -> None:
+        started.update(at=time.time(), kernel=details.get("repr"))
+
+    def end(details: dict) -> None:
+        now = time.time()
+        line = {"kernel": started.get("kernel"), "seconds": round(now - started.get("at", now), 3),
+                "at": round(now, 3), **current_case()}
+        with path.open("a") as log:
+            log.write(json.dumps(line, default=str) + "\n")
+
+    return _hook(start, end)
+
+
+def _hook(before_compiling: Callable[[dict], None], after_compiling: Callable[[dict], None]) -> bool:
+    """Install the two callables, each given Triton's keyword details, around every JIT
+    compilation, ahead of the hooks already set (see :func:`watch`)."""
     try:
         from triton import knobs
     except ImportError:
@@ -39,14 +76,14 @@ def watch(on_start: Callable[[], None], on_end: Callable[[], None]) -> bool:
     earlier_before, earlier_after = runtime.jit_cache_hook, runtime.jit_post_compile_hook
 
     def before(**details):
-        on_start()
+        before_compiling(details)
         skip = earlier_before(**details) if earlier_before else None
         if skip:  # the earlier hook skips the compilation: no "after" call will come
-            on_end()
+            after_compiling(details)
         return skip
 
     def after(**details):
-        on_end()
+        after_compiling(details)
         return earlier_after(**details) if earlier_after else None
 
     runtime.jit_cache_hook, runtime.jit_post_compile_hook = before, after

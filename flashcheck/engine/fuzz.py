@@ -57,12 +57,12 @@ OTHERS_PER_PRIMARY = 2
 _TURN_NONCE = st.integers(min_value=0, max_value=2**32 - 1)
 
 #: ``Property.draw`` keys passed straight to :func:`flashcheck.strategies.cases`.
-_DRAW_ARGUMENTS = ("empty_rows", "mask", "varlen", "key_padding", "dtypes", "values")
+_DRAW_ARGUMENTS = ("empty_rows", "mask", "varlen", "key_padding", "gqa", "dtypes", "values")
 
 
 def case_strategy(prop: Property, features, sizes):
     """Cases for ``prop`` inside ``features``, drawn as the property asks (``prop.draw``):
-    ``empty_rows``, ``mask``, ``varlen``, ``key_padding``, ``dtypes``, ``values`` as in
+    ``empty_rows``, ``mask``, ``varlen``, ``key_padding``, ``gqa``, ``dtypes``, ``values`` as in
     :func:`flashcheck.strategies.cases`; ``unmasked``: no band, mask or packing."""
     kwargs = {"sizes": sizes, "features": features}
     kwargs.update({key: prop.draw[key] for key in _DRAW_ARGUMENTS if key in prop.draw})

@@ -33,7 +33,7 @@ def expect(impl, case, inputs, **extra) -> expectation.Expectation:
     return expectation.expect(*inputs, **{**case.attention_kwargs(inputs[0].device), **extra}, tf32=tf32)
 
 
-def run(impl, case, inputs, **extra):
+def call_checked(impl, case, inputs, **extra):
     """``(out, lse)`` of ``impl`` on ``inputs`` under ``case``'s arguments, after checking
     that the call left q, k and v unchanged (:func:`unchanged`)."""
     with unchanged(dict(zip("qkv", inputs)), "the call"):

@@ -7,7 +7,7 @@ import torch
 
 from flashcheck import compare
 from flashcheck.compare import Violation
-from flashcheck.properties.common import batched, empty_rows, expect, format_batched_index, materialize, run
+from flashcheck.properties.common import batched, call_checked, empty_rows, expect, format_batched_index, materialize
 from flashcheck.properties.registry import prop
 
 
@@ -15,7 +15,7 @@ from flashcheck.properties.registry import prop
 def out_matches_reference(impl, case, *, device=None):
     """The output agrees with float64 attention within the derived tolerance."""
     inputs = materialize(case, device)
-    out, _ = run(impl, case, inputs)
+    out, _ = call_checked(impl, case, inputs)
     expect(impl, case, inputs).check_out(out)
 
 
@@ -23,7 +23,7 @@ def out_matches_reference(impl, case, *, device=None):
 def lse_matches_reference(impl, case, *, device=None):
     """The log-sum-exp (natural log) agrees with float64 within the derived tolerance."""
     inputs = materialize(case, device)
-    _, lse = run(impl, case, inputs)
+    _, lse = call_checked(impl, case, inputs)
     expect(impl, case, inputs).check_lse(lse)
 
 
@@ -32,7 +32,7 @@ def outputs_finite(impl, case, *, device=None):
     """Finite inputs give a finite output, extreme logits included; lse is finite except
     exactly on rows with no allowed key."""
     inputs = materialize(case, device)
-    out, lse = run(impl, case, inputs)
+    out, lse = call_checked(impl, case, inputs)
     bad = ~torch.isfinite(out)
     if bad.any():
         index = tuple(int(i) for i in bad.nonzero()[0])
@@ -58,7 +58,7 @@ def outputs_finite(impl, case, *, device=None):
 def empty_rows_exact(impl, case, *, device=None):
     """A row with no allowed key has output exactly 0 and lse exactly -inf."""
     inputs = materialize(case, device)
-    out, lse = run(impl, case, inputs)
+    out, lse = call_checked(impl, case, inputs)
     empty = empty_rows(case, out.device)  # (B, H, Nq)
     out_b = batched(case, out)
     wrong = (out_b != 0) & empty.transpose(1, 2)[..., None]
@@ -83,8 +83,8 @@ def empty_rows_exact(impl, case, *, device=None):
 def deterministic(impl, case, *, device=None):
     """Two calls on the same inputs give bitwise the same output and lse."""
     inputs = materialize(case, device)
-    first = run(impl, case, inputs)
-    second = run(impl, case, inputs)
+    first = call_checked(impl, case, inputs)
+    second = call_checked(impl, case, inputs)
     compare.check_equal("out", second[0], first[0], what="the output of an identical first call")
     if first[1] is not None:
         compare.check_equal("lse", second[1], first[1], what="the lse of an identical first call")

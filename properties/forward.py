@@ -6,8 +6,9 @@ from __future__ import annotations
 import torch
 
 from flashcheck import compare
-from flashcheck.compare import Violation
-from flashcheck.properties.common import batched, call_checked, empty_rows, expect, format_batched_index, materialize
+from flashcheck.properties.common import (
+    batched, call_checked, check_none, empty_rows, expect, format_batched_index, materialize,
+)
 from flashcheck.properties.registry import prop
 
 
@@ -34,24 +35,19 @@ def outputs_finite(impl, case, *, device=None):
     inputs = materialize(case, device)
     out, lse = call_checked(impl, case, inputs)
     bad = ~torch.isfinite(out)
-    if bad.any():
-        index = tuple(int(i) for i in bad.nonzero()[0])
-        raise Violation(
-            f"out has {int(bad.sum())} non-finite elements for finite inputs; first at "
-            f"{compare.format_index('out', index)}: {float(out[index])}"
-        )
+    check_none(bad, lambda count, index: (
+        f"out has {count} non-finite elements for finite inputs; first at "
+        f"{compare.format_index('out', index)}: {float(out[index])}"
+    ))
     if lse is not None:
         empty = empty_rows(case, lse.device)
         lse_b = batched(case, lse)
         wrong = (~torch.isfinite(lse_b) & ~empty) | (empty & ~(lse_b == float("-inf")))
-        if wrong.any():
-            index = tuple(int(i) for i in wrong.nonzero()[0])
-            keys = int(case.keys_per_row().expand(case.batch, case.heads, case.seqlen_q)[index])
-            raise Violation(
-                f"lse is non-finite where a row has keys, or not -inf where it has none: "
-                f"{int(wrong.sum())} elements; first at {format_batched_index(case, 'lse', index)}: "
-                f"{float(lse_b[index])} (row has {keys} allowed keys)"
-            )
+        check_none(wrong, lambda count, index: (
+            f"lse is non-finite where a row has keys, or not -inf where it has none: "
+            f"{count} elements; first at {format_batched_index(case, 'lse', index)}: {float(lse_b[index])} "
+            f"(row has {int(case.keys_per_row().expand(case.batch, case.heads, case.seqlen_q)[index])} allowed keys)"
+        ))
 
 
 @prop(applies=lambda case: case.has_empty_rows, draw={"empty_rows": True})
@@ -62,21 +58,17 @@ def empty_rows_exact(impl, case, *, device=None):
     empty = empty_rows(case, out.device)  # (B, H, Nq)
     out_b = batched(case, out)
     wrong = (out_b != 0) & empty.transpose(1, 2)[..., None]
-    if wrong.any():
-        index = tuple(int(i) for i in wrong.nonzero()[0])
-        raise Violation(
-            f"out is not 0 on a row with no allowed key: {int(wrong.sum())} elements; first at "
-            f"{format_batched_index(case, 'out', index)}: {float(out_b[index])}"
-        )
+    check_none(wrong, lambda count, index: (
+        f"out is not 0 on a row with no allowed key: {count} elements; first at "
+        f"{format_batched_index(case, 'out', index)}: {float(out_b[index])}"
+    ))
     if lse is not None:
         lse_b = batched(case, lse)
         wrong = (lse_b != float("-inf")) & empty
-        if wrong.any():
-            index = tuple(int(i) for i in wrong.nonzero()[0])
-            raise Violation(
-                f"lse is not -inf on a row with no allowed key; first at "
-                f"{format_batched_index(case, 'lse', index)}: {float(lse_b[index])}"
-            )
+        check_none(wrong, lambda count, index: (
+            f"lse is not -inf on a row with no allowed key; first at "
+            f"{format_batched_index(case, 'lse', index)}: {float(lse_b[index])}"
+        ))
 
 
 @prop()

@@ -11,7 +11,7 @@ import torch
 from flashcheck import compare, protocol
 from flashcheck.backward_inputs import gradients
 from flashcheck.compare import Violation
-from flashcheck.properties.common import call_checked, materialize
+from flashcheck.properties.common import call_checked, check_none, materialize
 from flashcheck.properties.registry import prop
 
 
@@ -54,19 +54,15 @@ def outputs_written_in_bounds(impl, case, *, device=None):
         if returned is not None and returned.data_ptr() != view.data_ptr():
             raise Violation(f"{name}: the call returned a new tensor instead of writing the given one")
         unwritten = torch.isnan(view)
-        if unwritten.any():
-            index = tuple(int(i) for i in unwritten.nonzero()[0])
-            raise Violation(
-                f"{name}: {int(unwritten.sum())} of {view.numel()} elements were left unwritten (still the NaN "
-                f"poison); first at {compare.format_index(name, index)}"
-            )
+        check_none(unwritten, lambda count, index: (
+            f"{name}: {count} of {view.numel()} elements were left unwritten (still the NaN "
+            f"poison); first at {compare.format_index(name, index)}"
+        ))
         touched = ~torch.isnan(buffer) & ~inside
-        if touched.any():
-            index = tuple(int(i) for i in touched.nonzero()[0])
-            raise Violation(
-                f"{name}: {int(touched.sum())} elements outside the output were overwritten; first at buffer "
-                f"index {index} (the output starts at the guard offset)"
-            )
+        check_none(touched, lambda count, index: (
+            f"{name}: {count} elements outside the output were overwritten; first at buffer "
+            f"index {index} (the output starts at the guard offset)"
+        ))
 
 
 #: Identical calls measured after the warm-up call.

@@ -11,7 +11,7 @@ from flashcheck import compare, protocol
 from flashcheck.backward_inputs import gradients
 from flashcheck.compare import Violation
 from flashcheck.expectation import held_to
-from flashcheck.properties.common import call_checked, expect, expect_gradients, materialize
+from flashcheck.properties.common import call_checked, check_none, expect, expect_gradients, materialize
 from flashcheck.properties.registry import prop
 
 
@@ -152,15 +152,13 @@ def _no_trace_of_nan(name, padded, zero_padded, contiguous, expected, allowed, l
     if non_finite.any():
         zero_padded = zero_padded()
         leaked = non_finite & torch.isfinite(zero_padded.to(padded.device))
-        if leaked.any():
-            index = tuple(int(i) for i in leaked.nonzero()[0])
-            raise Violation(
-                f"{name}: {int(leaked.sum())} of {leaked.numel()} elements are non-finite for packed tokens that "
-                f"are views into NaN, where the same views into zero padding give finite values (read from the NaN "
-                f"padding); first at {compare.format_index(name, index, locate)}: {float(padded[index])} where the "
-                f"zero-padded views give {float(zero_padded[index]):.6g} and the float64 reference "
-                f"{float(expected[index]):.6g}"
-            )
+        check_none(leaked, lambda count, index: (
+            f"{name}: {count} of {leaked.numel()} elements are non-finite for packed tokens that "
+            f"are views into NaN, where the same views into zero padding give finite values (read from the NaN "
+            f"padding); first at {compare.format_index(name, index, locate)}: {float(padded[index])} where the "
+            f"zero-padded views give {float(zero_padded[index]):.6g} and the float64 reference "
+            f"{float(expected[index]):.6g}"
+        ))
     if compare.measure(padded, expected.to(padded.device), allowed).exceeding == 0:
         return  # within the tolerance everywhere: the check below passes whatever the contiguous copies give
     contiguous = contiguous()

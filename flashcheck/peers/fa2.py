@@ -70,10 +70,12 @@ def _check(name: str):
     def check(q, request: Request) -> None:
         major, minor = _capability(q.device)
         if major < 8:
+            # Source: Dao-AILab/flash-attention, csrc/flash_attn/flash_api.cpp, mha_fwd; its README.
             raise NotImplementedError(
                 f"{name}: FlashAttention-2 runs on Ampere (sm80) or newer GPUs, got sm{major}{minor} "
                 "(README; csrc/flash_attn/flash_api.cpp mha_fwd: \"FlashAttention only supports Ampere GPUs or newer.\")")
         if request.head_dim > 256:
+            # Source: Dao-AILab/flash-attention, csrc/flash_attn/flash_api.cpp, mha_fwd; its README.
             raise NotImplementedError(
                 f"{name}: head dim {request.head_dim} > 256 (README: \"All head dimensions up to 256\"; "
                 "csrc/flash_attn/flash_api.cpp mha_fwd)")

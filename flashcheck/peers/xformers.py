@@ -54,6 +54,8 @@ BIAS_ALIGNMENT = 16
 
 def _check(q, request: Request) -> None:
     if request.gqa and request.grad:
+        # Source: facebookresearch/xformers, xformers/ops/fmha/__init__.py, memory_efficient_attention's
+        # docstring.
         raise NotImplementedError(
             f"xformers: GQA/MQA (H={request.heads}, Hkv={request.kv_heads}) with gradients: \"MQA/GQA is an "
             "experimental feature supported only for the forward pass\" (xformers/ops/fmha/__init__.py, "

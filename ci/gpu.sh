@@ -15,23 +15,26 @@
 #               $FLASHCHECK_GPU_FUZZ_BUDGET seconds (default 90) with a seed drawn at run time,
 #               so every CI run sees new cases; a counterexample fails the job and is printed
 #               with its replay line (result: $FLASHCHECK_GPU_OUT/fuzz.json);
-#   bench       the project kernel's speed benchmarks, gated against a saved run, and their
-#               report in $FLASHCHECK_GPU_OUT/bench.
+#   bench       the project kernel's speed benchmarks, gated against a reference run (an
+#               earlier run of the benchmarks), and their report in $FLASHCHECK_GPU_OUT/bench.
 # FLASHCHECK_GPU_IMPLS names the implementations whose property suite runs instead of the
 # project kernel's (e.g. "flash flex"), or "all" for every one that runs on this machine (a
 # survey of the peers; not the default, since a peer's fault in a new torch is not this
 # project's failure). Each implementation's property suite runs in a pytest process of its
 # own, so that a peer which faults with a sticky CUDA error cannot poison the others. Each
 # pytest process runs pytest-xdist workers, one per CPU core up to 16 and at least one per
-# GPU, since compiling kernel variants, not the GPU, is the cost of a test run; flashcheck's
-# pytest plugin pins worker gwN to GPU N mod count. Uses the torch and triton already
-# installed and installs flashcheck itself without touching them.
+# GPU (flashcheck.engine.placement.default_worker_count), since compiling kernel variants, not
+# the GPU, is the cost of a test run; flashcheck's pytest plugin pins worker gwN to GPU N mod
+# count. Uses the torch and triton already installed and installs flashcheck itself without
+# touching them.
 # Extra arguments go to every pytest call but the benchmarks' (e.g. -n 4 to override the
 # worker count). Benchmarks: $FLASHCHECK_BENCH_PEERS=1 measures the peers in the same run, for
 # the comparison table (about 15 minutes more on an H100); $FLASHCHECK_BENCH_SELECT, if set, is
-# a further -k expression; $FLASHCHECK_BENCH_BASELINE, a pytest-benchmark JSON (.json or
-# .json.gz) to gate against instead of the storage's latest run; without either, an H100 is
-# gated against ci/baselines/bench-h100.json.gz, the recorded run of the current kernel.
+# a further -k expression; $FLASHCHECK_BENCH_REFERENCE, a pytest-benchmark JSON (.json or
+# .json.gz): the reference run to gate against instead of the storage's latest run
+# ($FLASHCHECK_BENCH_BASELINE, its former name, is still read, deprecated). Without either,
+# an H100 whose storage holds no saved run is gated against ci/bench-reference-h100.json.gz
+# when that file exists; none is recorded yet, so such a runner's benchmarks are not gated.
 # Measured durations: docs/performance.md ("How long CI takes on a GPU").
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -43,9 +46,17 @@ mkdir -p "$out"
 gpus=$(python3 -c 'import torch; print(torch.cuda.device_count())' 2>/dev/null || echo 0)
 # Test runs are mostly Triton compiling kernel variants, single-threaded CPU work: one pytest
 # worker per core (at most 16, at least one per GPU) overlaps it; the workers share the GPUs
-# in turn. FLASHCHECK_GPU_WORKERS overrides the count.
-cores=$(nproc 2>/dev/null || echo 1)
-workers="${FLASHCHECK_GPU_WORKERS:-$(( cores < 16 ? cores : 16 ))}"
+# in turn. The count is flashcheck's own rule, as its fuzzer and pytest plugin apply it; the
+# same rule in shell only where flashcheck cannot be asked. FLASHCHECK_GPU_WORKERS overrides it.
+workers="${FLASHCHECK_GPU_WORKERS:-}"
+if [ -z "$workers" ]; then
+    workers=$(python3 -c 'from flashcheck.engine import placement; print(placement.default_worker_count(16, gpus=len(placement.visible_gpus())))' 2>/dev/null) \
+        || workers=
+fi
+if [ -z "$workers" ]; then
+    cores=$(nproc 2>/dev/null || echo 1)
+    workers=$(( cores < 16 ? cores : 16 ))
+fi
 [ "$workers" -lt "${gpus:-0}" ] && workers="$gpus"
 spread=()
 if [ "$workers" -gt 1 ] && python3 -c 'import xdist' 2>/dev/null; then
@@ -148,33 +159,37 @@ echo "== speed benchmarks (tests/benchmarks; report: $out/bench/bench.md)"
 # saved on this kind of machine (.benchmarks/<machine id>/NNNN_*.json, by --benchmark-save),
 # the run is compared with the latest one and fails if any gated benchmark's fastest round
 # is more than 10% slower (the host-bound ones are not gated: see below).
-# FLASHCHECK_BENCH_SAVE=NAME saves the gated part there as the next baseline.
+# FLASHCHECK_BENCH_SAVE=NAME saves the gated part there as the next reference run.
 # The gate is on the project kernel only by default: a peer that a torch upgrade slows down
 # is not this project's regression.
 storage="${FLASHCHECK_BENCH_STORAGE:-.benchmarks}"
 machine=$(python3 -c 'from pytest_benchmark.utils import get_machine_id; print(get_machine_id())' 2>/dev/null || true)
-if [ -n "${FLASHCHECK_BENCH_BASELINE:-}" ]; then
+# The reference run to gate against: FLASHCHECK_BENCH_REFERENCE. FLASHCHECK_BENCH_BASELINE,
+# its name before, is still read for one release (deprecated; remove it in the next).
+reference="${FLASHCHECK_BENCH_REFERENCE:-}"
+if [ -z "$reference" ] && [ -n "${FLASHCHECK_BENCH_BASELINE:-}" ]; then
+    echo "FLASHCHECK_BENCH_BASELINE is deprecated: set FLASHCHECK_BENCH_REFERENCE instead" >&2
+    reference="$FLASHCHECK_BENCH_BASELINE"
+fi
+if [ -z "$reference" ] && [ "$storage" = .benchmarks ] \
+    && ! compgen -G "$storage/$machine/[0-9][0-9][0-9][0-9]_*.json" >/dev/null \
+    && nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1 | grep -q 'H100' \
+    && [ -f ci/bench-reference-h100.json.gz ]; then
+    # A fresh H100 runner: gate against the recorded run of the current kernel, where one is
+    # recorded (none is yet).
+    reference=ci/bench-reference-h100.json.gz
+fi
+if [ -n "$reference" ]; then
     # A run saved elsewhere (same kind of GPU) becomes run 0001 of a storage of this run's
     # own, under the working directory: pytest-benchmark fails on a storage outside it when
     # it reports that the machines differ.
-    storage=.flashcheck/bench-baseline
+    storage=.flashcheck/bench-reference
     rm -rf "$storage" && mkdir -p "$storage/$machine"
-    case "$FLASHCHECK_BENCH_BASELINE" in
-        *.gz) gzip -dc "$FLASHCHECK_BENCH_BASELINE" > "$storage/$machine/0001_baseline.json" || exit 2 ;;
-        *) cp "$FLASHCHECK_BENCH_BASELINE" "$storage/$machine/0001_baseline.json" || exit 2 ;;
+    case "$reference" in
+        *.gz) gzip -dc "$reference" > "$storage/$machine/0001_reference.json" || exit 2 ;;
+        *) cp "$reference" "$storage/$machine/0001_reference.json" || exit 2 ;;
     esac
-    echo "gating against $FLASHCHECK_BENCH_BASELINE"
-fi
-if [ -z "${FLASHCHECK_BENCH_BASELINE:-}" ] && [ "$storage" = .benchmarks ] \
-    && ! compgen -G "$storage/$machine/[0-9][0-9][0-9][0-9]_*.json" >/dev/null \
-    && nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1 | grep -q 'H100' \
-    && [ -f ci/baselines/bench-h100.json.gz ]; then
-    # A fresh H100 runner: gate against the recorded run of the current kernel.
-    FLASHCHECK_BENCH_BASELINE=ci/baselines/bench-h100.json.gz
-    storage=.flashcheck/bench-baseline
-    rm -rf "$storage" && mkdir -p "$storage/$machine"
-    gzip -dc "$FLASHCHECK_BENCH_BASELINE" > "$storage/$machine/0001_baseline.json" || exit 2
-    echo "gating against $FLASHCHECK_BENCH_BASELINE"
+    echo "gating against the reference run $reference"
 fi
 bench_args=(--benchmark-storage "$storage")
 gated_args=()

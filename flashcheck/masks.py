@@ -13,9 +13,16 @@ the causal band is::
 
 and with ``Nq = 5, Nk = 3`` (offset -2) queries 0 and 1 see no key at all: their output
 is 0 and their lse is ``-inf``.
+
+:func:`dense_problem` reads a dense call's arguments once for the attentions that
+flashcheck computes itself (:mod:`flashcheck.reference`, :mod:`flashcheck.same_precision`):
+its sizes, its scale, its band and its checked mask, and the query chunks to compute it in.
 """
 
 from __future__ import annotations
+
+import math
+from typing import NamedTuple
 
 import torch
 
@@ -222,3 +229,49 @@ def keys_per_row(seqlen_q: int, seqlen_k: int, left: int, right: int) -> torch.T
     lo = torch.zeros_like(rows) if left == UNBOUNDED else (diagonal - left).clamp(min=0)
     hi = torch.full_like(rows, seqlen_k - 1) if right == UNBOUNDED else (diagonal + right).clamp(max=seqlen_k - 1)
     return (hi - lo + 1).clamp(min=0)
+
+
+# -- one dense call, as flashcheck's own attentions read it ---------------------------------------
+
+
+class DenseProblem(NamedTuple):
+    """A dense attention call's sizes, softmax scale, band and mask (see :func:`dense_problem`)."""
+
+    batch: int
+    seqlen_q: int
+    seqlen_k: int
+    heads: int
+    kv_heads: int
+    head_dim: int
+    scale: float  # softmax_scale, or 1/sqrt(head_dim) when it is None
+    left: int  # the band, as effective_window gives it (-1 = unbounded)
+    right: int
+    attn_mask: torch.Tensor | None  # checked and viewed as 4 dims (check_attn_mask), on q's device
+    device: torch.device  # q's
+
+    @property
+    def group(self) -> int:
+        """Query heads per KV head."""
+        return self.heads // self.kv_heads
+
+    def query_chunks(self, budget: int):
+        """:func:`query_chunks` over this call's queries, a row costing ``B * H * Nk`` elements."""
+        return query_chunks(
+            self.seqlen_q, self.seqlen_k, self.left, self.right,
+            elements_per_row=self.batch * self.heads * self.seqlen_k, budget=budget, device=self.device,
+            attn_mask=self.attn_mask,
+        )
+
+
+def dense_problem(q, k, *, causal=False, window=(-1, -1), softmax_scale=None, attn_mask=None) -> DenseProblem:
+    """Read the protocol's dense arguments: q ``(B, Nq, H, D)`` and k ``(B, Nk, Hkv, D)`` give
+    the sizes; ``softmax_scale`` defaults to ``1/sqrt(D)``; ``causal`` and ``window`` become
+    the band (:func:`effective_window`, which raises on a contradiction); ``attn_mask`` is
+    checked (:func:`check_attn_mask`) and moved to q's device."""
+    batch, seqlen_q, heads, head_dim = q.shape
+    seqlen_k, kv_heads = k.shape[1], k.shape[2]
+    scale = softmax_scale if softmax_scale is not None else 1.0 / math.sqrt(head_dim)
+    left, right = effective_window(causal, window)
+    if attn_mask is not None:
+        attn_mask = check_attn_mask(attn_mask, batch, heads, seqlen_q, seqlen_k).to(q.device)
+    return DenseProblem(batch, seqlen_q, seqlen_k, heads, kv_heads, head_dim, scale, left, right, attn_mask, q.device)

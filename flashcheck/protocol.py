@@ -248,10 +248,11 @@ def unchanged(tensors: dict, during: str):
     changed, before anything is compared with its results.
 
     Every property that compares values runs the implementation through this
-    (:func:`flashcheck.properties.common.run`, :func:`flashcheck.backward_inputs.gradients`): an implementation that writes into
-    its inputs is reported for the write, not for what the write does to the comparisons
-    (a result that differs from the reference, or a reference computed from the modified
-    inputs that agrees with it)."""
+    (:func:`flashcheck.properties.common.call_checked`,
+    :func:`flashcheck.backward_inputs.gradients`): an implementation that writes into its
+    inputs is reported for the write, not for what the write does to the comparisons (a
+    result that differs from the reference, or a reference computed from the modified inputs
+    that agrees with it)."""
     saved = {name: storage_bytes(t).clone() for name, t in tensors.items() if t is not None}
     yield
     for name, before in saved.items():

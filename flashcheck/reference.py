@@ -55,25 +55,17 @@ def attention(q, k, v, *, causal=False, window=(-1, -1), softmax_scale=None, att
 
 def evaluate(q, k, v, *, causal=False, window=(-1, -1), softmax_scale=None, attn_mask=None) -> Reference:
     """Like :func:`attention`, also returning the magnitudes the tolerance model uses."""
-    batch, seqlen_q, heads, head_dim = q.shape
-    seqlen_k, kv_heads = k.shape[1], k.shape[2]
-    scale = softmax_scale if softmax_scale is not None else 1.0 / math.sqrt(head_dim)
-    left, right = masks.effective_window(causal, window)
-    if attn_mask is not None:
-        attn_mask = masks.check_attn_mask(attn_mask, batch, heads, seqlen_q, seqlen_k).to(q.device)
-    q, k, v = (_as_bhnd(t, heads // kv_heads if t is not q else 1) for t in (q, k, v))
+    problem = masks.dense_problem(q, k, causal=causal, window=window, softmax_scale=softmax_scale, attn_mask=attn_mask)
+    batch, seqlen_q, heads, scale = problem.batch, problem.seqlen_q, problem.heads, problem.scale
+    q, k, v = (_as_bhnd(t, problem.group if t is not q else 1) for t in (q, k, v))
 
-    out = torch.zeros(batch, heads, seqlen_q, head_dim, dtype=torch.float64, device=q.device)
+    out = torch.zeros(batch, heads, seqlen_q, problem.head_dim, dtype=torch.float64, device=q.device)
     abs_pv = torch.zeros_like(out)
     lse = torch.full((batch, heads, seqlen_q), -math.inf, dtype=torch.float64, device=q.device)
     max_abs_logit = torch.zeros_like(lse)
     max_abs_dot = torch.zeros_like(lse)
     keys = torch.zeros(batch, heads, seqlen_q, dtype=torch.int64, device=q.device)
-    chunks = masks.query_chunks(
-        seqlen_q, seqlen_k, left, right,
-        elements_per_row=batch * heads * seqlen_k, budget=CHUNK_ELEMENTS, device=q.device, attn_mask=attn_mask,
-    )
-    for rows, allowed in chunks:  # allowed: (B|1, H|1, rows, Nk)
+    for rows, allowed in problem.query_chunks(CHUNK_ELEMENTS):  # allowed: (B|1, H|1, rows, Nk)
         keys[:, :, rows] = allowed.sum(dim=-1)
         qc = q[:, :, rows]
         logits, probs, row_max, total = _softmax(qc, k, allowed, scale)
@@ -155,28 +147,19 @@ def gradients(q, k, v, grad_out, *, causal=False, window=(-1, -1), softmax_scale
     ignored, even when not finite (on such a row out is the constant 0 and lse the constant
     ``-inf``).
     """
-    batch, seqlen_q, heads, head_dim = q.shape
-    seqlen_k, kv_heads = k.shape[1], k.shape[2]
-    group = heads // kv_heads
-    scale = softmax_scale if softmax_scale is not None else 1.0 / math.sqrt(head_dim)
-    left, right = masks.effective_window(causal, window)
-    if attn_mask is not None:
-        attn_mask = masks.check_attn_mask(attn_mask, batch, heads, seqlen_q, seqlen_k).to(q.device)
+    problem = masks.dense_problem(q, k, causal=causal, window=window, softmax_scale=softmax_scale, attn_mask=attn_mask)
+    scale = problem.scale
     q, do = _as_bhnd(q, 1), _as_bhnd(grad_out, 1)
-    k, v = _as_bhnd(k, group), _as_bhnd(v, group)
+    k, v = _as_bhnd(k, problem.group), _as_bhnd(v, problem.group)
     dlse = None if grad_lse is None else grad_lse.to(torch.float64).to(q.device)
 
     per_query = {name: torch.zeros_like(q) for name in ("dq", "abs_dq", "p_abs_k", "abs_dq_terms")}
     per_key = {
         name: torch.zeros_like(k) for name in ("dk", "dv", "abs_dk", "abs_dv", "pt_abs_q", "abs_dk_terms")
     }
-    abs_dp_max = torch.zeros(batch, heads, seqlen_q, dtype=torch.float64, device=q.device)
+    abs_dp_max = torch.zeros(problem.batch, problem.heads, problem.seqlen_q, dtype=torch.float64, device=q.device)
     deltas = torch.zeros_like(abs_dp_max)
-    chunks = masks.query_chunks(
-        seqlen_q, seqlen_k, left, right,
-        elements_per_row=batch * heads * seqlen_k, budget=CHUNK_ELEMENTS, device=q.device, attn_mask=attn_mask,
-    )
-    for rows, allowed in chunks:  # allowed: (B|1, H|1, rows, Nk)
+    for rows, allowed in problem.query_chunks(CHUNK_ELEMENTS):  # allowed: (B|1, H|1, rows, Nk)
         # A row without keys has P = 0, but 0 * inf is NaN: zero its upstream gradients
         # rather than multiply them by 0, so that nothing it carries can leak into dK, dV.
         empty = ~allowed.any(dim=-1, keepdim=True)  # (B|1, H|1, rows, 1)
@@ -208,7 +191,7 @@ def gradients(q, k, v, grad_out, *, causal=False, window=(-1, -1), softmax_scale
         deltas[:, :, rows] = delta.squeeze(-1)
     to_layout = {name: t.transpose(1, 2) for name, t in per_query.items()}
     for name, tensor in per_key.items():  # (B, H, Nk, D) -> summed per group -> (B, Nk, Hkv, D)
-        to_layout[name] = tensor.unflatten(1, (kv_heads, group)).sum(dim=2).transpose(1, 2)
+        to_layout[name] = tensor.unflatten(1, (problem.kv_heads, problem.group)).sum(dim=2).transpose(1, 2)
     return Gradients(abs_dp_max=abs_dp_max, delta=deltas, **to_layout)
 
 

@@ -26,24 +26,15 @@ CHUNK_ELEMENTS = 1 << 25
 def attention(q, k, v, *, causal=False, window=(-1, -1), softmax_scale=None, attn_mask=None):
     """Return ``(out, lse)``: out ``(B, Nq, H, D)`` in q's dtype, lse ``(B, H, Nq)`` float32.
     ``attn_mask``: boolean, broadcastable to ``(B, H, Nq, Nk)``, ANDed with the band."""
-    batch, seqlen_q, heads, head_dim = q.shape
-    seqlen_k, kv_heads = k.shape[1], k.shape[2]
-    scale = softmax_scale if softmax_scale is not None else 1.0 / math.sqrt(head_dim)
-    left, right = masks.effective_window(causal, window)
-    if attn_mask is not None:
-        attn_mask = masks.check_attn_mask(attn_mask, batch, heads, seqlen_q, seqlen_k).to(q.device)
-    group = heads // kv_heads
+    problem = masks.dense_problem(q, k, causal=causal, window=window, softmax_scale=softmax_scale, attn_mask=attn_mask)
+    batch, seqlen_q, heads = problem.batch, problem.seqlen_q, problem.heads
     qf = q.float().transpose(1, 2)
-    kf = k.float().transpose(1, 2).repeat_interleave(group, dim=1)
-    vf = v.float().transpose(1, 2).repeat_interleave(group, dim=1)
-    out = torch.zeros(batch, heads, seqlen_q, head_dim, dtype=q.dtype, device=q.device)
+    kf = k.float().transpose(1, 2).repeat_interleave(problem.group, dim=1)
+    vf = v.float().transpose(1, 2).repeat_interleave(problem.group, dim=1)
+    out = torch.zeros(batch, heads, seqlen_q, problem.head_dim, dtype=q.dtype, device=q.device)
     lse = torch.full((batch, heads, seqlen_q), -math.inf, dtype=torch.float32, device=q.device)
-    chunks = masks.query_chunks(
-        seqlen_q, seqlen_k, left, right,
-        elements_per_row=batch * heads * seqlen_k, budget=CHUNK_ELEMENTS, device=q.device, attn_mask=attn_mask,
-    )
-    for rows, allowed in chunks:
-        probs, row_max, total = _probabilities(qf[:, :, rows], kf, allowed, scale)
+    for rows, allowed in problem.query_chunks(CHUNK_ELEMENTS):
+        probs, row_max, total = _probabilities(qf[:, :, rows], kf, allowed, problem.scale)
         lse[:, :, rows] = (row_max + torch.log(total)).squeeze(-1)
         probs = probs.to(q.dtype).float()
         out[:, :, rows] = _matmul_fp32(probs, vf).to(q.dtype)
@@ -67,17 +58,13 @@ def gradients(q, k, v, grad_out, *, causal=False, window=(-1, -1), softmax_scale
     ignored, even when not finite. Float32 products never run in TF32. ``attn_mask`` as in
     :func:`attention`.
     """
-    batch, seqlen_q, heads, head_dim = q.shape
-    seqlen_k, kv_heads = k.shape[1], k.shape[2]
-    scale = softmax_scale if softmax_scale is not None else 1.0 / math.sqrt(head_dim)
-    left, right = masks.effective_window(causal, window)
-    if attn_mask is not None:
-        attn_mask = masks.check_attn_mask(attn_mask, batch, heads, seqlen_q, seqlen_k).to(q.device)
-    group = heads // kv_heads
-    out, _ = attention(q, k, v, causal=causal, window=window, softmax_scale=softmax_scale, attn_mask=attn_mask)
+    problem = masks.dense_problem(q, k, causal=causal, window=window, softmax_scale=softmax_scale, attn_mask=attn_mask)
+    scale, kv_heads, group = problem.scale, problem.kv_heads, problem.group
+    out, _ = attention(q, k, v, causal=causal, window=window, softmax_scale=softmax_scale, attn_mask=problem.attn_mask)
     # Rows without keys have P = 0, but 0 * inf is NaN: zero their upstream gradients
     # instead, so that nothing they carry reaches dK and dV.
-    empty = masks.count_keys(seqlen_q, seqlen_k, left, right, attn_mask=attn_mask, device=q.device) == 0
+    empty = masks.count_keys(problem.seqlen_q, problem.seqlen_k, problem.left, problem.right,
+                             attn_mask=problem.attn_mask, device=q.device) == 0
     qf = q.float().transpose(1, 2)
     do = grad_out.to(q.dtype).float().transpose(1, 2).masked_fill(empty[..., None], 0.0)
     kf = k.float().transpose(1, 2).repeat_interleave(group, dim=1)
@@ -87,11 +74,7 @@ def gradients(q, k, v, grad_out, *, causal=False, window=(-1, -1), softmax_scale
         delta = delta - grad_lse.float().to(q.device).masked_fill(empty, 0.0)
     dq = torch.zeros_like(qf)
     dk, dv = torch.zeros_like(kf), torch.zeros_like(vf)
-    chunks = masks.query_chunks(
-        seqlen_q, seqlen_k, left, right,
-        elements_per_row=batch * heads * seqlen_k, budget=CHUNK_ELEMENTS, device=q.device, attn_mask=attn_mask,
-    )
-    for rows, allowed in chunks:
+    for rows, allowed in problem.query_chunks(CHUNK_ELEMENTS):
         probs, _, _ = _probabilities(qf[:, :, rows], kf, allowed, scale)
         dp = _matmul_fp32(do[:, :, rows], vf.transpose(-1, -2))
         ds = (probs * (dp - delta[:, :, rows, None])).to(q.dtype).float()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import torch
 
 from flashcheck import compare, expectation, protocol
+from flashcheck.compare import Violation
 from flashcheck.protocol import unchanged
 
 
@@ -33,7 +34,7 @@ def expect(impl, case, inputs, **extra) -> expectation.Expectation:
     return expectation.expect(*inputs, **{**case.attention_kwargs(inputs[0].device), **extra}, tf32=tf32)
 
 
-def run(impl, case, inputs, **extra):
+def call_checked(impl, case, inputs, **extra):
     """``(out, lse)`` of ``impl`` on ``inputs`` under ``case``'s arguments, after checking
     that the call left q, k and v unchanged (:func:`unchanged`)."""
     with unchanged(dict(zip("qkv", inputs)), "the call"):
@@ -45,6 +46,15 @@ def expect_gradients(impl, case, inputs, grad_out, grad_lse) -> expectation.Grad
     tf32 = "tf32" in protocol.features_of(impl)
     return expectation.expect_gradients(*inputs, grad_out, grad_lse, **case.attention_kwargs(inputs[0].device),
                                         tf32=tf32)
+
+
+def check_none(found: torch.Tensor, message) -> None:
+    """Raise :class:`Violation` when any element of the boolean tensor ``found`` is True,
+    with the text ``message(count, index)``: ``count`` the number of True elements, ``index``
+    the first one's (a tuple of ints, in ``found``'s dimensions)."""
+    if found.any():
+        index = tuple(int(i) for i in found.nonzero()[0])
+        raise Violation(message(int(found.sum()), index))
 
 
 def batched(case, tensor: torch.Tensor | None) -> torch.Tensor | None:

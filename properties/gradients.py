@@ -7,10 +7,12 @@ import torch
 
 from flashcheck import compare, protocol
 from flashcheck.backward_inputs import ds_range_inputs, gradients, upstream
-from flashcheck.compare import Violation
 from flashcheck.expectation import held_to
-from flashcheck.properties.common import batched, empty_rows, expect_gradients, format_batched_index, materialize
+from flashcheck.properties.common import (
+    batched, check_none, empty_rows, expect_gradients, format_batched_index, materialize,
+)
 from flashcheck.properties.registry import prop
+
 
 @prop(requires={"backward"})
 def grads_match_reference(impl, case, *, device=None):
@@ -60,13 +62,11 @@ def unseen_keys_get_zero_gradient(impl, case, *, device=None):
     unseen = unseen_keys(case, dk.device)[..., None]
     for name, grad in (("dk", dk), ("dv", dv)):
         leaked = (batched(case, grad) != 0) & unseen
-        if leaked.any():
-            index = tuple(int(i) for i in leaked.nonzero()[0])
-            raise Violation(
-                f"{name} is not zero for a key that no query may attend: {int(leaked.sum())} nonzero elements; "
-                f"first at {format_batched_index(case, name, index)}: "
-                f"{float(batched(case, grad)[index]):.6g}"
-            )
+        check_none(leaked, lambda count, index: (
+            f"{name} is not zero for a key that no query may attend: {count} nonzero elements; "
+            f"first at {format_batched_index(case, name, index)}: "
+            f"{float(batched(case, grad)[index]):.6g}"
+        ))
 
 
 @prop(requires={"backward"}, applies=lambda case: case.has_empty_rows, draw={"empty_rows": True})
@@ -76,12 +76,10 @@ def empty_rows_get_zero_dq(impl, case, *, device=None):
     (dq, _, _), _, _ = gradients(impl, case, inputs)
     empty = empty_rows(case, dq.device).transpose(1, 2)[..., None]  # (B, Nq, H, 1)
     leaked = (batched(case, dq) != 0) & empty
-    if leaked.any():
-        index = tuple(int(i) for i in leaked.nonzero()[0])
-        raise Violation(
-            f"dq is not zero on a row with no allowed key: {int(leaked.sum())} nonzero elements; first at "
-            f"{format_batched_index(case, 'dq', index)}"
-        )
+    check_none(leaked, lambda count, index: (
+        f"dq is not zero on a row with no allowed key: {count} nonzero elements; first at "
+        f"{format_batched_index(case, 'dq', index)}"
+    ))
 
 
 @prop(requires={"backward", "gqa"}, applies=lambda case: case.kv_heads < case.heads, draw={"gqa": True})

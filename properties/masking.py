@@ -21,7 +21,7 @@ import torch
 from flashcheck import compare, masks
 from flashcheck.case import seeded_generator
 from flashcheck.compare import Violation
-from flashcheck.properties.common import batched, expect, materialize, run
+from flashcheck.properties.common import batched, call_checked, expect, materialize
 from flashcheck.properties.registry import prop
 
 
@@ -81,7 +81,7 @@ def future_keys_cannot_change_output(impl, case, *, device=None):
 
     inputs, changed, rows, (b, g, count) = _perturbed_keys(case, device, fresh)
     what = f"the result before {count} keys hidden from these rows (batch {b}, KV head {g}) were replaced"
-    _check_rows_unchanged(case, run(impl, case, inputs), run(impl, case, changed), rows, what)
+    _check_rows_unchanged(case, call_checked(impl, case, inputs), call_checked(impl, case, changed), rows, what)
 
 
 @prop(applies=_hides_keys)
@@ -101,7 +101,7 @@ def masked_keys_with_huge_logits_change_nothing(impl, case, *, device=None):
 
     inputs, changed, rows, (b, g, count) = _perturbed_keys(case, device, huge)
     what = f"the result before {count} keys hidden from these rows (batch {b}, KV head {g}) were made huge"
-    _check_rows_unchanged(case, run(impl, case, inputs), run(impl, case, changed), rows, what)
+    _check_rows_unchanged(case, call_checked(impl, case, inputs), call_checked(impl, case, changed), rows, what)
 
 
 def huge_key_magnitude(case) -> float:
@@ -120,10 +120,10 @@ def mask_equal_to_band_matches_flag(impl, case, *, device=None):
     """A boolean (Nq, Nk) attn_mask equal to the causal/window band gives the result of the
     flags, within twice the derived tolerance (rows without keys exactly as the flags')."""
     inputs = materialize(case, device)
-    out, lse = run(impl, case, inputs)
+    out, lse = call_checked(impl, case, inputs)
     band = masks.allowed(case.seqlen_q, case.seqlen_k, causal=case.causal, window=case.window,
                          device=inputs.q.device)[0, 0]
-    out_m, lse_m = run(impl, case, inputs, causal=False, window=(-1, -1), attn_mask=band)
+    out_m, lse_m = call_checked(impl, case, inputs, causal=False, window=(-1, -1), attn_mask=band)
     exp = expect(impl, case, inputs)
     what = f"the result of causal={case.causal}, window={case.window} as flags"
     compare.check_close("out", out_m, out, 2 * exp.allowed("out"), what=what)
@@ -148,7 +148,7 @@ def padded_batch_matches_unpadded(impl, case, *, device=None):
             q_sign = inputs.q[b].double().sum(dim=(0, 1)).sign().to(inputs.k.dtype)  # (D,): aligned with the queries
             inputs.k[b, n:] = sign * huge_key_magnitude(case) * q_sign
             inputs.v[b, n:] = -torch.finfo(case.torch_dtype).max
-    out, lse = run(impl, case, inputs)
+    out, lse = call_checked(impl, case, inputs)
     exp = expect(impl, case, inputs)
     for b, n in enumerate(lengths):
         if n == 0:
@@ -159,7 +159,7 @@ def padded_batch_matches_unpadded(impl, case, *, device=None):
             continue
         single = case.replace(batch=1, seqlen_k=n, mask="none")
         parts = (inputs.q[b:b + 1], inputs.k[b:b + 1, :n], inputs.v[b:b + 1, :n])
-        out_s, lse_s = run(impl, single, parts)
+        out_s, lse_s = call_checked(impl, single, parts)
         exp_s = expect(impl, single, parts)
         what = f"a dense call on batch {b}'s {n} valid keys alone"
         compare.check_close("out", out[b:b + 1], out_s, exp.allowed("out")[b:b + 1] + exp_s.allowed("out"), what=what)

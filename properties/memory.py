@@ -11,7 +11,7 @@ import torch
 from flashcheck import compare, protocol
 from flashcheck.backward_inputs import gradients
 from flashcheck.compare import Violation
-from flashcheck.properties.common import materialize, run
+from flashcheck.properties.common import call_checked, check_none, materialize
 from flashcheck.properties.registry import prop
 
 
@@ -22,7 +22,7 @@ def inputs_unchanged(impl, case, *, device=None):
     Every property that compares values checks this first, around each call (see
     :func:`flashcheck.protocol.unchanged`); this property states it on its own."""
     inputs = materialize(case, device)
-    run(impl, case, inputs)  # raises, naming the input, where the call changed one
+    call_checked(impl, case, inputs)  # raises, naming the input, where the call changed one
 
 
 def _guarded(shape, dtype, device, pads):
@@ -46,7 +46,7 @@ def outputs_written_in_bounds(impl, case, *, device=None):
     out_buf, out_view, out_inside = _guarded(tuple(q.shape), q.dtype, q.device, (1, 2, 1, 3)[-q.dim():])
     lse_shape = case.lse_shape
     lse_buf, lse_view, lse_inside = _guarded(lse_shape, torch.float32, q.device, (1, 1, 5)[-len(lse_shape):])
-    out, lse = run(impl, case, inputs, out=out_view, lse_out=lse_view)
+    out, lse = call_checked(impl, case, inputs, out=out_view, lse_out=lse_view)
     for name, buffer, view, inside, returned in (
         ("out", out_buf, out_view, out_inside, out),
         ("lse", lse_buf, lse_view, lse_inside, lse),
@@ -54,19 +54,15 @@ def outputs_written_in_bounds(impl, case, *, device=None):
         if returned is not None and returned.data_ptr() != view.data_ptr():
             raise Violation(f"{name}: the call returned a new tensor instead of writing the given one")
         unwritten = torch.isnan(view)
-        if unwritten.any():
-            index = tuple(int(i) for i in unwritten.nonzero()[0])
-            raise Violation(
-                f"{name}: {int(unwritten.sum())} of {view.numel()} elements were left unwritten (still the NaN "
-                f"poison); first at {compare.format_index(name, index)}"
-            )
+        check_none(unwritten, lambda count, index: (
+            f"{name}: {count} of {view.numel()} elements were left unwritten (still the NaN "
+            f"poison); first at {compare.format_index(name, index)}"
+        ))
         touched = ~torch.isnan(buffer) & ~inside
-        if touched.any():
-            index = tuple(int(i) for i in touched.nonzero()[0])
-            raise Violation(
-                f"{name}: {int(touched.sum())} elements outside the output were overwritten; first at buffer "
-                f"index {index} (the output starts at the guard offset)"
-            )
+        check_none(touched, lambda count, index: (
+            f"{name}: {count} elements outside the output were overwritten; first at buffer "
+            f"index {index} (the output starts at the guard offset)"
+        ))
 
 
 #: Identical calls measured after the warm-up call.
@@ -139,6 +135,6 @@ def repeated_calls_do_not_grow_memory(impl, case, *, device=None):
         if backward:
             gradients(impl, case, inputs)
         else:
-            run(impl, case, inputs)
+            call_checked(impl, case, inputs)
 
     check_memory_flat(call, lambda: cuda_allocated_bytes(inputs.q.device))

@@ -14,7 +14,7 @@ import torch
 
 from flashcheck import compare
 from flashcheck.case import seeded_generator
-from flashcheck.properties.common import batched, expect, laid_out_like, materialize, run
+from flashcheck.properties.common import batched, call_checked, expect, laid_out_like, materialize
 from flashcheck.properties.registry import prop
 
 
@@ -23,9 +23,9 @@ def key_permutation_invariance(impl, case, *, device=None):
     """Permuting keys and values jointly leaves output and lse unchanged (unmasked cases)."""
     q, k, v = inputs = materialize(case, device)
     perm = torch.randperm(case.seqlen_k, generator=seeded_generator(case, 1)).to(k.device)
-    out, lse = run(impl, case, inputs)
+    out, lse = call_checked(impl, case, inputs)
     permuted = [t[perm] if case.varlen else t[:, perm] for t in (k, v)]
-    out_p, lse_p = run(impl, case, (q, *permuted))
+    out_p, lse_p = call_checked(impl, case, (q, *permuted))
     exp = expect(impl, case, inputs)
     what = "the output with keys in their original order"
     compare.check_close("out", out_p, out, 2 * exp.allowed("out"), what=what)
@@ -49,8 +49,8 @@ def key_shift_invariance(impl, case, *, device=None):
     limit = torch.finfo(case.torch_dtype).max / 4
     shifted_k = (k.double() + u.to(k.device)).clamp(-limit, limit).to(k.dtype)
     shifted = (q, shifted_k, v)
-    out, lse = run(impl, case, inputs)
-    out_s, lse_s = run(impl, case, shifted)
+    out, lse = call_checked(impl, case, inputs)
+    out_s, lse_s = call_checked(impl, case, shifted)
     exp, exp_s = expect(impl, case, inputs), expect(impl, case, shifted)
     exp_s.check_out(out_s)
     drift = (exp_s.expected_out - exp.expected_out).abs()
@@ -83,20 +83,20 @@ def value_linearity(impl, case, *, device=None):
     """The output is linear in V: negating or doubling V negates or doubles it exactly,
     and out(V1 + V2) = out(V1) + out(V2) within tolerance."""
     q, k, v = inputs = materialize(case, device)
-    out, _ = run(impl, case, inputs)
+    out, _ = call_checked(impl, case, inputs)
     # In V's own layout: a kernel whose rounding depends on strides fails layout_invariance.
-    out_neg, _ = run(impl, case, (q, k, laid_out_like(v, -v)))
+    out_neg, _ = call_checked(impl, case, (q, k, laid_out_like(v, -v)))
     compare.check_equal("out", out_neg, -out, what="minus the output for V (negating V is exact)")
     if torch.isfinite(2 * v).all():
-        out_double, _ = run(impl, case, (q, k, laid_out_like(v, 2 * v)))
+        out_double, _ = call_checked(impl, case, (q, k, laid_out_like(v, 2 * v)))
         compare.check_equal(
             "out", out_double, 2 * out, where=doubling_is_exact(out),
             what="twice the output for V (doubling V is exact away from subnormals)",
         )
     other = torch.randn(v.shape, generator=seeded_generator(case, 3)).to(v.dtype).to(v.device)
     total = (v.double() + other.double()).to(v.dtype)
-    out_other, _ = run(impl, case, (q, k, other))
-    out_total, _ = run(impl, case, (q, k, total))
+    out_other, _ = call_checked(impl, case, (q, k, other))
+    out_total, _ = call_checked(impl, case, (q, k, total))
     exps = [expect(impl, case, (q, k, x)) for x in (v, other, total)]
     drift = (exps[2].expected_out - exps[0].expected_out - exps[1].expected_out).abs()
     allowed = sum(e.allowed("out") for e in exps) + drift
@@ -113,8 +113,8 @@ def gqa_matches_repeated_kv(impl, case, *, device=None):
     group = case.heads // case.kv_heads
     # The head axis is -2 in both layouts: (B, N, H, D) and packed (T, H, D).
     repeated = (q, k.repeat_interleave(group, dim=-2), v.repeat_interleave(group, dim=-2))
-    out, lse = run(impl, case, inputs)
-    out_r, lse_r = run(impl, case.replace(kv_heads=case.heads), repeated)
+    out, lse = call_checked(impl, case, inputs)
+    out_r, lse_r = call_checked(impl, case.replace(kv_heads=case.heads), repeated)
     exp = expect(impl, case, inputs)
     compare.check_close("out", out, out_r, 2 * exp.allowed("out"), what="the output with K/V repeated per head")
     if lse is not None:
@@ -135,8 +135,8 @@ def batch_head_independence(impl, case, *, device=None):
         batched(case, other.q)[b, :, heads] = batched(case, inputs.q)[b, :, heads]
         batched(case, other.k)[b, :, g] = batched(case, inputs.k)[b, :, g]
         batched(case, other.v)[b, :, g] = batched(case, inputs.v)[b, :, g]
-    out, lse = run(impl, case, inputs)
-    out_o, lse_o = run(impl, case, other)
+    out, lse = call_checked(impl, case, inputs)
+    out_o, lse_o = call_checked(impl, case, other)
     what = f"the output when only batch {b}, KV head {g} is kept and all else is replaced"
     compare.check_equal("out", batched(case, out_o)[b, :, heads], batched(case, out)[b, :, heads], what=what)
     if lse is not None:
@@ -151,8 +151,8 @@ def layout_invariance(impl, case, *, device=None):
     other_layout = "contiguous" if case.layout != "contiguous" else "padded"
     inputs = materialize(case, device)
     relaid = materialize(case.replace(layout=other_layout), device)
-    out, lse = run(impl, case, inputs)
-    out_r, lse_r = run(impl, case, relaid)
+    out, lse = call_checked(impl, case, inputs)
+    out_r, lse_r = call_checked(impl, case, relaid)
     what = f"the output for the same values in layout {other_layout!r}"
     compare.check_equal("out", out, out_r, what=what)
     if lse is not None:

@@ -11,7 +11,7 @@ from flashcheck import compare, protocol
 from flashcheck.backward_inputs import gradients
 from flashcheck.compare import Violation
 from flashcheck.expectation import held_to
-from flashcheck.properties.common import expect, expect_gradients, materialize, run
+from flashcheck.properties.common import call_checked, check_none, expect, expect_gradients, materialize
 from flashcheck.properties.registry import prop
 
 
@@ -43,7 +43,7 @@ def varlen_matches_separate_calls(impl, case, *, device=None):
     sequence differently when it starts mid-block in the packed tensor.)"""
     inputs = materialize(case, device)
     q, k, v = inputs
-    out, lse = run(impl, case, inputs)
+    out, lse = call_checked(impl, case, inputs)
     exp = expect(impl, case, inputs)
     backward = "backward" in protocol.features_of(impl, q.device)
     if backward:
@@ -65,7 +65,7 @@ def varlen_matches_separate_calls(impl, case, *, device=None):
             continue
         single = _sequence_case(case, nq, nk)
         parts = (q[rows].unsqueeze(0), k[keys].unsqueeze(0), v[keys].unsqueeze(0))
-        out_s, lse_s = run(impl, single, parts)
+        out_s, lse_s = call_checked(impl, single, parts)
         compare.check_close("out", out[rows], out_s[0], 2 * exp.allowed("out")[rows], what=what)
         if lse is not None:
             compare.check_close("lse", lse[:, rows], lse_s[0], 2 * exp.allowed("lse")[:, rows], what=what)
@@ -106,9 +106,9 @@ def nan_padding_never_leaks(impl, case, *, device=None):
     padded = materialize(padded_case, device)
     twin = tuple(_in_finite_padding(t) for t in padded)
     clean = tuple(t.contiguous() for t in padded)
-    out_p, lse_p = run(impl, padded_case, padded)
-    twin_run = functools.cache(lambda: run(impl, padded_case, twin))
-    clean_run = functools.cache(lambda: run(impl, padded_case, clean))
+    out_p, lse_p = call_checked(impl, padded_case, padded)
+    twin_run = functools.cache(lambda: call_checked(impl, padded_case, twin))
+    clean_run = functools.cache(lambda: call_checked(impl, padded_case, clean))
     exp = expect(impl, padded_case, clean)
     _no_trace_of_nan("out", out_p, lambda: twin_run()[0], lambda: clean_run()[0],
                      held_to(exp.expected_out, out_p, exp.allowed("out")), exp.allowed("out"), exp.locate("out"))
@@ -152,15 +152,13 @@ def _no_trace_of_nan(name, padded, zero_padded, contiguous, expected, allowed, l
     if non_finite.any():
         zero_padded = zero_padded()
         leaked = non_finite & torch.isfinite(zero_padded.to(padded.device))
-        if leaked.any():
-            index = tuple(int(i) for i in leaked.nonzero()[0])
-            raise Violation(
-                f"{name}: {int(leaked.sum())} of {leaked.numel()} elements are non-finite for packed tokens that "
-                f"are views into NaN, where the same views into zero padding give finite values (read from the NaN "
-                f"padding); first at {compare.format_index(name, index, locate)}: {float(padded[index])} where the "
-                f"zero-padded views give {float(zero_padded[index]):.6g} and the float64 reference "
-                f"{float(expected[index]):.6g}"
-            )
+        check_none(leaked, lambda count, index: (
+            f"{name}: {count} of {leaked.numel()} elements are non-finite for packed tokens that "
+            f"are views into NaN, where the same views into zero padding give finite values (read from the NaN "
+            f"padding); first at {compare.format_index(name, index, locate)}: {float(padded[index])} where the "
+            f"zero-padded views give {float(zero_padded[index]):.6g} and the float64 reference "
+            f"{float(expected[index]):.6g}"
+        ))
     if compare.measure(padded, expected.to(padded.device), allowed).exceeding == 0:
         return  # within the tolerance everywhere: the check below passes whatever the contiguous copies give
     contiguous = contiguous()

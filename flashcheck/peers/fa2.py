@@ -39,7 +39,8 @@ What it declines (before importing the library), with where FA2 says so:
 From the source, to be confirmed on a GPU: a row without keys gets lse ``+inf``, not the
 protocol's ``-inf`` (``csrc/flash_attn/src/softmax.h``: ``(sum == 0.f || sum != sum) ?
 (Split ? -INFINITY : INFINITY)``; ``mha_fwd`` fills ``+inf`` when ``seqlen_k == 0``).
-flashcheck reports that as it is. Not run on a GPU in this repository yet.
+flashcheck reports that as it is. Not run on a GPU: in the first survey of other libraries'
+kernels (2026-11-25, docs/findings.md) no FlashAttention-2 wheel matched the GPU machine's torch.
 """
 
 from __future__ import annotations
@@ -70,10 +71,12 @@ def _check(name: str):
     def check(q, request: Request) -> None:
         major, minor = _capability(q.device)
         if major < 8:
+            # Source: Dao-AILab/flash-attention, csrc/flash_attn/flash_api.cpp, mha_fwd; its README.
             raise NotImplementedError(
                 f"{name}: FlashAttention-2 runs on Ampere (sm80) or newer GPUs, got sm{major}{minor} "
                 "(README; csrc/flash_attn/flash_api.cpp mha_fwd: \"FlashAttention only supports Ampere GPUs or newer.\")")
         if request.head_dim > 256:
+            # Source: Dao-AILab/flash-attention, csrc/flash_attn/flash_api.cpp, mha_fwd; its README.
             raise NotImplementedError(
                 f"{name}: head dim {request.head_dim} > 256 (README: \"All head dimensions up to 256\"; "
                 "csrc/flash_attn/flash_api.cpp mha_fwd)")

@@ -88,19 +88,24 @@ def _check(name: str, deterministic: bool):
     def check(q, request: Request) -> None:
         major, minor = _capability(q.device)
         if not 9 <= major <= 12:
+            # Source: Dao-AILab/flash-attention, flash_attn/cute/README.md; flash_attn/cute/interface.py,
+            # _flash_attn_bwd.
             raise NotImplementedError(
                 f"{name}: FlashAttention-4 runs on Hopper (sm90) to sm12x GPUs, got sm{major}{minor} "
                 "(flash_attn/cute/README.md; interface.py _flash_attn_bwd asserts arch // 10 in [9, 10, 11, 12])")
         d = request.head_dim
         if major == 9 and not (8 <= d <= 256 and d % 8 == 0):
+            # Source: Dao-AILab/flash-attention, flash_attn/cute/interface.py, _validate_head_dims.
             raise NotImplementedError(
                 f"{name}: head dim {d} is not supported on sm90: it must lie between 8 and 256 and be a multiple "
                 "of 8 (flash_attn/cute/interface.py, _validate_head_dims)")
         if major in (10, 11) and not ((8 <= d <= 128 and d % 8 == 0) or d == 256):
+            # Source: Dao-AILab/flash-attention, flash_attn/cute/interface.py, _validate_head_dims.
             raise NotImplementedError(
                 f"{name}: head dim {d} is not supported on sm{major}x: it must lie between 8 and 128 and be a "
                 "multiple of 8, or be 256 (flash_attn/cute/interface.py, _validate_head_dims)")
         if deterministic and request.grad and major == 12:
+            # Source: Dao-AILab/flash-attention, flash_attn/cute/interface.py, _flash_attn_bwd.
             raise NotImplementedError(
                 f"{name}: the deterministic backward is not supported on sm12x "
                 "(flash_attn/cute/interface.py, _flash_attn_bwd asserts deterministic is False on SM 12.0)")

@@ -89,6 +89,7 @@ FLASH_HEAD_DIMS = (32, 64, 96, 128, 192, 256)
 
 def _check_sdpa(q, request: Request) -> None:
     if request.head_dim not in SDPA_HEAD_DIMS:
+        # Source: FlagOpen/FlagGems, src/flag_gems/ops/attention.py, ScaleDotProductAttention.forward.
         raise NotImplementedError(
             f"flaggems-sdpa: head dim {request.head_dim} not in {SDPA_HEAD_DIMS} (src/flag_gems/ops/attention.py, "
             "ScaleDotProductAttention.forward asserts HEAD_DIM_K in {16, 32, 64, 128, 256})")
@@ -96,6 +97,8 @@ def _check_sdpa(q, request: Request) -> None:
 
 def _check_flash(q, request: Request) -> None:
     if request.head_dim not in FLASH_HEAD_DIMS:
+        # Source: FlagOpen/FlagGems, src/flag_gems/ops/attention.py, flash_attention_forward;
+        # src/flag_gems/ops/flash_api.py, mha_fwd.
         raise NotImplementedError(
             f"flaggems-flash: head dim {request.head_dim} not in {FLASH_HEAD_DIMS} (src/flag_gems/ops/attention.py, "
             "flash_attention_forward asserts HEAD_DIM_K in {16, 32, 64, 96, 128, 192, 256}; flash_api.py mha_fwd: "
@@ -104,6 +107,7 @@ def _check_flash(q, request: Request) -> None:
 
 def _check_varlen(q, request: Request) -> None:
     if request.head_dim > 256 or request.head_dim % 8:
+        # Source: FlagOpen/FlagGems, src/flag_gems/ops/flash_api.py, mha_varlan_fwd.
         raise NotImplementedError(
             f"flaggems-varlen: head dim {request.head_dim} must be at most 256 and a multiple of 8 "
             "(src/flag_gems/ops/flash_api.py, mha_varlan_fwd asserts both)")

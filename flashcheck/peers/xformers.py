@@ -34,7 +34,9 @@ and declines with xformers' reasons, so that what xformers documents it cannot r
 decline of the adapter's. It also declines GQA/MQA with gradients (the docstring above), and so
 declares ``gqa_grads_match_repeated_kv``, all of whose cases are that, not applicable.
 
-Not run on a GPU in this repository yet.
+Not run on a GPU: in the first survey of other libraries' kernels (2026-11-25, docs/findings.md)
+xformers 0.0.35's CUDA operators did not load under the GPU machine's torch 2.11 ("xFormers
+wasn't built with CUDA support"), so every case was declined.
 """
 
 from __future__ import annotations
@@ -54,6 +56,8 @@ BIAS_ALIGNMENT = 16
 
 def _check(q, request: Request) -> None:
     if request.gqa and request.grad:
+        # Source: facebookresearch/xformers, xformers/ops/fmha/__init__.py, memory_efficient_attention's
+        # docstring.
         raise NotImplementedError(
             f"xformers: GQA/MQA (H={request.heads}, Hkv={request.kv_heads}) with gradients: \"MQA/GQA is an "
             "experimental feature supported only for the forward pass\" (xformers/ops/fmha/__init__.py, "

@@ -15,7 +15,7 @@ from flashcheck.compare import PropertyFailure
 from flashcheck.properties import PROPERTIES
 from flashcheck.properties.registry import Property
 from flashcheck.engine.verdict import FlashcheckError, Outcome, decide
-from tests import buggy, declared, misbehaving, stubs
+from tests import buggy, declared, misbehaving, stubs, unusual
 
 #: Three queries: the planted misbehaviours of tests.misbehaving act on more than one.
 CASE = Case(seqlen_q=3, seqlen_k=5, heads=2, kv_heads=1, head_dim=8, dtype="float32")
@@ -148,6 +148,115 @@ def test_an_error_in_the_backward_pass_of_what_the_implementation_returned_is_th
     declining = decide(GRADS, _backward_raising(NotImplementedError("backward: not yet")), CASE, device="cpu",
                        impl_name="t:declining_backward")
     assert declining.outcome is Outcome.DECLINED and declining.reason == "backward: not yet"
+
+
+#: Without keys :data:`tests.unusual.zeros_from_q_only_without_keys` builds its output from q
+#: alone: autograd has no path to k and v.
+NO_KEYS = Case(seqlen_q=3, seqlen_k=0, heads=2, kv_heads=1, head_dim=8, dtype="float32")
+
+
+def _differentiable_inputs(case):
+    return [t.requires_grad_() for t in case.materialize("cpu")[:3]]
+
+
+def _unused_inputs(impl, case):
+    q, k, v = _differentiable_inputs(case)
+    out, _ = impl(q, k, v, **case.attention_kwargs("cpu"))
+    torch.autograd.grad(out.sum(), [q, k, v])  # no allow_unused: k and v are not in the graph
+
+
+def _implicit_gradient_of_a_tensor(impl, case):
+    q, k, v = _differentiable_inputs(case)
+    out, _ = impl(q, k, v, **case.attention_kwargs("cpu"))
+    out.backward()  # not a scalar, and no gradient given
+
+
+def _input_that_does_not_require_grad(impl, case):
+    q, k, v = _differentiable_inputs(case)
+    out, _ = impl(q, k, v, **case.attention_kwargs("cpu"))
+    torch.autograd.grad(out.sum(), [q.detach()])
+
+
+def _upstream_gradient_of_another_shape(impl, case):
+    q, k, v = _differentiable_inputs(case)
+    out, _ = impl(q, k, v, **case.attention_kwargs("cpu"))
+    torch.autograd.grad(out, [q], torch.ones(out.shape[:-1]))
+
+
+@pytest.mark.parametrize("misuse, message", [
+    (_unused_inputs, "appears to not have been used in the graph"),
+    (_implicit_gradient_of_a_tensor, "grad can be implicitly created only for scalar outputs"),
+    (_input_that_does_not_require_grad, "One of the differentiated Tensors does not require grad"),
+    (_upstream_gradient_of_another_shape, "Mismatch in shape"),
+], ids=["unused-inputs", "implicit-gradient-of-a-tensor", "input-not-requiring-grad", "upstream-of-another-shape"])
+def test_autograd_refusing_the_arguments_of_flashchecks_own_call_is_flashchecks_error_not_a_finding(misuse, message):
+    """flashcheck's code asks autograd for something it cannot give, on a correct
+    implementation: autograd's check of the arguments raises in flashcheck's own call,
+    whatever the backward functions the implementation recorded did (they may have run:
+    the unused inputs are found after the backward pass)."""
+    def check(impl, case, *, device=None):
+        misuse(impl, case)
+
+    prop = Property("misuses_autograd", check, "a property asking autograd for what it cannot give")
+    impl_name = "tests.unusual:zeros_from_q_only_without_keys"
+    verdict = decide(prop, unusual.zeros_from_q_only_without_keys, NO_KEYS, device="cpu", impl_name=impl_name)
+    assert verdict.outcome is Outcome.FLASHCHECK_ERROR, verdict
+    assert isinstance(verdict.error, FlashcheckError) and message in str(verdict.error.original)
+    report = str(verdict.error)
+    assert f"a bug in flashcheck, not a finding about {impl_name}" in report
+    assert "Traceback (most recent call last)" in report and verdict.replay in report
+
+
+@declaring({"float32", "lse", "backward"})
+def backward_of_an_operator_without_a_derivative(q, k, v, **kwargs):
+    # igamma's derivative in its first argument is not implemented: the node autograd recorded
+    # for it raises once the backward pass reaches it, in torch's C++ engine, with no Python
+    # frame of its own.
+    out, lse = buggy.correct(q, k, v, **kwargs)
+    return out + 0 * torch.igamma(q.abs() + 1, torch.ones_like(q)), lse
+
+
+def _backward_misusing_autograd(q, k, v, **kwargs):
+    class MisusesAutograd(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, out):
+            return out.clone()
+
+        @staticmethod
+        def backward(ctx, grad):
+            with torch.enable_grad():
+                x, unused = torch.ones(1, requires_grad=True), torch.ones(1, requires_grad=True)
+                torch.autograd.grad((2 * x).sum(), [x, unused])
+            return grad
+
+    out, lse = buggy.correct(q, k, v, **kwargs)
+    return MisusesAutograd.apply(out), lse
+
+
+backward_misusing_autograd = declaring({"float32", "lse", "backward"})(_backward_misusing_autograd)
+
+
+@declaring({"float32", "lse", "backward"})
+def forward_misusing_autograd(q, k, v, **kwargs):
+    x, unused = torch.ones(1, requires_grad=True), torch.ones(1, requires_grad=True)
+    torch.autograd.grad((2 * x).sum(), [x, unused])
+    return buggy.correct(q, k, v, **kwargs)
+
+
+@pytest.mark.parametrize("impl, message, error", [
+    (backward_of_an_operator_without_a_derivative, "the derivative for 'igamma: input' is not implemented",
+     "NotImplementedError"),
+    (backward_misusing_autograd, "appears to not have been used in the graph", "RuntimeError"),
+    (forward_misusing_autograd, "appears to not have been used in the graph", "RuntimeError"),
+], ids=["native-node-raising", "backward-function-misusing-autograd", "forward-misusing-autograd"])
+def test_an_error_raised_by_what_the_implementation_recorded_for_the_backward_pass_stays_the_implementations(
+        impl, message, error):
+    """The implementation's side of the boundary: a node of its graph raising in torch's
+    engine (not a decline either: torch raised it, not the implementation), and its own calls
+    of autograd, in its backward or its forward, refused as flashcheck's would be."""
+    verdict = decide(GRADS, impl, CASE, device="cpu", impl_name="t:backward")
+    assert verdict.outcome is Outcome.FAILED, verdict
+    assert f"the implementation raised {error}: " in verdict.failure.evidence and message in verdict.failure.evidence
 
 
 def test_a_fatal_error_is_fatal_with_the_replay_line():

@@ -27,7 +27,13 @@ Who raised an exception is read from its traceback. The implementation is handed
 property wrapped (:class:`_Calling`), so that every call into it leaves a frame of that
 wrapper in the traceback of whatever it raises; so does torch's autograd entry, through
 which a property runs the backward pass of what the implementation returned (flashcheck's
-own reference computes its gradients analytically, never by autograd). So is one raised by
+own reference computes its gradients analytically, never by autograd). Except where autograd
+refuses the arguments of that call (an input not in the graph without ``allow_unused``, the
+implicit gradient of a tensor that is not a scalar, ...): raised in autograd's own frames, or
+by its engine's checks of the arguments, with no frame of a backward function below, that
+error is the caller's, flashcheck's when flashcheck made the call. An error raised by the
+backward functions the implementation recorded (a custom ``autograd.Function``'s, or a
+node of torch's own raising in its C++ engine) stays the implementation's. So is one raised by
 the implementation's own code outside a call into it (its innermost frame outside the
 libraries lies in the implementation's source file: a method of a tensor subclass it
 returned, say, which flashcheck's code then used). Any other exception was raised by
@@ -48,6 +54,7 @@ import dis
 import enum
 import functools
 import importlib.util
+import re
 import sysconfig
 import traceback
 from dataclasses import dataclass
@@ -253,25 +260,72 @@ class _Calling:
         return repr(self._impl)
 
 
-def _boundaries() -> frozenset:
-    """Code objects whose frames lie between flashcheck's code and the implementation's:
-    the call wrapper, and torch's autograd entries (a backward pass runs what the
-    implementation recorded in the forward)."""
-    codes = {_Calling.__call__.__code__}
-    for entry in (torch.autograd.grad, torch.autograd.backward):
-        code = getattr(entry, "__code__", None)
-        if code is not None:
-            codes.add(code)
-    return frozenset(codes)
+def _autograd_entries() -> frozenset:
+    """The code objects of torch's autograd entries, ``torch.autograd.grad`` and
+    ``torch.autograd.backward`` (``Tensor.backward`` calls the latter): a backward pass runs
+    what the implementation recorded in the forward."""
+    return frozenset(code for code in (getattr(entry, "__code__", None)
+                                       for entry in (torch.autograd.grad, torch.autograd.backward))
+                     if code is not None)
 
 
-_BOUNDARIES = _boundaries()
+_AUTOGRAD_ENTRIES = _autograd_entries()
+#: Code objects whose frames lie between flashcheck's code and the implementation's: the call
+#: wrapper, and torch's autograd entries.
+_BOUNDARIES = _AUTOGRAD_ENTRIES | {_Calling.__call__.__code__}
+
+#: Files of torch's autograd entries: its argument checks in Python (``_make_grads``, say) and
+#: the call into the C++ engine (``torch.autograd.graph._engine_run_backward``). Hooks and
+#: backward functions run from the engine in frames of other files (``torch.autograd.function``,
+#: the implementation's own).
+_AUTOGRAD_ENTRY_FILES = frozenset(module.__file__ for module in (torch.autograd, torch.autograd.graph))
+_ENGINE_CALL = getattr(getattr(torch.autograd.graph, "_engine_run_backward", None), "__code__", None)
+
+#: What torch's C++ engine raises when it refuses the arguments of a call into it
+#: (``torch/csrc/autograd/python_engine.cpp``; an upstream gradient unlike its output:
+#: ``validate_outputs`` on the roots, whose message a node's lacks, "Function X returned an
+#: invalid gradient ..."). An input unused by the graph is found after the backward pass, but
+#: is about the arguments alone, like the others.
+_ENGINE_REFUSALS = re.compile(
+    r"element \d+ of tensors does not require grad and does not have a grad_fn"
+    r"|element \d+ of tensors tuple is neither a Tensor nor a GradientEdge"
+    r"|element \d+ of gradients tuple is (not a Tensor or None|None, but the corresponding)"
+    r"|got \d+ tensors and \d+ gradients"
+    r"|all inputs have to be Tensors"
+    r"|One of the differentiated Tensors does not require grad"
+    r"|(One of the differentiated Tensors|The differentiated Tensor at index \d+) appears to not have been used "
+    r"in the graph"
+    r"|invalid gradient at index \d+ - "
+)
 
 
 def _raised_by_implementation(error: BaseException) -> bool:
     """Whether ``error`` was raised inside a call into the implementation (its forward
-    call, or a backward pass through what it returned)."""
-    return any(frame.f_code in _BOUNDARIES for frame, _ in traceback.walk_tb(error.__traceback__))
+    call, or a backward pass through what it returned), and not by autograd refusing the
+    arguments of the call into it that encloses everything else (:func:`_autograd_refused`)."""
+    frames = [frame for frame, _ in traceback.walk_tb(error.__traceback__)]
+    for index, frame in enumerate(frames):
+        if frame.f_code in _AUTOGRAD_ENTRIES:
+            return not _autograd_refused(error, frames[index:])
+        if frame.f_code in _BOUNDARIES:
+            return True
+    return False
+
+
+def _autograd_refused(error: BaseException, frames: list) -> bool:
+    """Whether ``error``, raised under the autograd entry whose frame is ``frames[0]``
+    (the innermost last), is autograd refusing that call's arguments, which the caller
+    chose: raised in autograd's own Python code before the engine starts, or by the engine's
+    checks of the arguments (:data:`_ENGINE_REFUSALS`). Not so when any frame under the entry
+    lies outside autograd's entry files (a backward function, a hook, a tensor subclass's
+    ``__torch_function__``, code that ran for the implementation), nor for any other error
+    the engine raised: a node of the recorded graph raising in C++ leaves no Python frame."""
+    if any(frame.f_code.co_filename not in _AUTOGRAD_ENTRY_FILES for frame in frames):
+        return False
+    innermost = frames[-1].f_code
+    if innermost is _ENGINE_CALL:
+        return _ENGINE_REFUSALS.match(str(error)) is not None
+    return innermost.co_filename == torch.autograd.__file__
 
 
 def _raised_in_implementation_code(error: BaseException, impl) -> bool:

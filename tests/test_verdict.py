@@ -7,13 +7,20 @@ The implementations are small pure-torch ones, float32, on the CPU.
 
 from __future__ import annotations
 
+import site
+import sys
+import sysconfig
+from pathlib import Path
+
 import pytest
 import torch
 
+from flashcheck import peers
 from flashcheck.case import Case
 from flashcheck.compare import PropertyFailure
 from flashcheck.properties import PROPERTIES
 from flashcheck.properties.registry import Property
+from flashcheck.engine import verdict
 from flashcheck.engine.verdict import FlashcheckError, Outcome, decide
 from tests import buggy, declared, misbehaving, stubs, unusual
 
@@ -280,3 +287,124 @@ def test_a_failure_a_declared_divergence_explains_is_known_and_one_it_does_not_i
 def test_the_implementation_is_named_as_its_replay_line_needs():
     with pytest.raises(ValueError, match="impl_name"):
         decide(OUT, buggy.correct, CASE, device="cpu", impl_name="")
+
+
+# -- whose code raised, wherever it is installed -------------------------------------------------
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def installed_as(monkeypatch):
+    """``installed_as(stdlib, platstdlib, site)``: the interpreter's paths as a virtualenv's
+    (its ``platstdlib`` is ``<venv>/lib/python3.X``, which holds its ``site-packages``) or a
+    system install's; every location flashcheck's verdict has cached forgotten, before and
+    after."""
+    def forget():
+        for function in vars(verdict).values():
+            if hasattr(function, "cache_clear"):
+                function.cache_clear()
+
+    def install(stdlib, platstdlib, site_packages):
+        paths = {**sysconfig.get_paths(), "stdlib": str(stdlib), "platstdlib": str(platstdlib),
+                 "purelib": str(site_packages), "platlib": str(site_packages)}
+        monkeypatch.setattr(sysconfig, "get_paths", lambda *args, **kwargs: dict(paths))
+        monkeypatch.setattr(site, "getsitepackages", lambda *args: [str(site_packages)])
+        forget()
+
+    yield install
+    monkeypatch.undo()
+    forget()
+
+
+def test_in_a_virtualenv_only_the_standard_library_is_library_code_not_what_its_site_packages_hold(
+        tmp_path, installed_as):
+    base, venv = tmp_path / "python" / "lib" / "python3.11", tmp_path / "venv" / "lib" / "python3.11"
+    installed_as(base, venv, venv / "site-packages")
+    assert verdict._is_library(str(base / "json" / "decoder.py"))
+    assert not verdict._is_library(str(venv / "site-packages" / "mykernel" / "attention.py"))
+    assert not verdict._is_library(str(venv / "site-packages" / "flashcheck" / "peers" / "fa4.py"))
+    # Installed into the interpreter itself, or by a distribution's own pip.
+    assert not verdict._is_library(str(base / "site-packages" / "mykernel.py"))
+    assert not verdict._is_library(str(base / "dist-packages" / "mykernel.py"))
+
+
+def test_flashcheck_installed_as_a_package_tells_its_adapters_and_its_kernels_from_its_checking_code(monkeypatch):
+    # A non-editable install puts flashcheck.properties and flashcheck.kernels inside the
+    # flashcheck folder (a checkout keeps them beside it): each is known by where it really is.
+    installed = Path("/venv/lib/python3.11/site-packages/flashcheck")
+    where = {"flashcheck": installed, "flashcheck.properties": installed / "properties",
+             "flashcheck.peers": installed / "peers", "flashcheck.kernels": installed / "kernels"}
+    monkeypatch.setattr(verdict, "_package_folder", lambda name: str(where[name]) if name in where else None)
+    for function in (verdict._checking_folders, verdict._is_checking_code):
+        function.cache_clear()
+    try:
+        assert verdict._is_checking_code(str(installed / "engine" / "verdict.py"))
+        assert verdict._is_checking_code(str(installed / "properties" / "forward.py"))
+        assert not verdict._is_checking_code(str(installed / "peers" / "fa4.py"))
+        assert not verdict._is_checking_code(str(installed / "kernels" / "interface.py"))
+    finally:
+        monkeypatch.undo()
+        for function in vars(verdict).values():
+            if hasattr(function, "cache_clear"):
+                function.cache_clear()
+
+
+def test_flashcheck_s_adapters_still_decline_once_flashcheck_lies_in_a_virtualenv_s_site_packages(installed_as):
+    # As pip lays out a virtualenv, the checkout standing for its site-packages: flashcheck's
+    # adapters and the implementations beside them lie under platstdlib.
+    installed_as(Path(sysconfig.get_paths()["stdlib"]), REPO.parent, REPO)
+    verdict_of_a_decline = decide(OUT, peers.describe("fa4"), CASE, device="cpu", impl_name="fa4")
+    assert verdict_of_a_decline.outcome is Outcome.DECLINED, verdict_of_a_decline
+    assert verdict_of_a_decline.reason == "fa4 runs on cuda only, got q on cpu"
+    assert decide(OUT, declines, CASE, device="cpu", impl_name="t:declines").outcome is Outcome.DECLINED
+
+
+#: An implementation installed in site-packages, declining what it does not run, and calling a
+#: library installed beside it, which raises NotImplementedError of its own.
+INSTALLED_KERNEL = '''
+import otherlib
+from tests import buggy
+
+
+def attention(q, k, v, **kwargs):
+    if q.shape[-1] == 8:
+        raise NotImplementedError("no kernel for head_dim 8")
+    return buggy.correct(q, k, v, **kwargs)
+
+
+def calls_the_library(q, k, v, **kwargs):
+    otherlib.attention(q)
+    return buggy.correct(q, k, v, **kwargs)
+
+
+attention.flashcheck_features = calls_the_library.flashcheck_features = frozenset({"float32", "lse"})
+'''
+OTHER_LIBRARY = '''
+def attention(q):
+    raise NotImplementedError("otherlib has no CPU kernel")
+'''
+
+
+def test_an_implementation_installed_in_a_virtualenv_declines_and_a_library_it_calls_does_not(
+        tmp_path, installed_as, monkeypatch):
+    base, venv = tmp_path / "python" / "lib" / "python3.11", tmp_path / "venv" / "lib" / "python3.11"
+    site_packages = venv / "site-packages"
+    site_packages.mkdir(parents=True)
+    (site_packages / "installed_kernel.py").write_text(INSTALLED_KERNEL)
+    (site_packages / "otherlib.py").write_text(OTHER_LIBRARY)
+    monkeypatch.syspath_prepend(str(site_packages))
+    installed_as(base, venv, site_packages)
+    import installed_kernel
+
+    try:
+        declined = decide(OUT, installed_kernel.attention, CASE, device="cpu", impl_name="installed_kernel:attention")
+        assert declined.outcome is Outcome.DECLINED and declined.reason == "no kernel for head_dim 8"
+        # A library's NotImplementedError is not the implementation's decline, wherever it lies.
+        failed = decide(OUT, installed_kernel.calls_the_library, CASE, device="cpu",
+                        impl_name="installed_kernel:calls_the_library")
+        assert failed.outcome is Outcome.FAILED, failed
+        assert "the implementation raised NotImplementedError: otherlib has no CPU kernel" in failed.failure.evidence
+    finally:
+        for name in ("installed_kernel", "otherlib"):
+            sys.modules.pop(name, None)

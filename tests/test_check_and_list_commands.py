@@ -202,13 +202,13 @@ def test_check_with_a_case_timeout_reaches_the_verdict_it_reaches_in_this_proces
      "does not apply to this case for tests.stubs:no_features: the case needs the feature mask"),
     # A module that raises at import, whatever it raises, and a misspelt feature: one line each.
     ("tests.raises_at_import:attention", "out_matches_reference", MASKED_CASE,
-     "flashcheck: cannot import module 'tests.raises_at_import' of 'tests.raises_at_import:attention': "
+     "flashcheck: --impl: cannot import module 'tests.raises_at_import' of 'tests.raises_at_import:attention': "
      "RuntimeError: this module is broken at import"),
     ("tests.exits_at_import:attention", "out_matches_reference", MASKED_CASE,
-     "flashcheck: cannot import module 'tests.exits_at_import' of 'tests.exits_at_import:attention': "
+     "flashcheck: --impl: cannot import module 'tests.exits_at_import' of 'tests.exits_at_import:attention': "
      "SystemExit: this module is a script"),
     ("tests.raises_base_exception_at_import:attention", "out_matches_reference", MASKED_CASE,
-     "flashcheck: cannot import module 'tests.raises_base_exception_at_import' of "
+     "flashcheck: --impl: cannot import module 'tests.raises_base_exception_at_import' of "
      "'tests.raises_base_exception_at_import:attention': Abandoned: this module gave up at import"),
     ("tests.stubs:unknown_feature", "out_matches_reference", MASKED_CASE,
      "flashcheck: --impl tests.stubs:unknown_feature: flashcheck_features names unknown feature 'casual'; known:"),

@@ -387,10 +387,10 @@ def test_usage_errors_exit_2_naming_the_argument(arguments, message, capsys):
 
 
 @pytest.mark.parametrize("impl, message", [
-    ("tests.raises_at_import:attention", "flashcheck: cannot import module 'tests.raises_at_import' of "
+    ("tests.raises_at_import:attention", "flashcheck: --impl: cannot import module 'tests.raises_at_import' of "
                                          "'tests.raises_at_import:attention': RuntimeError: this module is broken at import"),
     ("tests.raises_base_exception_at_import:attention",
-     "flashcheck: cannot import module 'tests.raises_base_exception_at_import' of "
+     "flashcheck: --impl: cannot import module 'tests.raises_base_exception_at_import' of "
      "'tests.raises_base_exception_at_import:attention': Abandoned: this module gave up at import"),
     ("tests.stubs:unknown_feature", "flashcheck: --impl tests.stubs:unknown_feature: flashcheck_features names unknown "
                                     "feature 'casual'; known: backward, bfloat16, causal,"),

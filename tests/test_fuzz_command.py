@@ -791,6 +791,29 @@ def test_identical_crash_reports_print_once_with_their_count(monkeypatch):
     assert out.count("seed=5") == 2, "the other case, with its replay line"
 
 
+def test_identical_hang_reports_print_once_with_their_count_whatever_their_seconds_of_compiling(monkeypatch):
+    spec = "batch=1 seqlen_q=2 seqlen_k=2 heads=1 kv_heads=1 head_dim=8 dtype=float32 seed=4"
+    ran_long = "the case ran longer than the per-case timeout of 120 s"
+
+    def hang(case, compiling, seconds, evidence=None):
+        # How long the case compiled differs between runs of it, not the outcome.
+        evidence = evidence or (f"{ran_long} besides {compiling} s of compiling Triton kernels, which it does not "
+                                f"count; the worker was killed")
+        return fuzz_engine.Failure("hang", "out_matches_reference", case, evidence + "\nthe worker's last output:",
+                                   "tests.misbehaving:hang", seconds, case_timeout=120.0)
+
+    compiled_too_long = ("the case spent 731 s compiling Triton kernels, past the per-case timeout of 120 s and the "
+                         "600 s more allowed for compiling; the worker was killed")
+    result = fuzz_engine.FuzzResult(cases=3, seconds=900.0, failures=[
+        hang(spec, 12, 130.0), hang(spec, 47, 260.0), hang(spec.replace("seed=4", "seed=5"), 3, 390.0),
+        hang(spec, 5, 520.0), hang(spec, 0, 850.0, compiled_too_long)])
+    out = printed_summary(result, monkeypatch, width=250, impl="tests.misbehaving:hang")
+    assert out.count(ran_long) == 2, out
+    assert "hang of a worker process (3 times)" in out
+    assert out.count(f"case: {spec}\n") == 2, "the hang that compiled too long is another outcome"
+    assert out.count("seed=5") == 2, "the other case, with its replay line"
+
+
 def test_the_summary_keeps_its_numbers_whole_on_a_narrow_console(monkeypatch):
     result = fuzz_engine.FuzzResult(cases=0, seconds=1.5)
     assert "tests.buggy:correct on cpu: 0 cases in 1.5 s" in printed_summary(result, monkeypatch,

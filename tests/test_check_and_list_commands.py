@@ -143,6 +143,30 @@ def test_check_reports_an_error_of_flashchecks_own_code_as_flashchecks_with_its_
     assert "ValueError: a bug in this property's own code" in captured.err
 
 
+@pytest.fixture
+def properties_restored():
+    """The property registry as it was, after a test whose implementation registers one."""
+    saved = dict(PROPERTIES)
+    yield
+    PROPERTIES.clear()
+    PROPERTIES.update(saved)
+
+
+def test_check_in_a_worker_reports_an_error_of_flashchecks_own_code_as_flashchecks_exit_4(properties_restored,
+                                                                                           capsys):
+    # The worker imports the implementation's module, which registers the property with a bug.
+    status = flashcheck(["check", "--impl", "tests.flashcheck_bug:attention", "--property", "property_with_a_bug",
+                         "--case", PLAIN_CASE, "--device", "cpu", "--case-timeout", "120"])
+    captured = capsys.readouterr()
+    assert status == EXIT_INTERNAL, captured.out + captured.err
+    assert "failed for" not in captured.out and "hung" not in captured.out, "not a finding about the implementation"
+    assert "flashcheck's own code raised ValueError while checking property property_with_a_bug for " \
+           "tests.flashcheck_bug:attention: a bug in flashcheck, not a finding about tests.flashcheck_bug:attention" \
+           in captured.err
+    assert "Traceback (most recent call last)" in captured.err
+    assert "ValueError: a bug in this property's own code" in captured.err
+
+
 def float16_lse(q, k, v, **kwargs):
     """tests.buggy.correct, with its lse rounded to float16 (the protocol asks for float32)."""
     out, lse = buggy.correct(q, k, v, **kwargs)

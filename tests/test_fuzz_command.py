@@ -571,6 +571,45 @@ def test_an_interrupted_run_keeps_what_it_found_and_exits_130(tmp_path):
     assert result["unfinished"] == [] and "unfinished" not in out
 
 
+@needs_interpreter_numpy
+def test_an_interrupted_replay_of_what_is_stored_reports_the_case_in_flight_and_exits_130(tmp_path):
+    # Ctrl-C while --replay-only runs a stored case: the summary with that case unfinished,
+    # the --json result marked interrupted, exit 130 and no traceback; neither a confirmed fix
+    # nor "nothing replayed", and the case stays stored for the next run.
+    marker, result_file, database = tmp_path / "hanging", tmp_path / "result.json", tmp_path / "examples"
+    store = fuzz_workers.database_folder(database, "tests.misbehaving:hangs_announced") / "crashes.json"
+    store.parent.mkdir(parents=True)
+    spec = ("batch=1 seqlen_q=3 seqlen_k=5 heads=2 kv_heads=2 head_dim=8 dtype=float32 causal=False window=-1,-1 "
+            "softmax_scale=None layout=contiguous values=normal seed=0")
+    entries = [{"property": "out_matches_reference", "case": spec, "kind": "hang"}]
+    store.write_text(json.dumps(entries))
+    command = [sys.executable, "-m", "flashcheck.cli", "fuzz", "--impl", "tests.misbehaving:hangs_announced",
+               "--replay-only", "--budget", "300", "--case-timeout", "300", "--device", "cpu", "--workers", "1",
+               "--database", str(database), "--json", str(result_file)]
+    environment = {**os.environ, "TRITON_INTERPRET": "1", misbehaving.HANGING_MARKER: str(marker)}
+    process = subprocess.Popen(command, cwd=REPO, env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True, start_new_session=True)
+    try:
+        started = time.monotonic()
+        while not marker.exists() and process.poll() is None and time.monotonic() - started < 240:
+            time.sleep(0.2)
+        assert marker.exists(), "the stored case never ran"
+        os.killpg(process.pid, signal.SIGINT)
+        out, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.communicate()
+    assert process.returncode == 130, out + err
+    assert "Traceback" not in err and "nothing replayed" not in err, err
+    result = json.loads(result_file.read_text())
+    assert result["interrupted"] and not result["found"] and result["cases"] == 0
+    assert [(case["property"], case["case"]) for case in result["unfinished"]] == [("out_matches_reference", spec)]
+    assert "interrupted after" in out and f"unfinished (neither passed nor failed): out_matches_reference on {spec}" \
+        in " ".join(out.split()), out
+    assert json.loads(store.read_text()) == entries, "kept, neither passed nor failed"
+
+
 #: Runs the ``flashcheck`` command as its console script does (``from flashcheck.cli import
 #: main``, then ``main()``), sending itself SIGINT, as Ctrl-C would, the moment module
 #: ``sys.argv[1]`` starts to be imported: a point of the command's start-up reached the same

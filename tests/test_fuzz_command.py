@@ -534,32 +534,42 @@ def test_an_implementation_that_fails_to_load_in_the_worker_is_a_usage_error(tmp
     assert "could not load" in capsys.readouterr().err
 
 
-@needs_interpreter_numpy
-def test_an_interrupted_run_keeps_what_it_found_and_exits_130(tmp_path):
-    # Ctrl-C in a terminal sends SIGINT to the command and its workers alike (one process
-    # group); here while the worker shrinks the failure it found, so that the failure is
-    # reported as drawn, not shrunk.
-    marker, result_file = tmp_path / "shrinking", tmp_path / "result.json"
-    command = [sys.executable, "-m", "flashcheck.cli", "fuzz", "--impl", "tests.misbehaving:shrinks_slowly",
-               "--budget", "300", "--seed", "1", "--device", "cpu", "--workers", "1",
-               "--property", "out_matches_reference", "--database", str(tmp_path / "examples"),
-               "--json", str(result_file)]
-    environment = {**os.environ, "TRITON_INTERPRET": "1", misbehaving.SHRINKING_MARKER: str(marker)}
+def interrupted_once(command, variable, marker, *, never, settle=0.0):
+    """Run ``command`` (under Triton's interpreter, ``variable`` naming the file ``marker``),
+    and send SIGINT to it and its workers alike, as Ctrl-C in a terminal does (one process
+    group), ``settle`` seconds after ``marker`` appears; its ``(exit status, stdout, stderr)``.
+    Fails with ``never`` when the marker does not appear within 240 s."""
+    environment = {**os.environ, "TRITON_INTERPRET": "1", variable: str(marker)}
     process = subprocess.Popen(command, cwd=REPO, env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                text=True, start_new_session=True)
     try:
         started = time.monotonic()
         while not marker.exists() and process.poll() is None and time.monotonic() - started < 240:
             time.sleep(0.2)
-        assert marker.exists(), "the run never reached its shrinking"
-        time.sleep(0.5)  # the worker's report of its failure reaches the command
+        assert marker.exists(), never
+        time.sleep(settle)
         os.killpg(process.pid, signal.SIGINT)
         out, err = process.communicate(timeout=60)
     finally:
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
             process.communicate()
-    assert process.returncode == 130, out + err
+    return process.returncode, out, err
+
+
+@needs_interpreter_numpy
+def test_an_interrupted_run_keeps_what_it_found_and_exits_130(tmp_path):
+    # Ctrl-C while the worker shrinks the failure it found, so that the failure is reported
+    # as drawn, not shrunk.
+    marker, result_file = tmp_path / "shrinking", tmp_path / "result.json"
+    command = [sys.executable, "-m", "flashcheck.cli", "fuzz", "--impl", "tests.misbehaving:shrinks_slowly",
+               "--budget", "300", "--seed", "1", "--device", "cpu", "--workers", "1",
+               "--property", "out_matches_reference", "--database", str(tmp_path / "examples"),
+               "--json", str(result_file)]
+    # The worker's report of its failure reaches the command in the half second after.
+    status, out, err = interrupted_once(command, misbehaving.SHRINKING_MARKER, marker, settle=0.5,
+                                        never="the run never reached its shrinking")
+    assert status == 130, out + err
     assert "Traceback" not in err, err
     result = json.loads(result_file.read_text())
     assert result["interrupted"] and result["found"]
@@ -586,21 +596,8 @@ def test_an_interrupted_replay_of_what_is_stored_reports_the_case_in_flight_and_
     command = [sys.executable, "-m", "flashcheck.cli", "fuzz", "--impl", "tests.misbehaving:hangs_announced",
                "--replay-only", "--budget", "300", "--case-timeout", "300", "--device", "cpu", "--workers", "1",
                "--database", str(database), "--json", str(result_file)]
-    environment = {**os.environ, "TRITON_INTERPRET": "1", misbehaving.HANGING_MARKER: str(marker)}
-    process = subprocess.Popen(command, cwd=REPO, env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               text=True, start_new_session=True)
-    try:
-        started = time.monotonic()
-        while not marker.exists() and process.poll() is None and time.monotonic() - started < 240:
-            time.sleep(0.2)
-        assert marker.exists(), "the stored case never ran"
-        os.killpg(process.pid, signal.SIGINT)
-        out, err = process.communicate(timeout=60)
-    finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.communicate()
-    assert process.returncode == 130, out + err
+    status, out, err = interrupted_once(command, misbehaving.HANGING_MARKER, marker, never="the stored case never ran")
+    assert status == 130, out + err
     assert "Traceback" not in err and "nothing replayed" not in err, err
     result = json.loads(result_file.read_text())
     assert result["interrupted"] and not result["found"] and result["cases"] == 0

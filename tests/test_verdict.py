@@ -51,22 +51,31 @@ def calls_an_operator_missing_on_the_cpu(q, k, v, **kwargs):
                                                               v.transpose(1, 2))
 
 
-def _backward_raising(error):
-    class Broken(torch.autograd.Function):
+def _with_backward(act):
+    """:data:`tests.buggy.correct` whose output goes through a custom autograd function whose
+    backward runs ``act()`` before it passes the gradient on."""
+    class Acting(torch.autograd.Function):
         @staticmethod
         def forward(ctx, out):
             return out.clone()
 
         @staticmethod
         def backward(ctx, grad):
-            raise error
+            act()
+            return grad
 
     @declaring({"float32", "lse", "backward"})
     def attention(q, k, v, **kwargs):
         out, lse = buggy.correct(q, k, v, **kwargs)
-        return Broken.apply(out), lse
+        return Acting.apply(out), lse
 
     return attention
+
+
+def _backward_raising(error):
+    def act():
+        raise error
+    return _with_backward(act)
 
 
 def flashcheck_property(error):
@@ -223,30 +232,19 @@ def backward_of_an_operator_without_a_derivative(q, k, v, **kwargs):
     return out + 0 * torch.igamma(q.abs() + 1, torch.ones_like(q)), lse
 
 
-def _backward_misusing_autograd(q, k, v, **kwargs):
-    class MisusesAutograd(torch.autograd.Function):
-        @staticmethod
-        def forward(ctx, out):
-            return out.clone()
-
-        @staticmethod
-        def backward(ctx, grad):
-            with torch.enable_grad():
-                x, unused = torch.ones(1, requires_grad=True), torch.ones(1, requires_grad=True)
-                torch.autograd.grad((2 * x).sum(), [x, unused])
-            return grad
-
-    out, lse = buggy.correct(q, k, v, **kwargs)
-    return MisusesAutograd.apply(out), lse
+def _misuse_autograd():
+    """The implementation's own call of autograd, without ``allow_unused`` for an unused input."""
+    with torch.enable_grad():
+        x, unused = torch.ones(1, requires_grad=True), torch.ones(1, requires_grad=True)
+        torch.autograd.grad((2 * x).sum(), [x, unused])
 
 
-backward_misusing_autograd = declaring({"float32", "lse", "backward"})(_backward_misusing_autograd)
+backward_misusing_autograd = _with_backward(_misuse_autograd)
 
 
 @declaring({"float32", "lse", "backward"})
 def forward_misusing_autograd(q, k, v, **kwargs):
-    x, unused = torch.ones(1, requires_grad=True), torch.ones(1, requires_grad=True)
-    torch.autograd.grad((2 * x).sum(), [x, unused])
+    _misuse_autograd()
     return buggy.correct(q, k, v, **kwargs)
 
 

@@ -362,8 +362,8 @@ def _own_modules(impl) -> list:
     """The modules ``impl`` and its type name as their own (``__module__``), where imported."""
     import sys
 
-    return [module for module in (sys.modules.get(getattr(owner, "__module__", None) or "") for owner in (impl, type(impl)))
-            if module is not None]
+    names = (getattr(owner, "__module__", None) or "" for owner in (impl, type(impl)))
+    return [module for module in map(sys.modules.get, names) if module is not None]
 
 
 def _own_packages(impl) -> tuple[str, ...]:

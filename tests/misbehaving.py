@@ -107,6 +107,21 @@ def _racy():
 racy_declared = _racy()
 
 
+#: Environment variable naming the file :data:`hangs_announced` creates as it starts to hang.
+HANGING_MARKER = "FLASHCHECK_TEST_HANGING_MARKER"
+
+
+def _hang_announced():
+    marker = os.environ.get(HANGING_MARKER)
+    if marker:
+        open(marker, "a").close()
+    time.sleep(10**6)
+
+
+#: Never returns, as :data:`hang`, after creating the file :data:`HANGING_MARKER` names: a test
+#: can interrupt a run while a case is in flight.
+hangs_announced = _misbehaving(_hang_announced)
+
 #: Environment variable naming the file :data:`shrinks_slowly` creates once it is shrinking.
 SHRINKING_MARKER = "FLASHCHECK_TEST_SHRINKING_MARKER"
 #: Seconds each call of :data:`shrinks_slowly` takes while it shrinks.

@@ -143,6 +143,30 @@ def test_check_reports_an_error_of_flashchecks_own_code_as_flashchecks_with_its_
     assert "ValueError: a bug in this property's own code" in captured.err
 
 
+@pytest.fixture
+def properties_restored():
+    """The property registry as it was, after a test whose implementation registers one."""
+    saved = dict(PROPERTIES)
+    yield
+    PROPERTIES.clear()
+    PROPERTIES.update(saved)
+
+
+def test_check_in_a_worker_reports_an_error_of_flashchecks_own_code_as_flashchecks_exit_4(properties_restored,
+                                                                                           capsys):
+    # The worker imports the implementation's module, which registers the property with a bug.
+    status = flashcheck(["check", "--impl", "tests.flashcheck_bug:attention", "--property", "property_with_a_bug",
+                         "--case", PLAIN_CASE, "--device", "cpu", "--case-timeout", "120"])
+    captured = capsys.readouterr()
+    assert status == EXIT_INTERNAL, captured.out + captured.err
+    assert "failed for" not in captured.out and "hung" not in captured.out, "not a finding about the implementation"
+    assert "flashcheck's own code raised ValueError while checking property property_with_a_bug for " \
+           "tests.flashcheck_bug:attention: a bug in flashcheck, not a finding about tests.flashcheck_bug:attention" \
+           in captured.err
+    assert "Traceback (most recent call last)" in captured.err
+    assert "ValueError: a bug in this property's own code" in captured.err
+
+
 def float16_lse(q, k, v, **kwargs):
     """tests.buggy.correct, with its lse rounded to float16 (the protocol asks for float32)."""
     out, lse = buggy.correct(q, k, v, **kwargs)
@@ -202,13 +226,13 @@ def test_check_with_a_case_timeout_reaches_the_verdict_it_reaches_in_this_proces
      "does not apply to this case for tests.stubs:no_features: the case needs the feature mask"),
     # A module that raises at import, whatever it raises, and a misspelt feature: one line each.
     ("tests.raises_at_import:attention", "out_matches_reference", MASKED_CASE,
-     "flashcheck: cannot import module 'tests.raises_at_import' of 'tests.raises_at_import:attention': "
+     "flashcheck: --impl: cannot import module 'tests.raises_at_import' of 'tests.raises_at_import:attention': "
      "RuntimeError: this module is broken at import"),
     ("tests.exits_at_import:attention", "out_matches_reference", MASKED_CASE,
-     "flashcheck: cannot import module 'tests.exits_at_import' of 'tests.exits_at_import:attention': "
+     "flashcheck: --impl: cannot import module 'tests.exits_at_import' of 'tests.exits_at_import:attention': "
      "SystemExit: this module is a script"),
     ("tests.raises_base_exception_at_import:attention", "out_matches_reference", MASKED_CASE,
-     "flashcheck: cannot import module 'tests.raises_base_exception_at_import' of "
+     "flashcheck: --impl: cannot import module 'tests.raises_base_exception_at_import' of "
      "'tests.raises_base_exception_at_import:attention': Abandoned: this module gave up at import"),
     ("tests.stubs:unknown_feature", "out_matches_reference", MASKED_CASE,
      "flashcheck: --impl tests.stubs:unknown_feature: flashcheck_features names unknown feature 'casual'; known:"),

@@ -387,10 +387,10 @@ def test_usage_errors_exit_2_naming_the_argument(arguments, message, capsys):
 
 
 @pytest.mark.parametrize("impl, message", [
-    ("tests.raises_at_import:attention", "flashcheck: cannot import module 'tests.raises_at_import' of "
+    ("tests.raises_at_import:attention", "flashcheck: --impl: cannot import module 'tests.raises_at_import' of "
                                          "'tests.raises_at_import:attention': RuntimeError: this module is broken at import"),
     ("tests.raises_base_exception_at_import:attention",
-     "flashcheck: cannot import module 'tests.raises_base_exception_at_import' of "
+     "flashcheck: --impl: cannot import module 'tests.raises_base_exception_at_import' of "
      "'tests.raises_base_exception_at_import:attention': Abandoned: this module gave up at import"),
     ("tests.stubs:unknown_feature", "flashcheck: --impl tests.stubs:unknown_feature: flashcheck_features names unknown "
                                     "feature 'casual'; known: backward, bfloat16, causal,"),
@@ -534,32 +534,42 @@ def test_an_implementation_that_fails_to_load_in_the_worker_is_a_usage_error(tmp
     assert "could not load" in capsys.readouterr().err
 
 
-@needs_interpreter_numpy
-def test_an_interrupted_run_keeps_what_it_found_and_exits_130(tmp_path):
-    # Ctrl-C in a terminal sends SIGINT to the command and its workers alike (one process
-    # group); here while the worker shrinks the failure it found, so that the failure is
-    # reported as drawn, not shrunk.
-    marker, result_file = tmp_path / "shrinking", tmp_path / "result.json"
-    command = [sys.executable, "-m", "flashcheck.cli", "fuzz", "--impl", "tests.misbehaving:shrinks_slowly",
-               "--budget", "300", "--seed", "1", "--device", "cpu", "--workers", "1",
-               "--property", "out_matches_reference", "--database", str(tmp_path / "examples"),
-               "--json", str(result_file)]
-    environment = {**os.environ, "TRITON_INTERPRET": "1", misbehaving.SHRINKING_MARKER: str(marker)}
+def interrupted_once(command, variable, marker, *, never, settle=0.0):
+    """Run ``command`` (under Triton's interpreter, ``variable`` naming the file ``marker``),
+    and send SIGINT to it and its workers alike, as Ctrl-C in a terminal does (one process
+    group), ``settle`` seconds after ``marker`` appears; its ``(exit status, stdout, stderr)``.
+    Fails with ``never`` when the marker does not appear within 240 s."""
+    environment = {**os.environ, "TRITON_INTERPRET": "1", variable: str(marker)}
     process = subprocess.Popen(command, cwd=REPO, env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                text=True, start_new_session=True)
     try:
         started = time.monotonic()
         while not marker.exists() and process.poll() is None and time.monotonic() - started < 240:
             time.sleep(0.2)
-        assert marker.exists(), "the run never reached its shrinking"
-        time.sleep(0.5)  # the worker's report of its failure reaches the command
+        assert marker.exists(), never
+        time.sleep(settle)
         os.killpg(process.pid, signal.SIGINT)
         out, err = process.communicate(timeout=60)
     finally:
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
             process.communicate()
-    assert process.returncode == 130, out + err
+    return process.returncode, out, err
+
+
+@needs_interpreter_numpy
+def test_an_interrupted_run_keeps_what_it_found_and_exits_130(tmp_path):
+    # Ctrl-C while the worker shrinks the failure it found, so that the failure is reported
+    # as drawn, not shrunk.
+    marker, result_file = tmp_path / "shrinking", tmp_path / "result.json"
+    command = [sys.executable, "-m", "flashcheck.cli", "fuzz", "--impl", "tests.misbehaving:shrinks_slowly",
+               "--budget", "300", "--seed", "1", "--device", "cpu", "--workers", "1",
+               "--property", "out_matches_reference", "--database", str(tmp_path / "examples"),
+               "--json", str(result_file)]
+    # The worker's report of its failure reaches the command in the half second after.
+    status, out, err = interrupted_once(command, misbehaving.SHRINKING_MARKER, marker, settle=0.5,
+                                        never="the run never reached its shrinking")
+    assert status == 130, out + err
     assert "Traceback" not in err, err
     result = json.loads(result_file.read_text())
     assert result["interrupted"] and result["found"]
@@ -569,6 +579,32 @@ def test_an_interrupted_run_keeps_what_it_found_and_exits_130(tmp_path):
     assert "counterexample (as drawn, not shrunk)" in out and failure["replay"] in out
     # The case the worker was running is a step of that shrinking, not a case left unfinished.
     assert result["unfinished"] == [] and "unfinished" not in out
+
+
+@needs_interpreter_numpy
+def test_an_interrupted_replay_of_what_is_stored_reports_the_case_in_flight_and_exits_130(tmp_path):
+    # Ctrl-C while --replay-only runs a stored case: the summary with that case unfinished,
+    # the --json result marked interrupted, exit 130 and no traceback; neither a confirmed fix
+    # nor "nothing replayed", and the case stays stored for the next run.
+    marker, result_file, database = tmp_path / "hanging", tmp_path / "result.json", tmp_path / "examples"
+    store = fuzz_workers.database_folder(database, "tests.misbehaving:hangs_announced") / "crashes.json"
+    store.parent.mkdir(parents=True)
+    spec = ("batch=1 seqlen_q=3 seqlen_k=5 heads=2 kv_heads=2 head_dim=8 dtype=float32 causal=False window=-1,-1 "
+            "softmax_scale=None layout=contiguous values=normal seed=0")
+    entries = [{"property": "out_matches_reference", "case": spec, "kind": "hang"}]
+    store.write_text(json.dumps(entries))
+    command = [sys.executable, "-m", "flashcheck.cli", "fuzz", "--impl", "tests.misbehaving:hangs_announced",
+               "--replay-only", "--budget", "300", "--case-timeout", "300", "--device", "cpu", "--workers", "1",
+               "--database", str(database), "--json", str(result_file)]
+    status, out, err = interrupted_once(command, misbehaving.HANGING_MARKER, marker, never="the stored case never ran")
+    assert status == 130, out + err
+    assert "Traceback" not in err and "nothing replayed" not in err, err
+    result = json.loads(result_file.read_text())
+    assert result["interrupted"] and not result["found"] and result["cases"] == 0
+    assert [(case["property"], case["case"]) for case in result["unfinished"]] == [("out_matches_reference", spec)]
+    assert "interrupted after" in out and f"unfinished (neither passed nor failed): out_matches_reference on {spec}" \
+        in " ".join(out.split()), out
+    assert json.loads(store.read_text()) == entries, "kept, neither passed nor failed"
 
 
 #: Runs the ``flashcheck`` command as its console script does (``from flashcheck.cli import
@@ -788,6 +824,29 @@ def test_identical_crash_reports_print_once_with_their_count(monkeypatch):
     out = printed_summary(result, monkeypatch, width=200)
     assert out.count(died) == 2, out
     assert out.count(f"case: {spec}\n") == 1 and "3 times" in out
+    assert out.count("seed=5") == 2, "the other case, with its replay line"
+
+
+def test_identical_hang_reports_print_once_with_their_count_whatever_their_seconds_of_compiling(monkeypatch):
+    spec = "batch=1 seqlen_q=2 seqlen_k=2 heads=1 kv_heads=1 head_dim=8 dtype=float32 seed=4"
+    ran_long = "the case ran longer than the per-case timeout of 120 s"
+
+    def hang(case, compiling, seconds, evidence=None):
+        # How long the case compiled differs between runs of it, not the outcome.
+        evidence = evidence or (f"{ran_long} besides {compiling} s of compiling Triton kernels, which it does not "
+                                f"count; the worker was killed")
+        return fuzz_engine.Failure("hang", "out_matches_reference", case, evidence + "\nthe worker's last output:",
+                                   "tests.misbehaving:hang", seconds, case_timeout=120.0)
+
+    compiled_too_long = ("the case spent 731 s compiling Triton kernels, past the per-case timeout of 120 s and the "
+                         "600 s more allowed for compiling; the worker was killed")
+    result = fuzz_engine.FuzzResult(cases=3, seconds=900.0, failures=[
+        hang(spec, 12, 130.0), hang(spec, 47, 260.0), hang(spec.replace("seed=4", "seed=5"), 3, 390.0),
+        hang(spec, 5, 520.0), hang(spec, 0, 850.0, compiled_too_long)])
+    out = printed_summary(result, monkeypatch, width=250, impl="tests.misbehaving:hang")
+    assert out.count(ran_long) == 2, out
+    assert "hang of a worker process (3 times)" in out
+    assert out.count(f"case: {spec}\n") == 2, "the hang that compiled too long is another outcome"
     assert out.count("seed=5") == 2, "the other case, with its replay line"
 
 

@@ -7,15 +7,22 @@ The implementations are small pure-torch ones, float32, on the CPU.
 
 from __future__ import annotations
 
+import site
+import sys
+import sysconfig
+from pathlib import Path
+
 import pytest
 import torch
 
+from flashcheck import peers
 from flashcheck.case import Case
 from flashcheck.compare import PropertyFailure
 from flashcheck.properties import PROPERTIES
 from flashcheck.properties.registry import Property
+from flashcheck.engine import verdict
 from flashcheck.engine.verdict import FlashcheckError, Outcome, decide
-from tests import buggy, declared, misbehaving, stubs
+from tests import buggy, declared, misbehaving, stubs, unusual
 
 #: Three queries: the planted misbehaviours of tests.misbehaving act on more than one.
 CASE = Case(seqlen_q=3, seqlen_k=5, heads=2, kv_heads=1, head_dim=8, dtype="float32")
@@ -44,22 +51,31 @@ def calls_an_operator_missing_on_the_cpu(q, k, v, **kwargs):
                                                               v.transpose(1, 2))
 
 
-def _backward_raising(error):
-    class Broken(torch.autograd.Function):
+def _with_backward(act):
+    """:data:`tests.buggy.correct` whose output goes through a custom autograd function whose
+    backward runs ``act()`` before it passes the gradient on."""
+    class Acting(torch.autograd.Function):
         @staticmethod
         def forward(ctx, out):
             return out.clone()
 
         @staticmethod
         def backward(ctx, grad):
-            raise error
+            act()
+            return grad
 
     @declaring({"float32", "lse", "backward"})
     def attention(q, k, v, **kwargs):
         out, lse = buggy.correct(q, k, v, **kwargs)
-        return Broken.apply(out), lse
+        return Acting.apply(out), lse
 
     return attention
+
+
+def _backward_raising(error):
+    def act():
+        raise error
+    return _with_backward(act)
 
 
 def flashcheck_property(error):
@@ -150,6 +166,104 @@ def test_an_error_in_the_backward_pass_of_what_the_implementation_returned_is_th
     assert declining.outcome is Outcome.DECLINED and declining.reason == "backward: not yet"
 
 
+#: Without keys :data:`tests.unusual.zeros_from_q_only_without_keys` builds its output from q
+#: alone: autograd has no path to k and v.
+NO_KEYS = Case(seqlen_q=3, seqlen_k=0, heads=2, kv_heads=1, head_dim=8, dtype="float32")
+
+
+def _differentiable_inputs(case):
+    return [t.requires_grad_() for t in case.materialize("cpu")[:3]]
+
+
+def _unused_inputs(impl, case):
+    q, k, v = _differentiable_inputs(case)
+    out, _ = impl(q, k, v, **case.attention_kwargs("cpu"))
+    torch.autograd.grad(out.sum(), [q, k, v])  # no allow_unused: k and v are not in the graph
+
+
+def _implicit_gradient_of_a_tensor(impl, case):
+    q, k, v = _differentiable_inputs(case)
+    out, _ = impl(q, k, v, **case.attention_kwargs("cpu"))
+    out.backward()  # not a scalar, and no gradient given
+
+
+def _input_that_does_not_require_grad(impl, case):
+    q, k, v = _differentiable_inputs(case)
+    out, _ = impl(q, k, v, **case.attention_kwargs("cpu"))
+    torch.autograd.grad(out.sum(), [q.detach()])
+
+
+def _upstream_gradient_of_another_shape(impl, case):
+    q, k, v = _differentiable_inputs(case)
+    out, _ = impl(q, k, v, **case.attention_kwargs("cpu"))
+    torch.autograd.grad(out, [q], torch.ones(out.shape[:-1]))
+
+
+@pytest.mark.parametrize("misuse, message", [
+    (_unused_inputs, "appears to not have been used in the graph"),
+    (_implicit_gradient_of_a_tensor, "grad can be implicitly created only for scalar outputs"),
+    (_input_that_does_not_require_grad, "One of the differentiated Tensors does not require grad"),
+    (_upstream_gradient_of_another_shape, "Mismatch in shape"),
+], ids=["unused-inputs", "implicit-gradient-of-a-tensor", "input-not-requiring-grad", "upstream-of-another-shape"])
+def test_autograd_refusing_the_arguments_of_flashchecks_own_call_is_flashchecks_error_not_a_finding(misuse, message):
+    """flashcheck's code asks autograd for something it cannot give, on a correct
+    implementation: autograd's check of the arguments raises in flashcheck's own call,
+    whatever the backward functions the implementation recorded did (they may have run:
+    the unused inputs are found after the backward pass)."""
+    def check(impl, case, *, device=None):
+        misuse(impl, case)
+
+    prop = Property("misuses_autograd", check, "a property asking autograd for what it cannot give")
+    impl_name = "tests.unusual:zeros_from_q_only_without_keys"
+    verdict = decide(prop, unusual.zeros_from_q_only_without_keys, NO_KEYS, device="cpu", impl_name=impl_name)
+    assert verdict.outcome is Outcome.FLASHCHECK_ERROR, verdict
+    assert isinstance(verdict.error, FlashcheckError) and message in str(verdict.error.original)
+    report = str(verdict.error)
+    assert f"a bug in flashcheck, not a finding about {impl_name}" in report
+    assert "Traceback (most recent call last)" in report and verdict.replay in report
+
+
+@declaring({"float32", "lse", "backward"})
+def backward_of_an_operator_without_a_derivative(q, k, v, **kwargs):
+    # igamma's derivative in its first argument is not implemented: the node autograd recorded
+    # for it raises once the backward pass reaches it, in torch's C++ engine, with no Python
+    # frame of its own.
+    out, lse = buggy.correct(q, k, v, **kwargs)
+    return out + 0 * torch.igamma(q.abs() + 1, torch.ones_like(q)), lse
+
+
+def _misuse_autograd():
+    """The implementation's own call of autograd, without ``allow_unused`` for an unused input."""
+    with torch.enable_grad():
+        x, unused = torch.ones(1, requires_grad=True), torch.ones(1, requires_grad=True)
+        torch.autograd.grad((2 * x).sum(), [x, unused])
+
+
+backward_misusing_autograd = _with_backward(_misuse_autograd)
+
+
+@declaring({"float32", "lse", "backward"})
+def forward_misusing_autograd(q, k, v, **kwargs):
+    _misuse_autograd()
+    return buggy.correct(q, k, v, **kwargs)
+
+
+@pytest.mark.parametrize("impl, message, error", [
+    (backward_of_an_operator_without_a_derivative, "the derivative for 'igamma: input' is not implemented",
+     "NotImplementedError"),
+    (backward_misusing_autograd, "appears to not have been used in the graph", "RuntimeError"),
+    (forward_misusing_autograd, "appears to not have been used in the graph", "RuntimeError"),
+], ids=["native-node-raising", "backward-function-misusing-autograd", "forward-misusing-autograd"])
+def test_an_error_raised_by_what_the_implementation_recorded_for_the_backward_pass_stays_the_implementations(
+        impl, message, error):
+    """The implementation's side of the boundary: a node of its graph raising in torch's
+    engine (not a decline either: torch raised it, not the implementation), and its own calls
+    of autograd, in its backward or its forward, refused as flashcheck's would be."""
+    verdict = decide(GRADS, impl, CASE, device="cpu", impl_name="t:backward")
+    assert verdict.outcome is Outcome.FAILED, verdict
+    assert f"the implementation raised {error}: " in verdict.failure.evidence and message in verdict.failure.evidence
+
+
 def test_a_fatal_error_is_fatal_with_the_replay_line():
     verdict = decide(OUT, misbehaving.fatal_cuda_error, CASE, device="cpu",
                      impl_name="tests.misbehaving:fatal_cuda_error")
@@ -171,3 +285,124 @@ def test_a_failure_a_declared_divergence_explains_is_known_and_one_it_does_not_i
 def test_the_implementation_is_named_as_its_replay_line_needs():
     with pytest.raises(ValueError, match="impl_name"):
         decide(OUT, buggy.correct, CASE, device="cpu", impl_name="")
+
+
+# -- whose code raised, wherever it is installed -------------------------------------------------
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def installed_as(monkeypatch):
+    """``installed_as(stdlib, platstdlib, site)``: the interpreter's paths as a virtualenv's
+    (its ``platstdlib`` is ``<venv>/lib/python3.X``, which holds its ``site-packages``) or a
+    system install's; every location flashcheck's verdict has cached forgotten, before and
+    after."""
+    def forget():
+        for function in vars(verdict).values():
+            if hasattr(function, "cache_clear"):
+                function.cache_clear()
+
+    def install(stdlib, platstdlib, site_packages):
+        paths = {**sysconfig.get_paths(), "stdlib": str(stdlib), "platstdlib": str(platstdlib),
+                 "purelib": str(site_packages), "platlib": str(site_packages)}
+        monkeypatch.setattr(sysconfig, "get_paths", lambda *args, **kwargs: dict(paths))
+        monkeypatch.setattr(site, "getsitepackages", lambda *args: [str(site_packages)])
+        forget()
+
+    yield install
+    monkeypatch.undo()
+    forget()
+
+
+def test_in_a_virtualenv_only_the_standard_library_is_library_code_not_what_its_site_packages_hold(
+        tmp_path, installed_as):
+    base, venv = tmp_path / "python" / "lib" / "python3.11", tmp_path / "venv" / "lib" / "python3.11"
+    installed_as(base, venv, venv / "site-packages")
+    assert verdict._is_library(str(base / "json" / "decoder.py"))
+    assert not verdict._is_library(str(venv / "site-packages" / "mykernel" / "attention.py"))
+    assert not verdict._is_library(str(venv / "site-packages" / "flashcheck" / "peers" / "fa4.py"))
+    # Installed into the interpreter itself, or by a distribution's own pip.
+    assert not verdict._is_library(str(base / "site-packages" / "mykernel.py"))
+    assert not verdict._is_library(str(base / "dist-packages" / "mykernel.py"))
+
+
+def test_flashcheck_installed_as_a_package_tells_its_adapters_and_its_kernels_from_its_checking_code(monkeypatch):
+    # A non-editable install puts flashcheck.properties and flashcheck.kernels inside the
+    # flashcheck folder (a checkout keeps them beside it): each is known by where it really is.
+    installed = Path("/venv/lib/python3.11/site-packages/flashcheck")
+    where = {"flashcheck": installed, "flashcheck.properties": installed / "properties",
+             "flashcheck.peers": installed / "peers", "flashcheck.kernels": installed / "kernels"}
+    monkeypatch.setattr(verdict, "_package_folder", lambda name: str(where[name]) if name in where else None)
+    for function in (verdict._checking_folders, verdict._is_checking_code):
+        function.cache_clear()
+    try:
+        assert verdict._is_checking_code(str(installed / "engine" / "verdict.py"))
+        assert verdict._is_checking_code(str(installed / "properties" / "forward.py"))
+        assert not verdict._is_checking_code(str(installed / "peers" / "fa4.py"))
+        assert not verdict._is_checking_code(str(installed / "kernels" / "interface.py"))
+    finally:
+        monkeypatch.undo()
+        for function in vars(verdict).values():
+            if hasattr(function, "cache_clear"):
+                function.cache_clear()
+
+
+def test_flashcheck_s_adapters_still_decline_once_flashcheck_lies_in_a_virtualenv_s_site_packages(installed_as):
+    # As pip lays out a virtualenv, the checkout standing for its site-packages: flashcheck's
+    # adapters and the implementations beside them lie under platstdlib.
+    installed_as(Path(sysconfig.get_paths()["stdlib"]), REPO.parent, REPO)
+    verdict_of_a_decline = decide(OUT, peers.describe("fa4"), CASE, device="cpu", impl_name="fa4")
+    assert verdict_of_a_decline.outcome is Outcome.DECLINED, verdict_of_a_decline
+    assert verdict_of_a_decline.reason == "fa4 runs on cuda only, got q on cpu"
+    assert decide(OUT, declines, CASE, device="cpu", impl_name="t:declines").outcome is Outcome.DECLINED
+
+
+#: An implementation installed in site-packages, declining what it does not run, and calling a
+#: library installed beside it, which raises NotImplementedError of its own.
+INSTALLED_KERNEL = '''
+import otherlib
+from tests import buggy
+
+
+def attention(q, k, v, **kwargs):
+    if q.shape[-1] == 8:
+        raise NotImplementedError("no kernel for head_dim 8")
+    return buggy.correct(q, k, v, **kwargs)
+
+
+def calls_the_library(q, k, v, **kwargs):
+    otherlib.attention(q)
+    return buggy.correct(q, k, v, **kwargs)
+
+
+attention.flashcheck_features = calls_the_library.flashcheck_features = frozenset({"float32", "lse"})
+'''
+OTHER_LIBRARY = '''
+def attention(q):
+    raise NotImplementedError("otherlib has no CPU kernel")
+'''
+
+
+def test_an_implementation_installed_in_a_virtualenv_declines_and_a_library_it_calls_does_not(
+        tmp_path, installed_as, monkeypatch):
+    base, venv = tmp_path / "python" / "lib" / "python3.11", tmp_path / "venv" / "lib" / "python3.11"
+    site_packages = venv / "site-packages"
+    site_packages.mkdir(parents=True)
+    (site_packages / "installed_kernel.py").write_text(INSTALLED_KERNEL)
+    (site_packages / "otherlib.py").write_text(OTHER_LIBRARY)
+    monkeypatch.syspath_prepend(str(site_packages))
+    installed_as(base, venv, site_packages)
+    import installed_kernel
+
+    try:
+        declined = decide(OUT, installed_kernel.attention, CASE, device="cpu", impl_name="installed_kernel:attention")
+        assert declined.outcome is Outcome.DECLINED and declined.reason == "no kernel for head_dim 8"
+        # A library's NotImplementedError is not the implementation's decline, wherever it lies.
+        failed = decide(OUT, installed_kernel.calls_the_library, CASE, device="cpu",
+                        impl_name="installed_kernel:calls_the_library")
+        assert failed.outcome is Outcome.FAILED, failed
+        assert "the implementation raised NotImplementedError: otherlib has no CPU kernel" in failed.failure.evidence
+    finally:
+        for name in ("installed_kernel", "otherlib"):
+            sys.modules.pop(name, None)

@@ -138,14 +138,12 @@ def _pace(result) -> str:
 
 
 def _distinct(failures) -> list[tuple]:
-    """``(failure, count)`` in order of first report: crashes and hangs of the same kind,
-    property and case whose evidence begins alike (how the worker died; what its log
-    quotes, e.g. a thread's address, differs between processes) count as one."""
+    """``(failure, count)`` in order of first report: crashes and hangs of the same
+    :meth:`~flashcheck.engine.fuzz_result.Failure.outcome` (kind, property, case and how the
+    worker died or why it was killed, whatever the seconds it took) count as one."""
     counts: dict = {}
     for failure in failures:
-        key = (failure.kind, failure.property, failure.case, failure.evidence.split("\n", 1)[0])
-        if failure.kind == "property":
-            key = (id(failure),)
+        key = (id(failure),) if failure.kind == "property" else failure.outcome()
         first, count = counts.get(key, (failure, 0))
         counts[key] = (first, count + 1)
     return list(counts.values())

@@ -7,8 +7,13 @@ during its start-up, perhaps inside ``import torch``, whose module cannot be imp
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass, field
+
+#: A duration in a crash's or hang's evidence ("besides 12 s of compiling Triton kernels"):
+#: it differs between runs of one case that end alike.
+_SECONDS = re.compile(r"\b\d+(?:\.\d+)? s\b")
 
 
 @dataclass
@@ -60,6 +65,15 @@ class Failure:
         from flashcheck.compare import replay_command
 
         return replay_command(self.impl, self.property, self.case, self.case_timeout)
+
+    def outcome(self) -> tuple:
+        """What this report says happened, for telling identical reports apart from others:
+        its kind, property and case, and the nature of its outcome, the first line of its
+        evidence (how the worker died, or whether the case ran or compiled past its time)
+        with the seconds it took left out. The lines below it (what the worker's log quotes,
+        a thread's address, say) differ between processes that ended alike."""
+        nature = _SECONDS.sub("N s", self.evidence.split("\n", 1)[0])
+        return self.kind, self.property, self.case, nature
 
     def to_json(self) -> dict:
         return {"kind": self.kind, "property": self.property, "case": self.case, "evidence": self.evidence,

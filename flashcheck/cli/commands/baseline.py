@@ -16,7 +16,9 @@ import sys
 
 from flashcheck.cli.commands import EXIT_FOUND, EXIT_OK, EXIT_USAGE
 from flashcheck.compare import replay_command
-from flashcheck.cli.commands.common import add_device_argument, add_jobs_argument, jobs_for
+from flashcheck.cli.commands.common import (
+    add_device_argument, add_impl_argument, add_jobs_argument, jobs_for, load_implementation,
+)
 
 #: The property that fails when an output exceeds its allowance (for replay lines).
 PROPERTY_OF = {"out": "out_matches_reference", "lse": "lse_matches_reference",
@@ -32,7 +34,7 @@ def register(subparsers) -> None:
     for name, help_text in (("record", "measure the corpus and write the baseline file"),
                             ("check", "measure the corpus again and compare with the baseline file")):
         action = actions.add_parser(name, help=help_text)
-        action.add_argument("--impl", default="flash", help="built-in name or module:attr (default: flash)")
+        add_impl_argument(action)
         add_device_argument(action)
         add_jobs_argument(action)
         action.add_argument("--file", default=None, metavar="PATH",
@@ -47,7 +49,7 @@ def record(args, device) -> int:
 
     kind = corpus.device_kind(device)
     try:
-        _resolve(args.impl)  # a bad --impl is a usage error before anything runs
+        load_implementation(args.impl)  # a bad --impl is a usage error before anything runs
         chosen = corpus.get(args.corpus or kind, corpus.BASELINE_CORPORA)
     except ValueError as error:
         return _usage(error)
@@ -85,7 +87,7 @@ def check(args, device) -> int:
     kind = corpus.device_kind(device)
     path = args.file or baseline.default_path(args.impl, kind)
     try:
-        _resolve(args.impl)  # a bad --impl is a usage error before anything runs
+        load_implementation(args.impl)  # a bad --impl is a usage error before anything runs
         recorded = baseline.read(path)
         if recorded.device_kind != kind:
             raise baseline.BaselineError(
@@ -118,15 +120,6 @@ def check(args, device) -> int:
         return EXIT_FOUND
     print(f"passed: {args.impl} against {path}: no bucket of {len(rows)} worsened beyond the margin")
     return EXIT_OK
-
-
-def _resolve(name: str):
-    from flashcheck import peers
-
-    try:
-        return peers.resolve(name)
-    except ValueError as error:
-        raise ValueError(f"--impl: {error}") from error
 
 
 def _usage(error) -> int:

@@ -7,9 +7,14 @@ import tempfile
 from pathlib import Path
 
 
-def add_impl_arguments(parser) -> None:
-    """``--impl``, ``--device`` and ``--size``, as every command that runs a kernel takes them."""
+def add_impl_argument(parser) -> None:
+    """``--impl``: the implementation, which :func:`load_implementation` loads and checks."""
     parser.add_argument("--impl", default="flash", help="built-in name or module:attr (default: flash)")
+
+
+def add_impl_arguments(parser) -> None:
+    """``--impl``, ``--device`` and ``--size``, as the commands that draw cases take them."""
+    add_impl_argument(parser)
     add_device_argument(parser)
     # --profile: the option's earlier name, still accepted.
     parser.add_argument(
@@ -48,25 +53,33 @@ def _positive_int(text: str) -> int:
     return value
 
 
-def load(args):
-    """The implementation ``args.impl`` names and the case sizes ``args.size`` chooses.
-
-    ValueError, one line naming ``--impl`` and the module or the feature, when the
-    implementation cannot be loaded (any exception at the module's import) or declares a
-    feature the protocol does not have."""
-    from flashcheck import case_sizes, interruption, peers, protocol
+def load_implementation(spec: str):
+    """The implementation that ``--impl spec`` names, checked as every command that takes
+    ``--impl`` checks it before any work: ValueError, one line naming ``--impl`` and the
+    module or the feature, when it cannot be loaded (an unknown name, any exception at the
+    module's import, a library missing) or declares a feature, a device kind or a property
+    that does not exist."""
+    from flashcheck import interruption, peers, protocol
 
     try:
-        impl = peers.resolve(args.impl)
-    except ValueError:
+        impl = peers.resolve(spec)
+    except (ValueError, ImportError) as error:
         interruption.check()  # an import that a Ctrl-C cut short, not a module that cannot be imported
-        raise
+        raise ValueError(f"--impl: {error}") from None
     interruption.check()  # a Ctrl-C that the implementation's imports caught and dropped
     try:
         protocol.check_declaration(impl)
     except ValueError as error:
-        raise ValueError(f"--impl {args.impl}: {error}") from None
-    return impl, case_sizes.choose(args.size)
+        raise ValueError(f"--impl {spec}: {error}") from None
+    return impl
+
+
+def load(args):
+    """The implementation ``args.impl`` names (:func:`load_implementation`) and the case sizes
+    ``args.size`` chooses."""
+    from flashcheck import case_sizes
+
+    return load_implementation(args.impl), case_sizes.choose(args.size)
 
 
 def prepare(args, impl) -> None:

@@ -12,12 +12,14 @@ from __future__ import annotations
 import sys
 
 from flashcheck.cli.commands import EXIT_FOUND, EXIT_OK, EXIT_USAGE
-from flashcheck.cli.commands.common import add_device_argument, add_jobs_argument, jobs_for
+from flashcheck.cli.commands.common import (
+    add_device_argument, add_impl_argument, add_jobs_argument, jobs_for, load_implementation,
+)
 
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser("report", help="write an error report (markdown and plots) of an implementation")
-    parser.add_argument("--impl", default="flash", help="built-in name or module:attr (default: flash)")
+    add_impl_argument(parser)
     add_device_argument(parser)
     add_jobs_argument(parser)
     parser.add_argument("--out", required=True, metavar="DIR", help="directory for report.md and its figures")
@@ -30,14 +32,10 @@ def run(args, device) -> int:
     from rich.console import Console
     from rich.progress import Progress
 
-    from flashcheck import peers
     from flashcheck.regress import corpus, corpus_workers, error_report
 
     try:
-        try:
-            peers.resolve(args.impl)  # a bad --impl is a usage error before anything runs
-        except ValueError as error:
-            raise ValueError(f"--impl: {error}") from error
+        load_implementation(args.impl)  # a bad --impl is a usage error before anything runs
         chosen = corpus.get(args.corpus or f"sweep-{corpus.device_kind(device)}", corpus.SWEEPS)
         _writable(args.out)  # before measuring, so that a bad --out costs nothing
     except ValueError as error:

@@ -27,7 +27,7 @@ import torch
 from hypothesis import settings
 
 from flashcheck import case_sizes, protocol
-from flashcheck.engine import fuzz_console, fuzz_workers
+from flashcheck.engine import crash_store, fuzz_console, fuzz_workers
 from flashcheck.case import Case
 from flashcheck.engine import fuzz as fuzz_engine
 from flashcheck.properties import PROPERTIES
@@ -752,7 +752,7 @@ def test_a_stored_crash_that_now_fails_a_property_is_reported_as_stored_not_as_s
 def test_replay_only_with_nothing_stored_says_so_and_is_no_confirmed_fix(tmp_path, capsys):
     status, result = fuzz(tmp_path, "tests.buggy:correct", "--replay-only", budget=30)
     assert status == EXIT_USAGE and result is None
-    database = fuzz_workers.database_folder(tmp_path / "examples", "tests.buggy:correct")
+    database = crash_store.database_folder(tmp_path / "examples", "tests.buggy:correct")
     assert f"nothing stored to replay in {database}" in capsys.readouterr().err
     # Examples stored under no key of the chosen properties: found only by replaying, and still no fix confirmed.
     (database / "0123456789abcdef").mkdir(parents=True)

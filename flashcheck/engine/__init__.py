@@ -5,7 +5,9 @@
 - :mod:`flashcheck.engine.fuzz`: the in-process fuzzer, properties taking turns on cases
   hypothesis draws until a time budget is spent;
 - :mod:`flashcheck.engine.fuzz_workers`: fuzzing in spawned worker processes, where a crash or
-  a hang is a finding, and the crash store that replays them;
+  a hang is a finding;
+- :mod:`flashcheck.engine.crash_store`: the example database folders and the crash store that
+  replays crashes and hangs first in the next run;
 - :mod:`flashcheck.engine.placement`: how many worker processes, and which GPU each takes;
 - :mod:`flashcheck.engine.compile_clock`: a case's time compiling Triton kernels, told apart
   from its running time;

@@ -110,7 +110,7 @@ class FuzzResult:
     #: passed nor failed (``{"property", "case", "running_for"}``).
     unfinished: list[dict] = field(default_factory=list)
     #: Crash-store entries no longer replayable (``{"property", "case", "problem", "store"}``,
-    #: see :meth:`flashcheck.engine.fuzz_workers.CrashStore.replayable`): reported, not run, not findings.
+    #: see :meth:`flashcheck.engine.crash_store.CrashStore.replayable`): reported, not run, not findings.
     stale: list[dict] = field(default_factory=list)
     #: The run was interrupted (SIGINT) before its end: what it found so far is all there is.
     interrupted: bool = False

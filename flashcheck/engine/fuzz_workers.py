@@ -15,10 +15,8 @@ its place while time and ``max_crashes`` allow. A property failure found by one 
 stops the others while it shrinks its case; the run ends there.
 
 Crashes and hangs cannot enter hypothesis's example database (the process that would
-save them is gone), so the parent keeps them in ``crashes.json`` inside the database
-folder, and the next run replays them first; one that no longer fails leaves the file.
-A file that is not such a store is an error (:class:`CrashStoreError`), never overwritten;
-an entry whose property or case spec no longer parses is stale: reported, kept, not run.
+save them is gone), so the parent keeps them in the crash store
+(:mod:`flashcheck.engine.crash_store`), and the next run replays them first.
 
 This module imports neither triton nor anything that initialises CUDA at the top: a spawned
 worker imports it before it has set its environment (``CUDA_VISIBLE_DEVICES``,
@@ -34,7 +32,6 @@ import multiprocessing
 import os
 import queue
 import random
-import re
 import shutil
 import signal
 import tempfile
@@ -45,6 +42,7 @@ from pathlib import Path
 from typing import Callable
 
 from flashcheck.engine import compile_clock, placement
+from flashcheck.engine.crash_store import CrashStore
 
 #: Exit status of a worker that met an error after which it could not go on (a CUDA error).
 FATAL_EXIT = 86
@@ -112,7 +110,7 @@ def fuzz(options: FuzzOptions, *, on_progress: Callable | None = None, replay: l
     being shrunk is reported as first drawn, and ``result.interrupted`` is set. Workers
     ignore SIGINT (Ctrl-C reaches the whole process group): the parent decides.
     Raises :class:`WorkerError` when a worker fails outside any case (a setup error), and
-    :class:`CrashStoreError` before starting any when the crash store cannot be read.
+    :class:`~flashcheck.engine.crash_store.CrashStoreError` before starting any when the crash store cannot be read.
     """
     from flashcheck import interruption
     from flashcheck.engine.fuzz_result import FuzzResult
@@ -125,7 +123,7 @@ def fuzz(options: FuzzOptions, *, on_progress: Callable | None = None, replay: l
         context = multiprocessing.get_context("spawn")
         messages = context.Queue()
         run_dir = Path(tempfile.mkdtemp(prefix="flashcheck-fuzz-"))
-        store = CrashStore(Path(options.database) / "crashes.json" if options.database else None)
+        store = CrashStore.in_database(options.database)
         result = FuzzResult()
         start = time.monotonic()
         deadline = start + options.budget
@@ -488,84 +486,6 @@ def _hang_failure(impl: str, timeout: float, running: dict, now: float, log_file
     tail = _log_tail(log_file)
     return Failure("hang", running["property"], running["case"], evidence + ("\n" + tail if tail else ""), impl,
                    case_timeout=timeout)
-
-
-def database_folder(root, impl: str) -> Path:
-    """The example database folder of implementation ``impl`` (a name or ``module:attr``)
-    under the database root ``root`` (``flashcheck fuzz --database``): one per implementation."""
-    return Path(root) / re.sub(r"[^A-Za-z0-9_.-]", "_", impl)
-
-
-class CrashStoreError(ValueError):
-    """The crash store's file is not one (truncated, not a list of entries, unreadable).
-    It is left as it is: the user decides what it held."""
-
-
-class CrashStore:
-    """Cases that crashed or hung a worker, kept as JSON (a list of ``{"property",
-    "case", "kind"}``) so that the next run replays them first. ``path`` None keeps nothing.
-
-    Every read checks the file: one that is not such a list raises :class:`CrashStoreError`
-    naming it, and is never overwritten. Writes keep every entry they do not remove,
-    stale ones included."""
-
-    def __init__(self, path: Path | None):
-        self.path = path
-
-    def _load(self) -> list[dict]:
-        if self.path is None or not self.path.exists():
-            return []
-        try:
-            entries = json.loads(self.path.read_text())
-        except (OSError, ValueError) as error:
-            raise CrashStoreError(f"crash store {self.path}: cannot be read ({error}); fix or remove it "
-                                  f"(it is never overwritten)") from None
-        if not isinstance(entries, list) or not all(
-                isinstance(entry, dict) and isinstance(entry.get("property"), str) and isinstance(entry.get("case"), str)
-                for entry in entries):
-            raise CrashStoreError(f"crash store {self.path}: expected a JSON list of {{\"property\", \"case\", "
-                                  f"\"kind\"}} objects; fix or remove it (it is never overwritten)")
-        return entries
-
-    def entries(self) -> list[tuple[str, str]]:
-        return [(entry["property"], entry["case"]) for entry in self._load()]
-
-    def replayable(self) -> tuple[list[tuple[str, str]], list[dict]]:
-        """The entries to replay, as ``(property, case spec)``, and the stale ones, as
-        ``{"property", "case", "problem", "store"}``: a property no longer registered, or a
-        spec that no longer parses (a renamed field, say). Stale entries stay in the file."""
-        from flashcheck.case import Case
-        from flashcheck.properties import PROPERTIES
-
-        replay, stale = [], []
-        for prop, spec in self.entries():
-            problem = None if prop in PROPERTIES else f"no property {prop!r}"
-            if problem is None:
-                try:
-                    Case.from_spec(spec)
-                except (ValueError, TypeError) as error:
-                    problem = str(error)
-            if problem is None:
-                replay.append((prop, spec))
-            else:
-                stale.append({"property": prop, "case": spec, "problem": problem, "store": str(self.path)})
-        return replay, stale
-
-    def add(self, prop: str, spec: str, kind: str) -> None:
-        entries = [e for e in self._load() if (e["property"], e["case"]) != (prop, spec)]
-        self._save(entries + [{"property": prop, "case": spec, "kind": kind}])
-
-    def remove(self, prop: str, spec: str) -> None:
-        entries = self._load()
-        kept = [e for e in entries if (e["property"], e["case"]) != (prop, spec)]
-        if kept != entries:
-            self._save(kept)
-
-    def _save(self, entries: list[dict]) -> None:
-        if self.path is None:
-            return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.path.write_text(json.dumps(entries, indent=1) + "\n")
 
 
 # -- the worker side ---------------------------------------------------------------------

@@ -19,6 +19,7 @@ from flashcheck.cli.commands import EXIT_FOUND, EXIT_INTERNAL, EXIT_INTERRUPTED,
 from flashcheck.cli.commands.common import (
     add_impl_arguments, check_writable_file, check_writable_folder, fuzz_in_workers, load,
 )
+from flashcheck.engine import crash_store  # imports neither torch nor hypothesis
 
 
 EPILOG = f"""exit status:
@@ -99,7 +100,8 @@ def worker_count(value: str, device: str) -> int:
 
 def _holds_examples(database: Path) -> bool:
     """Whether hypothesis's example database in ``database`` holds anything (beside the crash store)."""
-    return database.is_dir() and any(path.is_file() and path.name != "crashes.json" for path in database.rglob("*"))
+    return database.is_dir() and any(path.is_file() and path.name != crash_store.FILE_NAME
+                                     for path in database.rglob("*"))
 
 
 def run(args, device) -> int:
@@ -131,9 +133,9 @@ def run(args, device) -> int:
         # Outputs are checked before any work, so that a run never ends unable to keep its result.
         if args.json is not None:
             check_writable_file(args.json, "--json")
-        database = fuzz_workers.database_folder(args.database, args.impl)
+        database = crash_store.database_folder(args.database, args.impl)
         check_writable_folder(database, "--database", given=args.database)
-        replayable, stale = fuzz_workers.CrashStore(database / "crashes.json").replayable()  # a damaged store: an error
+        replayable, stale = crash_store.CrashStore.in_database(database).replayable()  # a damaged store: an error
         if args.replay_only and not replayable and not _holds_examples(database):
             raise ValueError(f"--replay-only: nothing stored to replay in {database}"
                              + (f" ({len(stale)} stale crash-store entries, which no longer parse)" if stale else ""))

@@ -27,7 +27,7 @@ import torch
 from hypothesis import settings
 
 from flashcheck import case_sizes, protocol
-from flashcheck.engine import crash_store, fuzz_console, fuzz_workers
+from flashcheck.engine import crash_store, fuzz_console, fuzz_events, fuzz_workers
 from flashcheck.case import Case
 from flashcheck.engine import fuzz as fuzz_engine
 from flashcheck.properties import PROPERTIES
@@ -36,6 +36,14 @@ from flashcheck.engine.verdict import FlashcheckError, Outcome, decide
 from tests import buggy, misbehaving, stubs
 from tests.cli_process import REPO, flashcheck, needs_interpreter_numpy
 from flashcheck.cli.commands import EXIT_FOUND, EXIT_OK, EXIT_UNCHECKED, EXIT_USAGE
+
+
+def on(event_type, handle):
+    """An ``on_event`` hook for the in-process engine that hands ``handle`` the events of ``event_type``."""
+    def on_event(event):
+        if isinstance(event, event_type):
+            handle(event)
+    return on_event
 
 
 def fuzz(tmp_path, impl, *extra, budget=8):
@@ -86,7 +94,7 @@ def test_every_property_takes_its_turn_and_the_reference_comparisons_every_third
     result = fuzz_engine.fuzz_in_process(
         buggy.correct, impl_name="tests.buggy:correct", budget=60, device="cpu",
         sizes=case_sizes.choose("interpreter"), seed=3,
-        on_case=lambda prop, case: turns.append(prop),
+        on_event=on(fuzz_events.Passed, lambda event: turns.append(event.property)),
         should_stop=lambda: set(turns) == set(drawable),
     )
     # A property measurable on CUDA only takes no turn on the CPU: it is not applicable there,
@@ -116,7 +124,8 @@ def first_cases(seed, count, properties=("out_matches_reference",), **options):
     fuzz_engine.fuzz_in_process(
         buggy.correct, impl_name="tests.buggy:correct", budget=60, device="cpu",
         sizes=case_sizes.choose("interpreter"), seed=seed, properties=list(properties),
-        on_case=lambda prop, case: cases.append((prop, case.spec())), should_stop=lambda: len(cases) >= count,
+        on_event=on(fuzz_events.Passed, lambda event: cases.append((event.property, event.case))),
+        should_stop=lambda: len(cases) >= count,
         **options,
     )
     return cases
@@ -140,7 +149,8 @@ def test_fuzzed_cases_cover_every_dtype_of_the_profile_in_proportion():
     fuzz_engine.fuzz_in_process(
         buggy.correct, impl_name="tests.buggy:correct", budget=120, device="cpu", sizes=sizes, seed=5,
         properties=["out_matches_reference", "grads_match_reference"],
-        on_case=lambda prop, case: drawn.append((prop, case)), should_stop=lambda: len(drawn) >= 60,
+        on_event=on(fuzz_events.Passed, lambda event: drawn.append((event.property, Case.from_spec(event.case)))),
+        should_stop=lambda: len(drawn) >= 60,
     )
     simplest = {prop: case for prop, case in reversed(drawn)}  # each property's first case
     fuzzed = [case for prop, case in drawn if case != simplest[prop]]
@@ -217,7 +227,7 @@ def test_with_no_shrink_time_the_failure_is_reported_as_drawn():
         result = fuzz_engine.fuzz_in_process(
             buggy.additive_mask, impl_name="tests.buggy:additive_mask", budget=120, device="cpu",
             sizes=case_sizes.choose("interpreter"), seed=1, properties=["out_matches_reference"],
-            on_found=lambda failure: found.append(failure.case.spec()), shrink_time=shrink_time,
+            on_event=on(fuzz_events.Found, lambda event: found.append(event.failure.case)), shrink_time=shrink_time,
         )
         return result.failures[0].case, found[0]
 
@@ -477,7 +487,8 @@ def test_the_engine_leaves_a_declared_property_out_before_drawing_a_case_for_it(
                                          sizes=case_sizes.choose("interpreter"), seed=1,
                                          properties=["empty_rows_exact", "out_matches_reference"],
                                          before_case=lambda prop, case: seen.append(prop),
-                                         on_not_applicable=lambda prop, reason: seen.append((prop, reason)))
+                                         on_event=on(fuzz_events.NotApplicable,
+                                                     lambda event: seen.append((event.property, event.reason))))
     assert seen[0] == ("empty_rows_exact", f"{fuzz_engine.DECLARED}: {stubs.SQUARE_CAUSAL_ONLY}")
     assert "empty_rows_exact" not in seen and result.by_property["out_matches_reference"] > 0
 
@@ -523,7 +534,7 @@ def test_an_error_of_flashchecks_own_code_ends_the_run_as_flashchecks_never_as_a
     with pytest.raises(FlashcheckError, match="a bug in flashcheck, not a finding about tests.buggy:correct") as raised:
         fuzz_engine.fuzz_in_process(buggy.correct, impl_name="tests.buggy:correct", budget=30, device="cpu",
                         sizes=case_sizes.choose("interpreter"), seed=1, properties=["property_with_a_bug"],
-                        on_declined=lambda *declined_case: declined.append(declined_case))
+                        on_event=on(fuzz_events.Declined, declined.append))
     assert raised.value.original is error and "Traceback" in str(raised.value)
     assert declined == []
 

@@ -4,6 +4,8 @@
   place where a pass, a decline, a known divergence, a failure or a fatal error is decided;
 - :mod:`flashcheck.engine.fuzz`: the in-process fuzzer, properties taking turns on cases
   hypothesis draws until a time budget is spent;
+- :mod:`flashcheck.engine.fuzz_events`: what a fuzzing run reports as it goes, one type per
+  event, in process and from a worker process to its parent alike;
 - :mod:`flashcheck.engine.fuzz_workers`: fuzzing in spawned worker processes, where a crash or
   a hang is a finding;
 - :mod:`flashcheck.engine.crash_store`: the example database folders and the crash store that

@@ -27,6 +27,7 @@ from flashcheck.case import Case
 from flashcheck.compare import PropertyFailure
 from flashcheck.properties import PROPERTIES
 from flashcheck.properties.registry import Property
+from flashcheck.engine import fuzz_events
 from flashcheck.engine.verdict import Outcome, StopRunning, Verdict, decide
 # The result types, in a module of their own that imports neither torch nor hypothesis.
 from flashcheck.engine.fuzz_result import PACE_SPAN, Failure, FuzzResult  # noqa: F401  (part of this module's interface)
@@ -166,14 +167,9 @@ def fuzz_in_process(
     seed: int | None = None,
     database: str | None = None,
     properties: list[str] | None = None,
-    on_case: Callable[[str, Case], None] | None = None,
+    on_event: Callable[[fuzz_events.Event], None] | None = None,
     before_case: Callable[[str, Case], None] | None = None,
-    on_verdict: Callable[[Verdict], None] | None = None,
-    on_declined: Callable[[str, Case, str], None] | None = None,
-    on_found: Callable[[PropertyFailure], None] | None = None,
-    on_known: Callable[[Failure], None] | None = None,
-    on_fatal: Callable[[Verdict], None] | None = None,
-    on_not_applicable: Callable[[str, str], None] | None = None,
+    after_case: Callable[[Verdict], None] | None = None,
     should_stop: Callable[[], bool] = lambda: False,
     shrink_time: float | None = None,
     replay_only: bool = False,
@@ -182,23 +178,31 @@ def fuzz_in_process(
     """Fuzz ``impl`` in this process for ``budget`` seconds; stop at the first failure,
     shrunk to a minimal case, or at the first fatal error, unshrunk.
 
-    Each case's verdict comes from :func:`flashcheck.engine.verdict.decide`. Hooks:
-    ``before_case(property, case)`` just before each call (the isolated fuzzer writes the
-    case to disk there); ``on_verdict(verdict)`` as soon as a case's verdict is known,
-    whatever it is; ``on_case(property, case)`` after each case checked and passed;
-    ``on_declined(property, case, reason)`` after each case the implementation declined;
-    ``on_found(failure)`` at the first failure, before shrinking; ``on_known(failure)``
-    when a property the implementation declares a known divergence fails (that property
-    is then dropped from the run); ``on_fatal(verdict)`` at a ``FATAL`` verdict, an error
-    after which the process cannot run further cases (the isolated worker exits there;
-    when the hook returns, the run ends with the fatal failure, unshrunk: shrinking would
-    run more cases on a dead CUDA context); ``on_not_applicable(property, reason)`` for
-    each chosen property that cannot run on this implementation (its features exclude
-    it, the implementation declares it not applicable, or no drawn case is one it applies
-    to: it is then dropped, and listed in ``not_applicable``); ``should_stop()``, polled
-    before each case. Shrinking stops at the budget's end or ``shrink_time`` seconds after
-    the first failure, whichever comes first; the smallest failing case found by then is
-    the counterexample.
+    Each case's verdict comes from :func:`flashcheck.engine.verdict.decide`.
+
+    What happens is reported through ``on_event(event)``, one event of
+    :mod:`flashcheck.engine.fuzz_events` each: :class:`~flashcheck.engine.fuzz_events.Passed`
+    after each case checked and passed; ``Declined`` after each case the implementation
+    declined; ``NotApplicable`` for each chosen property that cannot run on this
+    implementation (its features exclude it, the implementation declares it not applicable,
+    or no drawn case is one it applies to: it is then dropped, and listed in
+    ``not_applicable``); ``KnownDivergenceSeen`` the first time a property the implementation
+    declares a known divergence fails (a divergence of the whole property drops it from the
+    run); ``Found`` at the first failure, before shrinking; ``Counterexample`` with the
+    failure the run ends with. A worker process forwards them to its parent as they are.
+
+    Three hooks act inside the engine, at fixed points of each case, and are not events:
+    events report what happened and could be handled anywhere, later, in another process;
+    these must run here and now. ``before_case(property, case)`` just before each call into
+    the implementation (a worker writes the case to disk there, so that a crash during the
+    call leaves it behind); ``after_case(verdict)`` as soon as a case's verdict is known,
+    whatever it is, before the engine acts on it (a worker stops its case clock there, and
+    at a ``FATAL`` verdict, an error after which the process cannot run further cases, it
+    exits there; when the hook returns from a ``FATAL`` verdict, the run ends with that
+    failure, unshrunk: shrinking would run more cases on a dead CUDA context);
+    ``should_stop()``, polled before each case, answers whether to stop. Shrinking stops at
+    the budget's end or ``shrink_time`` seconds after the first failure, whichever comes
+    first; the smallest failing case found by then is the counterexample.
     ``sizes``: the :class:`flashcheck.case_sizes.CaseSizes` to draw with, or a function
     giving them for each turn (a worker widening its compile focus,
     :class:`flashcheck.engine.focus.WideningFocus`).
@@ -216,10 +220,13 @@ def fuzz_in_process(
     chosen = [PROPERTIES[name] for name in properties] if properties else list(PROPERTIES.values())
     result = FuzzResult()
 
+    def report(event) -> None:
+        if on_event is not None:
+            on_event(event)
+
     def not_applicable(prop: Property, reason: str) -> None:
         result.not_applicable[prop.name] = reason
-        if on_not_applicable is not None:
-            on_not_applicable(prop.name, reason)
+        report(fuzz_events.NotApplicable(prop.name, reason))
 
     for prop in chosen:
         reason = not_applicable_because(prop, impl, device)
@@ -263,14 +270,13 @@ def fuzz_in_process(
         if before_case is not None:
             before_case(prop.name, case)
         verdict = decide(prop, impl, case, device=device, impl_name=impl_name)
-        if on_verdict is not None:
-            on_verdict(verdict)
+        if after_case is not None:
+            after_case(verdict)
         if verdict.outcome is Outcome.DECLINED:
             # The adapter's documented way to decline a case inside its declared features
             # that it cannot express (e.g. causal with Nq != Nk for SDPA's flash backend).
             result.decline(prop.name, verdict.reason)
-            if on_declined is not None:
-                on_declined(prop.name, case, verdict.reason)
+            report(fuzz_events.Declined(prop.name, key[1], verdict.reason))
             return
         if verdict.outcome is Outcome.KNOWN:
             _known_seen(prop, verdict)
@@ -278,15 +284,13 @@ def fuzz_in_process(
         if verdict.outcome is Outcome.FAILED:
             _first_failure(verdict.failure)
             raise verdict.failure
-        if verdict.outcome is Outcome.FATAL and on_fatal is not None:
-            on_fatal(verdict)
         if verdict.outcome in (Outcome.FATAL, Outcome.FLASHCHECK_ERROR):
             raise StopRunning(verdict)  # past hypothesis, which would shrink an Exception
         passed.add(key)
-        result.count(prop.name, case_kinds(case))
+        kinds = case_kinds(case)
+        result.count(prop.name, kinds)
         result.seconds = time.monotonic() - start
-        if on_case is not None:
-            on_case(prop.name, case)
+        report(fuzz_events.Passed(prop.name, key[1], tuple(kinds)))
 
     def _known_seen(prop, verdict):
         # Declared: reported once per property. A whole-property divergence gives its turns
@@ -295,8 +299,7 @@ def fuzz_in_process(
         if prop.name not in {known.property for known in result.known}:
             known = Failure.from_verdict(verdict)
             result.known.append(known)
-            if on_known is not None:
-                on_known(known)
+            report(fuzz_events.KnownDivergenceSeen(known))
         if protocol.known_divergences(impl)[prop.name].scoped:
             passed.add((prop.name, verdict.case.spec()))
         else:
@@ -306,8 +309,7 @@ def fuzz_in_process(
         if not seen:
             if shrink_time is not None:
                 stop_shrinking[0] = min(deadline, time.monotonic() + shrink_time)
-            if on_found is not None:
-                on_found(failure)
+            report(fuzz_events.Found(Failure.from_property_failure(failure)))
         seen[failure.property_name, failure.case.spec()] = failure
 
     examples = DirectoryBasedExampleDatabase(database) if database else None
@@ -342,6 +344,10 @@ def fuzz_in_process(
             report_multiple_bugs=False,
         )(test)
 
+    def conclude(failure: Failure) -> None:
+        result.failures.append(failure)
+        report(fuzz_events.Counterexample(failure))
+
     # First every property replays what the database kept (earlier failures), then fuzzing.
     runs = [(prop, [Phase.reuse, Phase.shrink], seed) for prop in order]
     while not out_of_time() and order:
@@ -361,7 +367,7 @@ def fuzz_in_process(
         except StopRunning as stop:
             if stop.verdict.outcome is Outcome.FLASHCHECK_ERROR:
                 raise stop.verdict.error from None
-            result.failures.append(Failure.from_verdict(stop.verdict))
+            conclude(Failure.from_verdict(stop.verdict))
             break
         except Unsatisfiable:
             if seen:
@@ -376,7 +382,7 @@ def fuzz_in_process(
             # Hypothesis re-raises the smallest failure; anything else (a FlakyFailure when
             # a racy implementation passed on replay) reports the last failure seen.
             failure = error if isinstance(error, PropertyFailure) else list(seen.values())[-1]
-            result.failures.append(Failure.from_property_failure(failure))
+            conclude(Failure.from_property_failure(failure))
             break
     result.seconds = time.monotonic() - start
     return result

@@ -27,6 +27,7 @@ when CUDA is first used.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import multiprocessing
 import os
@@ -41,7 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from flashcheck.engine import compile_clock, placement
+from flashcheck.engine import compile_clock, fuzz_events, placement
 from flashcheck.engine.crash_store import CrashStore
 
 #: Exit status of a worker that met an error after which it could not go on (a CUDA error).
@@ -141,7 +142,7 @@ def fuzz(options: FuzzOptions, *, on_progress: Callable | None = None, replay: l
         crashes = 0
         stopping = False
         finder: _Slot | None = None
-        unshrunk: list[dict] = []  # the first property failure as found, before shrinking
+        unshrunk: list = []  # the first property failure as found, before shrinking
 
         def spawn(slot: _Slot) -> None:
             nonlocal spawned
@@ -175,7 +176,7 @@ def fuzz(options: FuzzOptions, *, on_progress: Callable | None = None, replay: l
         def drawn_failure() -> None:
             """The failure the finder was shrinking, as it was first drawn, unless shrunk already."""
             if finder is not None and not any(f.kind == "property" for f in result.failures):
-                result.failures.append(_failure_from({**unshrunk[0], "shrunk": False}))
+                result.failures.append(dataclasses.replace(unshrunk[0], shrunk=False))
 
         def stop_all() -> None:
             nonlocal stopping
@@ -184,49 +185,48 @@ def fuzz(options: FuzzOptions, *, on_progress: Callable | None = None, replay: l
                 if slot.stop is not None and slot is not finder:
                     slot.stop.set()
 
-        def handle(index: int, kind: str, payload) -> None:
+        def handle(index: int, event) -> None:
             nonlocal finder
             slot = slots[index]
-            if kind == "started":
-                result.workers[index]["device"] = payload
-            elif kind == "case":
-                prop, kinds, seconds, compiling, classes = payload
-                result.count(prop, kinds)
-                result.workers[index]["cases"] += 1
-                result.workers[index]["compile_classes"] = classes
-                result.seconds = time.monotonic() - start
-                result.timed(result.seconds, seconds, compiling)
-                if on_progress is not None:
-                    on_progress(result)
-            elif kind == "found":
-                if finder is None:
-                    finder = slot
-                    unshrunk.append({**payload, "seconds": time.monotonic() - start})
-                stop_all()
-            elif kind == "failure":
-                # Timed from when it was first found, not from the end of its shrinking.
-                found_at = unshrunk[0]["seconds"] if unshrunk else time.monotonic() - start
-                result.failures.append(_failure_from({**payload, "seconds": found_at}))
-            elif kind == "replayed":
-                prop, spec, still_fails = payload
-                slot.replay = [entry for entry in slot.replay if entry != (prop, spec)]
-                if not still_fails:
-                    store.remove(prop, spec)
-            elif kind == "known":
-                result.known.append(_failure_from({**payload, "seconds": time.monotonic() - start}))
-            elif kind == "declined":
-                result.decline(*payload)
-            elif kind == "not_applicable":
-                prop, reason = payload
-                result.not_applicable[prop] = reason
-            elif kind == "stale":  # a stored entry the implementation's features no longer cover
-                result.stale.append({**payload, "store": str(store.path)})
-            elif kind == "done":
-                slot.finished = True
-            elif kind == "error":
-                raise WorkerError(payload)
-            elif kind == "internal":
-                raise FlashcheckBug(payload)
+            match event:
+                case fuzz_events.Started():
+                    result.workers[index]["device"] = event.device
+                case fuzz_events.Passed():
+                    result.count(event.property, event.kinds)
+                    result.workers[index]["cases"] += 1
+                    result.workers[index]["compile_classes"] = event.compile_classes
+                    result.seconds = time.monotonic() - start
+                    result.timed(result.seconds, event.seconds, event.compiling)
+                    if on_progress is not None:
+                        on_progress(result)
+                case fuzz_events.Found():
+                    if finder is None:
+                        finder = slot
+                        unshrunk.append(dataclasses.replace(event.failure, seconds=time.monotonic() - start))
+                    stop_all()
+                case fuzz_events.Counterexample():
+                    # Timed from when it was first found, not from the end of its shrinking.
+                    found_at = unshrunk[0].seconds if unshrunk else time.monotonic() - start
+                    result.failures.append(dataclasses.replace(event.failure, seconds=found_at))
+                case fuzz_events.Replayed():
+                    slot.replay = [entry for entry in slot.replay if entry != (event.property, event.case)]
+                    if not event.still_fails:
+                        store.remove(event.property, event.case)
+                case fuzz_events.KnownDivergenceSeen():
+                    result.known.append(dataclasses.replace(event.failure, seconds=time.monotonic() - start))
+                case fuzz_events.Declined():
+                    result.decline(event.property, event.reason)
+                case fuzz_events.NotApplicable():
+                    result.not_applicable[event.property] = event.reason
+                case fuzz_events.Stale():  # a stored entry the implementation's features no longer cover
+                    result.stale.append({"property": event.property, "case": event.case, "problem": event.problem,
+                                         "store": str(store.path)})
+                case fuzz_events.Done():
+                    slot.finished = True
+                case fuzz_events.SetupFailed():
+                    raise WorkerError(event.message)
+                case fuzz_events.FlashcheckFailed():
+                    raise FlashcheckBug(event.report)
 
         try:
             for slot in slots:
@@ -426,12 +426,6 @@ def _running_case(case_file: Path | None) -> dict | None:
     return record if record.get("case") is not None else None
 
 
-def _failure_from(payload: dict):
-    from flashcheck.engine.fuzz_result import Failure
-
-    return Failure(**payload)
-
-
 def _log_tail(log_file: Path | None) -> str:
     """What a dead worker said last: from Python's fatal-error report when there is one
     (it lists the innermost frames first), else the last lines of its log."""
@@ -495,7 +489,7 @@ def worker_main(options: FuzzOptions, index: int, seed, focus_seed: int, wall_de
                 case_file: str, log_file: str, messages, stop) -> None:
     """A spawned worker: set the environment, load the implementation, replay stored
     crashes, fuzz until the deadline or ``stop``, and report through ``messages``
-    (``(index, kind, payload)`` tuples). Ignores SIGINT: the parent decides what Ctrl-C ends."""
+    (``(index, event)`` tuples, :mod:`flashcheck.engine.fuzz_events`). Ignores SIGINT: the parent decides what Ctrl-C ends."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # discards one that came while it was blocked
     if hasattr(signal, "pthread_sigmask"):
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # blocked by the parent (_sigint_held)
@@ -520,9 +514,9 @@ def worker_main(options: FuzzOptions, index: int, seed, focus_seed: int, wall_de
         # a class of this worker's own, one class at first and more as its compilations pay off.
         focus = WideningFocus(case_sizes.with_focus_seed(sizes, focus_seed, start=index))
     except Exception as error:  # noqa: BLE001 - any setup error ends the run as a usage problem
-        messages.put((index, "error", f"worker {index} could not load {options.impl!r}: {error}"))
+        messages.put((index, fuzz_events.SetupFailed(f"worker {index} could not load {options.impl!r}: {error}")))
         return
-    messages.put((index, "started", placement.describe_device(options.device)))
+    messages.put((index, fuzz_events.Started(placement.describe_device(options.device))))
     case_path = Path(case_file)
     clock = compile_clock.CaseClock(lambda record: _write_atomically(case_path, record))
     compile_clock.watch(clock.compiling, clock.compiled)  # compiling is not hanging
@@ -530,39 +524,35 @@ def worker_main(options: FuzzOptions, index: int, seed, focus_seed: int, wall_de
     def before_case(prop: str, case) -> None:
         clock.start(prop, case.spec())
 
-    def decided(verdict) -> None:
-        # The case is over, whatever its verdict; but at a fatal one, the worker exits with
-        # the case still on file, which the parent reports with it.
-        if verdict.outcome is not Outcome.FATAL:
-            clock.finish()
+    def after_case(verdict) -> None:
+        if verdict.outcome is Outcome.FATAL:
+            # The worker exits with the case still on file, which the parent reports with it,
+            # and the log's tail, which it quotes: the error's traceback, then the verdict with
+            # its replay line.
+            import traceback
 
-    def after_case(prop: str, case) -> None:
-        focus.record(*clock.last)
-        classes = focus.classes if focus.sizes().focus else None
-        messages.put((index, "case", (prop, fuzz.case_kinds(case), *clock.last, classes)))
+            traceback.print_exception(verdict.error)
+            print(verdict)
+            _flush_and_exit(FATAL_EXIT)
+        clock.finish()  # the case is over, whatever its verdict
 
-    def on_fatal(verdict) -> None:
-        # The log's tail, quoted in the parent's report: the error's traceback, then the verdict
-        # with its replay line.
-        import traceback
-
-        traceback.print_exception(verdict.error)
-        print(verdict)
-        _flush_and_exit(FATAL_EXIT)
+    def report(event) -> None:
+        if isinstance(event, fuzz_events.Passed):  # with the times the clock measured
+            focus.record(*clock.last)
+            seconds, compiling = clock.last
+            event = dataclasses.replace(event, seconds=seconds, compiling=compiling,
+                                        compile_classes=focus.classes if focus.sizes().focus else None)
+        messages.put((index, event))
 
     try:
-        if not _replay(impl, options, replay, index, messages, before_case, decided, after_case, on_fatal):
-            messages.put((index, "done", None))
+        if not _replay(impl, options, replay, report, before_case, after_case):
+            report(fuzz_events.Done())
             return
-        result = fuzz.fuzz_in_process(
+        fuzz.fuzz_in_process(
             impl, impl_name=options.impl, budget=max(0.0, wall_deadline - time.time()), device=options.device,
             sizes=focus.sizes, seed=seed, database=options.database,
             properties=list(options.properties or ()) or None,
-            on_case=after_case, before_case=before_case, on_verdict=decided, on_fatal=on_fatal,
-            on_declined=lambda prop, case, reason: messages.put((index, "declined", (prop, reason))),
-            on_not_applicable=lambda prop, reason: messages.put((index, "not_applicable", (prop, reason))),
-            on_found=lambda failure: messages.put((index, "found", vars(fuzz.Failure.from_property_failure(failure)))),
-            on_known=lambda failure: messages.put((index, "known", vars(failure))),
+            on_event=report, before_case=before_case, after_case=after_case,
             should_stop=stop.is_set, shrink_time=options.shrink_time, replay_only=options.replay_only,
             # Every worker's first turns would start from the same simplest cases: worker 0 runs them.
             simplest_run_elsewhere=index > 0,
@@ -571,20 +561,18 @@ def worker_main(options: FuzzOptions, index: int, seed, focus_seed: int, wall_de
         from flashcheck.engine.verdict import FlashcheckError
 
         if isinstance(error, FlashcheckError):  # its message carries the case and the traceback
-            report = str(error)
+            problem = str(error)
         else:
             import traceback
 
-            report = f"the fuzzer failed (a bug in flashcheck, not a finding about {options.impl}):\n" \
+            problem = f"the fuzzer failed (a bug in flashcheck, not a finding about {options.impl}):\n" \
                      f"{traceback.format_exc()}"
-        messages.put((index, "internal", f"worker {index}: {report}"))
+        messages.put((index, fuzz_events.FlashcheckFailed(f"worker {index}: {problem}")))
         return
-    for failure in result.failures:
-        messages.put((index, "failure", vars(failure)))
-    messages.put((index, "done", None))
+    report(fuzz_events.Done())
 
 
-def _replay(impl, options, replay, index, messages, before_case, decided, after_case, on_fatal) -> bool:
+def _replay(impl, options, replay, report, before_case, after_case) -> bool:
     """Run stored crash cases first, each decided as fuzzing decides a case
     (:func:`flashcheck.engine.verdict.decide`). Returns False when one of them failed a property
     (the run then ends with it, as with any property failure). A case the implementation
@@ -595,6 +583,7 @@ def _replay(impl, options, replay, index, messages, before_case, decided, after_
     what the implementation does not claim."""
     from flashcheck import protocol
     from flashcheck.case import Case
+    from flashcheck.engine.fuzz import case_kinds
     from flashcheck.engine.fuzz_result import Failure
     from flashcheck.properties import PROPERTIES
     from flashcheck.engine.verdict import Outcome, decide
@@ -606,29 +595,26 @@ def _replay(impl, options, replay, index, messages, before_case, decided, after_
             continue
         problem = prop.not_runnable_because(features, case, device=options.device)
         if problem is not None:
-            messages.put((index, "stale", {"property": prop_name, "case": spec,
-                                           "problem": f"no longer runnable for {options.impl}: {problem}"}))
+            report(fuzz_events.Stale(prop_name, spec, f"no longer runnable for {options.impl}: {problem}"))
             continue
         before_case(prop_name, case)
         verdict = decide(prop, impl, case, device=options.device, impl_name=options.impl)
-        decided(verdict)
-        if verdict.outcome is Outcome.FATAL:
-            on_fatal(verdict)
+        after_case(verdict)
         if verdict.outcome is Outcome.FLASHCHECK_ERROR:
             raise verdict.error
         if verdict.outcome is Outcome.FAILED:
-            report = {**vars(Failure.from_verdict(verdict)), "shrunk": False}  # a stored case, as it was stored
-            messages.put((index, "replayed", (prop_name, spec, True)))
-            messages.put((index, "found", report))
-            messages.put((index, "failure", report))
+            failure = dataclasses.replace(Failure.from_verdict(verdict), shrunk=False)  # a stored case, as stored
+            report(fuzz_events.Replayed(prop_name, spec, still_fails=True))
+            report(fuzz_events.Found(failure))
+            report(fuzz_events.Counterexample(failure))
             return False
         if verdict.outcome is Outcome.DECLINED:
-            messages.put((index, "declined", (prop_name, verdict.reason)))
+            report(fuzz_events.Declined(prop_name, spec, verdict.reason))
         elif verdict.outcome is Outcome.KNOWN:
-            messages.put((index, "known", vars(Failure.from_verdict(verdict))))
+            report(fuzz_events.KnownDivergenceSeen(Failure.from_verdict(verdict)))
         else:
-            after_case(prop_name, case)
-        messages.put((index, "replayed", (prop_name, spec, False)))
+            report(fuzz_events.Passed(prop_name, spec, tuple(case_kinds(case))))
+        report(fuzz_events.Replayed(prop_name, spec, still_fails=False))
     return True
 
 

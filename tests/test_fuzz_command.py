@@ -35,7 +35,7 @@ from flashcheck.properties.registry import Property
 from flashcheck.engine.verdict import FlashcheckError, Outcome, decide
 from tests import buggy, misbehaving, stubs
 from tests.cli_process import REPO, flashcheck, needs_interpreter_numpy
-from flashcheck.cli.commands import EXIT_FOUND, EXIT_OK, EXIT_UNCHECKED, EXIT_USAGE
+from flashcheck.cli.commands import EXIT_FOUND, EXIT_INTERNAL, EXIT_OK, EXIT_UNCHECKED, EXIT_USAGE
 
 
 def on(event_type, handle):
@@ -537,6 +537,36 @@ def test_an_error_of_flashchecks_own_code_ends_the_run_as_flashchecks_never_as_a
                         on_event=on(fuzz_events.Declined, declined.append))
     assert raised.value.original is error and "Traceback" in str(raised.value)
     assert declined == []
+
+
+@needs_interpreter_numpy
+def test_an_error_of_flashchecks_own_code_in_a_worker_ends_the_run_keeping_what_it_found_and_exits_4(tmp_path):
+    # The first worker crashes on its first case; the next one meets a bug in a property's own
+    # code (tests/bug_in_flashcheck.py, which registers it: a command of its own). The run
+    # ends as an interrupted one does, keeping the crash: the summary, the --json result
+    # marked with flashcheck's error, then that error with its traceback, and exit 4.
+    impl, result_file, database = "tests.bug_in_flashcheck:attention", tmp_path / "result.json", tmp_path / "examples"
+    command = [sys.executable, "-m", "flashcheck.cli", "fuzz", "--impl", impl, "--property", "out_matches_reference",
+               "--property", "property_with_a_bug", "--budget", "300", "--seed", "1", "--device", "cpu",
+               "--workers", "1", "--database", str(database), "--json", str(result_file)]
+    environment = {**os.environ, "TRITON_INTERPRET": "1", misbehaving.CRASHED_MARKER: str(tmp_path / "crashed")}
+    run = subprocess.run(command, cwd=REPO, env=environment, capture_output=True, text=True, timeout=600)
+    assert run.returncode == EXIT_INTERNAL, run.stdout + run.stderr
+    result = json.loads(result_file.read_text())
+    [crash] = result["failures"]
+    assert crash["kind"] == "crash" and crash["property"] == "out_matches_reference" and crash["case"]
+    assert result["found"] and not result["interrupted"] and result["seconds"] < 300
+    assert "flashcheck's own code raised ValueError while checking property property_with_a_bug" \
+        in result["flashcheck_error"]
+    # The summary with the crash, then flashcheck's error with its traceback.
+    assert "cases in" in run.stdout and "crash of a worker process" in run.stdout and crash["replay"] in run.stdout
+    assert "flashcheck's own code failed" in run.stdout
+    assert f"a bug in flashcheck, not a finding about {impl}" in run.stderr
+    assert "Traceback (most recent call last)" in run.stderr
+    assert "ValueError: a bug in this property's own code" in run.stderr
+    # The crash is kept for the next run, as any crash is.
+    stored = json.loads((crash_store.database_folder(database, impl) / crash_store.FILE_NAME).read_text())
+    assert [(entry["property"], entry["case"]) for entry in stored] == [("out_matches_reference", crash["case"])]
 
 
 def test_an_implementation_that_fails_to_load_in_the_worker_is_a_usage_error(tmp_path, capsys):

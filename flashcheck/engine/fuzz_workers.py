@@ -85,8 +85,12 @@ def fuzz(options: FuzzOptions, *, on_progress: Callable | None = None, replay: l
     A SIGINT (Ctrl-C; called in the main thread) ends the run at once, keeping what it found:
     the workers are killed, their cases in flight are reported unfinished, a failure still
     being shrunk is reported as first drawn, and ``result.interrupted`` is set. Workers
-    ignore SIGINT (Ctrl-C reaches the whole process group): the parent decides.
-    Raises :class:`WorkerError` when a worker fails outside any case (a setup error), and
+    ignore SIGINT (Ctrl-C reaches the whole process group): the parent decides. An error
+    of flashcheck's own code in a worker (a bug in flashcheck, not a finding) ends the run
+    the same way, keeping what it found, with the worker's report of it (its case and
+    traceback) in ``result.flashcheck_error``.
+    Raises :class:`WorkerError` when a worker fails to set up (the implementation cannot be
+    loaded), and
     :class:`~flashcheck.engine.crash_store.CrashStoreError` before starting any when the crash store cannot be read.
     """
     from flashcheck import interruption
@@ -150,8 +154,8 @@ class WorkerPoolRun:
                 except queue.Empty:
                     pass
                 self.drain()
-                if self.interrupted.is_set():
-                    self.result.interrupted = True
+                if self.interrupted.is_set() or self.result.flashcheck_error is not None:
+                    self.result.interrupted = self.interrupted.is_set()
                     self.end_early()
                     break
                 if time.monotonic() > self.deadline and not self.stopping:
@@ -228,8 +232,11 @@ class WorkerPoolRun:
                 slot.finished = True
             case fuzz_events.SetupFailed():
                 raise WorkerError(event.message)
-            case fuzz_events.FlashcheckFailed():
-                raise FlashcheckBug(event.report)
+            case fuzz_events.FlashcheckFailed():  # the worker stopped there, and the run ends (run)
+                slot.finished = True
+                if result.flashcheck_error is None:
+                    result.flashcheck_error = event.report
+                self.stop_all()
 
     def drain(self) -> None:
         """Handle every event already on the queue."""
@@ -295,8 +302,9 @@ class WorkerPoolRun:
                     self.drawn_failure()
 
     def end_early(self) -> None:
-        """The run ends before its time: the cases in flight are unfinished, and a failure
-        still being shrunk is reported as drawn. The workers are killed on the way out."""
+        """The run ends before its time (interrupted, or flashcheck's own code failed): the
+        cases in flight are unfinished, and a failure still being shrunk is reported as drawn.
+        The workers are killed on the way out."""
         for slot in self.slots:
             if slot.process is not None and slot is not self.finder:
                 self.unfinished(slot)
@@ -327,13 +335,8 @@ class WorkerPoolRun:
 
 
 class WorkerError(RuntimeError):
-    """A worker failed outside any case: the implementation could not be loaded, or the
-    fuzzer itself broke. Not a finding about the implementation."""
-
-
-class FlashcheckBug(WorkerError):
-    """flashcheck's own code failed in a worker (the message carries its traceback): a bug
-    in flashcheck, not a finding about the implementation, and not a usage error."""
+    """A worker could not set up: the implementation, or a library it needs, could not be
+    loaded. Not a finding about the implementation."""
 
 
 def _catch_sigint(caught: threading.Event):

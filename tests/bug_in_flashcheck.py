@@ -1,0 +1,28 @@
+"""A property with a bug in its own code, registered when this module is imported, beside an
+implementation that crashes once (:data:`tests.misbehaving.crashes_once`): for runs that find
+something and then meet an error of flashcheck's own code.
+
+``--impl tests.bug_in_flashcheck:attention --property out_matches_reference --property
+property_with_a_bug``: the first worker crashes on its first case, the next passes its
+turn of ``out_matches_reference``, then fails in ``property_with_a_bug``'s code, which is
+flashcheck's side of the check, not the implementation's (it lies in another file than the
+implementation's: :func:`flashcheck.engine.verdict.decide`).
+
+Importing this module adds to flashcheck's property registry for the rest of the process:
+import it only in a process of its own (a ``flashcheck`` command run as a subprocess, and its
+workers).
+"""
+from __future__ import annotations
+
+from flashcheck.properties import PROPERTIES, Property
+from tests.misbehaving import crashes_once as attention  # noqa: F401  (the implementation --impl names)
+
+#: The name the property is registered under.
+NAME = "property_with_a_bug"
+
+
+def _check_with_a_bug(impl, case, *, device=None):
+    raise ValueError("a bug in this property's own code")
+
+
+PROPERTIES.setdefault(NAME, Property(NAME, _check_with_a_bug, "a property whose own code raises"))

@@ -64,7 +64,7 @@ class WorkerTask:
     ``options`` say, as worker number ``index`` with hypothesis seed ``seed`` (None: random),
     drawing in the run's catalogue of compile classes ``focus_seed`` (:mod:`flashcheck.engine.focus`),
     until ``wall_deadline`` (``time.time()``), pinned to ``gpu`` (a ``CUDA_VISIBLE_DEVICES``
-    entry; None on the CPU), after replaying
+    entry, :func:`flashcheck.engine.placement.worker_pins`; None on the CPU), after replaying
     ``replay`` (``(property, case spec)`` pairs); its case file and log file are at
     ``case_file`` and ``log_file``."""
 
@@ -87,8 +87,7 @@ def worker_main(task: WorkerTask, messages, stop) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # discards one that came while it was blocked
     if hasattr(signal, "pthread_sigmask"):
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # blocked by the parent (_sigint_held)
-    if task.gpu is not None:
-        os.environ["CUDA_VISIBLE_DEVICES"] = task.gpu  # before torch is imported: this process sees one GPU
+    placement.pin_this_process(task.gpu)  # before torch is imported: this process sees its one GPU
     options = task.options
     if options.device == "cpu":
         os.environ["TRITON_INTERPRET"] = "1"

@@ -4,7 +4,9 @@ The parent process runs no case and never initialises CUDA. It spawns workers (`
 not ``fork``: CUDA does not survive a fork), each running the in-process engine
 (:func:`flashcheck.engine.fuzz.fuzz_in_process`) with a seed of its own and, on CUDA, pinned to one GPU
 (worker ``i`` gets the ``i``-th visible GPU modulo their number, through
-``CUDA_VISIBLE_DEVICES`` set before the worker imports torch: :mod:`flashcheck.engine.placement`).
+``CUDA_VISIBLE_DEVICES`` set before the worker imports torch: :mod:`flashcheck.engine.placement`,
+:func:`~flashcheck.engine.placement.worker_pins` here and
+:func:`~flashcheck.engine.placement.pin_this_process` in the worker).
 What runs inside a worker is :mod:`flashcheck.engine.fuzz_worker`; this module is the parent's
 side (:func:`fuzz`, run by a :class:`WorkerPoolRun`).
 
@@ -31,7 +33,6 @@ import contextlib
 import dataclasses
 import json
 import multiprocessing
-import os
 import queue
 import random
 import shutil
@@ -120,7 +121,7 @@ class WorkerPoolRun:
         self.messages = self.context.Queue()
         self.store = CrashStore.in_database(options.database)
         self.result = FuzzResult()
-        self.slots = [_Slot(i, gpu) for i, gpu in enumerate(_gpus_for_workers(options))]
+        self.slots = [_Slot(i, gpu) for i, gpu in enumerate(_worker_pins(options))]
         self.slots[0].replay, self.result.stale = (list(replay), []) if replay is not None else self.store.replayable()
         self.result.workers = [{"worker": slot.index, "gpu": slot.gpu, "device": None, "cases": 0, "processes": 0,
                                 "compile_classes": None}
@@ -406,18 +407,15 @@ def default_workers(device: str) -> int:
         MAX_AUTO_WORKERS, gpus=len(placement.visible_gpus()) if device == "cuda" else 0)
 
 
-def _gpus_for_workers(options: FuzzOptions) -> list[str | None]:
-    """The ``CUDA_VISIBLE_DEVICES`` value each worker is pinned with: on CUDA, worker ``i``'s
-    entry of this process's visible GPUs, ``i`` modulo their number, even where there is
-    only one (:func:`flashcheck.engine.placement.pin_environment`); None on the CPU."""
+def _worker_pins(options: FuzzOptions) -> list[str | None]:
+    """The GPU each worker is pinned to (:func:`flashcheck.engine.placement.worker_pins`): on CUDA,
+    worker ``i`` takes this process's visible GPU ``i`` modulo their number; None on the CPU."""
     if options.device != "cuda":
         return [None] * options.workers
-    count = len(placement.visible_gpus())
-    if not count:
+    pins = placement.worker_pins(options.workers)
+    if pins[0] is None:
         raise ValueError("--device cuda: no visible GPU")
-    visible = os.environ.get(placement.VISIBLE_DEVICES)
-    return [placement.pin_environment(placement.gpu_for_worker(i, count), visible)[placement.VISIBLE_DEVICES]
-            for i in range(options.workers)]
+    return pins
 
 
 def _running_case(case_file: Path | None) -> dict | None:

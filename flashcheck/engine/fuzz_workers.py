@@ -74,8 +74,8 @@ class _Slot:
 def fuzz(options: FuzzOptions, *, on_progress: Callable | None = None, replay: list | None = None):
     """Fuzz ``options.impl`` in ``options.workers`` spawned processes for ``options.budget``
     seconds; return a :class:`flashcheck.engine.fuzz.FuzzResult` whose failures include crashes
-    and hangs (each with its case when one was running), and whose ``stale`` lists the
-    crash store's entries that no longer parse (:meth:`~flashcheck.engine.crash_store.CrashStore.replayable`).
+    and hangs (each with its case when one was running), and whose ``stale`` lists the crash
+    store's entries that no longer parse (:meth:`flashcheck.engine.crash_store.CrashStore.replayable`).
 
     ``replay``: ``(property, case spec)`` pairs the first worker runs first, in place of the
     crash store's (with ``replay_only`` and no database, a run of exactly those cases:
@@ -91,8 +91,8 @@ def fuzz(options: FuzzOptions, *, on_progress: Callable | None = None, replay: l
     the same way, keeping what it found, with the worker's report of it (its case and
     traceback) in ``result.flashcheck_error``.
     Raises :class:`WorkerError` when a worker fails to set up (the implementation cannot be
-    loaded), and
-    :class:`~flashcheck.engine.crash_store.CrashStoreError` before starting any when the crash store cannot be read.
+    loaded), and :class:`~flashcheck.engine.crash_store.CrashStoreError` before starting any
+    when the crash store cannot be read.
     """
     from flashcheck import interruption
 
@@ -174,6 +174,8 @@ class WorkerPoolRun:
             # is already quoted in its failure.
             shutil.rmtree(self.run_dir, ignore_errors=True)
         self.drain()
+        if self.result.flashcheck_error is not None:  # told last, by a finder shrinking: its failure as drawn
+            self.drawn_failure()
         self.result.seconds = time.monotonic() - self.start
         return self.result
 

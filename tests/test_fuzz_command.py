@@ -539,34 +539,58 @@ def test_an_error_of_flashchecks_own_code_ends_the_run_as_flashchecks_never_as_a
     assert declined == []
 
 
+#: The implementation and properties of tests/bug_in_flashcheck.py, which registers them when
+#: imported: in a command of its own only.
+BUG_IN_FLASHCHECK = "tests.bug_in_flashcheck:attention"
+
+
+def fuzz_meeting_a_bug_in_flashcheck(tmp_path, *properties, environment=()):
+    """Run ``flashcheck fuzz`` on :data:`BUG_IN_FLASHCHECK` with ``properties`` in a process of
+    its own (seed 1, one worker); return the finished process and the JSON result."""
+    result_file = tmp_path / "result.json"
+    command = [sys.executable, "-m", "flashcheck.cli", "fuzz", "--impl", BUG_IN_FLASHCHECK, "--budget", "300",
+               "--seed", "1", "--device", "cpu", "--workers", "1", "--database", str(tmp_path / "examples"),
+               "--json", str(result_file)]
+    for name in properties:
+        command += ["--property", name]
+    run = subprocess.run(command, cwd=REPO, env={**os.environ, "TRITON_INTERPRET": "1", **dict(environment)},
+                         capture_output=True, text=True, timeout=600)
+    assert run.returncode == EXIT_INTERNAL, run.stdout + run.stderr
+    # The summary first, then flashcheck's error with its traceback.
+    assert "cases in" in run.stdout and "flashcheck's own code failed" in run.stdout
+    assert f"a bug in flashcheck, not a finding about {BUG_IN_FLASHCHECK}" in run.stderr
+    assert "Traceback (most recent call last)" in run.stderr
+    assert "ValueError: a bug in this property's own code" in run.stderr
+    result = json.loads(result_file.read_text())
+    assert result["found"] and not result["interrupted"] and result["seconds"] < 300
+    assert "flashcheck's own code raised ValueError" in result["flashcheck_error"]
+    return run, result
+
+
 @needs_interpreter_numpy
 def test_an_error_of_flashchecks_own_code_in_a_worker_ends_the_run_keeping_what_it_found_and_exits_4(tmp_path):
     # The first worker crashes on its first case; the next one meets a bug in a property's own
-    # code (tests/bug_in_flashcheck.py, which registers it: a command of its own). The run
-    # ends as an interrupted one does, keeping the crash: the summary, the --json result
-    # marked with flashcheck's error, then that error with its traceback, and exit 4.
-    impl, result_file, database = "tests.bug_in_flashcheck:attention", tmp_path / "result.json", tmp_path / "examples"
-    command = [sys.executable, "-m", "flashcheck.cli", "fuzz", "--impl", impl, "--property", "out_matches_reference",
-               "--property", "property_with_a_bug", "--budget", "300", "--seed", "1", "--device", "cpu",
-               "--workers", "1", "--database", str(database), "--json", str(result_file)]
-    environment = {**os.environ, "TRITON_INTERPRET": "1", misbehaving.CRASHED_MARKER: str(tmp_path / "crashed")}
-    run = subprocess.run(command, cwd=REPO, env=environment, capture_output=True, text=True, timeout=600)
-    assert run.returncode == EXIT_INTERNAL, run.stdout + run.stderr
-    result = json.loads(result_file.read_text())
+    # code. The run ends as an interrupted one does, keeping the crash: the summary, the
+    # --json result marked with flashcheck's error, then that error with its traceback, and exit 4.
+    run, result = fuzz_meeting_a_bug_in_flashcheck(
+        tmp_path, "out_matches_reference", "property_with_a_bug",
+        environment={misbehaving.CRASHED_MARKER: str(tmp_path / "crashed")})
     [crash] = result["failures"]
     assert crash["kind"] == "crash" and crash["property"] == "out_matches_reference" and crash["case"]
-    assert result["found"] and not result["interrupted"] and result["seconds"] < 300
-    assert "flashcheck's own code raised ValueError while checking property property_with_a_bug" \
-        in result["flashcheck_error"]
-    # The summary with the crash, then flashcheck's error with its traceback.
-    assert "cases in" in run.stdout and "crash of a worker process" in run.stdout and crash["replay"] in run.stdout
-    assert "flashcheck's own code failed" in run.stdout
-    assert f"a bug in flashcheck, not a finding about {impl}" in run.stderr
-    assert "Traceback (most recent call last)" in run.stderr
-    assert "ValueError: a bug in this property's own code" in run.stderr
+    assert "while checking property property_with_a_bug" in result["flashcheck_error"]
+    assert "crash of a worker process" in run.stdout and crash["replay"] in run.stdout
     # The crash is kept for the next run, as any crash is.
-    stored = json.loads((crash_store.database_folder(database, impl) / crash_store.FILE_NAME).read_text())
+    stored = json.loads((crash_store.database_folder(tmp_path / "examples", BUG_IN_FLASHCHECK)
+                         / crash_store.FILE_NAME).read_text())
     assert [(entry["property"], entry["case"]) for entry in stored] == [("out_matches_reference", crash["case"])]
+
+
+@needs_interpreter_numpy
+def test_an_error_of_flashchecks_own_code_while_a_failure_is_shrunk_reports_the_failure_as_drawn(tmp_path):
+    run, result = fuzz_meeting_a_bug_in_flashcheck(tmp_path, "property_failing_then_with_a_bug")
+    [failure] = result["failures"]
+    assert failure["kind"] == "property" and failure["shrunk"] is False and "planted" in failure["evidence"]
+    assert "counterexample (as drawn, not shrunk)" in run.stdout and failure["replay"] in run.stdout
 
 
 def test_an_implementation_that_fails_to_load_in_the_worker_is_a_usage_error(tmp_path, capsys):

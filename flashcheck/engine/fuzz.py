@@ -189,7 +189,8 @@ def fuzz_in_process(
     ``not_applicable``); ``KnownDivergenceSeen`` the first time a property the implementation
     declares a known divergence fails (a divergence of the whole property drops it from the
     run); ``Found`` at the first failure, before shrinking; ``Counterexample`` with the
-    failure the run ends with. A worker process forwards them to its parent as they are.
+    failure the run ends with. A worker process forwards them to its parent as they are, a
+    passed case with the times its clock measured added.
 
     Three hooks act inside the engine, at fixed points of each case, and are not events:
     events report what happened and could be handled anywhere, later, in another process;

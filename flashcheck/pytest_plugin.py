@@ -43,16 +43,16 @@ Timing matters, so the work is spread over the hooks by when it must happen:
 - :func:`pytest_configure` checks the explicitly chosen implementations, so that a wrong
   name stops the run before any test.
 
-**GPU pinning under pytest-xdist.** Worker ``gwN`` on a machine with ``count > 1`` visible
-GPUs takes GPU ``N mod count`` (:func:`worker_gpu`), so ``pytest -n <GPUs>`` gives each
-worker a GPU of its own. The pin is made by narrowing ``CUDA_VISIBLE_DEVICES`` to that one
-GPU before CUDA is initialised in the worker (:mod:`flashcheck.engine.placement`, as for the
-fuzzer's and corpus runs' workers): the worker then sees it as ``cuda:0``, and
-so does every process it spawns (the fuzzer's isolated workers, compiler subprocesses),
-where ``torch.cuda.set_device`` would pin this process only and leave code that names
-``cuda:0`` on the first GPU. The GPUs are counted through NVML, which does not
-initialise CUDA; where NVML cannot count them, the worker falls back to
-``torch.cuda.set_device``. Each worker reports its GPU; the controller lists them at the
+**GPU pinning under pytest-xdist.** Worker ``gwN`` on a machine with ``count`` visible GPUs
+takes GPU ``N mod count`` (:func:`flashcheck.engine.placement.worker_pin`), so ``pytest -n
+<GPUs>`` gives each worker a GPU of its own. The pin is made by narrowing
+``CUDA_VISIBLE_DEVICES`` to that one GPU before CUDA is initialised in the worker
+(:func:`flashcheck.engine.placement.pin_this_process`, as for the fuzzer's and corpus runs'
+workers): the worker then sees it as ``cuda:0``, and so does every process it spawns (the
+fuzzer's isolated workers, compiler subprocesses). The GPUs are counted from
+``CUDA_VISIBLE_DEVICES`` or through NVML, neither of which initialises CUDA; where NVML cannot
+count them, the worker stays on the GPUs it sees (:mod:`flashcheck.engine.placement` says
+why no other pin would do). Each worker reports its GPU; the controller lists them at the
 end of the run ("flashcheck devices").
 """
 
@@ -201,40 +201,23 @@ def _load_hypothesis_profile(state: _State, name: str | None) -> None:
 _WORKER_ID = re.compile(r"gw(\d+)")
 
 
-def worker_gpu(worker_id: str | None, device_count: int) -> int | None:
-    """The GPU index (among the visible ones) that xdist worker ``worker_id`` should use.
-
-    ``"gwN"`` with ``device_count > 1`` GPUs gets ``N mod device_count``: workers spread
-    round-robin, so ``-n <device_count>`` gives each its own. None (leave the device alone)
-    outside xdist (``worker_id`` None or not ``gwN``, e.g. ``"master"``) and with fewer
-    than two GPUs.
-    """
-    if not isinstance(device_count, int) or isinstance(device_count, bool) or device_count < 0:
-        raise ValueError(f"device_count: expected a non-negative int, got {device_count!r}")
+def xdist_worker_number(worker_id: str | None) -> int | None:
+    """The number ``N`` of pytest-xdist worker ``"gwN"``; None outside xdist (``worker_id``
+    None or not ``gwN``, e.g. ``"master"``)."""
     match = _WORKER_ID.fullmatch(worker_id or "")
-    if match is None or device_count < 2:
-        return None
-    return placement.gpu_for_worker(int(match.group(1)), device_count)
+    return None if match is None else int(match.group(1))
 
 
 def _pin_xdist_worker(worker_id: str | None) -> None:
-    """Pin this process to its GPU if it is an xdist worker on a machine with several."""
-    if _WORKER_ID.fullmatch(worker_id or "") is None:
+    """Pin this process to its GPU if it is an xdist worker: worker ``gwN`` takes visible GPU
+    ``N mod count`` (:mod:`flashcheck.engine.placement`), the GPUs counted without initialising
+    CUDA; where they cannot be counted so, the worker stays on the GPUs it sees."""
+    number = xdist_worker_number(worker_id)
+    if number is None:
         return
-    import torch
-
-    if not torch.backends.cuda.is_built():
-        return
-    # NVML counts without initialising CUDA; CUDA_VISIBLE_DEVICES only acts before that.
-    count = getattr(torch.cuda, "_device_count_nvml", lambda: -1)()
-    if count >= 0:
-        gpu = worker_gpu(worker_id, count)
-        if gpu is not None:
-            os.environ.update(placement.pin_environment(gpu, os.environ.get(placement.VISIBLE_DEVICES)))
-        return
-    gpu = worker_gpu(worker_id, torch.cuda.device_count())
-    if gpu is not None:
-        torch.cuda.set_device(gpu)  # this process only: NVML could not count the GPUs
+    gpus = placement.gpus_before_cuda()
+    if gpus is not None:
+        placement.pin_this_process(placement.worker_pin(number, gpus))
 
 
 # -- configure: markers, implementations ------------------------------------------------------

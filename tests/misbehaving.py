@@ -145,3 +145,21 @@ def _fail_slowly():
 #: Raises on every case with more than one query, and shrinks slowly: a failure found at
 #: once and still being shrunk seconds later.
 shrinks_slowly = _misbehaving(_fail_slowly)
+
+
+#: Environment variable naming the file :data:`crashes_once` creates before it crashes.
+CRASHED_MARKER = "FLASHCHECK_TEST_CRASHED_MARKER"
+
+
+def crashes_once(q, k, v, **kwargs):
+    """Aborts its process at its first call of a run, which creates the file
+    :data:`CRASHED_MARKER` names, and is correct at every call after it (without the variable,
+    always): one crash, after which a fresh worker goes on."""
+    marker = os.environ.get(CRASHED_MARKER)
+    if marker and not os.path.exists(marker):
+        open(marker, "a").close()
+        os.abort()
+    return buggy.correct(q, k, v, **kwargs)
+
+
+crashes_once.flashcheck_features = FEATURES

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
+import sys
 
 import pytest
 
@@ -14,7 +16,7 @@ from flashcheck.cli.commands import EXIT_FOUND, EXIT_INTERNAL, EXIT_OK, EXIT_UNC
 from flashcheck.properties import PROPERTIES
 from flashcheck.properties.registry import Property
 from tests import buggy, stubs
-from tests.cli_process import flashcheck
+from tests.cli_process import REPO, flashcheck, needs_interpreter_numpy
 
 MASKED_CASE = "batch=1 seqlen_q=4 seqlen_k=6 heads=1 kv_heads=1 head_dim=8 dtype=float32 seed=3 mask=random:0.5"
 PLAIN_CASE = "batch=1 seqlen_q=4 seqlen_k=6 heads=1 kv_heads=1 head_dim=8 dtype=float32 seed=3"
@@ -212,6 +214,20 @@ def test_check_with_a_case_timeout_reaches_the_verdict_it_reaches_in_this_proces
     out = capsys.readouterr().out
     assert "property out_matches_reference ended the process with a fatal error for tests.misbehaving:fatal_cuda_error" in out
     assert "CUDA error: an illegal memory access" in out
+
+
+@needs_interpreter_numpy
+def test_check_with_a_case_timeout_reports_an_error_of_flashchecks_own_code_as_flashchecks():
+    # The property is registered by the module --impl names (tests/bug_in_flashcheck.py), in
+    # the command's process and its worker's: a command of its own.
+    command = [sys.executable, "-m", "flashcheck.cli", "check", "--impl", "tests.bug_in_flashcheck:attention",
+               "--property", "property_with_a_bug", "--case", TWO_QUERIES, "--device", "cpu", "--case-timeout", "60"]
+    run = subprocess.run(command, cwd=REPO, env={**os.environ, "TRITON_INTERPRET": "1"}, capture_output=True,
+                         text=True, timeout=300)
+    assert run.returncode == EXIT_INTERNAL, run.stdout + run.stderr
+    assert "failed for" not in run.stdout, "not a finding about the implementation"
+    assert "flashcheck's own code raised ValueError while checking property property_with_a_bug" in run.stderr
+    assert "Traceback (most recent call last)" in run.stderr
 
 
 @pytest.mark.parametrize("impl, prop, case, message", [

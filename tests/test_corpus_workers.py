@@ -81,19 +81,19 @@ def test_with_several_gpus_each_worker_is_pinned_through_cuda_visible_devices_in
     counter = multiprocessing.get_context("spawn").Value("i", 0)
     pinned = []
     for _ in range(4):  # four workers starting, each running the initialiser once
-        corpus_workers._start_worker(counter, 3, "4,6,7")
+        corpus_workers._start_worker(counter, ["4", "6", "7"])
         pinned.append(os.environ["CUDA_VISIBLE_DEVICES"])
     assert pinned == ["4", "6", "7", "4"]
 
 
-def test_with_one_gpu_the_workers_keep_the_environment_they_inherit(monkeypatch):
+def test_with_one_gpu_every_worker_is_pinned_to_it_and_without_one_the_environment_is_left_alone(monkeypatch):
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "5")
     counter = multiprocessing.get_context("spawn").Value("i", 0)
-    corpus_workers._start_worker(counter, 1, "5")
-    corpus_workers._start_worker(counter, 1, "5")
+    corpus_workers._start_worker(counter, ["5"])
+    corpus_workers._start_worker(counter, ["5"])
     assert os.environ["CUDA_VISIBLE_DEVICES"] == "5"
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES")
-    corpus_workers._start_worker(counter, 0, None)  # on the CPU
+    corpus_workers._start_worker(counter, [])  # on the CPU
     assert "CUDA_VISIBLE_DEVICES" not in os.environ
 
 

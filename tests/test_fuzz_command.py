@@ -27,7 +27,7 @@ import torch
 from hypothesis import settings
 
 from flashcheck import case_sizes, protocol
-from flashcheck.engine import fuzz_console, fuzz_workers
+from flashcheck.engine import crash_store, fuzz_console, fuzz_events, fuzz_workers
 from flashcheck.case import Case
 from flashcheck.engine import fuzz as fuzz_engine
 from flashcheck.properties import PROPERTIES
@@ -35,7 +35,15 @@ from flashcheck.properties.registry import Property
 from flashcheck.engine.verdict import FlashcheckError, Outcome, decide
 from tests import buggy, misbehaving, stubs
 from tests.cli_process import REPO, flashcheck, needs_interpreter_numpy
-from flashcheck.cli.commands import EXIT_FOUND, EXIT_OK, EXIT_UNCHECKED, EXIT_USAGE
+from flashcheck.cli.commands import EXIT_FOUND, EXIT_INTERNAL, EXIT_OK, EXIT_UNCHECKED, EXIT_USAGE
+
+
+def on(event_type, handle):
+    """An ``on_event`` hook for the in-process engine that hands ``handle`` the events of ``event_type``."""
+    def on_event(event):
+        if isinstance(event, event_type):
+            handle(event)
+    return on_event
 
 
 def fuzz(tmp_path, impl, *extra, budget=8):
@@ -86,7 +94,7 @@ def test_every_property_takes_its_turn_and_the_reference_comparisons_every_third
     result = fuzz_engine.fuzz_in_process(
         buggy.correct, impl_name="tests.buggy:correct", budget=60, device="cpu",
         sizes=case_sizes.choose("interpreter"), seed=3,
-        on_case=lambda prop, case: turns.append(prop),
+        on_event=on(fuzz_events.Passed, lambda event: turns.append(event.property)),
         should_stop=lambda: set(turns) == set(drawable),
     )
     # A property measurable on CUDA only takes no turn on the CPU: it is not applicable there,
@@ -116,7 +124,8 @@ def first_cases(seed, count, properties=("out_matches_reference",), **options):
     fuzz_engine.fuzz_in_process(
         buggy.correct, impl_name="tests.buggy:correct", budget=60, device="cpu",
         sizes=case_sizes.choose("interpreter"), seed=seed, properties=list(properties),
-        on_case=lambda prop, case: cases.append((prop, case.spec())), should_stop=lambda: len(cases) >= count,
+        on_event=on(fuzz_events.Passed, lambda event: cases.append((event.property, event.case))),
+        should_stop=lambda: len(cases) >= count,
         **options,
     )
     return cases
@@ -140,7 +149,8 @@ def test_fuzzed_cases_cover_every_dtype_of_the_profile_in_proportion():
     fuzz_engine.fuzz_in_process(
         buggy.correct, impl_name="tests.buggy:correct", budget=120, device="cpu", sizes=sizes, seed=5,
         properties=["out_matches_reference", "grads_match_reference"],
-        on_case=lambda prop, case: drawn.append((prop, case)), should_stop=lambda: len(drawn) >= 60,
+        on_event=on(fuzz_events.Passed, lambda event: drawn.append((event.property, Case.from_spec(event.case)))),
+        should_stop=lambda: len(drawn) >= 60,
     )
     simplest = {prop: case for prop, case in reversed(drawn)}  # each property's first case
     fuzzed = [case for prop, case in drawn if case != simplest[prop]]
@@ -217,7 +227,7 @@ def test_with_no_shrink_time_the_failure_is_reported_as_drawn():
         result = fuzz_engine.fuzz_in_process(
             buggy.additive_mask, impl_name="tests.buggy:additive_mask", budget=120, device="cpu",
             sizes=case_sizes.choose("interpreter"), seed=1, properties=["out_matches_reference"],
-            on_found=lambda failure: found.append(failure.case.spec()), shrink_time=shrink_time,
+            on_event=on(fuzz_events.Found, lambda event: found.append(event.failure.case)), shrink_time=shrink_time,
         )
         return result.failures[0].case, found[0]
 
@@ -477,7 +487,8 @@ def test_the_engine_leaves_a_declared_property_out_before_drawing_a_case_for_it(
                                          sizes=case_sizes.choose("interpreter"), seed=1,
                                          properties=["empty_rows_exact", "out_matches_reference"],
                                          before_case=lambda prop, case: seen.append(prop),
-                                         on_not_applicable=lambda prop, reason: seen.append((prop, reason)))
+                                         on_event=on(fuzz_events.NotApplicable,
+                                                     lambda event: seen.append((event.property, event.reason))))
     assert seen[0] == ("empty_rows_exact", f"{fuzz_engine.DECLARED}: {stubs.SQUARE_CAUSAL_ONLY}")
     assert "empty_rows_exact" not in seen and result.by_property["out_matches_reference"] > 0
 
@@ -523,9 +534,63 @@ def test_an_error_of_flashchecks_own_code_ends_the_run_as_flashchecks_never_as_a
     with pytest.raises(FlashcheckError, match="a bug in flashcheck, not a finding about tests.buggy:correct") as raised:
         fuzz_engine.fuzz_in_process(buggy.correct, impl_name="tests.buggy:correct", budget=30, device="cpu",
                         sizes=case_sizes.choose("interpreter"), seed=1, properties=["property_with_a_bug"],
-                        on_declined=lambda *declined_case: declined.append(declined_case))
+                        on_event=on(fuzz_events.Declined, declined.append))
     assert raised.value.original is error and "Traceback" in str(raised.value)
     assert declined == []
+
+
+#: The implementation and properties of tests/bug_in_flashcheck.py, which registers them when
+#: imported: in a command of its own only.
+BUG_IN_FLASHCHECK = "tests.bug_in_flashcheck:attention"
+
+
+def fuzz_meeting_a_bug_in_flashcheck(tmp_path, *properties, environment=()):
+    """Run ``flashcheck fuzz`` on :data:`BUG_IN_FLASHCHECK` with ``properties`` in a process of
+    its own (seed 1, one worker); return the finished process and the JSON result."""
+    result_file = tmp_path / "result.json"
+    command = [sys.executable, "-m", "flashcheck.cli", "fuzz", "--impl", BUG_IN_FLASHCHECK, "--budget", "300",
+               "--seed", "1", "--device", "cpu", "--workers", "1", "--database", str(tmp_path / "examples"),
+               "--json", str(result_file)]
+    for name in properties:
+        command += ["--property", name]
+    run = subprocess.run(command, cwd=REPO, env={**os.environ, "TRITON_INTERPRET": "1", **dict(environment)},
+                         capture_output=True, text=True, timeout=600)
+    assert run.returncode == EXIT_INTERNAL, run.stdout + run.stderr
+    # The summary first, then flashcheck's error with its traceback.
+    assert "cases in" in run.stdout and "flashcheck's own code failed" in run.stdout
+    assert f"a bug in flashcheck, not a finding about {BUG_IN_FLASHCHECK}" in run.stderr
+    assert "Traceback (most recent call last)" in run.stderr
+    assert "ValueError: a bug in this property's own code" in run.stderr
+    result = json.loads(result_file.read_text())
+    assert result["found"] and not result["interrupted"] and result["seconds"] < 300
+    assert "flashcheck's own code raised ValueError" in result["flashcheck_error"]
+    return run, result
+
+
+@needs_interpreter_numpy
+def test_an_error_of_flashchecks_own_code_in_a_worker_ends_the_run_keeping_what_it_found_and_exits_4(tmp_path):
+    # The first worker crashes on its first case; the next one meets a bug in a property's own
+    # code. The run ends as an interrupted one does, keeping the crash: the summary, the
+    # --json result marked with flashcheck's error, then that error with its traceback, and exit 4.
+    run, result = fuzz_meeting_a_bug_in_flashcheck(
+        tmp_path, "out_matches_reference", "property_with_a_bug",
+        environment={misbehaving.CRASHED_MARKER: str(tmp_path / "crashed")})
+    [crash] = result["failures"]
+    assert crash["kind"] == "crash" and crash["property"] == "out_matches_reference" and crash["case"]
+    assert "while checking property property_with_a_bug" in result["flashcheck_error"]
+    assert "crash of a worker process" in run.stdout and crash["replay"] in run.stdout
+    # The crash is kept for the next run, as any crash is.
+    stored = json.loads((crash_store.database_folder(tmp_path / "examples", BUG_IN_FLASHCHECK)
+                         / crash_store.FILE_NAME).read_text())
+    assert [(entry["property"], entry["case"]) for entry in stored] == [("out_matches_reference", crash["case"])]
+
+
+@needs_interpreter_numpy
+def test_an_error_of_flashchecks_own_code_while_a_failure_is_shrunk_reports_the_failure_as_drawn(tmp_path):
+    run, result = fuzz_meeting_a_bug_in_flashcheck(tmp_path, "property_failing_then_with_a_bug")
+    [failure] = result["failures"]
+    assert failure["kind"] == "property" and failure["shrunk"] is False and "planted" in failure["evidence"]
+    assert "counterexample (as drawn, not shrunk)" in run.stdout and failure["replay"] in run.stdout
 
 
 def test_an_implementation_that_fails_to_load_in_the_worker_is_a_usage_error(tmp_path, capsys):
@@ -788,7 +853,7 @@ def test_a_stored_crash_that_now_fails_a_property_is_reported_as_stored_not_as_s
 def test_replay_only_with_nothing_stored_says_so_and_is_no_confirmed_fix(tmp_path, capsys):
     status, result = fuzz(tmp_path, "tests.buggy:correct", "--replay-only", budget=30)
     assert status == EXIT_USAGE and result is None
-    database = fuzz_workers.database_folder(tmp_path / "examples", "tests.buggy:correct")
+    database = crash_store.database_folder(tmp_path / "examples", "tests.buggy:correct")
     assert f"nothing stored to replay in {database}" in capsys.readouterr().err
     # Examples stored under no key of the chosen properties: found only by replaying, and still no fix confirmed.
     (database / "0123456789abcdef").mkdir(parents=True)

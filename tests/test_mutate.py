@@ -12,7 +12,7 @@ import sys
 import pytest
 
 from flashcheck import peers
-from flashcheck.engine import fuzz_workers, placement
+from flashcheck.engine import crash_store, fuzz_workers, placement
 from flashcheck.mutation import mutants
 from flashcheck.kernels import interface, mutations
 from tests.cli_process import flashcheck, needs_interpreter_numpy
@@ -126,7 +126,7 @@ def test_a_hang_on_a_case_is_a_kill_only_when_the_original_runs_that_case(
 
     def command(impl, settings, json_path, database):
         if impl.endswith(":original"):
-            stored = json.loads((fuzz_workers.database_folder(database, impl) / "crashes.json").read_text())
+            stored = json.loads((crash_store.database_folder(database, impl) / "crashes.json").read_text())
             replays.append((stored, settings.properties, settings.case_timeout))
             result, status = original_result, original_status
             # The replay compiles from scratch, as the mutant did: any other exit is a crash.
@@ -157,7 +157,7 @@ def test_a_fatal_error_on_a_case_is_confirmed_on_the_original_as_a_crash_is(monk
 
     def command(impl, settings, json_path, database):
         if impl.endswith(":original"):
-            replayed.append(json.loads((fuzz_workers.database_folder(database, impl) / "crashes.json").read_text()))
+            replayed.append(json.loads((crash_store.database_folder(database, impl) / "crashes.json").read_text()))
             result, status = {"found": False, "cases": 1, "failures": []}, 0
         else:
             result, status = {"found": True, "cases": 4, "seconds": 9.0, "failures": [fatal]}, 1

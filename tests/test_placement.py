@@ -3,6 +3,9 @@ each takes, the environment that pins it there, and the line that names its devi
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+import textwrap
 import types
 
 import pytest
@@ -96,26 +99,89 @@ def test_a_bad_worker_or_gpu_count_raises_naming_it(worker, count, named):
         placement.gpu_for_worker(worker, count)
 
 
-# -- the environment that pins a worker ----------------------------------------------------------
+# -- each worker's pin ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("gpu, visible, expected", [
-    (1, None, "1"), (0, "", "0"),  # the parent has no list: the GPU's index
-    (1, "4,6", "6"), (0, " GPU-ab12 , GPU-cd34", "GPU-ab12"),  # the parent's entry, index or UUID
+@pytest.mark.parametrize("visible, count, expected", [
+    (None, 2, ["0", "1", "0"]), ("", 1, ["0", "0", "0"]),  # the parent has no list: the GPUs' indices
+    ("4,6", 2, ["4", "6", "4"]), (" GPU-ab12 , GPU-cd34", 2, ["GPU-ab12", "GPU-cd34", "GPU-ab12"]),  # its entries
 ])
-def test_a_worker_is_pinned_to_its_entry_of_the_parents_cuda_visible_devices(gpu, visible, expected):
-    assert placement.pin_environment(gpu, visible) == {"CUDA_VISIBLE_DEVICES": expected}
+def test_each_worker_is_pinned_to_its_entry_of_the_parents_visible_gpus_round_robin(monkeypatch, visible, count,
+                                                                                  expected):
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: count)
+    if visible is None:
+        monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    else:
+        monkeypatch.setenv("CUDA_VISIBLE_DEVICES", visible)
+    assert placement.worker_pins(3) == expected
 
 
-def test_a_gpu_beyond_the_parents_list_raises_naming_it():
-    with pytest.raises(ValueError, match="^gpu: expected an index below the 2 entries of '4,6', got 2"):
-        placement.pin_environment(2, "4,6")
+def test_one_gpu_pins_every_worker_to_it_and_none_pins_none():
+    assert placement.worker_pins(3, ["5"]) == ["5", "5", "5"]
+    assert placement.worker_pins(2, []) == [None, None]
+    assert placement.worker_pins(0, ["0", "1"]) == []
 
 
-@pytest.mark.parametrize("gpu", [-1, "1", None])
-def test_a_gpu_that_is_not_an_index_raises_naming_it(gpu):
-    with pytest.raises(ValueError, match="^gpu: "):
-        placement.pin_environment(gpu, None)
+@pytest.mark.parametrize("worker, gpus, expected", [(0, ["4", "6"], "4"), (7, ["0", "1", "2", "3"], "3"),
+                                                    (13, [str(i) for i in range(8)], "5"), (2, [], None)])
+def test_a_worker_knowing_only_its_number_finds_the_same_pin(worker, gpus, expected):
+    assert placement.worker_pin(worker, gpus) == expected == placement.worker_pins(worker + 1, gpus)[worker]
+
+
+@pytest.mark.parametrize("call, named", [
+    (lambda: placement.worker_pin(-1, ["0"]), "worker"), (lambda: placement.worker_pin("0", ["0"]), "worker"),
+    (lambda: placement.worker_pins(-1, ["0"]), "workers"), (lambda: placement.worker_pins(None, ["0"]), "workers"),
+])
+def test_a_bad_worker_number_or_count_raises_naming_it(call, named):
+    with pytest.raises(ValueError, match=f"^{named}: expected an int"):
+        call()
+
+
+# -- pinning this process ------------------------------------------------------------------------
+
+
+def test_a_pin_sets_cuda_visible_devices_before_cuda_is_initialised(monkeypatch):
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "4,6")
+    monkeypatch.setattr(torch.cuda, "is_initialized", lambda: False)
+    assert placement.pin_this_process("6") is True
+    assert os.environ["CUDA_VISIBLE_DEVICES"] == "6"
+    assert placement.pin_this_process(None) is True  # nothing to pin: the environment as it was
+    assert os.environ["CUDA_VISIBLE_DEVICES"] == "6"
+
+
+def test_a_pin_after_cuda_was_initialised_pins_only_the_processes_started_later_and_says_so(monkeypatch):
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    monkeypatch.setattr(torch.cuda, "is_initialized", lambda: True)
+    monkeypatch.setattr(torch.cuda, "set_device", lambda device: pytest.fail("set_device pins nothing but this process"))
+    assert placement.pin_this_process("1") is False
+    assert os.environ["CUDA_VISIBLE_DEVICES"] == "1"
+
+
+def test_a_process_about_to_pin_itself_counts_the_gpus_without_initialising_cuda(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: pytest.fail("CUDA's runtime initialises CUDA"))
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "4, 6")
+    assert placement.gpus_before_cuda() == ["4", "6"]
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES")
+    monkeypatch.setattr(torch.backends.cuda, "is_built", lambda: True)
+    monkeypatch.setattr(torch.cuda, "_device_count_nvml", lambda: 3, raising=False)
+    assert placement.gpus_before_cuda() == ["0", "1", "2"]
+    monkeypatch.setattr(torch.cuda, "_device_count_nvml", lambda: -1, raising=False)  # NVML cannot count them
+    assert placement.gpus_before_cuda() is None
+    monkeypatch.setattr(torch.backends.cuda, "is_built", lambda: False)
+    assert placement.gpus_before_cuda() == []
+
+
+def test_a_spawned_worker_pins_itself_before_anything_asks_torch_about_cuda():
+    # The fuzzer's worker pins itself first thing; importing its module, placement included,
+    # asks nothing about CUDA, and neither does the pin.
+    code = textwrap.dedent("""
+        import os, sys
+        from flashcheck.engine import fuzz_worker, placement
+        print(placement.pin_this_process("3"), os.environ["CUDA_VISIBLE_DEVICES"], "torch" in sys.modules)
+    """)
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split() == ["True", "3", "False"]
 
 
 # -- the device a worker reports ------------------------------------------------------------------

@@ -10,6 +10,7 @@ suite run to a couple of properties, so that the whole module takes seconds.
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 import torch
@@ -17,7 +18,8 @@ from hypothesis import settings
 
 import flashcheck.property_suite  # noqa: F401  (see below)
 from flashcheck import hypothesis_profiles
-from flashcheck.pytest_plugin import worker_gpu
+from flashcheck.engine import placement
+from flashcheck.pytest_plugin import _pin_xdist_worker, xdist_worker_number
 
 pytest_plugins = ["pytester"]
 
@@ -423,26 +425,28 @@ def test_without_cuda_triton_interpret_is_set_before_conftests_are_imported(pyte
 # -- GPU pinning under xdist -----------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    "worker_id, count, expected",
-    [
-        ("gw0", 2, 0), ("gw1", 2, 1), ("gw2", 2, 0), ("gw7", 4, 3), ("gw13", 8, 5),
-        ("gw1", 1, None), ("gw1", 0, None),  # one GPU or none: nothing to spread over
-        (None, 4, None), ("master", 4, None), ("gwx", 4, None),  # not an xdist worker
-    ],
-)
-def test_workers_map_round_robin_onto_the_gpus(worker_id, count, expected):
-    assert worker_gpu(worker_id, count) == expected
+@pytest.mark.parametrize("worker_id, expected", [
+    ("gw0", 0), ("gw7", 7), ("gw13", 13),
+    (None, None), ("master", None), ("gwx", None), ("gw", None),  # not an xdist worker
+])
+def test_an_xdist_worker_is_known_by_its_number(worker_id, expected):
+    assert xdist_worker_number(worker_id) == expected
 
 
-def test_every_gpu_gets_one_worker_when_there_are_as_many_workers_as_gpus():
-    for count in range(2, 9):
-        assert sorted(worker_gpu(f"gw{n}", count) for n in range(count)) == list(range(count))
+@pytest.mark.parametrize("worker_id, gpus, expected", [
+    ("gw0", ["4", "6"], "4"), ("gw1", ["4", "6"], "6"), ("gw2", ["4", "6"], "4"),  # round-robin
+    ("gw3", ["GPU-ab12"], "GPU-ab12"),  # one GPU: every worker on it
+    ("gw1", [], "unpinned"), ("master", ["4", "6"], "unpinned"),  # no GPU; not an xdist worker
+    ("gw1", None, "unpinned"),  # NVML cannot count the GPUs: no pin, and no set_device either
+])
+def test_an_xdist_worker_pins_itself_through_placement(monkeypatch, worker_id, gpus, expected):
+    import torch
+
+    monkeypatch.setattr(placement, "gpus_before_cuda", lambda: gpus)
+    monkeypatch.setattr(torch.cuda, "set_device", lambda device: pytest.fail("set_device pins this process only"))
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "unpinned")
+    _pin_xdist_worker(worker_id)
+    assert os.environ["CUDA_VISIBLE_DEVICES"] == expected
 
 
-def test_worker_gpu_validates_the_count():
-    with pytest.raises(ValueError, match="device_count"):
-        worker_gpu("gw0", -1)
-
-
-# The environment that pins a worker to its GPU: tests/test_placement.py.
+# Which GPU each worker takes and how a process pins itself: tests/test_placement.py.

@@ -4,8 +4,13 @@
   place where a pass, a decline, a known divergence, a failure or a fatal error is decided;
 - :mod:`flashcheck.engine.fuzz`: the in-process fuzzer, properties taking turns on cases
   hypothesis draws until a time budget is spent;
+- :mod:`flashcheck.engine.fuzz_events`: what a fuzzing run reports as it goes, one type per
+  event, in process and from a worker process to its parent alike;
 - :mod:`flashcheck.engine.fuzz_workers`: fuzzing in spawned worker processes, where a crash or
-  a hang is a finding, and the crash store that replays them;
+  a hang is a finding: the parent's side;
+- :mod:`flashcheck.engine.fuzz_worker`: what runs inside one of those worker processes;
+- :mod:`flashcheck.engine.crash_store`: the example database folders and the crash store that
+  replays crashes and hangs first in the next run;
 - :mod:`flashcheck.engine.placement`: how many worker processes, and which GPU each takes;
 - :mod:`flashcheck.engine.compile_clock`: a case's time compiling Triton kernels, told apart
   from its running time;

@@ -27,6 +27,7 @@ from flashcheck.case import Case
 from flashcheck.compare import PropertyFailure
 from flashcheck.properties import PROPERTIES
 from flashcheck.properties.registry import Property
+from flashcheck.engine import fuzz_events
 from flashcheck.engine.verdict import Outcome, StopRunning, Verdict, decide
 # The result types, in a module of their own that imports neither torch nor hypothesis.
 from flashcheck.engine.fuzz_result import PACE_SPAN, Failure, FuzzResult  # noqa: F401  (part of this module's interface)
@@ -166,14 +167,9 @@ def fuzz_in_process(
     seed: int | None = None,
     database: str | None = None,
     properties: list[str] | None = None,
-    on_case: Callable[[str, Case], None] | None = None,
+    on_event: Callable[[fuzz_events.Event], None] | None = None,
     before_case: Callable[[str, Case], None] | None = None,
-    on_verdict: Callable[[Verdict], None] | None = None,
-    on_declined: Callable[[str, Case, str], None] | None = None,
-    on_found: Callable[[PropertyFailure], None] | None = None,
-    on_known: Callable[[Failure], None] | None = None,
-    on_fatal: Callable[[Verdict], None] | None = None,
-    on_not_applicable: Callable[[str, str], None] | None = None,
+    after_case: Callable[[Verdict], None] | None = None,
     should_stop: Callable[[], bool] = lambda: False,
     shrink_time: float | None = None,
     replay_only: bool = False,
@@ -182,23 +178,32 @@ def fuzz_in_process(
     """Fuzz ``impl`` in this process for ``budget`` seconds; stop at the first failure,
     shrunk to a minimal case, or at the first fatal error, unshrunk.
 
-    Each case's verdict comes from :func:`flashcheck.engine.verdict.decide`. Hooks:
-    ``before_case(property, case)`` just before each call (the isolated fuzzer writes the
-    case to disk there); ``on_verdict(verdict)`` as soon as a case's verdict is known,
-    whatever it is; ``on_case(property, case)`` after each case checked and passed;
-    ``on_declined(property, case, reason)`` after each case the implementation declined;
-    ``on_found(failure)`` at the first failure, before shrinking; ``on_known(failure)``
-    when a property the implementation declares a known divergence fails (that property
-    is then dropped from the run); ``on_fatal(verdict)`` at a ``FATAL`` verdict, an error
-    after which the process cannot run further cases (the isolated worker exits there;
-    when the hook returns, the run ends with the fatal failure, unshrunk: shrinking would
-    run more cases on a dead CUDA context); ``on_not_applicable(property, reason)`` for
-    each chosen property that cannot run on this implementation (its features exclude
-    it, the implementation declares it not applicable, or no drawn case is one it applies
-    to: it is then dropped, and listed in ``not_applicable``); ``should_stop()``, polled
-    before each case. Shrinking stops at the budget's end or ``shrink_time`` seconds after
-    the first failure, whichever comes first; the smallest failing case found by then is
-    the counterexample.
+    Each case's verdict comes from :func:`flashcheck.engine.verdict.decide`.
+
+    What happens is reported through ``on_event(event)``, one event of
+    :mod:`flashcheck.engine.fuzz_events` each: :class:`~flashcheck.engine.fuzz_events.Passed`
+    after each case checked and passed; ``Declined`` after each case the implementation
+    declined; ``NotApplicable`` for each chosen property that cannot run on this
+    implementation (its features exclude it, the implementation declares it not applicable,
+    or no drawn case is one it applies to: it is then dropped, and listed in
+    ``not_applicable``); ``KnownDivergenceSeen`` the first time a property the implementation
+    declares a known divergence fails (a divergence of the whole property drops it from the
+    run); ``Found`` at the first failure, before shrinking; ``Counterexample`` with the
+    failure the run ends with. A worker process forwards them to its parent as they are, a
+    passed case with the times its clock measured added.
+
+    Three hooks act inside the engine, at fixed points of each case, and are not events:
+    events report what happened and could be handled anywhere, later, in another process;
+    these must run here and now. ``before_case(property, case)`` just before each call into
+    the implementation (a worker writes the case to disk there, so that a crash during the
+    call leaves it behind); ``after_case(verdict)`` as soon as a case's verdict is known,
+    whatever it is, before the engine acts on it (a worker stops its case clock there, and
+    at a ``FATAL`` verdict, an error after which the process cannot run further cases, it
+    exits there; when the hook returns from a ``FATAL`` verdict, the run ends with that
+    failure, unshrunk: shrinking would run more cases on a dead CUDA context);
+    ``should_stop()``, polled before each case, answers whether to stop. Shrinking stops at
+    the budget's end or ``shrink_time`` seconds after the first failure, whichever comes
+    first; the smallest failing case found by then is the counterexample.
     ``sizes``: the :class:`flashcheck.case_sizes.CaseSizes` to draw with, or a function
     giving them for each turn (a worker widening its compile focus,
     :class:`flashcheck.engine.focus.WideningFocus`).
@@ -212,174 +217,217 @@ def fuzz_in_process(
     on a case (a bug in flashcheck, not a finding), and ValueError when no chosen property
     applies to the implementation's features.
     """
-    features = protocol.features_of(impl, device)
-    chosen = [PROPERTIES[name] for name in properties] if properties else list(PROPERTIES.values())
-    result = FuzzResult()
+    return InProcessFuzzer(
+        impl, impl_name=impl_name, budget=budget, device=device, sizes=sizes, seed=seed, database=database,
+        properties=properties, on_event=on_event, before_case=before_case, after_case=after_case,
+        should_stop=should_stop, shrink_time=shrink_time, replay_only=replay_only,
+        simplest_run_elsewhere=simplest_run_elsewhere,
+    ).run()
 
-    def not_applicable(prop: Property, reason: str) -> None:
-        result.not_applicable[prop.name] = reason
-        if on_not_applicable is not None:
-            on_not_applicable(prop.name, reason)
 
-    for prop in chosen:
-        reason = not_applicable_because(prop, impl, device)
-        if reason is not None:
-            not_applicable(prop, reason)
-    chosen = [p for p in chosen if p.name not in result.not_applicable]
-    if not chosen:
-        raise ValueError(f"no property applies to {impl_name} with features {sorted(features)}")
-    # Properties take turns, a short hypothesis run each: every property is exercised within
-    # one cycle however short the budget (drawing the property at random left a third of
-    # them unexercised in short runs).
-    order = list(chosen)
-    shuffler = random.Random(seed)
-    # Each turn's hypothesis seed comes from a stream of the run's seed, not seed + turn:
-    # with that, --seed 2 replayed --seed 1's turns shifted by one.
-    round_seeds = random.Random(f"flashcheck fuzz rounds {seed}")
-    start = time.monotonic()
-    deadline = start + budget
-    # Failures seen so far, by (property, case spec): once time is up, these fail again at
-    # once and every other case passes, so hypothesis ends its shrink on the smallest
-    # failure seen and its final replay of it reproduces without running anything.
-    seen: dict[tuple[str, str], PropertyFailure] = {}
-    # Cases already run and passed: every hypothesis run starts from its simplest case,
-    # which would otherwise run again at each property's every turn.
-    passed: set[tuple[str, str]] = set()
-    stop_shrinking = [deadline]
+class InProcessFuzzer:
+    """One run of :func:`fuzz_in_process`, whose docstring is its specification: the
+    arguments, the properties still taking turns, the cases run so far, the clock and what
+    was found. :meth:`run` runs it, once."""
 
-    def out_of_time() -> bool:
-        return time.monotonic() > stop_shrinking[0] or should_stop()
+    def __init__(self, impl, *, impl_name: str, budget: float, device: str, sizes, seed: int | None,
+                 database: str | None, properties: list[str] | None,
+                 on_event: Callable[[fuzz_events.Event], None] | None,
+                 before_case: Callable[[str, Case], None] | None, after_case: Callable[[Verdict], None] | None,
+                 should_stop: Callable[[], bool], shrink_time: float | None, replay_only: bool,
+                 simplest_run_elsewhere: bool):
+        self.impl, self.impl_name, self.device, self.sizes = impl, impl_name, device, sizes
+        self.budget, self.seed, self.shrink_time = budget, seed, shrink_time
+        self.replay_only, self.simplest_run_elsewhere = replay_only, simplest_run_elsewhere
+        self.on_event, self.before_case, self.after_case, self.should_stop = (
+            on_event, before_case, after_case, should_stop)
+        self.features = protocol.features_of(impl, device)
+        self.chosen = [PROPERTIES[name] for name in properties] if properties else list(PROPERTIES.values())
+        self.examples = DirectoryBasedExampleDatabase(database) if database else None
+        self.result = FuzzResult()
+        #: The properties taking turns, in their order; one drops out when it turns out not
+        #: applicable or a known divergence of the whole property.
+        self.order: list[Property] = []
+        #: Failures seen so far, by (property, case spec): once time is up, these fail again at
+        #: once and every other case passes, so hypothesis ends its shrink on the smallest
+        #: failure seen and its final replay of it reproduces without running anything.
+        self.seen: dict[tuple[str, str], PropertyFailure] = {}
+        #: Cases already run and passed: every hypothesis run starts from its simplest case,
+        #: which would otherwise run again at each property's every turn.
+        self.passed: set[tuple[str, str]] = set()
+        #: Properties whose simplest case has been set aside for the process that runs it.
+        self.simplest_left_out: set[str] = set()
+        #: Whether the next example of the turn running now is its first drawn one.
+        self.first_drawn = False
+        #: When the run started, and when shrinking, and with it the run, stops: at the
+        #: budget's end, or earlier once the first failure has had ``shrink_time`` seconds.
+        self.start = self.stop_shrinking_at = 0.0  # set by run()
 
-    def run_case(prop: Property, case: Case) -> None:
-        key = (prop.name, case.spec())
-        if prop not in order:
-            return  # a known divergence already seen
-        if out_of_time():
-            if key in seen:
-                raise seen[key]
-            return
-        if key in passed:
-            return
-        if before_case is not None:
-            before_case(prop.name, case)
-        verdict = decide(prop, impl, case, device=device, impl_name=impl_name)
-        if on_verdict is not None:
-            on_verdict(verdict)
-        if verdict.outcome is Outcome.DECLINED:
-            # The adapter's documented way to decline a case inside its declared features
-            # that it cannot express (e.g. causal with Nq != Nk for SDPA's flash backend).
-            result.decline(prop.name, verdict.reason)
-            if on_declined is not None:
-                on_declined(prop.name, case, verdict.reason)
-            return
-        if verdict.outcome is Outcome.KNOWN:
-            _known_seen(prop, verdict)
-            return
-        if verdict.outcome is Outcome.FAILED:
-            _first_failure(verdict.failure)
-            raise verdict.failure
-        if verdict.outcome is Outcome.FATAL and on_fatal is not None:
-            on_fatal(verdict)
-        if verdict.outcome in (Outcome.FATAL, Outcome.FLASHCHECK_ERROR):
-            raise StopRunning(verdict)  # past hypothesis, which would shrink an Exception
-        passed.add(key)
-        result.count(prop.name, case_kinds(case))
-        result.seconds = time.monotonic() - start
-        if on_case is not None:
-            on_case(prop.name, case)
+    def run(self) -> FuzzResult:
+        for prop in self.chosen:
+            reason = not_applicable_because(prop, self.impl, self.device)
+            if reason is not None:
+                self.not_applicable(prop, reason)
+        self.order = [p for p in self.chosen if p.name not in self.result.not_applicable]
+        if not self.order:
+            raise ValueError(f"no property applies to {self.impl_name} with features {sorted(self.features)}")
+        self.start = time.monotonic()
+        self.stop_shrinking_at = self.start + self.budget
+        # Properties take turns, a short hypothesis run each: every property is exercised within
+        # one cycle however short the budget (drawing the property at random left a third of
+        # them unexercised in short runs).
+        shuffler = random.Random(self.seed)
+        # Each turn's hypothesis seed comes from a stream of the run's seed, not seed + turn:
+        # with that, --seed 2 replayed --seed 1's turns shifted by one.
+        round_seeds = random.Random(f"flashcheck fuzz rounds {self.seed}")
+        # First every property replays what the database kept (earlier failures), then fuzzing.
+        turns = [(prop, [Phase.reuse, Phase.shrink], self.seed) for prop in self.order]
+        while not self.out_of_time() and self.order:
+            if not turns:
+                if self.replay_only:
+                    break
+                for prop in cycle(self.order, shuffler):
+                    round_seed = None if self.seed is None else round_seeds.getrandbits(64)
+                    turns.append((prop, [Phase.generate, Phase.shrink], round_seed))
+            prop, phases, round_seed = turns.pop(0)
+            if prop in self.order and not self.take_turn(prop, phases, round_seed):  # else dropped since planned
+                break
+        self.result.seconds = time.monotonic() - self.start
+        return self.result
 
-    def _known_seen(prop, verdict):
-        # Declared: reported once per property. A whole-property divergence gives its turns
-        # to the others; one confined to some cases leaves the property in the rotation, where
-        # a failure on a case it does not cover is still a finding.
-        if prop.name not in {known.property for known in result.known}:
-            known = Failure.from_verdict(verdict)
-            result.known.append(known)
-            if on_known is not None:
-                on_known(known)
-        if protocol.known_divergences(impl)[prop.name].scoped:
-            passed.add((prop.name, verdict.case.spec()))
-        else:
-            order.remove(prop)
+    def take_turn(self, prop: Property, phases, round_seed) -> bool:
+        """One hypothesis run of ``prop``; False when the run ends with it (a failure found)."""
+        self.first_drawn = Phase.generate in phases
+        try:
+            self.hypothesis_test(prop, phases, round_seed)()
+        except unittest.SkipTest:
+            pass  # a replay with nothing stored for that property: hypothesis ran nothing
+        except StopRunning as stop:
+            if stop.verdict.outcome is Outcome.FLASHCHECK_ERROR:
+                raise stop.verdict.error from None
+            self.conclude(Failure.from_verdict(stop.verdict))
+            return False
+        except Unsatisfiable:
+            if self.seen:
+                raise
+            # Every case drawn was one the property does not apply to (its `applies`
+            # filter, e.g. cases that hide keys, with no band, mask or packing declared).
+            self.order.remove(prop)
+            self.not_applicable(prop, UNSATISFIABLE)
+        except Exception as error:
+            if not self.seen:
+                raise
+            # Hypothesis re-raises the smallest failure; anything else (a FlakyFailure when
+            # a racy implementation passed on replay) reports the last failure seen.
+            failure = error if isinstance(error, PropertyFailure) else list(self.seen.values())[-1]
+            self.conclude(Failure.from_property_failure(failure))
+            return False
+        return True
 
-    def _first_failure(failure):
-        if not seen:
-            if shrink_time is not None:
-                stop_shrinking[0] = min(deadline, time.monotonic() + shrink_time)
-            if on_found is not None:
-                on_found(failure)
-        seen[failure.property_name, failure.case.spec()] = failure
-
-    examples = DirectoryBasedExampleDatabase(database) if database else None
-
-    # Properties whose simplest case has been set aside for the process that runs it.
-    simplest_left_out: set[str] = set()
-
-    def hypothesis_run(prop: Property, phases, round_seed):
-        first_drawn = [Phase.generate in phases]
+    def hypothesis_test(self, prop: Property, phases, round_seed):
+        """The ``@given`` test of one turn of ``prop``: a fresh hypothesis run of
+        :data:`ROUND_EXAMPLES` examples."""
 
         def one_case(turn_and_case):
-            if first_drawn[0] and simplest_run_elsewhere and prop.name not in simplest_left_out:
-                # The first example of a property's first drawn turn is its simplest case;
-                # later turns start from the same one, which `passed` then skips.
-                simplest_left_out.add(prop.name)
-                passed.add((prop.name, turn_and_case[1].spec()))
-            first_drawn[0] = False
-            run_case(prop, turn_and_case[1])
+            self.run_drawn(prop, turn_and_case[1])
 
         # One example-database key per property (hypothesis's own hook for telling apart
         # runs of one function, as its pytest plugin does for parametrized tests).
         one_case._hypothesis_internal_add_digest = prop.name.encode()
-        turn_sizes = sizes() if callable(sizes) else sizes
-        test = given(st.tuples(_TURN_NONCE, case_strategy(prop, features, turn_sizes)))(one_case)
+        turn_sizes = self.sizes() if callable(self.sizes) else self.sizes
+        test = given(st.tuples(_TURN_NONCE, case_strategy(prop, self.features, turn_sizes)))(one_case)
         if round_seed is not None:
             test = hypothesis_seed(round_seed)(test)
         # Parented on hypothesis's default, not the active profile: under CI the active one
         # is derandomized, which drew the same examples at every unseeded turn.
         return settings(
             settings.get_profile("default"), derandomize=False, max_examples=ROUND_EXAMPLES, deadline=None,
-            database=examples, suppress_health_check=list(HealthCheck), phases=phases, print_blob=False,
+            database=self.examples, suppress_health_check=list(HealthCheck), phases=phases, print_blob=False,
             report_multiple_bugs=False,
         )(test)
 
-    # First every property replays what the database kept (earlier failures), then fuzzing.
-    runs = [(prop, [Phase.reuse, Phase.shrink], seed) for prop in order]
-    while not out_of_time() and order:
-        if not runs:
-            if replay_only:
-                break
-            for prop in cycle(order, shuffler):
-                round_seed = None if seed is None else round_seeds.getrandbits(64)
-                runs.append((prop, [Phase.generate, Phase.shrink], round_seed))
-        prop, phases, round_seed = runs.pop(0)
-        if prop not in order:
-            continue  # dropped since its turn was planned
-        try:
-            hypothesis_run(prop, phases, round_seed)()
-        except unittest.SkipTest:
-            pass  # a replay with nothing stored for that property: hypothesis ran nothing
-        except StopRunning as stop:
-            if stop.verdict.outcome is Outcome.FLASHCHECK_ERROR:
-                raise stop.verdict.error from None
-            result.failures.append(Failure.from_verdict(stop.verdict))
-            break
-        except Unsatisfiable:
-            if seen:
-                raise
-            # Every case drawn was one the property does not apply to (its `applies`
-            # filter, e.g. cases that hide keys, with no band, mask or packing declared).
-            order.remove(prop)
-            not_applicable(prop, UNSATISFIABLE)
-        except Exception as error:
-            if not seen:
-                raise
-            # Hypothesis re-raises the smallest failure; anything else (a FlakyFailure when
-            # a racy implementation passed on replay) reports the last failure seen.
-            failure = error if isinstance(error, PropertyFailure) else list(seen.values())[-1]
-            result.failures.append(Failure.from_property_failure(failure))
-            break
-    result.seconds = time.monotonic() - start
-    return result
+    def run_drawn(self, prop: Property, case: Case) -> None:
+        """Run the example hypothesis drew, unless it is the simplest case, left to another process."""
+        if self.first_drawn and self.simplest_run_elsewhere and prop.name not in self.simplest_left_out:
+            # The first example of a property's first drawn turn is its simplest case; later
+            # turns start from the same one, which `passed` then skips.
+            self.simplest_left_out.add(prop.name)
+            self.passed.add((prop.name, case.spec()))
+        self.first_drawn = False
+        self.run_case(prop, case)
+
+    def run_case(self, prop: Property, case: Case) -> None:
+        """Decide ``prop`` on ``case`` and act on the verdict; raise what hypothesis must see."""
+        key = (prop.name, case.spec())
+        if prop not in self.order:
+            return  # a known divergence already seen
+        if self.out_of_time():
+            if key in self.seen:
+                raise self.seen[key]
+            return
+        if key in self.passed:
+            return
+        if self.before_case is not None:
+            self.before_case(prop.name, case)
+        verdict = decide(prop, self.impl, case, device=self.device, impl_name=self.impl_name)
+        if self.after_case is not None:
+            self.after_case(verdict)
+        if verdict.outcome is Outcome.DECLINED:
+            # The adapter's documented way to decline a case inside its declared features
+            # that it cannot express (e.g. causal with Nq != Nk for SDPA's flash backend).
+            self.result.decline(prop.name, verdict.reason)
+            self.report(fuzz_events.Declined(prop.name, key[1], verdict.reason))
+            return
+        if verdict.outcome is Outcome.KNOWN:
+            self.known_divergence_seen(prop, verdict)
+            return
+        if verdict.outcome is Outcome.FAILED:
+            self.failed(verdict.failure)
+            raise verdict.failure
+        if verdict.outcome in (Outcome.FATAL, Outcome.FLASHCHECK_ERROR):
+            raise StopRunning(verdict)  # past hypothesis, which would shrink an Exception
+        self.passed.add(key)
+        kinds = case_kinds(case)
+        self.result.count(prop.name, kinds)
+        self.result.seconds = time.monotonic() - self.start
+        self.report(fuzz_events.Passed(prop.name, key[1], tuple(kinds)))
+
+    def known_divergence_seen(self, prop: Property, verdict: Verdict) -> None:
+        # Declared: reported once per property. A whole-property divergence gives its turns
+        # to the others; one confined to some cases leaves the property in the rotation, where
+        # a failure on a case it does not cover is still a finding.
+        if prop.name not in {known.property for known in self.result.known}:
+            known = Failure.from_verdict(verdict)
+            self.result.known.append(known)
+            self.report(fuzz_events.KnownDivergenceSeen(known))
+        if protocol.known_divergences(self.impl)[prop.name].scoped:
+            self.passed.add((prop.name, verdict.case.spec()))
+        else:
+            self.order.remove(prop)
+
+    def failed(self, failure: PropertyFailure) -> None:
+        """A failure, the first one found or a step of its shrinking."""
+        if not self.seen:
+            if self.shrink_time is not None:
+                self.stop_shrinking_at = min(self.stop_shrinking_at, time.monotonic() + self.shrink_time)
+            self.report(fuzz_events.Found(Failure.from_property_failure(failure)))
+        self.seen[failure.property_name, failure.case.spec()] = failure
+
+    def conclude(self, failure: Failure) -> None:
+        """The failure the run ends with."""
+        self.result.failures.append(failure)
+        self.report(fuzz_events.Counterexample(failure))
+
+    def not_applicable(self, prop: Property, reason: str) -> None:
+        self.result.not_applicable[prop.name] = reason
+        self.report(fuzz_events.NotApplicable(prop.name, reason))
+
+    def out_of_time(self) -> bool:
+        return time.monotonic() > self.stop_shrinking_at or self.should_stop()
+
+    def report(self, event) -> None:
+        if self.on_event is not None:
+            self.on_event(event)
 
 
 def cycle(properties: list[Property], shuffler: random.Random) -> list[Property]:

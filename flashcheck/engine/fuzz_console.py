@@ -89,7 +89,8 @@ def print_fuzz_result(result, impl_name: str, device: str, *, shrunk: bool = Tru
     for entry in result.stale:
         console.print(f"stale entry in {entry['store']}, not replayed: {entry['property']} on {entry['case']} "
                       f"({entry['problem']})", markup=False, highlight=False, soft_wrap=True)
-    when = "by the interrupt" if result.interrupted else "at the end of the budget"
+    when = ("by the interrupt" if result.interrupted else "when flashcheck's own code failed"
+            if result.flashcheck_error else "at the end of the budget")
     for case in result.unfinished:
         console.print(f"stopped {when} after {case['running_for']} s, unfinished "
                       f"(neither passed nor failed): {case['property']} on {case['case']}", highlight=False)
@@ -107,7 +108,11 @@ def print_fuzz_result(result, impl_name: str, device: str, *, shrunk: bool = Tru
             title = f"{failure.kind} of a worker process" + (f" ({count} times)" if count > 1 else "")
         console.print(f"[bold red]{title}:[/]")
         console.print(str(failure), markup=False, highlight=False, soft_wrap=True)
-    if result.interrupted:
+    if result.flashcheck_error:
+        console.print(f"[bold red]flashcheck's own code failed[/] after {result.seconds:.1f} s (a bug in flashcheck, "
+                      f"not a finding; its traceback follows): the run ended before its budget, and this is what "
+                      f"it found until then", highlight=False)
+    elif result.interrupted:
         console.print(f"[bold yellow]interrupted[/] after {result.seconds:.1f} s: the run ended before its budget, "
                       f"and this is what it found until then", highlight=False)
     elif not result.found and not result.checked_anything:

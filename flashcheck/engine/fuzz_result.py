@@ -124,10 +124,14 @@ class FuzzResult:
     #: passed nor failed (``{"property", "case", "running_for"}``).
     unfinished: list[dict] = field(default_factory=list)
     #: Crash-store entries no longer replayable (``{"property", "case", "problem", "store"}``,
-    #: see :meth:`flashcheck.engine.fuzz_workers.CrashStore.replayable`): reported, not run, not findings.
+    #: see :meth:`flashcheck.engine.crash_store.CrashStore.replayable`): reported, not run, not findings.
     stale: list[dict] = field(default_factory=list)
     #: The run was interrupted (SIGINT) before its end: what it found so far is all there is.
     interrupted: bool = False
+    #: flashcheck's own code failed in a worker and ended the run early (a bug in flashcheck,
+    #: not a finding): its report, with the case and the traceback; what the run found until
+    #: then is all there is. None when it did not happen.
+    flashcheck_error: str | None = None
     #: Where the time went, in isolated runs (:meth:`timed`): worker-seconds of finished
     #: cases, the part of them spent in Triton's compilations, and the finished cases per
     #: :data:`PACE_SPAN` seconds of the run, first span first.
@@ -194,7 +198,8 @@ class FuzzResult:
         ``declined_by_property`` (``{property: {reason: count}}``), ``not_applicable``
         (``{property: reason}``), and ``failures``: a list of ``{"kind", "property", "case",
         "evidence", "replay", "seconds"}`` (see :class:`Failure`; ``seconds``: when it was
-        found), ``workers``, ``unfinished``, ``known``, ``stale``, ``interrupted``, and
+        found), ``workers``, ``unfinished``, ``known``, ``stale``, ``interrupted``,
+        ``flashcheck_error`` (see :attr:`flashcheck_error`; null unless the run ended on it), and
         ``pace``: ``{"span", "cases_per_span", "case_seconds", "compile_seconds"}`` (see
         :meth:`timed`; empty lists and zeros where the run did not time its cases)."""
         return {
@@ -206,7 +211,7 @@ class FuzzResult:
             "by_property": dict(self.by_property), "by_kind": dict(self.by_kind),
             "failures": [failure.to_json() for failure in self.failures], "workers": self.workers,
             "unfinished": self.unfinished, "known": [failure.to_json() for failure in self.known],
-            "stale": self.stale, "interrupted": self.interrupted,
+            "stale": self.stale, "interrupted": self.interrupted, "flashcheck_error": self.flashcheck_error,
             "pace": {"span": PACE_SPAN, "cases_per_span": list(self.pace),
                      "case_seconds": round(self.case_seconds, 3), "compile_seconds": round(self.compile_seconds, 3)},
         }

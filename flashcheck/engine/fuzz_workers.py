@@ -4,7 +4,11 @@ The parent process runs no case and never initialises CUDA. It spawns workers (`
 not ``fork``: CUDA does not survive a fork), each running the in-process engine
 (:func:`flashcheck.engine.fuzz.fuzz_in_process`) with a seed of its own and, on CUDA, pinned to one GPU
 (worker ``i`` gets the ``i``-th visible GPU modulo their number, through
-``CUDA_VISIBLE_DEVICES`` set before the worker imports torch: :mod:`flashcheck.engine.placement`).
+``CUDA_VISIBLE_DEVICES`` set before the worker imports torch: :mod:`flashcheck.engine.placement`,
+:func:`~flashcheck.engine.placement.worker_pins` here and
+:func:`~flashcheck.engine.placement.pin_this_process` in the worker).
+What runs inside a worker is :mod:`flashcheck.engine.fuzz_worker`; this module is the parent's
+side (:func:`fuzz`, run by a :class:`WorkerPoolRun`).
 
 Before every call a worker writes the property and case it is about to run to its case
 file. The parent watches the workers: one that dies (a segfault, an abort, a fatal CUDA
@@ -12,29 +16,25 @@ error) or whose case has run longer than ``case_timeout``, not counting the time
 compiling Triton kernels (:mod:`flashcheck.engine.compile_clock`; it is then killed), is reported
 as a failure carrying that case and the command that replays it, and a fresh worker takes
 its place while time and ``max_crashes`` allow. A property failure found by one worker
-stops the others while it shrinks its case; the run ends there.
+stops the others while it shrinks its case; the run ends there. Everything else the
+workers have to say comes as events on one queue (:mod:`flashcheck.engine.fuzz_events`),
+from which the parent builds the run's result.
 
 Crashes and hangs cannot enter hypothesis's example database (the process that would
-save them is gone), so the parent keeps them in ``crashes.json`` inside the database
-folder, and the next run replays them first; one that no longer fails leaves the file.
-A file that is not such a store is an error (:class:`CrashStoreError`), never overwritten;
-an entry whose property or case spec no longer parses is stale: reported, kept, not run.
+save them is gone), so the parent keeps them in the crash store
+(:mod:`flashcheck.engine.crash_store`), and the next run replays them first.
 
-This module imports neither triton nor anything that initialises CUDA at the top: a spawned
-worker imports it before it has set its environment (``CUDA_VISIBLE_DEVICES``,
-``TRITON_INTERPRET``); torch, which the package imports, reads ``CUDA_VISIBLE_DEVICES`` only
-when CUDA is first used.
+This module imports neither triton nor anything that initialises CUDA at the top.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import multiprocessing
-import os
 import queue
 import random
-import re
 import shutil
 import signal
 import tempfile
@@ -44,10 +44,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from flashcheck.engine import compile_clock, placement
+from flashcheck.engine import compile_clock, fuzz_events, placement
+from flashcheck.engine.crash_store import CrashStore
+from flashcheck.engine.fuzz_worker import FATAL_EXIT, FuzzOptions, WorkerTask, worker_main
 
-#: Exit status of a worker that met an error after which it could not go on (a CUDA error).
-FATAL_EXIT = 86
 #: Lines of a dead worker's log quoted in its failure's evidence.
 LOG_TAIL_LINES = 20
 #: How often the parent looks at its workers, in seconds.
@@ -55,30 +55,6 @@ POLL_SECONDS = 0.1
 #: The most workers ``--workers auto`` starts (:func:`default_workers`): as many as a GPU
 #: machine of 16 cores has, since a case's time there is mostly one core compiling.
 MAX_AUTO_WORKERS = 16
-
-
-@dataclass(frozen=True)
-class FuzzOptions:
-    """Everything a worker needs to fuzz, as plain data (it crosses a spawn).
-
-    ``impl``: a name :func:`flashcheck.peers.resolve` understands. ``sizes``: the name of
-    the case sizes (:mod:`flashcheck.case_sizes`) or None (chosen by the device). ``database``: the hypothesis example
-    database folder or None. ``seed``: None for a random run. ``replay_only``: run the
-    stored crashes, hangs and failures, then stop (no new cases).
-    """
-
-    impl: str
-    device: str
-    budget: float
-    seed: int | None = None
-    properties: tuple[str, ...] | None = None
-    sizes: str | None = None
-    database: str | None = None
-    workers: int = 1
-    case_timeout: float = 120.0
-    shrink_time: float = 30.0
-    max_crashes: int = 3
-    replay_only: bool = False
 
 
 @dataclass
@@ -91,15 +67,15 @@ class _Slot:
     stop: object = None  # a multiprocessing Event
     case_file: Path | None = None
     log_file: Path | None = None
-    finished: bool = False  # the worker reported "done"
+    finished: bool = False  # the worker reported that it is done
     replay: list = field(default_factory=list)  # stored crashes this worker replays first
 
 
 def fuzz(options: FuzzOptions, *, on_progress: Callable | None = None, replay: list | None = None):
     """Fuzz ``options.impl`` in ``options.workers`` spawned processes for ``options.budget``
     seconds; return a :class:`flashcheck.engine.fuzz.FuzzResult` whose failures include crashes
-    and hangs (each with its case when one was running), and whose ``stale`` lists the
-    crash store's entries that no longer parse (:meth:`CrashStore.replayable`).
+    and hangs (each with its case when one was running), and whose ``stale`` lists the crash
+    store's entries that no longer parse (:meth:`flashcheck.engine.crash_store.CrashStore.replayable`).
 
     ``replay``: ``(property, case spec)`` pairs the first worker runs first, in place of the
     crash store's (with ``replay_only`` and no database, a run of exactly those cases:
@@ -110,224 +86,260 @@ def fuzz(options: FuzzOptions, *, on_progress: Callable | None = None, replay: l
     A SIGINT (Ctrl-C; called in the main thread) ends the run at once, keeping what it found:
     the workers are killed, their cases in flight are reported unfinished, a failure still
     being shrunk is reported as first drawn, and ``result.interrupted`` is set. Workers
-    ignore SIGINT (Ctrl-C reaches the whole process group): the parent decides.
-    Raises :class:`WorkerError` when a worker fails outside any case (a setup error), and
-    :class:`CrashStoreError` before starting any when the crash store cannot be read.
+    ignore SIGINT (Ctrl-C reaches the whole process group): the parent decides. An error
+    of flashcheck's own code in a worker (a bug in flashcheck, not a finding) ends the run
+    the same way, keeping what it found, with the worker's report of it (its case and
+    traceback) in ``result.flashcheck_error``.
+    Raises :class:`WorkerError` when a worker fails to set up (the implementation cannot be
+    loaded), and :class:`~flashcheck.engine.crash_store.CrashStoreError` before starting any
+    when the crash store cannot be read.
     """
     from flashcheck import interruption
-    from flashcheck.engine.fuzz_result import FuzzResult
 
     interrupted = threading.Event()
     previous_sigint = _catch_sigint(interrupted)
     if interruption.requested():  # a Ctrl-C the command recorded before this handler took over
         interrupted.set()
     try:
-        context = multiprocessing.get_context("spawn")
-        messages = context.Queue()
-        run_dir = Path(tempfile.mkdtemp(prefix="flashcheck-fuzz-"))
-        store = CrashStore(Path(options.database) / "crashes.json" if options.database else None)
-        result = FuzzResult()
-        start = time.monotonic()
-        deadline = start + options.budget
-        wall_deadline = time.time() + options.budget
-        slots = [_Slot(i, gpu) for i, gpu in enumerate(_gpus_for_workers(options))]
-        slots[0].replay, result.stale = (list(replay), []) if replay is not None else store.replayable()
-        result.workers = [{"worker": slot.index, "gpu": slot.gpu, "device": None, "cases": 0, "processes": 0,
-                           "compile_classes": None}
-                          for slot in slots]
+        return WorkerPoolRun(options, interrupted, on_progress=on_progress, replay=replay).run()
+    finally:
+        _restore_sigint(previous_sigint)  # last: a second Ctrl-C does not cut the clean-up short
+
+
+class WorkerPoolRun:
+    """One run of :func:`fuzz`, whose docstring is its specification: the worker slots and
+    their processes, the queue they report on, the crash store, the clock, and the result
+    built from their events. :meth:`run` runs it, once; ``interrupted`` (a threading Event) is
+    set by the caller's SIGINT handler."""
+
+    def __init__(self, options: FuzzOptions, interrupted: threading.Event, *, on_progress: Callable | None,
+                 replay: list | None):
+        from flashcheck.engine.fuzz_result import FuzzResult
+
+        self.options, self.interrupted, self.on_progress = options, interrupted, on_progress
+        self.context = multiprocessing.get_context("spawn")
+        self.messages = self.context.Queue()
+        self.store = CrashStore.in_database(options.database)
+        self.result = FuzzResult()
+        self.slots = [_Slot(i, gpu) for i, gpu in enumerate(_worker_pins(options))]
+        self.slots[0].replay, self.result.stale = (list(replay), []) if replay is not None else self.store.replayable()
+        self.result.workers = [{"worker": slot.index, "gpu": slot.gpu, "device": None, "cases": 0, "processes": 0,
+                                "compile_classes": None}
+                               for slot in self.slots]
         # One catalogue of compile classes for the whole run, each worker starting at a class
         # of its own (flashcheck.engine.focus): what one worker compiled, the others load
         # from Triton's cache when they widen to its class.
-        focus_seed = options.seed if options.seed is not None else random.getrandbits(32)
-        spawned = 0
-        crashes = 0
-        stopping = False
-        finder: _Slot | None = None
-        unshrunk: list[dict] = []  # the first property failure as found, before shrinking
+        self.focus_seed = options.seed if options.seed is not None else random.getrandbits(32)
+        self.run_dir: Path | None = None  # the case files and logs, while the workers run
+        self.spawned = 0  # worker processes started so far
+        self.crashes = 0  # crashes and hangs so far
+        self.stopping = False  # the workers were told to stop
+        #: The slot whose worker found the run's property failure and is shrinking it, and
+        #: that failure as first found, before shrinking.
+        self.finder: _Slot | None = None
+        self.first_found = None
+        self.start = time.monotonic()
+        self.deadline = self.start + options.budget
+        self.wall_deadline = time.time() + options.budget
 
-        def spawn(slot: _Slot) -> None:
-            nonlocal spawned
-            seed = None if options.seed is None else options.seed + 7919 * spawned
-            spawned += 1
-            result.workers[slot.index]["processes"] += 1
-            slot.case_file = run_dir / f"worker-{spawned}.case.json"
-            slot.log_file = run_dir / f"worker-{spawned}.log"
-            slot.stop = context.Event()
-            slot.finished = False
-            slot.process = context.Process(
-                target=worker_main, name=f"flashcheck-worker-{slot.index}",
-                args=(options, slot.index, seed, focus_seed, wall_deadline, slot.gpu, list(slot.replay),
-                      str(slot.case_file), str(slot.log_file), messages, slot.stop),
-                daemon=True,
-            )
-            with _sigint_held():  # inherited: the worker ignores Ctrl-C from its first instruction on
-                slot.process.start()
-
-        def unfinished(slot: _Slot) -> None:
-            """The case in flight in ``slot``, about to be stopped: neither passed nor failed.
-            Not called for the finder, whose case in flight is a step of shrinking the failure
-            reported (as drawn), not a case of its own."""
-            running = _running_case(slot.case_file)
-            if running is not None:
-                result.unfinished.append({
-                    "property": running["property"], "case": running["case"],
-                    "running_for": round(time.time() - running["started"], 1),
-                })
-
-        def drawn_failure() -> None:
-            """The failure the finder was shrinking, as it was first drawn, unless shrunk already."""
-            if finder is not None and not any(f.kind == "property" for f in result.failures):
-                result.failures.append(_failure_from({**unshrunk[0], "shrunk": False}))
-
-        def stop_all() -> None:
-            nonlocal stopping
-            stopping = True
-            for slot in slots:
-                if slot.stop is not None and slot is not finder:
-                    slot.stop.set()
-
-        def handle(index: int, kind: str, payload) -> None:
-            nonlocal finder
-            slot = slots[index]
-            if kind == "started":
-                result.workers[index]["device"] = payload
-            elif kind == "case":
-                prop, kinds, seconds, compiling, classes = payload
-                result.count(prop, kinds)
-                result.workers[index]["cases"] += 1
-                result.workers[index]["compile_classes"] = classes
-                result.seconds = time.monotonic() - start
-                result.timed(result.seconds, seconds, compiling)
-                if on_progress is not None:
-                    on_progress(result)
-            elif kind == "found":
-                if finder is None:
-                    finder = slot
-                    unshrunk.append({**payload, "seconds": time.monotonic() - start})
-                stop_all()
-            elif kind == "failure":
-                # Timed from when it was first found, not from the end of its shrinking.
-                found_at = unshrunk[0]["seconds"] if unshrunk else time.monotonic() - start
-                result.failures.append(_failure_from({**payload, "seconds": found_at}))
-            elif kind == "replayed":
-                prop, spec, still_fails = payload
-                slot.replay = [entry for entry in slot.replay if entry != (prop, spec)]
-                if not still_fails:
-                    store.remove(prop, spec)
-            elif kind == "known":
-                result.known.append(_failure_from({**payload, "seconds": time.monotonic() - start}))
-            elif kind == "declined":
-                result.decline(*payload)
-            elif kind == "not_applicable":
-                prop, reason = payload
-                result.not_applicable[prop] = reason
-            elif kind == "stale":  # a stored entry the implementation's features no longer cover
-                result.stale.append({**payload, "store": str(store.path)})
-            elif kind == "done":
-                slot.finished = True
-            elif kind == "error":
-                raise WorkerError(payload)
-            elif kind == "internal":
-                raise FlashcheckBug(payload)
-
+    def run(self):
+        self.run_dir = Path(tempfile.mkdtemp(prefix="flashcheck-fuzz-"))
         try:
-            for slot in slots:
-                if interrupted.is_set():
+            for slot in self.slots:
+                if self.interrupted.is_set():
                     break
-                spawn(slot)
-            while any(slot.process is not None for slot in slots):
+                self.spawn(slot)
+            while any(slot.process is not None for slot in self.slots):
                 try:
-                    handle(*messages.get(timeout=POLL_SECONDS))
+                    self.handle(*self.messages.get(timeout=POLL_SECONDS))
                 except queue.Empty:
                     pass
-                _drain(messages, handle)
-                if interrupted.is_set():
-                    result.interrupted = True
-                    for slot in slots:
-                        if slot.process is not None and slot is not finder:
-                            unfinished(slot)
-                    drawn_failure()
+                self.drain()
+                if self.interrupted.is_set() or self.result.flashcheck_error is not None:
+                    self.result.interrupted = self.interrupted.is_set()
+                    self.end_early()
                     break
-                if time.monotonic() > deadline and not stopping:
-                    stop_all()
-                for slot in slots:
-                    failure = _check_worker(slot, options, messages, handle)
-                    if failure is None:
-                        continue
-                    failure.seconds = time.monotonic() - start
-                    result.failures.append(failure)
-                    if failure.case is not None:
-                        store.add(failure.property, failure.case, failure.kind)
-                        slot.replay = [entry for entry in slot.replay if entry != (failure.property, failure.case)]
-                    crashes += 1
-                    if crashes >= options.max_crashes:
-                        stop_all()
-                    if not stopping and time.monotonic() < deadline - 1.0:
-                        spawn(slot)
-                overtime = time.monotonic() - deadline
-                for slot in slots:
-                    # Past the budget, a worker between cases has nothing left to say: stop it
-                    # now. One with a case in flight gets a grace to finish it; a finder still
-                    # shrinking (its shrinking ends with the budget) gets a second grace, then
-                    # its failure is reported as first found, unshrunk.
-                    if slot.process is None or overtime <= 0:
-                        continue
-                    if slot is finder:
-                        limit = 2 * _grace(options)
-                    else:
-                        limit = _grace(options) if _running_case(slot.case_file) is not None else 0.0
-                    if overtime > limit:
-                        if slot is not finder:  # the finder's case in flight is a step of its shrinking
-                            unfinished(slot)  # not a hang (it did not reach the per-case timeout), not a pass
-                        _kill(slot)
-                        if slot is finder:
-                            drawn_failure()
-            if interrupted.is_set() and not result.interrupted:  # before any worker was started
-                result.interrupted = True
+                if time.monotonic() > self.deadline and not self.stopping:
+                    self.stop_all()
+                for slot in self.slots:
+                    self.watch(slot)
+                self.end_overtime()
+            if self.interrupted.is_set() and not self.result.interrupted:  # before any worker was started
+                self.result.interrupted = True
         finally:
-            for slot in slots:
+            for slot in self.slots:
                 if slot.process is not None:
                     _kill(slot)
             # The case files and logs served while the workers ran; what a dead worker said
             # is already quoted in its failure.
-            shutil.rmtree(run_dir, ignore_errors=True)
-        _drain(messages, handle)
-    finally:
-        _restore_sigint(previous_sigint)  # last: a second Ctrl-C does not cut the clean-up short
-    result.seconds = time.monotonic() - start
-    return result
+            shutil.rmtree(self.run_dir, ignore_errors=True)
+        self.drain()
+        if self.result.flashcheck_error is not None:  # told last, by a finder shrinking: its failure as drawn
+            self.drawn_failure()
+        self.result.seconds = time.monotonic() - self.start
+        return self.result
+
+    def spawn(self, slot: _Slot) -> None:
+        """Start a fresh worker process in ``slot``."""
+        options = self.options
+        seed = None if options.seed is None else options.seed + 7919 * self.spawned
+        self.spawned += 1
+        self.result.workers[slot.index]["processes"] += 1
+        slot.case_file = self.run_dir / f"worker-{self.spawned}.case.json"
+        slot.log_file = self.run_dir / f"worker-{self.spawned}.log"
+        slot.stop = self.context.Event()
+        slot.finished = False
+        task = WorkerTask(options, slot.index, seed, self.focus_seed, self.wall_deadline, slot.gpu,
+                          tuple(slot.replay), str(slot.case_file), str(slot.log_file))
+        slot.process = self.context.Process(target=worker_main, name=f"flashcheck-worker-{slot.index}",
+                                            args=(task, self.messages, slot.stop), daemon=True)
+        with _sigint_held():  # inherited: the worker ignores Ctrl-C from its first instruction on
+            slot.process.start()
+
+    def handle(self, index: int, event) -> None:
+        """Act on ``event`` (:mod:`flashcheck.engine.fuzz_events`), reported by worker ``index``."""
+        slot, result, now = self.slots[index], self.result, time.monotonic() - self.start
+        match event:
+            case fuzz_events.Started():
+                result.workers[index]["device"] = event.device
+            case fuzz_events.Passed():
+                result.count(event.property, event.kinds)
+                result.workers[index]["cases"] += 1
+                result.workers[index]["compile_classes"] = event.compile_classes
+                result.seconds = now
+                result.timed(now, event.seconds, event.compiling)
+                if self.on_progress is not None:
+                    self.on_progress(result)
+            case fuzz_events.Found():
+                if self.finder is None:
+                    self.finder, self.first_found = slot, dataclasses.replace(event.failure, seconds=now)
+                self.stop_all()
+            case fuzz_events.Counterexample():
+                # Timed from when it was first found, not from the end of its shrinking.
+                found_at = self.first_found.seconds if self.first_found is not None else now
+                result.failures.append(dataclasses.replace(event.failure, seconds=found_at))
+            case fuzz_events.Replayed():
+                slot.replay = [entry for entry in slot.replay if entry != (event.property, event.case)]
+                if not event.still_fails:
+                    self.store.remove(event.property, event.case)
+            case fuzz_events.KnownDivergenceSeen():
+                result.known.append(dataclasses.replace(event.failure, seconds=now))
+            case fuzz_events.Declined():
+                result.decline(event.property, event.reason)
+            case fuzz_events.NotApplicable():
+                result.not_applicable[event.property] = event.reason
+            case fuzz_events.Stale():  # a stored entry the implementation's features no longer cover
+                result.stale.append({"property": event.property, "case": event.case, "problem": event.problem,
+                                     "store": str(self.store.path)})
+            case fuzz_events.Done():
+                slot.finished = True
+            case fuzz_events.SetupFailed():
+                raise WorkerError(event.message)
+            case fuzz_events.FlashcheckFailed():  # the worker stopped there, and the run ends (run)
+                slot.finished = True
+                if result.flashcheck_error is None:
+                    result.flashcheck_error = event.report
+                self.stop_all()
+
+    def drain(self) -> None:
+        """Handle every event already on the queue."""
+        while True:
+            try:
+                self.handle(*self.messages.get_nowait())
+            except queue.Empty:
+                return
+
+    def watch(self, slot: _Slot) -> None:
+        """Report the worker in ``slot`` as a crash or a hang if it died (or exited without
+        finishing) or has run its case past the timeout (it is then killed), and start a
+        fresh one in its place while time and ``max_crashes`` allow. The slot is empty
+        afterwards whenever its process is gone."""
+        process, options = slot.process, self.options
+        if process is None:
+            return
+        running = _running_case(slot.case_file)
+        now = time.time()
+        if not process.is_alive():
+            process.join()
+            self.drain()  # what it said before it went
+            slot.process = None
+            if slot.finished and process.exitcode == 0:
+                return
+            failure = _crash_failure(options.impl, process.exitcode, running, slot.log_file, options.case_timeout)
+        elif running is not None and compile_clock.overran(running, now, options.case_timeout):
+            _kill(slot)
+            failure = _hang_failure(options.impl, options.case_timeout, running, now, slot.log_file)
+        else:
+            return
+        failure.seconds = time.monotonic() - self.start
+        self.result.failures.append(failure)
+        if failure.case is not None:
+            self.store.add(failure.property, failure.case, failure.kind)
+            slot.replay = [entry for entry in slot.replay if entry != (failure.property, failure.case)]
+        self.crashes += 1
+        if self.crashes >= options.max_crashes:
+            self.stop_all()
+        if not self.stopping and time.monotonic() < self.deadline - 1.0:
+            self.spawn(slot)
+
+    def end_overtime(self) -> None:
+        """Past the budget, a worker between cases has nothing left to say: stop it now. One
+        with a case in flight gets a grace to finish it; a finder still shrinking (its
+        shrinking ends with the budget) gets a second grace, then its failure is reported as
+        first found, unshrunk."""
+        overtime = time.monotonic() - self.deadline
+        if overtime <= 0:
+            return
+        for slot in self.slots:
+            if slot.process is None:
+                continue
+            if slot is self.finder:
+                limit = 2 * _grace(self.options)
+            else:
+                limit = _grace(self.options) if _running_case(slot.case_file) is not None else 0.0
+            if overtime > limit:
+                if slot is not self.finder:  # the finder's case in flight is a step of its shrinking
+                    self.unfinished(slot)  # not a hang (it did not reach the per-case timeout), not a pass
+                _kill(slot)
+                if slot is self.finder:
+                    self.drawn_failure()
+
+    def end_early(self) -> None:
+        """The run ends before its time (interrupted, or flashcheck's own code failed): the
+        cases in flight are unfinished, and a failure still being shrunk is reported as drawn.
+        The workers are killed on the way out."""
+        for slot in self.slots:
+            if slot.process is not None and slot is not self.finder:
+                self.unfinished(slot)
+        self.drawn_failure()
+
+    def unfinished(self, slot: _Slot) -> None:
+        """The case in flight in ``slot``, about to be stopped: neither passed nor failed.
+        Not called for the finder, whose case in flight is a step of shrinking the failure
+        reported (as drawn), not a case of its own."""
+        running = _running_case(slot.case_file)
+        if running is not None:
+            self.result.unfinished.append({
+                "property": running["property"], "case": running["case"],
+                "running_for": round(time.time() - running["started"], 1),
+            })
+
+    def drawn_failure(self) -> None:
+        """The failure the finder was shrinking, as it was first drawn, unless shrunk already."""
+        if self.finder is not None and not any(f.kind == "property" for f in self.result.failures):
+            self.result.failures.append(dataclasses.replace(self.first_found, shrunk=False))
+
+    def stop_all(self) -> None:
+        """Tell every worker but the finder to stop."""
+        self.stopping = True
+        for slot in self.slots:
+            if slot.stop is not None and slot is not self.finder:
+                slot.stop.set()
 
 
 class WorkerError(RuntimeError):
-    """A worker failed outside any case: the implementation could not be loaded, or the
-    fuzzer itself broke. Not a finding about the implementation."""
-
-
-class FlashcheckBug(WorkerError):
-    """flashcheck's own code failed in a worker (the message carries its traceback): a bug
-    in flashcheck, not a finding about the implementation, and not a usage error."""
-
-
-def _check_worker(slot: _Slot, options: FuzzOptions, messages, handle):
-    """A crash or hang :class:`~flashcheck.engine.fuzz.Failure` if the worker in ``slot`` died
-    (or exited without finishing) or has run its case past the timeout; None otherwise.
-    The slot is empty afterwards whenever its process is gone."""
-    process = slot.process
-    if process is None:
-        return None
-    running = _running_case(slot.case_file)
-    if not process.is_alive():
-        process.join()
-        _drain(messages, handle)  # what it said before it went
-        slot.process = None
-        if slot.finished and process.exitcode == 0:
-            return None
-        return _crash_failure(options.impl, process.exitcode, running, slot.log_file, options.case_timeout)
-    now = time.time()
-    if running is not None and compile_clock.overran(running, now, options.case_timeout):
-        _kill(slot)
-        return _hang_failure(options.impl, options.case_timeout, running, now, slot.log_file)
-    return None
+    """A worker could not set up: the implementation, or a library it needs, could not be
+    loaded. Not a finding about the implementation."""
 
 
 def _catch_sigint(caught: threading.Event):
@@ -347,7 +359,7 @@ def _restore_sigint(previous) -> None:
 def _sigint_held():
     """SIGINT blocked in this thread for the duration, so that a process started meanwhile
     inherits it blocked, through its exec and start-up, until it ignores it
-    (:func:`worker_main`); a Ctrl-C meanwhile reaches this process when the block ends, not
+    (:func:`flashcheck.engine.fuzz_worker.worker_main`); a Ctrl-C meanwhile reaches this process when the block ends, not
     lost (ignoring SIGINT instead, as once, dropped a Ctrl-C that came while a worker started)."""
     if not hasattr(signal, "pthread_sigmask"):  # not POSIX: ignore it, in the main thread
         if threading.current_thread() is not threading.main_thread():
@@ -397,26 +409,15 @@ def default_workers(device: str) -> int:
         MAX_AUTO_WORKERS, gpus=len(placement.visible_gpus()) if device == "cuda" else 0)
 
 
-def _gpus_for_workers(options: FuzzOptions) -> list[str | None]:
-    """The ``CUDA_VISIBLE_DEVICES`` value each worker is pinned with: on CUDA, worker ``i``'s
-    entry of this process's visible GPUs, ``i`` modulo their number, even where there is
-    only one (:func:`flashcheck.engine.placement.pin_environment`); None on the CPU."""
+def _worker_pins(options: FuzzOptions) -> list[str | None]:
+    """The GPU each worker is pinned to (:func:`flashcheck.engine.placement.worker_pins`): on CUDA,
+    worker ``i`` takes this process's visible GPU ``i`` modulo their number; None on the CPU."""
     if options.device != "cuda":
         return [None] * options.workers
-    count = len(placement.visible_gpus())
-    if not count:
+    pins = placement.worker_pins(options.workers)
+    if pins[0] is None:
         raise ValueError("--device cuda: no visible GPU")
-    visible = os.environ.get(placement.VISIBLE_DEVICES)
-    return [placement.pin_environment(placement.gpu_for_worker(i, count), visible)[placement.VISIBLE_DEVICES]
-            for i in range(options.workers)]
-
-
-def _drain(messages, handle) -> None:
-    while True:
-        try:
-            handle(*messages.get_nowait())
-        except queue.Empty:
-            return
+    return pins
 
 
 def _running_case(case_file: Path | None) -> dict | None:
@@ -426,12 +427,6 @@ def _running_case(case_file: Path | None) -> dict | None:
     except (OSError, ValueError, AttributeError):
         return None
     return record if record.get("case") is not None else None
-
-
-def _failure_from(payload: dict):
-    from flashcheck.engine.fuzz_result import Failure
-
-    return Failure(**payload)
 
 
 def _log_tail(log_file: Path | None) -> str:
@@ -488,256 +483,3 @@ def _hang_failure(impl: str, timeout: float, running: dict, now: float, log_file
     tail = _log_tail(log_file)
     return Failure("hang", running["property"], running["case"], evidence + ("\n" + tail if tail else ""), impl,
                    case_timeout=timeout)
-
-
-def database_folder(root, impl: str) -> Path:
-    """The example database folder of implementation ``impl`` (a name or ``module:attr``)
-    under the database root ``root`` (``flashcheck fuzz --database``): one per implementation."""
-    return Path(root) / re.sub(r"[^A-Za-z0-9_.-]", "_", impl)
-
-
-class CrashStoreError(ValueError):
-    """The crash store's file is not one (truncated, not a list of entries, unreadable).
-    It is left as it is: the user decides what it held."""
-
-
-class CrashStore:
-    """Cases that crashed or hung a worker, kept as JSON (a list of ``{"property",
-    "case", "kind"}``) so that the next run replays them first. ``path`` None keeps nothing.
-
-    Every read checks the file: one that is not such a list raises :class:`CrashStoreError`
-    naming it, and is never overwritten. Writes keep every entry they do not remove,
-    stale ones included."""
-
-    def __init__(self, path: Path | None):
-        self.path = path
-
-    def _load(self) -> list[dict]:
-        if self.path is None or not self.path.exists():
-            return []
-        try:
-            entries = json.loads(self.path.read_text())
-        except (OSError, ValueError) as error:
-            raise CrashStoreError(f"crash store {self.path}: cannot be read ({error}); fix or remove it "
-                                  f"(it is never overwritten)") from None
-        if not isinstance(entries, list) or not all(
-                isinstance(entry, dict) and isinstance(entry.get("property"), str) and isinstance(entry.get("case"), str)
-                for entry in entries):
-            raise CrashStoreError(f"crash store {self.path}: expected a JSON list of {{\"property\", \"case\", "
-                                  f"\"kind\"}} objects; fix or remove it (it is never overwritten)")
-        return entries
-
-    def entries(self) -> list[tuple[str, str]]:
-        return [(entry["property"], entry["case"]) for entry in self._load()]
-
-    def replayable(self) -> tuple[list[tuple[str, str]], list[dict]]:
-        """The entries to replay, as ``(property, case spec)``, and the stale ones, as
-        ``{"property", "case", "problem", "store"}``: a property no longer registered, or a
-        spec that no longer parses (a renamed field, say). Stale entries stay in the file."""
-        from flashcheck.case import Case
-        from flashcheck.properties import PROPERTIES
-
-        replay, stale = [], []
-        for prop, spec in self.entries():
-            problem = None if prop in PROPERTIES else f"no property {prop!r}"
-            if problem is None:
-                try:
-                    Case.from_spec(spec)
-                except (ValueError, TypeError) as error:
-                    problem = str(error)
-            if problem is None:
-                replay.append((prop, spec))
-            else:
-                stale.append({"property": prop, "case": spec, "problem": problem, "store": str(self.path)})
-        return replay, stale
-
-    def add(self, prop: str, spec: str, kind: str) -> None:
-        entries = [e for e in self._load() if (e["property"], e["case"]) != (prop, spec)]
-        self._save(entries + [{"property": prop, "case": spec, "kind": kind}])
-
-    def remove(self, prop: str, spec: str) -> None:
-        entries = self._load()
-        kept = [e for e in entries if (e["property"], e["case"]) != (prop, spec)]
-        if kept != entries:
-            self._save(kept)
-
-    def _save(self, entries: list[dict]) -> None:
-        if self.path is None:
-            return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.path.write_text(json.dumps(entries, indent=1) + "\n")
-
-
-# -- the worker side ---------------------------------------------------------------------
-
-
-def worker_main(options: FuzzOptions, index: int, seed, focus_seed: int, wall_deadline: float, gpu, replay,
-                case_file: str, log_file: str, messages, stop) -> None:
-    """A spawned worker: set the environment, load the implementation, replay stored
-    crashes, fuzz until the deadline or ``stop``, and report through ``messages``
-    (``(index, kind, payload)`` tuples). Ignores SIGINT: the parent decides what Ctrl-C ends."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # discards one that came while it was blocked
-    if hasattr(signal, "pthread_sigmask"):
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # blocked by the parent (_sigint_held)
-    if gpu is not None:
-        os.environ["CUDA_VISIBLE_DEVICES"] = gpu  # before torch is imported: this process sees one GPU
-    if options.device == "cpu":
-        os.environ["TRITON_INTERPRET"] = "1"
-    _redirect_output(log_file)
-    import faulthandler
-
-    faulthandler.enable()  # a segfault leaves a Python traceback in the log
-    try:
-        from flashcheck import case_sizes, peers, protocol
-        from flashcheck.engine import fuzz
-        from flashcheck.engine.focus import WideningFocus
-        from flashcheck.engine.verdict import Outcome
-
-        impl = peers.resolve(options.impl)
-        protocol.prepare(impl)  # a library that cannot be imported: a usage error, not a finding
-        sizes = case_sizes.choose(options.sizes)
-        # Compile-aware drawing: the run's catalogue of compile classes (another each run), from
-        # a class of this worker's own, one class at first and more as its compilations pay off.
-        focus = WideningFocus(case_sizes.with_focus_seed(sizes, focus_seed, start=index))
-    except Exception as error:  # noqa: BLE001 - any setup error ends the run as a usage problem
-        messages.put((index, "error", f"worker {index} could not load {options.impl!r}: {error}"))
-        return
-    messages.put((index, "started", placement.describe_device(options.device)))
-    case_path = Path(case_file)
-    clock = compile_clock.CaseClock(lambda record: _write_atomically(case_path, record))
-    compile_clock.watch(clock.compiling, clock.compiled)  # compiling is not hanging
-
-    def before_case(prop: str, case) -> None:
-        clock.start(prop, case.spec())
-
-    def decided(verdict) -> None:
-        # The case is over, whatever its verdict; but at a fatal one, the worker exits with
-        # the case still on file, which the parent reports with it.
-        if verdict.outcome is not Outcome.FATAL:
-            clock.finish()
-
-    def after_case(prop: str, case) -> None:
-        focus.record(*clock.last)
-        classes = focus.classes if focus.sizes().focus else None
-        messages.put((index, "case", (prop, fuzz.case_kinds(case), *clock.last, classes)))
-
-    def on_fatal(verdict) -> None:
-        # The log's tail, quoted in the parent's report: the error's traceback, then the verdict
-        # with its replay line.
-        import traceback
-
-        traceback.print_exception(verdict.error)
-        print(verdict)
-        _flush_and_exit(FATAL_EXIT)
-
-    try:
-        if not _replay(impl, options, replay, index, messages, before_case, decided, after_case, on_fatal):
-            messages.put((index, "done", None))
-            return
-        result = fuzz.fuzz_in_process(
-            impl, impl_name=options.impl, budget=max(0.0, wall_deadline - time.time()), device=options.device,
-            sizes=focus.sizes, seed=seed, database=options.database,
-            properties=list(options.properties or ()) or None,
-            on_case=after_case, before_case=before_case, on_verdict=decided, on_fatal=on_fatal,
-            on_declined=lambda prop, case, reason: messages.put((index, "declined", (prop, reason))),
-            on_not_applicable=lambda prop, reason: messages.put((index, "not_applicable", (prop, reason))),
-            on_found=lambda failure: messages.put((index, "found", vars(fuzz.Failure.from_property_failure(failure)))),
-            on_known=lambda failure: messages.put((index, "known", vars(failure))),
-            should_stop=stop.is_set, shrink_time=options.shrink_time, replay_only=options.replay_only,
-            # Every worker's first turns would start from the same simplest cases: worker 0 runs them.
-            simplest_run_elsewhere=index > 0,
-        )
-    except Exception as error:  # noqa: BLE001 - flashcheck itself broke: a bug, not a finding
-        from flashcheck.engine.verdict import FlashcheckError
-
-        if isinstance(error, FlashcheckError):  # its message carries the case and the traceback
-            report = str(error)
-        else:
-            import traceback
-
-            report = f"the fuzzer failed (a bug in flashcheck, not a finding about {options.impl}):\n" \
-                     f"{traceback.format_exc()}"
-        messages.put((index, "internal", f"worker {index}: {report}"))
-        return
-    for failure in result.failures:
-        messages.put((index, "failure", vars(failure)))
-    messages.put((index, "done", None))
-
-
-def _replay(impl, options, replay, index, messages, before_case, decided, after_case, on_fatal) -> bool:
-    """Run stored crash cases first, each decided as fuzzing decides a case
-    (:func:`flashcheck.engine.verdict.decide`). Returns False when one of them failed a property
-    (the run then ends with it, as with any property failure). A case the implementation
-    declines is counted as declined, not as a case run (and, not crashing, leaves the store).
-    One of a property the run does not choose (``--property``) waits in the store for a run
-    that does; one the implementation's features no longer cover (a feature it stopped
-    declaring, a case needing one) is reported as stale and kept, never run: it would test
-    what the implementation does not claim."""
-    from flashcheck import protocol
-    from flashcheck.case import Case
-    from flashcheck.engine.fuzz_result import Failure
-    from flashcheck.properties import PROPERTIES
-    from flashcheck.engine.verdict import Outcome, decide
-
-    features = protocol.features_of(impl, options.device)
-    for prop_name, spec in replay:
-        prop, case = PROPERTIES.get(prop_name), Case.from_spec(spec)
-        if prop is None or (options.properties and prop_name not in options.properties):
-            continue
-        problem = prop.not_runnable_because(features, case, device=options.device)
-        if problem is not None:
-            messages.put((index, "stale", {"property": prop_name, "case": spec,
-                                           "problem": f"no longer runnable for {options.impl}: {problem}"}))
-            continue
-        before_case(prop_name, case)
-        verdict = decide(prop, impl, case, device=options.device, impl_name=options.impl)
-        decided(verdict)
-        if verdict.outcome is Outcome.FATAL:
-            on_fatal(verdict)
-        if verdict.outcome is Outcome.FLASHCHECK_ERROR:
-            raise verdict.error
-        if verdict.outcome is Outcome.FAILED:
-            report = {**vars(Failure.from_verdict(verdict)), "shrunk": False}  # a stored case, as it was stored
-            messages.put((index, "replayed", (prop_name, spec, True)))
-            messages.put((index, "found", report))
-            messages.put((index, "failure", report))
-            return False
-        if verdict.outcome is Outcome.DECLINED:
-            messages.put((index, "declined", (prop_name, verdict.reason)))
-        elif verdict.outcome is Outcome.KNOWN:
-            messages.put((index, "known", vars(Failure.from_verdict(verdict))))
-        else:
-            after_case(prop_name, case)
-        messages.put((index, "replayed", (prop_name, spec, False)))
-    return True
-
-
-def _write_atomically(path: Path, record: dict) -> None:
-    temporary = path.with_suffix(".tmp")
-    temporary.write_text(json.dumps(record))
-    os.replace(temporary, path)
-
-
-def _redirect_output(log_file: str) -> None:
-    """Send this process's stdout and stderr, native writes included, to ``log_file``."""
-    import sys
-
-    descriptor = os.open(log_file, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (AttributeError, ValueError):
-            pass
-    os.dup2(descriptor, 1)
-    os.dup2(descriptor, 2)
-    os.close(descriptor)
-    sys.stdout = open(1, "w", buffering=1, closefd=False)
-    sys.stderr = open(2, "w", buffering=1, closefd=False)
-
-
-def _flush_and_exit(status: int) -> None:
-    import sys
-
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(status)

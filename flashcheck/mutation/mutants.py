@@ -301,7 +301,8 @@ def confirm_on_original(catalogue: str, outcome: Outcome, settings: MutantFuzzSe
     if not (outcome.killed and outcome.killed_by in ("crash", "fatal", "hang") and outcome.case
             and outcome.property_name):
         return outcome
-    from flashcheck.engine.fuzz_workers import CrashStore, FuzzOptions, database_folder
+    from flashcheck.engine.crash_store import CrashStore, database_folder
+    from flashcheck.engine.fuzz_workers import FuzzOptions
 
     original = f"{catalogue}:{ORIGINAL}"
     # The timeout the mutant ran under: without one, fuzz's own default applied.
@@ -310,7 +311,7 @@ def confirm_on_original(catalogue: str, outcome: Outcome, settings: MutantFuzzSe
                       properties=(outcome.property_name,), case_timeout=timeout)
     with tempfile.TemporaryDirectory(prefix="flashcheck-confirm-") as scratch:
         database, json_path = Path(scratch) / "db", Path(scratch) / "result.json"
-        CrashStore(database_folder(database, original) / "crashes.json").add(
+        CrashStore.in_database(database_folder(database, original)).add(
             outcome.property_name, outcome.case, outcome.killed_by)
         command = fuzz_command(original, replay, json_path, database) + ["--replay-only"]
         cold = dict(os.environ if environment is None else environment,

@@ -10,9 +10,9 @@ work, never corrupt it.
 
 Results do not depend on which process measured a case: inputs are drawn on the CPU from
 the case's seed, and the measurement is :func:`flashcheck.regress.corpus.run_case` either way. With
-several GPUs and ``device`` ``"cuda"`` the workers take them in turn: worker ``i`` is pinned
-to visible GPU ``i mod count`` through ``CUDA_VISIBLE_DEVICES``, set before it initialises
-CUDA (:mod:`flashcheck.engine.placement`), and sees it as ``cuda:0``. A device with an index
+``device`` ``"cuda"`` the workers take the GPUs in turn: worker ``i`` is pinned to visible GPU
+``i mod count`` through ``CUDA_VISIBLE_DEVICES``, set before it initialises CUDA
+(:mod:`flashcheck.engine.placement`), and sees it as ``cuda:0``. A device with an index
 (``"cuda:1"``) names one GPU for every worker, which are then left unpinned.
 
 Workers are spawned (CUDA does not survive ``fork``) and re-resolve the implementation by
@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import functools
 import multiprocessing
-import os
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 
@@ -72,10 +71,10 @@ def measure_corpus(impl_name: str, corpus: corpora.Corpus, device, *, jobs: int,
     context = multiprocessing.get_context("spawn")
     counter = context.Value("i", 0)
     # The GPUs are counted here (no CUDA context needed); each worker pins itself before its CUDA starts.
-    gpus = len(placement.visible_gpus()) if str(device) == "cuda" else 0
+    gpus = placement.visible_gpus() if str(device) == "cuda" else []
     results: list = [None] * len(corpus.cases)
     with ProcessPoolExecutor(max_workers=min(jobs, len(corpus.cases)), mp_context=context, initializer=_start_worker,
-                             initargs=(counter, gpus, os.environ.get(placement.VISIBLE_DEVICES))) as pool:
+                             initargs=(counter, gpus)) as pool:
         futures = {pool.submit(_measure, impl_name, case.spec(), str(device), elementwise): index
                    for index, case in enumerate(corpus.cases)}
         for future in as_completed(futures):
@@ -95,16 +94,15 @@ def measure_corpus(impl_name: str, corpus: corpora.Corpus, device, *, jobs: int,
     return results
 
 
-def _start_worker(counter, gpus: int, visible: str | None) -> None:
+def _start_worker(counter, gpus: list[str]) -> None:
     """Worker initialiser, run before the worker initialises CUDA: take the next worker
-    number and, where the parent saw several GPUs (``gpus``; its ``CUDA_VISIBLE_DEVICES``
-    was ``visible``), pin this process to that number's GPU. With one GPU or none the
-    environment is left as inherited."""
+    number and pin this process to that number's GPU among ``gpus``, the GPUs the parent saw
+    (:func:`flashcheck.engine.placement.worker_pin`). Without GPUs the environment is left as
+    inherited."""
     with counter.get_lock():
         number = counter.value
         counter.value += 1
-    if gpus > 1:
-        os.environ.update(placement.pin_environment(placement.gpu_for_worker(number, gpus), visible))
+    placement.pin_this_process(placement.worker_pin(number, gpus))
 
 
 @functools.cache

@@ -16,7 +16,7 @@ import sys
 
 from flashcheck import interruption
 from flashcheck.cli.commands import EXIT_FOUND, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_UNCHECKED, EXIT_USAGE
-from flashcheck.cli.commands.common import add_impl_arguments, fuzz_in_workers, load, prepare
+from flashcheck.cli.commands.common import add_impl_arguments, fuzz_in_workers, load, prepare, say_flashcheck_error
 
 
 def register(subparsers) -> None:
@@ -104,6 +104,8 @@ def _run_in_a_worker(args, device, impl, prop, case) -> int:
     result, status = fuzz_in_workers(options, replay=[(prop.name, case.spec())])
     if result is None:
         return status
+    if say_flashcheck_error(result):
+        return EXIT_INTERNAL
     for failure in (result.failures + result.known)[:1]:  # the run ends at its first failure, crash or hang
         print(failure)
         if failure.kind == "known":

@@ -149,19 +149,27 @@ def check_writable_folder(path, argument: str, given=None) -> None:
 
 def fuzz_in_workers(options, **kwargs):
     """:func:`flashcheck.engine.fuzz_workers.fuzz` of ``options``: ``(result, None)``, or, where
-    the run could not go on, ``(None, status)`` after one line on stderr: exit 4 for an error of
-    flashcheck's own code, 2 for a worker that could not be set up (the implementation's
-    module, its library)."""
+    a worker could not be set up (the implementation's module, its library), ``(None, 2)``
+    after one line on stderr. A run that flashcheck's own code ended comes back as a result,
+    with what it found and ``result.flashcheck_error`` (see :func:`say_flashcheck_error`)."""
     import sys
 
-    from flashcheck.cli.commands import EXIT_INTERNAL, EXIT_USAGE
+    from flashcheck.cli.commands import EXIT_USAGE
     from flashcheck.engine import fuzz_workers
 
     try:
         return fuzz_workers.fuzz(options, **kwargs), None
-    except fuzz_workers.FlashcheckBug as error:
-        print(f"flashcheck: {error}", file=sys.stderr)
-        return None, EXIT_INTERNAL
     except fuzz_workers.WorkerError as error:
         print(f"flashcheck: {error}", file=sys.stderr)
         return None, EXIT_USAGE
+
+
+def say_flashcheck_error(result) -> bool:
+    """Print the error of flashcheck's own code that ended a worker run, with its case and
+    traceback, on stderr; False when there was none. The command then exits 4."""
+    import sys
+
+    if result.flashcheck_error is None:
+        return False
+    print(f"flashcheck: {result.flashcheck_error}", file=sys.stderr)
+    return True

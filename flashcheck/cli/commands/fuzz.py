@@ -4,7 +4,8 @@ Cases run in spawned worker processes (:mod:`flashcheck.engine.fuzz_workers`), s
 crashes or hangs is reported with its case and the run goes on in a fresh worker.
 
 Exit status (:data:`EPILOG`): 0 nothing found, 1 a counterexample (or a crash or hang),
-2 a usage or configuration error, 130 interrupted (Ctrl-C), after reporting what it found.
+2 a usage or configuration error, 3 nothing checked, 4 flashcheck's own code failed, 130
+interrupted (Ctrl-C); 4 and 130 after reporting what the run found until then.
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ from pathlib import Path
 from flashcheck import interruption
 from flashcheck.cli.commands import EXIT_FOUND, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_UNCHECKED, EXIT_USAGE
 from flashcheck.cli.commands.common import (
-    add_impl_arguments, check_writable_file, check_writable_folder, fuzz_in_workers, load,
+    add_impl_arguments, check_writable_file, check_writable_folder, fuzz_in_workers, load, say_flashcheck_error,
 )
+from flashcheck.engine import crash_store  # imports neither torch nor hypothesis
 
 
 EPILOG = f"""exit status:
@@ -30,7 +32,9 @@ EPILOG = f"""exit status:
        replay, or a --json file that could not be written at the end after all (the summary
        printed says what the run found)
   {EXIT_UNCHECKED}    nothing was checked: every case declined by the implementation, or none finished
-  {EXIT_INTERNAL}    flashcheck's own code failed (a bug in flashcheck, its traceback printed): not a finding
+  {EXIT_INTERNAL}    flashcheck's own code failed (a bug in flashcheck, not a finding): the run ends there, and
+       the summary, the --json result and any failure found so far are reported first, then
+       flashcheck's traceback
   {EXIT_INTERRUPTED}  interrupted (Ctrl-C): the summary, the --json result and any failure found so far
        (one still being shrunk as drawn) are reported first"""
 
@@ -99,7 +103,8 @@ def worker_count(value: str, device: str) -> int:
 
 def _holds_examples(database: Path) -> bool:
     """Whether hypothesis's example database in ``database`` holds anything (beside the crash store)."""
-    return database.is_dir() and any(path.is_file() and path.name != "crashes.json" for path in database.rglob("*"))
+    return database.is_dir() and any(path.is_file() and path.name != crash_store.FILE_NAME
+                                     for path in database.rglob("*"))
 
 
 def run(args, device) -> int:
@@ -131,9 +136,9 @@ def run(args, device) -> int:
         # Outputs are checked before any work, so that a run never ends unable to keep its result.
         if args.json is not None:
             check_writable_file(args.json, "--json")
-        database = fuzz_workers.database_folder(args.database, args.impl)
+        database = crash_store.database_folder(args.database, args.impl)
         check_writable_folder(database, "--database", given=args.database)
-        replayable, stale = fuzz_workers.CrashStore(database / "crashes.json").replayable()  # a damaged store: an error
+        replayable, stale = crash_store.CrashStore.in_database(database).replayable()  # a damaged store: an error
         if args.replay_only and not replayable and not _holds_examples(database):
             raise ValueError(f"--replay-only: nothing stored to replay in {database}"
                              + (f" ({len(stale)} stale crash-store entries, which no longer parse)" if stale else ""))
@@ -160,6 +165,8 @@ def run(args, device) -> int:
             return status
         result.seconds = time.monotonic() - args.started
         written = _report(result, args, device)
+    if say_flashcheck_error(result):
+        return EXIT_INTERNAL
     if result.interrupted:
         return EXIT_INTERRUPTED
     if not written:

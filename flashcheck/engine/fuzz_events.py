@@ -1,0 +1,138 @@
+"""What a fuzzing run reports as it goes: one small frozen dataclass per event, plain data.
+
+The in-process engine (:func:`flashcheck.engine.fuzz.fuzz_in_process`) reports what happens
+through one callable, ``on_event(event)``: :class:`Passed`, :class:`Declined`,
+:class:`NotApplicable`, :class:`KnownDivergenceSeen`, :class:`Found` and
+:class:`Counterexample`. A worker process puts the same events on the queue to its parent,
+as ``(worker index, event)``, with its own beside them (:class:`Started`, :class:`Replayed`,
+:class:`Stale`, :class:`Done`, :class:`SetupFailed`, :class:`FlashcheckFailed`), and the
+parent (:mod:`flashcheck.engine.fuzz_workers`) dispatches on the event's type.
+
+Every event is picklable (it crosses a process boundary): strings, numbers, tuples and
+:class:`~flashcheck.engine.fuzz_result.Failure` only, cases as their specs
+(:meth:`flashcheck.case.Case.spec`). Importing this module imports neither torch nor
+hypothesis.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from flashcheck.engine.fuzz_result import Failure
+
+
+# -- what the in-process engine reports ---------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Passed:
+    """A case of ``property`` checked and passed. ``kinds``: the regions of the case space it
+    exercises (:func:`flashcheck.engine.fuzz.case_kinds`). A worker adds the times its clock
+    measured (:mod:`flashcheck.engine.compile_clock`): ``seconds`` of the case, ``compiling`` of
+    them inside Triton's compilations, and ``compile_classes``, how many compile classes it
+    draws in (:mod:`flashcheck.engine.focus`; None without compile-aware drawing); all None
+    in process."""
+
+    property: str
+    case: str
+    kinds: tuple[str, ...]
+    seconds: float | None = None
+    compiling: float | None = None
+    compile_classes: int | None = None
+
+
+@dataclass(frozen=True)
+class Declined:
+    """The implementation declined a case of ``property`` (``NotImplementedError``) with ``reason``:
+    nothing was checked."""
+
+    property: str
+    case: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class NotApplicable:
+    """``property`` is not run on this implementation, for ``reason``: its features exclude it,
+    the implementation declares it not applicable, or no drawn case is one it applies to."""
+
+    property: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class KnownDivergenceSeen:
+    """A property that the implementation declares a known divergence failed (``failure``, of
+    kind ``"known"``): expected, reported once per property, not a finding."""
+
+    failure: Failure
+
+
+@dataclass(frozen=True)
+class Found:
+    """The run's first failure, as drawn, before shrinking: its shrinking begins now."""
+
+    failure: Failure
+
+
+@dataclass(frozen=True)
+class Counterexample:
+    """The failure the run ends with: shrunk (unless ``failure.shrunk`` is False), or a fatal
+    error, unshrunk."""
+
+    failure: Failure
+
+
+# -- what only a worker process reports -----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Started:
+    """The worker loaded the implementation and runs on ``device``
+    (:func:`flashcheck.engine.placement.describe_device`)."""
+
+    device: str
+
+
+@dataclass(frozen=True)
+class Replayed:
+    """A stored crash or hang was run again: ``still_fails``, or it passed (and leaves the store)."""
+
+    property: str
+    case: str
+    still_fails: bool
+
+
+@dataclass(frozen=True)
+class Stale:
+    """A stored crash or hang the implementation's features no longer cover, for ``problem``:
+    kept, not run."""
+
+    property: str
+    case: str
+    problem: str
+
+
+@dataclass(frozen=True)
+class Done:
+    """The worker ended its run as it should: nothing more comes from it."""
+
+
+@dataclass(frozen=True)
+class SetupFailed:
+    """The worker could not set up (load the implementation, its library): a usage error."""
+
+    message: str
+
+
+@dataclass(frozen=True)
+class FlashcheckFailed:
+    """flashcheck's own code failed in the worker (a bug in flashcheck, not a finding);
+    ``report`` carries the case, when there was one, and the traceback. The worker stops."""
+
+    report: str
+
+
+#: Any of the events above.
+Event = (Passed | Declined | NotApplicable | KnownDivergenceSeen | Found | Counterexample | Started | Replayed
+         | Stale | Done | SetupFailed | FlashcheckFailed)

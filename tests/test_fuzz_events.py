@@ -1,0 +1,58 @@
+"""What a fuzzing run reports as it goes (flashcheck.engine.fuzz_events): one event type per
+thing reported, plain data that crosses from a worker process to its parent unchanged, and
+the same events in process as from a worker."""
+from __future__ import annotations
+
+import dataclasses
+import pickle
+
+import pytest
+
+from flashcheck import case_sizes
+from flashcheck.engine import fuzz, fuzz_events
+from flashcheck.engine.fuzz_result import Failure
+from tests import buggy
+
+FAILURE = Failure("property", "out_matches_reference", "batch=1 seqlen_q=2", "out differs", "tests.buggy:correct")
+
+EVERY_EVENT = [
+    fuzz_events.Passed("out_matches_reference", "batch=1 seqlen_q=2", ("float32", "causal"), 1.5, 0.5, 2),
+    fuzz_events.Declined("out_matches_reference", "batch=1 seqlen_q=2", "causal with Nq != Nk"),
+    fuzz_events.NotApplicable("grads_match_reference", "needs the feature backward"),
+    fuzz_events.KnownDivergenceSeen(dataclasses.replace(FAILURE, kind="known")),
+    fuzz_events.Found(FAILURE),
+    fuzz_events.Counterexample(FAILURE),
+    fuzz_events.Started("cpu, Triton interpreter"),
+    fuzz_events.Replayed("out_matches_reference", "batch=1 seqlen_q=2", still_fails=False),
+    fuzz_events.Stale("out_matches_reference", "batch=1 seqlen_q=2", "no longer runnable"),
+    fuzz_events.Done(),
+    fuzz_events.SetupFailed("worker 0 could not load 'nowhere:attention'"),
+    fuzz_events.FlashcheckFailed("worker 0: flashcheck's own code raised ValueError"),
+]
+
+
+@pytest.mark.parametrize("event", EVERY_EVENT, ids=lambda event: type(event).__name__)
+def test_an_event_crosses_a_process_boundary_unchanged_and_cannot_be_changed(event):
+    assert pickle.loads(pickle.dumps(event)) == event
+    assert isinstance(event, fuzz_events.Event)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        setattr(event, "property", None)
+
+
+def test_the_in_process_engine_reports_what_happens_as_events_in_order():
+    events = []
+    result = fuzz.fuzz_in_process(
+        buggy.additive_mask, impl_name="tests.buggy:additive_mask", budget=120, device="cpu",
+        sizes=case_sizes.choose("interpreter"), seed=1, properties=["grads_match_reference", "out_matches_reference"],
+        on_event=events.append, shrink_time=0,
+    )
+    kinds = [type(event) for event in events]
+    # What cannot run first, then cases, then the failure as found and as the run ends with it.
+    assert events[0] == fuzz_events.NotApplicable("grads_match_reference", "needs the feature backward")
+    assert kinds[-2:] == [fuzz_events.Found, fuzz_events.Counterexample]
+    assert set(kinds[1:-2]) <= {fuzz_events.Passed, fuzz_events.Declined}
+    [failure] = result.failures
+    assert events[-1].failure == failure and events[-2].failure.case == failure.case  # not shrunk: as drawn
+    passed = [event for event in events if isinstance(event, fuzz_events.Passed)]
+    assert len(passed) == result.cases and all(event.property == "out_matches_reference" for event in passed)
+    assert all(event.seconds is None for event in passed), "times are a worker's to add"

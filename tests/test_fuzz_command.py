@@ -70,11 +70,11 @@ def test_a_correct_implementation_is_never_flagged_and_the_run_keeps_to_its_budg
     assert budget * 0.9 <= result["seconds"] <= budget + 2.5
 
 
-def test_by_default_one_worker_runs_per_core_up_to_eight(tmp_path, monkeypatch):
+def test_by_default_one_worker_runs_per_core_up_to_sixteen(tmp_path, monkeypatch):
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(3)), raising=False)
     assert fuzz_workers.default_workers("cpu") == 3
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(64)), raising=False)
-    assert fuzz_workers.default_workers("cpu") == fuzz_workers.MAX_AUTO_WORKERS == 8
+    assert fuzz_workers.default_workers("cpu") == fuzz_workers.MAX_AUTO_WORKERS == 16
     # On CUDA never fewer workers than GPUs, so that every GPU is used.
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0}, raising=False)
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0,1,2")

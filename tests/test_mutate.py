@@ -196,7 +196,7 @@ def test_by_default_the_jobs_share_the_cores_among_their_workers(monkeypatch):
     from flashcheck.cli.commands import mutate as mutate_command
 
     monkeypatch.setattr(placement, "usable_cores", lambda: 16)
-    assert [mutate_command.default_workers(jobs) for jobs in (1, 2, 5, 16, 40)] == [8, 8, 3, 1, 1]
+    assert [mutate_command.default_workers(jobs) for jobs in (1, 2, 5, 16, 40)] == [16, 8, 3, 1, 1]
 
 
 def test_a_mutant_is_fuzzed_by_the_workers_asked_for_and_its_hang_replayed_by_one(monkeypatch, tmp_path):

@@ -139,6 +139,11 @@ class Worker:
         case_file = Path(task.case_file)
         self.clock = compile_clock.CaseClock(lambda record: _write_atomically(case_file, record))
         compile_clock.watch(self.clock.compiling, self.clock.compiled)  # compiling is not hanging
+        log_folder = os.environ.get(compile_clock.LOG_VARIABLE)
+        if log_folder:  # a developer's record of what the run compiles, and for which case
+            compile_clock.log_compilations(log_folder, lambda: {
+                "worker": task.index, "property": self.clock.record.get("property"),
+                "case": self.clock.record.get("case")})
 
     def fuzz(self, stop) -> None:
         """Fuzz in process until the deadline, or until ``stop`` is set."""

@@ -21,7 +21,8 @@ the rest free (lengths within their residue, windows, masks, batch, values, seed
 classes jointly reach every pair of kernel-variant choices (dtype, head-dim tile, full tile
 or not, mode, sign of the scale); one case in :data:`flashcheck.strategies.FOCUS_ESCAPE` is
 drawn without them, so that every case stays drawable. ``focus_seed`` picks the classes:
-another seed, other classes (a long fuzz run may change it from worker to worker).
+another seed, other classes (each fuzz run draws one, shared by its workers, each of which
+starts at the class ``focus_start`` of its own).
 
 :func:`choose` picks them by name, or by the machine when no name is given. (Not to be
 confused with hypothesis's settings profiles, :mod:`flashcheck.hypothesis_profiles`.)

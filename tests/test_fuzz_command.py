@@ -652,7 +652,7 @@ def test_an_interrupted_replay_of_what_is_stored_reports_the_case_in_flight_and_
     # the --json result marked interrupted, exit 130 and no traceback; neither a confirmed fix
     # nor "nothing replayed", and the case stays stored for the next run.
     marker, result_file, database = tmp_path / "hanging", tmp_path / "result.json", tmp_path / "examples"
-    store = fuzz_workers.database_folder(database, "tests.misbehaving:hangs_announced") / "crashes.json"
+    store = crash_store.database_folder(database, "tests.misbehaving:hangs_announced") / "crashes.json"
     store.parent.mkdir(parents=True)
     spec = ("batch=1 seqlen_q=3 seqlen_k=5 heads=2 kv_heads=2 head_dim=8 dtype=float32 causal=False window=-1,-1 "
             "softmax_scale=None layout=contiguous values=normal seed=0")

@@ -18,7 +18,8 @@ from flashcheck.kernels import interface, mutations
 from tests.cli_process import flashcheck, needs_interpreter_numpy
 
 CATALOGUE = "flashcheck.kernels.mutations"
-FAST = ["--budget", "12", "--seed", "0", "--jobs", "2", "--device", "cpu"]
+# 20 s per fuzz run: a worker's start alone took most of 6 s on a busy 2-core machine.
+FAST = ["--budget", "20", "--seed", "0", "--jobs", "2", "--device", "cpu"]
 #: Each of these mutants is killed by the first case with a non-empty row of one of these
 #: properties, and only by it: lse in base 2 leaves out unchanged, and a bias of 1e-3 on
 #: the accumulator leaves lse unchanged but breaks out(-V) = -out(V).
@@ -237,9 +238,10 @@ def test_chosen_mutants_are_killed_by_the_property_that_sees_their_bug(tmp_path,
 
 def test_a_mutation_that_changes_nothing_survives_unless_declared_equivalent(tmp_path, capsys):
     # A mutant survives only the cases it ran: a fuzz run that finished none checked nothing
-    # (an error, not a survival), so each run needs the time for a few cases beside its start.
+    # (an error, not a survival), so each run needs the time for a few cases beside its start
+    # (8 s ran none with two mutants' workers and another test sharing 2 cores).
     report = tmp_path / "matrix.json"
-    status = flashcheck(["mutate", "--catalogue", "tests.noop_mutations", *FAST, "--budget", "8",
+    status = flashcheck(["mutate", "--catalogue", "tests.noop_mutations", *FAST, "--budget", "20",
                    "--properties", "out_matches_reference", "--database", str(tmp_path / "db"), "--json", str(report)])
     output = capsys.readouterr().out
     assert status == 1, output

@@ -321,6 +321,8 @@ def empty_row_windows(
 
 #: Mask shapes drawn: full first, then each way of broadcasting (see flashcheck.maskspec).
 _MASK_SHAPES = ("BHQK", "B1QK", "1HQK", "11QK", "QK", "BH1K", "1K")
+#: The mask shapes with a query axis: the only ones that can leave a row without keys.
+_ROW_MASK_SHAPES = tuple(s for s in _MASK_SHAPES if "Q" in s)
 
 
 def mask_specs(batch: int, heads: int, seqlen_q: int, seqlen_k: int, *, empty_rows: bool = False):
@@ -357,7 +359,7 @@ def _mask_specs(draw, batch, heads, seqlen_q, seqlen_k, empty_rows, shapes=None)
         sizes = sorted({b for b in (2, 4, 1, 8, 16, max(seqlen_q, seqlen_k, 1)) if b >= 1})
         fields["block"] = draw(st.sampled_from(sizes))
     if shapes is None:
-        shapes = [s for s in _MASK_SHAPES if "Q" in s] if empty_rows else list(_MASK_SHAPES)
+        shapes = list(_ROW_MASK_SHAPES) if empty_rows else list(_MASK_SHAPES)
     fields["shape"] = draw(st.sampled_from(shapes))
     if "Q" in fields["shape"] and seqlen_q > 0:
         low = 1 if empty_rows else 0
@@ -604,9 +606,8 @@ def compile_classes(sizes: CaseSizes, dtypes: tuple[str, ...], modes: tuple[str,
         if mode == "mask" and not key_padding:
             # B11K: key-padding masks (whose shape that is); they empty no row.
             mask_shape = drawn.mask_shape
-            if empty_rows and "Q" not in mask_shape:
-                emptying = [s for s in _MASK_SHAPES if "Q" in s]
-                mask_shape = emptying[index % len(emptying)]
+            if empty_rows and mask_shape not in _ROW_MASK_SHAPES:
+                mask_shape = _ROW_MASK_SHAPES[index % len(_ROW_MASK_SHAPES)]
         fitted.append(dataclasses.replace(
             drawn, dtype=drawn.dtype if drawn.dtype in dtypes else dtypes[index % len(dtypes)], mode=mode,
             layout=layout, heads=heads, kv_heads=kv_heads, seqlen_q=seqlen_q,

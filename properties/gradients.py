@@ -54,7 +54,7 @@ def unseen_keys(case, device="cpu") -> torch.Tensor:
     return ~seen.transpose(1, 2)
 
 
-@prop(requires={"backward"}, applies=lambda case: bool(unseen_keys(case).any()))
+@prop(requires={"backward"}, applies=lambda case: bool(unseen_keys(case).any()), draw={"hides_keys": True})
 def unseen_keys_get_zero_gradient(impl, case, *, device=None):
     """Keys that no query may attend receive exactly zero dK and dV."""
     inputs = materialize(case, device)

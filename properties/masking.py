@@ -69,7 +69,7 @@ def _perturbed_keys(case, device, fill):
     return inputs, changed, _unaffected(case, allowed, b, g, hidden), (b, g, int(hidden.sum()))
 
 
-@prop(applies=_hides_keys)
+@prop(applies=_hides_keys, draw={"hides_keys": True})
 def future_keys_cannot_change_output(impl, case, *, device=None):
     """Replacing keys and values that a query may not attend by fresh values leaves that
     query's output and lse bitwise unchanged (causal, window, attn_mask and packed cases)."""
@@ -84,7 +84,7 @@ def future_keys_cannot_change_output(impl, case, *, device=None):
     _check_rows_unchanged(case, call_checked(impl, case, inputs), call_checked(impl, case, changed), rows, what)
 
 
-@prop(applies=_hides_keys)
+@prop(applies=_hides_keys, draw={"hides_keys": True})
 def masked_keys_with_huge_logits_change_nothing(impl, case, *, device=None):
     """The mask-leak amplifier: hidden keys made huge (logits far beyond exp's range, of the
     sign that wins any softmax they leak into) with values at the dtype's largest magnitude

@@ -28,7 +28,10 @@ class Property:
     ``requires``: features the implementation must declare for the property to apply.
     ``applies(case)``: whether the property says anything about ``case``.
     ``draw``: how cases for it should be drawn, so that few are filtered away:
-    ``{"empty_rows": True}`` (only cases with rows without keys), ``{"unmasked": True}``.
+    ``{"empty_rows": True}`` (only cases with rows without keys), ``{"unmasked": True}``,
+    ``{"hides_keys": True}`` (the property applies only where some query may not see some
+    key, which needs a band, a mask or packing: without any of them it is not applicable,
+    known before drawing instead of after hundreds of rejected draws).
     ``devices``: the device kinds (``"cuda"``, ``"cpu"``) on which the property can be
     measured, empty for every kind; on any other, ``check`` raises :class:`NotRunnableHere`.
     """

@@ -28,6 +28,14 @@ def no_features(q, k, v, **kwargs):
 no_features.flashcheck_features = frozenset()
 
 
+def mask_only(q, k, v, **kwargs):
+    """Correct, declaring boolean masks and nothing else: no band, GQA, packing or lse."""
+    return buggy.correct(q, k, v, **kwargs)
+
+
+mask_only.flashcheck_features = frozenset({"mask"})
+
+
 def device_kind_misspelt(q, k, v, **kwargs):
     """Correct, declaring its features for the device kinds "cpu" and "gpu" (meaning "cuda")."""
     return buggy.correct(q, k, v, **kwargs)

@@ -435,20 +435,36 @@ def test_a_stub_that_declines_every_case_is_not_a_pass_and_the_summary_tallies_t
 
 def test_an_implementation_declaring_no_features_is_fuzzed_and_what_it_cannot_reach_is_not_applicable(tmp_path, capsys):
     # Without causal, window, mask or packing no key is hidden from any query: the masking
-    # properties cannot be drawn (hypothesis's filter finds no case), nor can lse's without "lse".
-    unreachable = ["future_keys_cannot_change_output", "masked_keys_with_huge_logits_change_nothing",
-                   "lse_matches_reference"]
+    # properties are known not applicable before drawing anything, as is lse's without "lse".
+    hiding = "draws cases that hide keys from queries, which need one of the features causal, mask, window or varlen"
+    expected = {"future_keys_cannot_change_output": hiding, "masked_keys_with_huge_logits_change_nothing": hiding,
+                "unseen_keys_get_zero_gradient": "needs the feature backward",
+                "lse_matches_reference": "needs the feature lse"}
     status, result = fuzz(tmp_path, "tests.stubs:no_features", "--property", "out_matches_reference",
-                          *[argument for name in unreachable for argument in ("--property", name)], budget=15)
+                          *[argument for name in expected for argument in ("--property", name)], budget=6)
     assert status == EXIT_OK and result["failures"] == []
     assert result["by_property"].get("out_matches_reference", 0) > 0
-    assert set(result["not_applicable"]) == set(unreachable)
-    assert result["not_applicable"]["lse_matches_reference"] == "needs the feature lse"
-    assert result["not_applicable"]["future_keys_cannot_change_output"] == fuzz_engine.UNSATISFIABLE
+    assert result["not_applicable"] == expected
     out = capsys.readouterr().out
-    assert "3 properties not applicable to tests.stubs:no_features, not run:" in out
-    assert f"{fuzz_engine.UNSATISFIABLE}: future_keys_cannot_change_output, " \
-           f"masked_keys_with_huge_logits_change_nothing" in out
+    assert "4 properties not applicable to tests.stubs:no_features, not run:" in out
+    assert f"{hiding}: future_keys_cannot_change_output, masked_keys_with_huge_logits_change_nothing" in out
+
+
+def test_a_property_whose_filter_rejects_every_case_drawn_is_not_applicable_and_ends_the_run_early(tmp_path, capsys):
+    # A mask and no band: no case is the band-only case mask_equal_to_band_matches_flag applies
+    # to, which only hypothesis's filter finds out (hundreds of rejected draws). Once the last
+    # property is dropped the run ends, whatever budget is left, and having checked nothing it
+    # says so.
+    budget = 600
+    status, result = fuzz(tmp_path, "tests.stubs:mask_only", "--property", "mask_equal_to_band_matches_flag",
+                          budget=budget)
+    assert status == EXIT_UNCHECKED and result["cases"] == 0
+    assert result["not_applicable"] == {"mask_equal_to_band_matches_flag": fuzz_engine.UNSATISFIABLE}
+    assert result["seconds"] < budget / 2
+    out = capsys.readouterr().out
+    assert "1 property not applicable to tests.stubs:mask_only, not run:" in out
+    assert f"{fuzz_engine.UNSATISFIABLE}: mask_equal_to_band_matches_flag" in out
+    assert "no counterexample" not in out
 
 
 def test_a_property_declared_not_applicable_is_not_run_and_shown_as_not_applicable_with_its_reason(tmp_path, capsys):
@@ -460,7 +476,7 @@ def test_a_property_declared_not_applicable_is_not_run_and_shown_as_not_applicab
     assert "empty_rows_exact" not in result["by_property"] and "empty_rows_exact" not in result["declined_by_property"]
     assert result["by_property"]["out_matches_reference"] > 0, "only the property it names is left out"
     out = capsys.readouterr().out
-    assert "1 properties not applicable to tests.stubs:square_causal_declared, not run:" in out
+    assert "1 property not applicable to tests.stubs:square_causal_declared, not run:" in out
     assert f"  {reason}: empty_rows_exact" in out
     assert "never checked" not in out
 

@@ -61,6 +61,10 @@ _TURN_NONCE = st.integers(min_value=0, max_value=2**32 - 1)
 _DRAW_ARGUMENTS = ("empty_rows", "mask", "varlen", "key_padding", "gqa", "dtypes", "values")
 
 
+#: The features that can hide a key from a query: a band (causal, window), a mask, packing.
+HIDING_FEATURES = frozenset({"causal", "window", "mask", "varlen"})
+
+
 def case_strategy(prop: Property, features, sizes):
     """Cases for ``prop`` inside ``features``, drawn as the property asks (``prop.draw``):
     ``empty_rows``, ``mask``, ``varlen``, ``key_padding``, ``gqa``, ``dtypes``, ``values`` as in
@@ -68,7 +72,7 @@ def case_strategy(prop: Property, features, sizes):
     kwargs = {"sizes": sizes, "features": features}
     kwargs.update({key: prop.draw[key] for key in _DRAW_ARGUMENTS if key in prop.draw})
     if prop.draw.get("unmasked"):
-        kwargs["features"] = frozenset(features) - {"causal", "window", "mask", "varlen"}
+        kwargs["features"] = frozenset(features) - HIDING_FEATURES
     return strategies.cases(**kwargs).filter(prop.applies)
 
 
@@ -82,14 +86,18 @@ def not_drawable_because(prop: Property, features, device=None) -> str | None:
     None when cases can be drawn: the property cannot be measured on that device kind; a
     feature it requires is not declared; rows without keys need a band, a mask or packing;
     masked or packed draws need that feature; a property drawing some dtypes only needs one
-    of them declared."""
+    of them declared; a property about hidden keys or rows without keys needs a feature
+    that can hide keys (a band, a mask, packing)."""
     if device is not None and not prop.runs_on(device):
         return f"can be measured on {', '.join(sorted(prop.devices))} only, not on {torch_device_kind(device)}"
     missing = prop.requires - features
     if missing:
         return f"needs the feature{'s' if len(missing) > 1 else ''} {', '.join(sorted(missing))}"
-    if prop.draw.get("empty_rows") and not features & {"causal", "window", "mask", "varlen"}:
-        return "draws rows without keys, which need one of the features causal, window, mask or varlen"
+    hiding = ", ".join(sorted(HIDING_FEATURES - {"varlen"})) + " or varlen"
+    if prop.draw.get("empty_rows") and not features & HIDING_FEATURES:
+        return f"draws rows without keys, which need one of the features {hiding}"
+    if prop.draw.get("hides_keys") and not features & HIDING_FEATURES:
+        return f"draws cases that hide keys from queries, which need one of the features {hiding}"
     named_dtypes = features & set(case_module.DTYPES)  # none named: every dtype
     if "dtypes" in prop.draw and named_dtypes and not named_dtypes & set(prop.draw["dtypes"]):
         return f"draws only {', '.join(prop.draw['dtypes'])}, none of them declared"

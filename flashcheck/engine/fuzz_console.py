@@ -71,7 +71,8 @@ def print_fuzz_result(result, impl_name: str, device: str, *, shrunk: bool = Tru
         console.print(f"[bold red]never checked[/] (every case declined): {', '.join(never)}", highlight=False,
                       soft_wrap=True)
     if result.not_applicable:
-        console.print(f"{len(result.not_applicable)} properties not applicable to {impl_name}, not run:",
+        count = len(result.not_applicable)
+        console.print(f"{count} propert{'y' if count == 1 else 'ies'} not applicable to {impl_name}, not run:",
                       markup=False, highlight=False)
         by_reason: dict[str, list[str]] = {}
         for name, reason in sorted(result.not_applicable.items()):

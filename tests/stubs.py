@@ -1,6 +1,6 @@
 """Implementations that check nothing or misdeclare themselves, for the verdicts that must
 not pass them: a stub that declines every call, one declaring no features at all, one that
-returns its output on another device, one naming a feature the protocol does not have, and
+returns its output on another device, one that calls an operator torch lacks, one naming a feature the protocol does not have, and
 one that can never run a property (rows without keys), with and without declaring it not
 applicable, and with the declaration misspelt. Float32 only where they compute, to keep the
 runs short."""
@@ -26,6 +26,17 @@ def no_features(q, k, v, **kwargs):
 
 
 no_features.flashcheck_features = frozenset()
+
+
+def needs_an_operator_torch_lacks_on_the_cpu(q, k, v, **kwargs):
+    """Breaks on every CPU call: it calls an operator torch has no CPU kernel for, whose
+    NotImplementedError ("Could not run 'aten::...'") is torch's refusal, not a decline."""
+    return torch.ops.aten._scaled_dot_product_flash_attention(q.transpose(1, 2), k.transpose(1, 2),
+                                                              v.transpose(1, 2))
+
+
+needs_an_operator_torch_lacks_on_the_cpu.flashcheck_features = frozenset(
+    {"causal", "gqa", "float16", "bfloat16", "float32"})
 
 
 def mask_only(q, k, v, **kwargs):

@@ -18,6 +18,7 @@ from tests import noisy
 REPO = Path(__file__).resolve().parent.parent
 HALF = "tests.noisy:half_allowed"
 TWICE = "tests.noisy:twice_allowed"
+TORCH_LACKS = "tests.stubs:needs_an_operator_torch_lacks_on_the_cpu"
 
 
 def _baseline(buckets: dict[str, float]) -> baseline.Baseline:
@@ -155,6 +156,24 @@ def test_record_refuses_an_implementation_beyond_its_allowance(tmp_path, device,
     out = capsys.readouterr().out
     assert "refusing to record" in out and "output out" in out
     assert corpus.BASELINE_CORPORA["tiny"].cases[0].spec() in out
+
+
+def test_an_implementation_that_raises_is_refused_at_record_and_fails_check_with_replay_lines(tmp_path, capsys):
+    # torch's own NotImplementedError (an operator without a CPU kernel) is a finding, not a
+    # skipped case: a kernel that broke must not pass as one that runs fewer cases.
+    status, path = _record(tmp_path, "cpu", impl=TORCH_LACKS)
+    assert status == 1 and not path.exists()
+    out = capsys.readouterr().out
+    raised = len([case for case in corpus.BASELINE_CORPORA["tiny"].cases if not case.varlen])
+    assert f"refusing to record: {TORCH_LACKS} raised on {raised} cases of corpus 'tiny':" in out
+    assert out.count("raised NotImplementedError: Could not run 'aten::") == raised
+    _, path = _record(tmp_path, "cpu")
+    capsys.readouterr()
+    assert _check(path, "cpu", TORCH_LACKS) == 1
+    out = capsys.readouterr().out
+    assert out.count("raised NotImplementedError: Could not run 'aten::") == raised
+    assert f"replay: flashcheck check --impl {TORCH_LACKS} --property out_matches_reference --case" in out
+    assert f"raised on {raised} cases" in out.splitlines()[-1] and out.splitlines()[-1].startswith("FAILED")
 
 
 def test_version_mismatch_is_a_usage_error(tmp_path, device, capsys):

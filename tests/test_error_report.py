@@ -47,6 +47,17 @@ def test_report_of_an_implementation_beyond_its_allowance_fails_but_is_written(t
     assert "exceed their allowance" in capsys.readouterr().out
 
 
+def test_report_of_an_implementation_that_raises_fails_and_marks_the_cases(tmp_path, capsys):
+    impl = "tests.stubs:needs_an_operator_torch_lacks_on_the_cpu"
+    status, out = _report(tmp_path, "cpu", impl=impl)
+    assert status == 1
+    markdown = (out / "report.md").read_text()
+    assert "**FAILED: the implementation raised on 6 cases**" in markdown and "Passed" not in markdown
+    assert markdown.count("(**raised** NotImplementedError: Could not run 'aten::") == 6
+    printed = capsys.readouterr().out
+    assert f"FAILED: {impl} raised on 6 cases" in printed and printed.count("replay: flashcheck check") == 6
+
+
 @pytest.mark.parametrize("extra, named", [
     (["--impl", "no-such-impl"], "--impl"),
     (["--corpus", "no-such-sweep"], "--corpus"),

@@ -171,7 +171,7 @@ def decide(prop, impl, case: Case, *, device, impl_name: str) -> Verdict:
     made = functools.partial(Verdict, property=prop.name, case=case, impl_name=impl_name)
     failure = functools.partial(PropertyFailure, property_name=prop.name, case=case, impl_name=impl_name)
     try:
-        prop.check(_Calling(impl), case, device=device)
+        prop.check(calling(impl), case, device=device)
         error = None
     except Exception as raised:  # noqa: BLE001 - every exception is classified below
         error = raised
@@ -189,11 +189,12 @@ def decide(prop, impl, case: Case, *, device, impl_name: str) -> Verdict:
             evidence = (f"fatal: {whose} {type(error).__name__}: {_first_line(error)}\n"
                         f"the process can run no further case (its CUDA context is lost)")
             return made(Outcome.FATAL, failure=failure(evidence), error=error)
-        if isinstance(error, (Violation, PropertyFailure)):
+        raiser = None if isinstance(error, (Violation, PropertyFailure)) else raised_by(error, impl)
+        if raiser is None:
             found = failure(error.evidence)
-        elif _raised_by_implementation(error) or _raised_in_implementation_code(error, impl):
-            if deliberate_decline(error, impl):
-                return made(Outcome.DECLINED, reason=_first_line(error) or "NotImplementedError")
+        elif raiser is Raiser.DECLINE:
+            return made(Outcome.DECLINED, reason=_first_line(error) or "NotImplementedError")
+        elif raiser is Raiser.IMPLEMENTATION:
             found = failure(f"the implementation raised {type(error).__name__}: {error}{_where(error, impl)}")
         else:
             return made(Outcome.FLASHCHECK_ERROR, error=FlashcheckError(
@@ -215,6 +216,33 @@ def is_fatal(error: BaseException) -> bool:
     if fatal_type is not None and isinstance(error, fatal_type):
         return True
     return isinstance(error, RuntimeError) and "CUDA error" in str(error)
+
+
+class Raiser(enum.Enum):
+    """Who raised an exception caught around flashcheck's use of an implementation (see
+    :func:`raised_by`)."""
+
+    DECLINE = "the implementation, declining the case"
+    IMPLEMENTATION = "the implementation"
+    FLASHCHECK = "flashcheck's own code"
+
+
+def calling(impl):
+    """``impl`` wrapped as flashcheck calls it: the same call and attributes, each call leaving
+    a frame in the traceback of whatever it raises, by which :func:`raised_by` tells the
+    implementation's errors from flashcheck's."""
+    return _Calling(impl)
+
+
+def raised_by(error: BaseException, impl) -> Raiser:
+    """Who raised ``error``, caught around code that used ``impl`` only through
+    :func:`calling`: the implementation declining the case on purpose
+    (:func:`deliberate_decline`); the implementation otherwise (inside a call into it, a
+    backward pass through what it returned, or its own code outside a call); else
+    flashcheck's own code. The module docstring says how a traceback tells them apart."""
+    if not (_raised_by_implementation(error) or _raised_in_implementation_code(error, impl)):
+        return Raiser.FLASHCHECK
+    return Raiser.DECLINE if deliberate_decline(error, impl) else Raiser.IMPLEMENTATION
 
 
 def deliberate_decline(error: BaseException, impl) -> bool:

@@ -32,6 +32,8 @@ import torch
 from flashcheck import compare, expectation, protocol
 from flashcheck.backward_inputs import GRAD_SCALES, gradients
 from flashcheck.case import Case
+from flashcheck.compare import Violation, replay_command
+from flashcheck.engine import verdict
 
 #: Every output a case can be measured on, in report order.
 OUTPUTS = ("out", "lse", "dq", "dk", "dv")
@@ -117,7 +119,8 @@ def measure(impl, case: Case, device, *, elementwise: bool = False) -> dict[str,
     keeps every element's error/allowed (for histograms).
 
     Raises ValueError when ``case`` needs a feature ``impl`` does not declare (see
-    :func:`needed_features`), and lets the implementation's own exceptions through.
+    :func:`needed_features`), :class:`~flashcheck.compare.Violation` when what the implementation
+    returns breaks the protocol, and lets the implementation's own exceptions through.
     """
     features = protocol.features_of(impl, device)
     missing = needed_features(case) - features
@@ -134,7 +137,7 @@ def measure(impl, case: Case, device, *, elementwise: bool = False) -> dict[str,
                                forward.limits["out"], elementwise)}
     if "lse" in outputs:
         if lse is None:
-            raise ValueError("impl: declares 'lse' but returned lse=None")
+            raise Violation("protocol: the implementation declares 'lse' but returned lse=None")
         results["lse"] = _compare("lse", lse, forward.expected_lse, forward.allowed("lse"), forward.limits["lse"],
                                   elementwise)
     if "dq" in outputs:
@@ -149,24 +152,48 @@ def measure(impl, case: Case, device, *, elementwise: bool = False) -> dict[str,
 
 @dataclasses.dataclass
 class CaseResult:
-    """One case of a corpus run: its measurements, or why it was skipped."""
+    """One case of a corpus run: its measurements, why it was skipped, or what the
+    implementation raised on it (``raised``: its exception's type and first line, a
+    finding)."""
 
     case: Case
     outputs: dict[str, OutputError] = dataclasses.field(default_factory=dict)
     skipped: str | None = None
+    raised: str | None = None
 
 
 def run_case(impl, case: Case, device, *, elementwise: bool = False) -> CaseResult:
-    """:func:`measure` one case, or a skipped :class:`CaseResult` saying why: ``impl`` does not
-    declare a feature the case needs, or raises NotImplementedError for it (the adapters'
-    way of saying a peer cannot express it). Any other exception propagates."""
+    """:func:`measure` one case; or a skipped :class:`CaseResult` saying why: ``impl`` does not
+    declare a feature the case needs, or declines the case (a ``NotImplementedError`` of its
+    own, the adapters' way of saying a peer cannot express it:
+    :func:`flashcheck.engine.verdict.deliberate_decline`); or, when the implementation raised
+    anything else (a ``NotImplementedError`` of torch's included) or returned what the
+    protocol does not allow (:class:`~flashcheck.compare.Violation`), a result naming it.
+    flashcheck's own errors, and an error that leaves the process's CUDA context dead
+    (:func:`flashcheck.engine.verdict.is_fatal`), propagate."""
     missing = needed_features(case) - protocol.features_of(impl, device)
     if missing:
         return CaseResult(case, skipped=f"needs {', '.join(sorted(missing))}")
     try:
-        return CaseResult(case, measure(impl, case, device, elementwise=elementwise))
-    except NotImplementedError as error:
-        return CaseResult(case, skipped=f"not implemented: {error}")
+        return CaseResult(case, measure(verdict.calling(impl), case, device, elementwise=elementwise))
+    except Exception as error:  # noqa: BLE001 - classified by who raised it
+        # A Violation here is the protocol broken by what the implementation returned.
+        raiser = verdict.Raiser.IMPLEMENTATION if isinstance(error, Violation) else verdict.raised_by(error, impl)
+        if raiser is verdict.Raiser.FLASHCHECK or verdict.is_fatal(error):
+            raise
+        message = str(error).strip().splitlines()[0] if str(error).strip() else ""
+        if raiser is verdict.Raiser.DECLINE:
+            return CaseResult(case, skipped=f"declined: {message or 'NotImplementedError'}")
+        return CaseResult(case, raised=f"{type(error).__name__}: {message}".rstrip(": "))
+
+
+def raised_lines(impl_name: str, impl, results, device) -> list[str]:
+    """For each result whose case ``impl`` raised on, a line naming the error and the case,
+    and the command line that replays it (the gradients' property where ``impl`` declares
+    "backward": it runs the forward call and the backward pass alike)."""
+    prop = "grads_match_reference" if "backward" in protocol.features_of(impl, device) else "out_matches_reference"
+    return [f"  raised {r.raised} on {r.case.spec()}\n    replay: {replay_command(impl_name, prop, r.case.spec())}"
+            for r in results if r.raised]
 
 
 def measure_corpus(impl, corpus: Corpus, device, *, elementwise: bool = False, on_case=None) -> list[CaseResult]:

@@ -80,7 +80,7 @@ def measure_corpus(impl_name: str, corpus: corpora.Corpus, device, *, jobs: int,
         for future in as_completed(futures):
             index = futures[future]
             try:
-                outputs, skipped = future.result()
+                outputs, skipped, raised = future.result()
             except BrokenProcessPool:
                 unfinished = [case for case, result in zip(corpus.cases, results) if result is None]
                 raise WorkerDied(
@@ -88,7 +88,7 @@ def measure_corpus(impl_name: str, corpus: corpora.Corpus, device, *, jobs: int,
                     "flight; replay them one by one:\n" + "\n".join(
                         "  " + replay_command(impl_name, "out_matches_reference", case.spec()) for case in unfinished)
                 ) from None
-            results[index] = corpora.CaseResult(corpus.cases[index], outputs, skipped)
+            results[index] = corpora.CaseResult(corpus.cases[index], outputs, skipped, raised)
             if on_case is not None:
                 on_case(index, results[index])
     return results
@@ -113,9 +113,9 @@ def _implementation(name: str):
 
 
 def _measure(impl_name: str, spec: str, device: str, elementwise: bool):
-    """In a worker: ``(outputs, skipped)`` of :func:`flashcheck.regress.corpus.run_case` on the case
+    """In a worker: ``(outputs, skipped, raised)`` of :func:`flashcheck.regress.corpus.run_case` on the case
     ``spec`` describes (the parent keeps its own Case object)."""
     from flashcheck.case import Case
 
     result = corpora.run_case(_implementation(impl_name), Case.from_spec(spec), device, elementwise=elementwise)
-    return result.outputs, result.skipped
+    return result.outputs, result.skipped, result.raised

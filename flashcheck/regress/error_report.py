@@ -42,6 +42,11 @@ class ErrorReport:
         return [(r.case, name, e) for r in self.results for name, e in r.outputs.items() if e.exceeded]
 
     @property
+    def raised(self) -> list:
+        """The results of the cases the implementation raised on (a finding each)."""
+        return [r for r in self.results if r.raised]
+
+    @property
     def outputs(self) -> list[str]:
         measured = {name for r in self.results for name in r.outputs}
         return [name for name in corpora.OUTPUTS if name in measured]
@@ -101,7 +106,9 @@ def _markdown(report: ErrorReport, figures) -> str:
     lines = [f"# Error report: `{report.impl_name}` on {environment.device_name(report.device)}", ""]
     if exceeded:
         lines.append(f"**FAILED: {len(exceeded)} comparisons exceed their allowance** (ratios in bold below).")
-    else:
+    if report.raised:
+        lines.append(f"**FAILED: the implementation raised on {len(report.raised)} cases** (marked below).")
+    if not exceeded and not report.raised:
         lines.append("**Passed: every comparison is within its allowance.**")
     worst = max((e.worst_ratio for r in report.results for e in r.outputs.values()), default=0.0)
     lines += [
@@ -131,7 +138,8 @@ def _markdown(report: ErrorReport, figures) -> str:
     for index, result in enumerate(report.results):
         case = result.case
         cells = [_ratio_cell(result.outputs.get(name)) for name in outputs]
-        spec = f"`{case.spec()}`" + (f" (skipped: {result.skipped})" if result.skipped else "")
+        spec = f"`{case.spec()}`" + (f" (skipped: {result.skipped})" if result.skipped else "") + (
+            f" (**raised** {result.raised})" if result.raised else "")
         lines.append(f"| {index} | {case.dtype} | {corpora.mask_kind(case)} | {corpora.length_of(case)} | "
                      f"{case.head_dim} | " + " | ".join(cells) + f" | {spec} |")
     return "\n".join(lines) + "\n"

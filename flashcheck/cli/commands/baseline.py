@@ -58,11 +58,15 @@ def record(args, device) -> int:
     if results is None:
         return EXIT_FOUND
     beyond = baseline.exceeded(results)
-    if beyond:
-        print(f"refusing to record: {args.impl} exceeds its allowance on corpus {chosen.name!r} "
-              f"({len(beyond)} comparisons):")
+    raised = _raised_lines(args, results, device)
+    if beyond or raised:
+        what = [f"exceeds its allowance in {len(beyond)} comparisons"] if beyond else []
+        what += [f"raised on {len(raised)} cases"] if raised else []
+        print(f"refusing to record: {args.impl} {' and '.join(what)} of corpus {chosen.name!r}:")
         for case, output, error in beyond:
             print(_beyond_line(args.impl, case, output, error))
+        for line in raised:
+            print(line)
         return EXIT_FOUND
     buckets = baseline.buckets(results)
     if not buckets:
@@ -113,10 +117,16 @@ def check(args, device) -> int:
     beyond = baseline.exceeded(results)
     for case, output, error in beyond:
         print(_beyond_line(args.impl, case, output, error))
-    if failed or beyond:
+    raised = _raised_lines(args, results, device)
+    for line in raised:
+        print(line)
+    if failed or beyond or raised:
         counts = {verdict: sum(row.verdict == verdict for row in failed) for verdict in baseline.FAILING}
-        summary = ", ".join(f"{n} {verdict}" for verdict, n in sorted(counts.items()) if n)
-        print(f"FAILED: {args.impl} against {path}: {summary or f'{len(beyond)} comparisons beyond their allowance'}")
+        parts = [f"{n} {verdict}" for verdict, n in sorted(counts.items()) if n] or (
+            [f"{len(beyond)} comparisons beyond their allowance"] if beyond else [])
+        if raised:
+            parts.append(f"raised on {len(raised)} cases")
+        print(f"FAILED: {args.impl} against {path}: {', '.join(parts)}")
         return EXIT_FOUND
     print(f"passed: {args.impl} against {path}: no bucket of {len(rows)} worsened beyond the margin")
     return EXIT_OK
@@ -154,6 +164,12 @@ def _beyond_line(impl_name, case, output, error) -> str:
         what = f"largest error {metrics.max_abs:.3e} beyond the aggregate limit {error.limit:.3e}"
     replay = replay_command(impl_name, PROPERTY_OF[output], case.spec())
     return f"  case {case.spec()}\n    output {output}: {what}\n    replay: {replay}"
+
+
+def _raised_lines(args, results, device) -> list[str]:
+    from flashcheck.regress import corpus
+
+    return corpus.raised_lines(args.impl, load_implementation(args.impl), results, device)
 
 
 def _print_skipped(results) -> None:

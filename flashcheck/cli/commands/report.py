@@ -59,6 +59,11 @@ def run(args, device) -> int:
         print(f"FAILED: {len(report.exceeded)} comparisons of {args.impl} exceed their allowance; report: {path}")
         for case, output, error in report.exceeded:
             print(f"  {output}: error/allowed {error.worst_ratio:.3g} on {case.spec()}")
+    if report.raised:
+        print(f"FAILED: {args.impl} raised on {len(report.raised)} cases; report: {path}")
+        for line in corpus.raised_lines(args.impl, load_implementation(args.impl), report.raised, device):
+            print(line)
+    if report.exceeded or report.raised:
         return EXIT_FOUND
     print(f"report of {args.impl} on {chosen.name} ({len(report.results)} cases): {path}")
     return EXIT_OK

@@ -7,7 +7,7 @@ cap on ``batch * heads * seqlen_q * seqlen_k`` (the number of attention scores) 
 case stays cheap for both the kernel and the float64 reference. Two are named (the
 ``--size`` of the command line, ``--flashcheck-size`` in pytest):
 
-- :data:`INTERPRETER`: for Triton's CPU interpreter (16 x 16 blocks), lengths up to 80
+- :data:`INTERPRETER`: for Triton's CPU interpreter (32 x 16 blocks), lengths up to 80
   so that a case still spans several blocks, at most 2^16 scores per case;
 - :data:`GPU`: real block sizes (32, 64, 128), lengths up to 2048 and now and then up to
   8192, at most 2^26 scores per case, drawn compile-aware (``focus``).
@@ -94,8 +94,8 @@ class CaseSizes:
             raise ValueError(f"dtypes: expected a non-empty subset of {_DTYPE_NAMES}, got {self.dtypes!r}")
 
 
-#: Triton's CPU interpreter: the kernel runs 16 x 16 blocks, so lengths up to 80 span
-#: five query and key blocks; 2^16 scores keep one case well under a second.
+#: Triton's CPU interpreter: the kernel runs 32 x 16 blocks, so lengths up to 80 span
+#: three query and five key blocks; 2^16 scores keep one case well under a second.
 INTERPRETER = CaseSizes(
     name="interpreter",
     max_batch=2,

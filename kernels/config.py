@@ -12,8 +12,11 @@ causal or sliding-window band, whose diagonal blocks shift the best shapes. Ever
 (other GPUs, float32, head dims above 128) uses the conservative defaults below, which fit
 the shared memory of any GPU since Ampere.
 
-Interpreter runs use 16 x 16 blocks so that small CPU problems still span several blocks
-and exercise every block-boundary path (band edges, free blocks, partial blocks).
+Interpreter runs use 32-row query blocks and 16-key key blocks, so that small CPU problems
+still span several blocks and exercise every block-boundary path (band edges, free blocks,
+partial blocks), and with tiles that are not square, as the tuned GPU settings' are: code
+that confuses ``BLOCK_M`` with ``BLOCK_N`` computes the same with square tiles.
+``tests/test_kernel_tiles.py`` runs other shapes too.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ import triton
 #: a kernel is defined, so it must be set before this package is imported.
 INTERPRETER = os.environ.get("TRITON_INTERPRET", "0") == "1"
 
-INTERPRETER_CONFIG = {"BLOCK_M": 16, "BLOCK_N": 16, "num_warps": 1, "num_stages": 1}
+INTERPRETER_CONFIG = {"BLOCK_M": 32, "BLOCK_N": 16, "num_warps": 1, "num_stages": 1}
 
 
 def _launch(block_m, block_n, num_warps, num_stages) -> dict:

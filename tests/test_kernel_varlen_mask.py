@@ -5,7 +5,7 @@ sequence, bitwise: a sequence's programs run the same tiles in the same order as
 call on its tokens) and against a float64 masked attention written out below. The checks
 are plain functions of an implementation (or of raw launchers) so that the planted bugs of
 ``tests/mutants.py`` are shown to be caught by the very checks the correct kernel passes.
-Sizes are small (a few dozen tokens; 16 x 16 blocks in the interpreter, so several blocks
+Sizes are small (a few dozen tokens; 32 x 16 blocks in the interpreter, so several blocks
 per sequence).
 """
 

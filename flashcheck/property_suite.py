@@ -98,15 +98,17 @@ class Shard:
         """The test id's suffix: none for an unsplit property."""
         return "" if self.count == 1 else f"-shard{self.index + 1}of{self.count}"
 
-    def narrow(self, test):
-        """``test`` (a ``@given`` test) drawing this shard's share of the active profile's
-        examples; under a derandomized profile, from a seed of this shard's own, since every
-        shard would otherwise draw the same cases. An unsplit property's test is unchanged."""
-        if self.count == 1:
-            return test
+    def narrow(self, test, examples: int | None = None):
+        """``test`` (a ``@given`` test) drawing this shard's share of ``examples`` (None: the
+        active profile's ``max_examples``); under a derandomized profile, from a seed of this
+        shard's own, since every shard would otherwise draw the same cases. An unsplit
+        property's test draws them all, from the profile's seed."""
         profile = settings.default
-        test = settings(profile, max_examples=math.ceil(profile.max_examples / self.count))(test)
-        return seed(self.index)(test) if profile.derandomize else test
+        if self.count == 1 and examples is None:
+            return test
+        total = profile.max_examples if examples is None else examples
+        test = settings(profile, max_examples=math.ceil(total / self.count))(test)
+        return seed(self.index)(test) if profile.derandomize and self.count > 1 else test
 
 
 @pytest.fixture
@@ -164,7 +166,7 @@ def test_property_holds(impl_name, property_name, shard, pytestconfig, ratio_log
             raise StopRunning(verdict)
 
     try:
-        shard.narrow(holds)()
+        shard.narrow(holds, pytest_plugin.example_count(pytestconfig))()
     except StopRunning as stop:
         if stop.verdict.outcome is Outcome.FATAL:
             pytestconfig.stash[_FATAL] = stop.verdict

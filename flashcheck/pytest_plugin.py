@@ -22,6 +22,11 @@ environment holding flashcheck (``-p no:flashcheck`` turns it off). It provides:
     each drawing its share of the profile's ``max_examples`` (rounded up) from a seed of its
     own, so that pytest-xdist can spread one long property over N workers; else
     ``$FLASHCHECK_SHARDS``, else 1 (one test per property, ids without the suffix).
+``--flashcheck-examples N``
+    the examples each property draws (split over its shards), instead of the profile's
+    ``max_examples``: where a case costs seconds (the project kernel in Triton's interpreter)
+    fewer examples keep a run within its time; else ``$FLASHCHECK_EXAMPLES``, else the
+    profile's.
 ``--run-slow``, ``--run-benchmarks`` and the markers ``gpu``, ``slow`` and ``speed``
     a ``gpu`` test is skipped where torch sees no CUDA device; a ``slow`` test is skipped
     unless ``--run-slow`` is given or the ``-m`` expression names ``slow``; a ``speed``
@@ -73,6 +78,7 @@ CUDA_ONLY = ("sdpa-flash", "sdpa-efficient", "sdpa-cudnn", "flex")
 IMPLS_VARIABLE = "FLASHCHECK_IMPLS"
 RATIO_LOG_VARIABLE = "FLASHCHECK_RATIO_LOG"
 SHARDS_VARIABLE = "FLASHCHECK_SHARDS"
+EXAMPLES_VARIABLE = "FLASHCHECK_EXAMPLES"
 
 MARKERS = (
     "gpu: needs a CUDA device; skipped where torch sees none",
@@ -131,6 +137,11 @@ def pytest_addoption(parser):
         "--flashcheck-shards", dest="flashcheck_shards", metavar="N", default=None,
         help="split each property's examples over N tests, each drawing its share from a seed of its "
              "own (spreads a long property over N xdist workers). Default: $FLASHCHECK_SHARDS, else 1.",
+    )
+    group.addoption(
+        "--flashcheck-examples", dest="flashcheck_examples", metavar="N", default=None,
+        help="examples each property draws (split over its shards), instead of the hypothesis profile's "
+             "max_examples. Default: $FLASHCHECK_EXAMPLES, else the profile's.",
     )
     group.addoption(
         "--run-slow", action="store_true", dest="run_slow", default=False,
@@ -240,6 +251,7 @@ def pytest_configure(config):
     state = _state(config)
     state.impl_names, state.impl_source = _chosen_implementations(config, state.cuda)
     shard_count(config)  # a bad count stops the run here, before any test
+    example_count(config)
     if state.impl_source != "default":
         for name in state.impl_names:
             implementation(config, name)  # a wrong name stops the run here, before any test
@@ -309,16 +321,30 @@ def shard_count(config) -> int:
     """How many tests each property's examples are split over (``--flashcheck-shards``, else
     ``$FLASHCHECK_SHARDS``, else 1); anything but a positive integer is a
     ``pytest.UsageError`` naming where it came from."""
-    given = config.getoption("flashcheck_shards", None)
-    source = "--flashcheck-shards"
+    return _positive_option(config, "flashcheck_shards", SHARDS_VARIABLE, "tests per property") or 1
+
+
+def example_count(config) -> int | None:
+    """How many examples each property draws (``--flashcheck-examples``, else
+    ``$FLASHCHECK_EXAMPLES``), or None for the active hypothesis profile's ``max_examples``;
+    anything but a positive integer is a ``pytest.UsageError`` naming where it came from."""
+    return _positive_option(config, "flashcheck_examples", EXAMPLES_VARIABLE, "examples per property")
+
+
+def _positive_option(config, dest: str, variable: str, what: str) -> int | None:
+    """The positive integer given as the option ``dest``, else in ``$variable``, else None."""
+    given = config.getoption(dest, None)
+    source = "--" + dest.replace("_", "-")
     if given is None:
-        given, source = os.environ.get(SHARDS_VARIABLE) or "1", f"${SHARDS_VARIABLE}"
+        given, source = os.environ.get(variable), f"${variable}"
+        if not given:
+            return None
     try:
         count = int(given)
     except ValueError:
         count = 0
     if count < 1:
-        raise pytest.UsageError(f"{source}: expected a positive integer (tests per property), got {given!r}")
+        raise pytest.UsageError(f"{source}: expected a positive integer ({what}), got {given!r}")
     return count
 
 

@@ -87,7 +87,8 @@ QUICK = ("--flashcheck-profile", "ci", "--flashcheck-size", "interpreter", "-p",
 def tiny(pytester, monkeypatch):
     """A pytester directory holding the importable module ``tinyattn``, with no flashcheck
     variable leaking in from the outer run."""
-    for variable in ("FLASHCHECK_IMPLS", "FLASHCHECK_RATIO_LOG", "FLASHCHECK_SHARDS", hypothesis_profiles.PROFILE_VARIABLE):
+    for variable in ("FLASHCHECK_IMPLS", "FLASHCHECK_RATIO_LOG", "FLASHCHECK_SHARDS", "FLASHCHECK_EXAMPLES",
+                     hypothesis_profiles.PROFILE_VARIABLE):
         monkeypatch.delenv(variable, raising=False)
     pytester.makepyfile(tinyattn=TINY)
     pytester.syspathinsert()
@@ -238,6 +239,10 @@ def test_the_option_wins_over_the_environment_variable(tiny, monkeypatch):
         ((), {"FLASHCHECK_IMPLS": "sdpa-math,no-such-kernel"}, "$FLASHCHECK_IMPLS 'no-such-kernel': unknown implementation*"),
         (("--flashcheck-shards", "0"), {}, "--flashcheck-shards: expected a positive integer (tests per property), got '0'"),
         ((), {"FLASHCHECK_SHARDS": "two"}, "$FLASHCHECK_SHARDS: expected a positive integer (tests per property), got 'two'"),
+        (("--flashcheck-examples", "-3"), {},
+         "--flashcheck-examples: expected a positive integer (examples per property), got '-3'"),
+        ((), {"FLASHCHECK_EXAMPLES": "many"},
+         "$FLASHCHECK_EXAMPLES: expected a positive integer (examples per property), got 'many'"),
         (("--flashcheck-impl", "tests.raises_at_import:attention"), {},
          "--flashcheck-impl 'tests.raises_at_import:attention': cannot import module 'tests.raises_at_import' of "
          "'tests.raises_at_import:attention': RuntimeError: this module is broken at import"),
@@ -252,7 +257,7 @@ def test_the_option_wins_over_the_environment_variable(tiny, monkeypatch):
          "'empty_row_exact' (did you mean 'empty_rows_exact'?)*"),
     ],
     ids=["unknown-name", "missing-attribute", "impls-from-environment", "zero-shards", "shards-from-environment",
-         "raises-at-import", "raises-base-exception-at-import", "unknown-feature", "unknown-not-applicable-property"],
+         "negative-examples", "examples-from-environment", "raises-at-import", "raises-base-exception-at-import", "unknown-feature", "unknown-not-applicable-property"],
 )
 def test_a_bad_implementation_or_shard_count_is_a_usage_error_before_any_test(tiny, monkeypatch, args, env, message):
     for variable, value in env.items():
@@ -291,6 +296,22 @@ def test_shards_split_a_propertys_examples_and_draw_different_cases(tiny, tmp_pa
     # The ci profile's 25 examples, split three ways: at most 9 each; derandomized, yet not the same 9.
     assert all(0 < len(cases) <= 9 for cases in drawn.values())
     assert set(drawn[1]) != set(drawn[2])
+
+
+def test_the_examples_option_sets_how_many_cases_a_property_draws_split_over_its_shards(tiny, tmp_path, monkeypatch):
+    def drawn(*extra):
+        calls = tmp_path / "calls.txt"
+        calls.unlink(missing_ok=True)
+        monkeypatch.setenv("TINY_CALLS", str(calls))
+        result = run_suite(tiny, "--flashcheck-impl", "tinyattn:recording", *extra)
+        result.assert_outcomes(passed=1)
+        return calls.read_text().splitlines()
+
+    # The ci profile's 25 examples give more than 6 distinct cases; 6 give at most 6.
+    assert len(set(drawn("-k", "out_matches_reference"))) > 6
+    assert 0 < len(drawn("-k", "out_matches_reference", "--flashcheck-examples", "6")) <= 6
+    monkeypatch.setenv("FLASHCHECK_EXAMPLES", "6")
+    assert 0 < len(drawn("-k", "out_matches_reference-shard1of2", "--flashcheck-shards", "2")) <= 3
 
 
 # -- markers ---------------------------------------------------------------------------------------

@@ -195,11 +195,10 @@ def _query_blocks(first_key, seqlen_q, seqlen_k, window_left, window_right,
     start = tl.maximum(first_key - offset - window_right, 0)
     start = (start // BLOCK_M) * BLOCK_M
     end = tl.minimum(last_key - offset + window_left + 1, seqlen_q)
-    end = tl.maximum(end, start)  # no query sees the block: [start, start), as in _key_blocks
     free_start = tl.cdiv(tl.maximum(last_key - offset - window_right, 0), BLOCK_M) * BLOCK_M
     free_end = (tl.minimum(first_key - offset + window_left + 1, seqlen_q) // BLOCK_M) * BLOCK_M
     free_end = tl.where(first_key + BLOCK_N <= seqlen_k, free_end, 0)
-    free_start = tl.minimum(free_start, end)
+    free_start = tl.maximum(tl.minimum(free_start, end), start)  # as in _key_blocks
     return start, free_start, tl.maximum(free_end, free_start), end
 
 

@@ -116,20 +116,21 @@ def _key_blocks(first_row, seqlen_q, seqlen_k, window_left, window_right,
     (bottom-right band). Keys ``[start, end)`` are those some valid row of the block may
     attend, ``start`` aligned down to ``BLOCK_N``; key blocks outside them are skipped. The
     blocks of ``[free_start, free_end)`` (aligned, possibly empty, ``start <= free_start <=
-    free_end <= end``, all equal when no row attends a key) lie inside the keys and inside every valid row's band, so they need
+    free_end <= end`` where the block's rows attend some key; else ``start = free_start =
+    free_end`` and ``end < start``) lie inside the keys and inside every valid row's band, so they need
     neither bounds nor band masking."""
     last_row = tl.minimum(first_row + BLOCK_M, seqlen_q) - 1
     offset = seqlen_k - seqlen_q
     start = tl.maximum(first_row + offset - window_left, 0)
     start = (start // BLOCK_N) * BLOCK_N
     end = tl.minimum(last_row + offset + window_right + 1, seqlen_k)
-    # A block whose rows attend no key has end < start: made [start, start), else the
-    # free range below could end above its start (``//`` truncates towards zero, so a
-    # bound in (-BLOCK_N, 0) rounds up to 0) and run a free block at a negative key.
-    end = tl.maximum(end, start)
     free_start = tl.cdiv(tl.maximum(last_row + offset - window_left, 0), BLOCK_N) * BLOCK_N
     free_end = (tl.minimum(first_row + offset + window_right + 1, seqlen_k) // BLOCK_N) * BLOCK_N
-    free_start = tl.minimum(free_start, end)
+    # Not below start: where the block's rows attend no key (end < start), the free range
+    # is then [start, start), empty. Clamped to end alone it started at end < 0, and
+    # free_end, rounded with ``//`` (towards zero: a bound in (-BLOCK_N, 0) becomes 0), could
+    # lie above it: a free block ran at a negative key, unbounded.
+    free_start = tl.maximum(tl.minimum(free_start, end), start)
     return start, free_start, tl.maximum(free_end, free_start), end
 
 

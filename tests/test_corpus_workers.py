@@ -44,9 +44,12 @@ def dying(q, k, v, **kwargs):
 raising.flashcheck_features = dying.flashcheck_features = protocol.features_of(peers.resolve("sdpa-math"), "cpu")
 
 
-def test_an_exception_in_a_worker_propagates(device):
-    with pytest.raises(RuntimeError, match="planted in a worker"):
-        corpus_workers.measure_corpus("tests.test_corpus_workers:raising", TINY, device, jobs=2)
+def test_what_the_implementation_raises_in_a_worker_is_that_cases_finding_as_in_one_process(device):
+    pooled = corpus_workers.measure_corpus("tests.test_corpus_workers:raising", TINY, device, jobs=2)
+    alone = corpus.measure_corpus(raising, TINY, device)
+    assert [(r.raised, r.skipped) for r in pooled] == [(r.raised, r.skipped) for r in alone]
+    measured = [r for r in pooled if not r.skipped]
+    assert measured and all(r.raised == "RuntimeError: planted in a worker" and not r.outputs for r in measured)
 
 
 def test_a_worker_that_dies_fails_the_command_with_replay_lines(tmp_path, device, capsys):

@@ -181,24 +181,18 @@ def test_a_property_the_features_exclude_is_a_skip_saying_why(tiny):
                                  "backward*"])
 
 
-def test_a_property_no_case_can_be_drawn_for_inside_the_features_is_a_skip_saying_why(tiny):
-    # Without causal, window, mask or packing no key is ever hidden from a query: known
-    # before drawing.
-    result = run_suite(tiny, "--flashcheck-impl", "tests.stubs:no_features", "-k", "future_keys_cannot_change_output",
-                       "-rs")
-    result.assert_outcomes(skipped=1)
-    result.stdout.fnmatch_lines(["*not applicable to tests.stubs:no_features: future_keys_cannot_change_output "
-                                 "draws cases that hide keys from queries, which need one of the features causal, "
-                                 "mask, window or varlen*"])
-
-
-def test_a_property_whose_filter_rejects_every_case_drawn_is_a_skip_saying_why(tiny):
+@pytest.mark.parametrize("impl, property_name, reason", [
+    # Without causal, window, mask or packing no key is ever hidden from a query: known before drawing.
+    ("tests.stubs:no_features", "future_keys_cannot_change_output",
+     " draws cases that hide keys from queries, which need one of the features causal, mask, window or varlen"),
     # A mask and no band: only hypothesis's filter finds that no case is band-only.
-    result = run_suite(tiny, "--flashcheck-impl", "tests.stubs:mask_only", "-k", "mask_equal_to_band_matches_flag",
-                       "-rs")
+    ("tests.stubs:mask_only", "mask_equal_to_band_matches_flag",
+     ": no case drawn inside the declared features is one it applies to"),
+], ids=["known-before-drawing", "found-by-the-filter"])
+def test_a_property_no_case_can_be_drawn_for_inside_the_features_is_a_skip_saying_why(tiny, impl, property_name, reason):
+    result = run_suite(tiny, "--flashcheck-impl", impl, "-k", property_name, "-rs")
     result.assert_outcomes(skipped=1)
-    result.stdout.fnmatch_lines(["*not applicable to tests.stubs:mask_only: mask_equal_to_band_matches_flag: "
-                                 "no case drawn inside the declared features is one it applies to*"])
+    result.stdout.fnmatch_lines([f"*not applicable to {impl}: {property_name}{reason}*"])
 
 
 def test_a_property_declared_not_applicable_is_a_skip_with_the_reason_listed_at_the_end(tiny):

@@ -186,14 +186,14 @@ def decide(prop, impl, case: Case, *, device, impl_name: str) -> Verdict:
         if is_fatal(error):
             whose = ("the implementation raised" if _raised_by_implementation(error) else
                      "raised after the implementation's kernels ran (CUDA reports errors late)")
-            evidence = (f"fatal: {whose} {type(error).__name__}: {_first_line(error)}\n"
+            evidence = (f"fatal: {whose} {type(error).__name__}: {first_line(error)}\n"
                         f"the process can run no further case (its CUDA context is lost)")
             return made(Outcome.FATAL, failure=failure(evidence), error=error)
         raiser = None if isinstance(error, (Violation, PropertyFailure)) else raised_by(error, impl)
         if raiser is None:
             found = failure(error.evidence)
         elif raiser is Raiser.DECLINE:
-            return made(Outcome.DECLINED, reason=_first_line(error) or "NotImplementedError")
+            return made(Outcome.DECLINED, reason=first_line(error) or "NotImplementedError")
         elif raiser is Raiser.IMPLEMENTATION:
             found = failure(f"the implementation raised {type(error).__name__}: {error}{_where(error, impl)}")
         else:
@@ -553,7 +553,8 @@ def _opname(code, offset: int) -> str | None:
     return None
 
 
-def _first_line(error: BaseException) -> str:
+def first_line(error: BaseException) -> str:
+    """The first line of ``error``'s message, stripped ("" for an empty message)."""
     lines = str(error).strip().splitlines()
     return lines[0] if lines else ""
 

@@ -181,7 +181,7 @@ def run_case(impl, case: Case, device, *, elementwise: bool = False) -> CaseResu
         raiser = verdict.Raiser.IMPLEMENTATION if isinstance(error, Violation) else verdict.raised_by(error, impl)
         if raiser is verdict.Raiser.FLASHCHECK or verdict.is_fatal(error):
             raise
-        message = str(error).strip().splitlines()[0] if str(error).strip() else ""
+        message = verdict.first_line(error)
         if raiser is verdict.Raiser.DECLINE:
             return CaseResult(case, skipped=f"declined: {message or 'NotImplementedError'}")
         return CaseResult(case, raised=f"{type(error).__name__}: {message}".rstrip(": "))

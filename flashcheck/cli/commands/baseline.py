@@ -49,7 +49,7 @@ def record(args, device) -> int:
 
     kind = corpus.device_kind(device)
     try:
-        load_implementation(args.impl)  # a bad --impl is a usage error before anything runs
+        impl = load_implementation(args.impl)  # a bad --impl is a usage error before anything runs
         chosen = corpus.get(args.corpus or kind, corpus.BASELINE_CORPORA)
     except ValueError as error:
         return _usage(error)
@@ -58,7 +58,7 @@ def record(args, device) -> int:
     if results is None:
         return EXIT_FOUND
     beyond = baseline.exceeded(results)
-    raised = _raised_lines(args, results, device)
+    raised = corpus.raised_lines(args.impl, impl, results, device)
     if beyond or raised:
         what = [f"exceeds its allowance in {len(beyond)} comparisons"] if beyond else []
         what += [f"raised on {len(raised)} cases"] if raised else []
@@ -91,7 +91,7 @@ def check(args, device) -> int:
     kind = corpus.device_kind(device)
     path = args.file or baseline.default_path(args.impl, kind)
     try:
-        load_implementation(args.impl)  # a bad --impl is a usage error before anything runs
+        impl = load_implementation(args.impl)  # a bad --impl is a usage error before anything runs
         recorded = baseline.read(path)
         if recorded.device_kind != kind:
             raise baseline.BaselineError(
@@ -117,7 +117,7 @@ def check(args, device) -> int:
     beyond = baseline.exceeded(results)
     for case, output, error in beyond:
         print(_beyond_line(args.impl, case, output, error))
-    raised = _raised_lines(args, results, device)
+    raised = corpus.raised_lines(args.impl, impl, results, device)
     for line in raised:
         print(line)
     if failed or beyond or raised:
@@ -164,12 +164,6 @@ def _beyond_line(impl_name, case, output, error) -> str:
         what = f"largest error {metrics.max_abs:.3e} beyond the aggregate limit {error.limit:.3e}"
     replay = replay_command(impl_name, PROPERTY_OF[output], case.spec())
     return f"  case {case.spec()}\n    output {output}: {what}\n    replay: {replay}"
-
-
-def _raised_lines(args, results, device) -> list[str]:
-    from flashcheck.regress import corpus
-
-    return corpus.raised_lines(args.impl, load_implementation(args.impl), results, device)
 
 
 def _print_skipped(results) -> None:

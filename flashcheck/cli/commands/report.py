@@ -35,7 +35,7 @@ def run(args, device) -> int:
     from flashcheck.regress import corpus, corpus_workers, error_report
 
     try:
-        load_implementation(args.impl)  # a bad --impl is a usage error before anything runs
+        impl = load_implementation(args.impl)  # a bad --impl is a usage error before anything runs
         chosen = corpus.get(args.corpus or f"sweep-{corpus.device_kind(device)}", corpus.SWEEPS)
         _writable(args.out)  # before measuring, so that a bad --out costs nothing
     except ValueError as error:
@@ -61,7 +61,7 @@ def run(args, device) -> int:
             print(f"  {output}: error/allowed {error.worst_ratio:.3g} on {case.spec()}")
     if report.raised:
         print(f"FAILED: {args.impl} raised on {len(report.raised)} cases; report: {path}")
-        for line in corpus.raised_lines(args.impl, load_implementation(args.impl), report.raised, device):
+        for line in corpus.raised_lines(args.impl, impl, report.raised, device):
             print(line)
     if report.exceeded or report.raised:
         return EXIT_FOUND

@@ -11,6 +11,7 @@ fuzz`` runs it in worker processes (:mod:`flashcheck.engine.fuzz_workers`).
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import time
 import unittest
@@ -28,6 +29,8 @@ from flashcheck.compare import PropertyFailure
 from flashcheck.properties import PROPERTIES
 from flashcheck.properties.registry import Property
 from flashcheck.engine import fuzz_events
+from flashcheck.engine.campaign import CampaignState
+from flashcheck.engine.fuzz_result import case_class
 from flashcheck.engine.verdict import Outcome, StopRunning, Verdict, decide
 # The result types, in a module of their own that imports neither torch nor hypothesis.
 from flashcheck.engine.fuzz_result import PACE_SPAN, Failure, FuzzResult  # noqa: F401  (part of this module's interface)
@@ -65,15 +68,29 @@ _DRAW_ARGUMENTS = ("empty_rows", "mask", "varlen", "key_padding", "gqa", "dtypes
 HIDING_FEATURES = frozenset({"causal", "window", "mask", "varlen"})
 
 
-def case_strategy(prop: Property, features, sizes):
+#: A case of an avoided class (:func:`case_strategy`) is kept once in this many draws.
+AVOIDED_ODDS = 32
+
+
+def case_strategy(prop: Property, features, sizes, *, avoid=frozenset()):
     """Cases for ``prop`` inside ``features``, drawn as the property asks (``prop.draw``):
     ``empty_rows``, ``mask``, ``varlen``, ``key_padding``, ``gqa``, ``dtypes``, ``values`` as in
-    :func:`flashcheck.strategies.cases`; ``unmasked``: no band, mask or packing."""
+    :func:`flashcheck.strategies.cases`; ``unmasked``: no band, mask or packing.
+
+    ``avoid``: case classes (:func:`flashcheck.engine.fuzz_result.case_class`) drawn rarely, one
+    draw in :data:`AVOIDED_ODDS` of those that fall in them kept: a campaign's classes whose
+    cases keep crashing workers, avoided but never excluded (where every case lies in one, the
+    property still runs)."""
     kwargs = {"sizes": sizes, "features": features}
     kwargs.update({key: prop.draw[key] for key in _DRAW_ARGUMENTS if key in prop.draw})
     if prop.draw.get("unmasked"):
         kwargs["features"] = frozenset(features) - HIDING_FEATURES
-    return strategies.cases(**kwargs).filter(prop.applies)
+    cases = strategies.cases(**kwargs).filter(prop.applies)
+    if not avoid:
+        return cases
+    # The odds are a drawn number, not a random call: hypothesis replays and shrinks them too.
+    return st.tuples(st.integers(0, AVOIDED_ODDS - 1), cases).filter(
+        lambda drawn: drawn[0] == 0 or case_class(drawn[1].spec()) not in avoid).map(lambda drawn: drawn[1])
 
 
 def drawable(prop: Property, features, device=None) -> bool:
@@ -182,9 +199,20 @@ def fuzz_in_process(
     shrink_time: float | None = None,
     replay_only: bool = False,
     simplest_run_elsewhere: bool = False,
+    keep_going: bool = False,
+    campaign: Callable[[], CampaignState] | None = None,
 ) -> FuzzResult:
     """Fuzz ``impl`` in this process for ``budget`` seconds; stop at the first failure,
     shrunk to a minimal case, or at the first fatal error, unshrunk.
+
+    ``keep_going`` makes the run a campaign: it goes on after a failure until the budget is
+    spent (or a fatal error ends the process). Each distinct failure, by its signature
+    (:attr:`flashcheck.engine.fuzz_result.Failure.signature`), is shrunk once, among cases of
+    that signature only, and reported; a later case failing with a signature already reported
+    (here, or by another process: ``campaign()`` says which, and which case classes to draw
+    rarely) is counted (``Repeated``), not shrunk again; one of another signature met while a
+    failure is being shrunk is kept and, unless fuzzing meets it again and shrinks it, reported
+    at the end as drawn.
 
     Each case's verdict comes from :func:`flashcheck.engine.verdict.decide`.
 
@@ -229,7 +257,7 @@ def fuzz_in_process(
         impl, impl_name=impl_name, budget=budget, device=device, sizes=sizes, seed=seed, database=database,
         properties=properties, on_event=on_event, before_case=before_case, after_case=after_case,
         should_stop=should_stop, shrink_time=shrink_time, replay_only=replay_only,
-        simplest_run_elsewhere=simplest_run_elsewhere,
+        simplest_run_elsewhere=simplest_run_elsewhere, keep_going=keep_going, campaign=campaign,
     ).run()
 
 
@@ -243,12 +271,20 @@ class InProcessFuzzer:
                  on_event: Callable[[fuzz_events.Event], None] | None,
                  before_case: Callable[[str, Case], None] | None, after_case: Callable[[Verdict], None] | None,
                  should_stop: Callable[[], bool], shrink_time: float | None, replay_only: bool,
-                 simplest_run_elsewhere: bool):
+                 simplest_run_elsewhere: bool, keep_going: bool = False,
+                 campaign: Callable[[], CampaignState] | None = None):
         self.impl, self.impl_name, self.device, self.sizes = impl, impl_name, device, sizes
         self.budget, self.seed, self.shrink_time = budget, seed, shrink_time
         self.replay_only, self.simplest_run_elsewhere = replay_only, simplest_run_elsewhere
         self.on_event, self.before_case, self.after_case, self.should_stop = (
             on_event, before_case, after_case, should_stop)
+        self.keep_going = keep_going
+        self.campaign = campaign if campaign is not None else CampaignState
+        #: In a campaign: the signature of the failure being shrunk now, the signatures this
+        #: process reported, and failures of other signatures met while shrinking, as drawn.
+        self.shrinking: str | None = None
+        self.reported: set[str] = set()
+        self.pending: dict[str, Failure] = {}
         self.features = protocol.features_of(impl, device)
         self.chosen = [PROPERTIES[name] for name in properties] if properties else list(PROPERTIES.values())
         self.examples = DirectoryBasedExampleDatabase(database) if database else None
@@ -300,11 +336,15 @@ class InProcessFuzzer:
             prop, phases, round_seed = turns.pop(0)
             if prop in self.order and not self.take_turn(prop, phases, round_seed):  # else dropped since planned
                 break
+        for failure in list(self.pending.values()):  # met while shrinking another, never shrunk
+            if failure.signature not in self.campaign().reported | self.reported:
+                self.conclude(failure)
         self.result.seconds = time.monotonic() - self.start
         return self.result
 
     def take_turn(self, prop: Property, phases, round_seed) -> bool:
-        """One hypothesis run of ``prop``; False when the run ends with it (a failure found)."""
+        """One hypothesis run of ``prop``; False when the run ends with it (a failure found
+        outside a campaign, or a fatal error)."""
         self.first_drawn = Phase.generate in phases
         try:
             self.hypothesis_test(prop, phases, round_seed)()
@@ -314,7 +354,7 @@ class InProcessFuzzer:
             if stop.verdict.outcome is Outcome.FLASHCHECK_ERROR:
                 raise stop.verdict.error from None
             self.conclude(Failure.from_verdict(stop.verdict))
-            return False
+            return False  # a fatal error: this process can run no further case
         except Unsatisfiable:
             if self.seen:
                 raise
@@ -329,7 +369,7 @@ class InProcessFuzzer:
             # a racy implementation passed on replay) reports the last failure seen.
             failure = error if isinstance(error, PropertyFailure) else list(self.seen.values())[-1]
             self.conclude(Failure.from_property_failure(failure))
-            return False
+            return self.keep_going
         return True
 
     def hypothesis_test(self, prop: Property, phases, round_seed):
@@ -343,7 +383,8 @@ class InProcessFuzzer:
         # runs of one function, as its pytest plugin does for parametrized tests).
         one_case._hypothesis_internal_add_digest = prop.name.encode()
         turn_sizes = self.sizes() if callable(self.sizes) else self.sizes
-        test = given(st.tuples(_TURN_NONCE, case_strategy(prop, self.features, turn_sizes)))(one_case)
+        cases = case_strategy(prop, self.features, turn_sizes, avoid=self.campaign().avoided)
+        test = given(st.tuples(_TURN_NONCE, cases))(one_case)
         if round_seed is not None:
             test = hypothesis_seed(round_seed)(test)
         # Parented on hypothesis's default, not the active profile: under CI the active one
@@ -390,6 +431,8 @@ class InProcessFuzzer:
             self.known_divergence_seen(prop, verdict)
             return
         if verdict.outcome is Outcome.FAILED:
+            if self.keep_going and not self.to_shrink(verdict.failure):
+                return
             self.failed(verdict.failure)
             raise verdict.failure
         if verdict.outcome in (Outcome.FATAL, Outcome.FLASHCHECK_ERROR):
@@ -413,18 +456,39 @@ class InProcessFuzzer:
         else:
             self.order.remove(prop)
 
+    def to_shrink(self, failure: PropertyFailure) -> bool:
+        """In a campaign, whether ``failure`` is one to shrink now: not when its signature is
+        reported already (a repeat: counted) or differs from the one being shrunk (kept, see
+        :func:`fuzz_in_process`)."""
+        found = Failure.from_property_failure(failure)
+        signature = found.signature
+        if signature in self.reported or signature in self.campaign().reported:
+            self.result.repeated(signature)
+            self.report(fuzz_events.Repeated(signature, failure.property_name, failure.case.spec()))
+            return False
+        if self.shrinking is not None and signature != self.shrinking:
+            self.pending.setdefault(signature, dataclasses.replace(found, shrunk=False))
+            return False
+        return True
+
     def failed(self, failure: PropertyFailure) -> None:
         """A failure, the first one found or a step of its shrinking."""
         if not self.seen:
+            self.shrinking = Failure.from_property_failure(failure).signature
             if self.shrink_time is not None:
                 self.stop_shrinking_at = min(self.stop_shrinking_at, time.monotonic() + self.shrink_time)
             self.report(fuzz_events.Found(Failure.from_property_failure(failure)))
         self.seen[failure.property_name, failure.case.spec()] = failure
 
     def conclude(self, failure: Failure) -> None:
-        """The failure the run ends with."""
-        self.result.failures.append(failure)
+        """A failure reported: the one the run ends with, or in a campaign, one of its
+        signature, after which fuzzing goes on with the whole budget's clock."""
+        self.result.add_failure(failure, campaign=self.keep_going)
         self.report(fuzz_events.Counterexample(failure))
+        self.reported.add(failure.signature)
+        self.pending.pop(failure.signature, None)
+        self.seen, self.shrinking = {}, None
+        self.stop_shrinking_at = self.start + self.budget
 
     def not_applicable(self, prop: Property, reason: str) -> None:
         self.result.not_applicable[prop.name] = reason

@@ -2,7 +2,7 @@
 
 The in-process engine (:func:`flashcheck.engine.fuzz.fuzz_in_process`) reports what happens
 through one callable, ``on_event(event)``: :class:`Passed`, :class:`Declined`,
-:class:`NotApplicable`, :class:`KnownDivergenceSeen`, :class:`Found` and
+:class:`NotApplicable`, :class:`KnownDivergenceSeen`, :class:`Repeated`, :class:`Found` and
 :class:`Counterexample`. A worker process puts the same events on the queue to its parent,
 as ``(worker index, event)``, with its own beside them (:class:`Started`, :class:`Replayed`,
 :class:`Stale`, :class:`Done`, :class:`SetupFailed`, :class:`FlashcheckFailed`), and the
@@ -69,16 +69,28 @@ class KnownDivergenceSeen:
 
 
 @dataclass(frozen=True)
+class Repeated:
+    """In a campaign (``--keep-going``), a case of ``property`` failed with the ``signature`` of a
+    failure already reported (:attr:`~flashcheck.engine.fuzz_result.Failure.signature`): counted,
+    not shrunk or reported again."""
+
+    signature: str
+    property: str
+    case: str
+
+
+@dataclass(frozen=True)
 class Found:
-    """The run's first failure, as drawn, before shrinking: its shrinking begins now."""
+    """A failure, as drawn, before shrinking: its shrinking begins now. Without
+    ``--keep-going`` the run's first, which ends it; in a campaign, the first of its signature."""
 
     failure: Failure
 
 
 @dataclass(frozen=True)
 class Counterexample:
-    """The failure the run ends with: shrunk (unless ``failure.shrunk`` is False), or a fatal
-    error, unshrunk."""
+    """A failure as reported: shrunk (unless ``failure.shrunk`` is False), or a fatal error,
+    unshrunk. Without ``--keep-going`` the run ends with it; a campaign goes on."""
 
     failure: Failure
 
@@ -134,5 +146,5 @@ class FlashcheckFailed:
 
 
 #: Any of the events above.
-Event = (Passed | Declined | NotApplicable | KnownDivergenceSeen | Found | Counterexample | Started | Replayed
+Event = (Passed | Declined | NotApplicable | KnownDivergenceSeen | Repeated | Found | Counterexample | Started | Replayed
          | Stale | Done | SetupFailed | FlashcheckFailed)

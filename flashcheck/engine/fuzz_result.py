@@ -14,6 +14,33 @@ from dataclasses import dataclass, field
 #: A duration in a crash's or hang's evidence ("besides 12 s of compiling Triton kernels"):
 #: it differs between runs of one case that end alike.
 _SECONDS = re.compile(r"\b\d+(?:\.\d+)? s\b")
+#: A number in a failure's first line (a size, an index, a value, an address): it differs between
+#: occurrences of one bug. Not the digits of a name (``float16``, ``sm90``).
+_NUMBER = re.compile(r"(?<![\w.])[-+]?(?:0x[0-9a-fA-F]+|(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|inf|nan)(?![\w.])")
+#: The longest subject a signature keeps of a failure's first line.
+_SUBJECT_LENGTH = 160
+
+
+def case_class(spec: str) -> str:
+    """The coarse class of a case (its spec, :meth:`flashcheck.case.Case.spec`) that tells one
+    failure's signature from another's: whether it is dense, masked or packed, and its band
+    (none, causal or a window), e.g. ``"packed causal"``: the kernel paths a bug usually lives
+    in, few enough that a bug failing every case is still reported a handful of times, not once
+    per dtype and shape. Read off the spec's text, so that it needs neither torch nor a case
+    that still parses."""
+    fields = dict(item.partition("=")[::2] for item in spec.split())
+    structure = ("packed" if "seqlens" in fields
+                 else "masked" if fields.get("mask", "none") != "none" else "dense")
+    band = ("causal" if fields.get("causal") == "True"
+            else "window" if fields.get("window", "-1,-1") != "-1,-1" else "no band")
+    return f"{structure} {band}"
+
+
+def failure_subject(evidence: str) -> str:
+    """What failed, as a signature names it: the evidence's first line (the output that differs,
+    the error raised, how a worker died) with its numbers written ``N``."""
+    first = evidence.split("\n", 1)[0].strip()
+    return _NUMBER.sub("N", first)[:_SUBJECT_LENGTH]
 
 
 @dataclass
@@ -42,6 +69,21 @@ class Failure:
     #: Of a crash or a hang: the per-case timeout of the run that found it, so that its replay
     #: line runs the case as that run did, in a worker process watched with that timeout.
     case_timeout: float | None = None
+    #: How many times a run met this failure's :attr:`signature`: this report and its repeats
+    #: (``--keep-going`` counts repeats instead of shrinking them again).
+    count: int = 1
+    #: Where its standalone reproduction script was written (``--repro-dir``), or why none was.
+    script: str | None = None
+
+    @property
+    def signature(self) -> str:
+        """What makes two failures the same bug, one line: the kind, the property, what failed
+        (:func:`failure_subject`) and the coarse class of the case (:func:`case_class`). A
+        campaign (``flashcheck fuzz --keep-going``) reports and shrinks each signature once and
+        counts its repeats."""
+        kind = "property" if self.kind == "known" else self.kind
+        where = case_class(self.case) if self.case is not None else "between cases"
+        return " | ".join((kind, self.property or "-", failure_subject(self.evidence), where))
 
     @classmethod
     def from_property_failure(cls, failure, kind: str = "property") -> "Failure":
@@ -77,7 +119,8 @@ class Failure:
 
     def to_json(self) -> dict:
         return {"kind": self.kind, "property": self.property, "case": self.case, "evidence": self.evidence,
-                "replay": self.reproduction(), "seconds": self.seconds, "shrunk": self.shrunk}
+                "replay": self.reproduction(), "seconds": self.seconds, "shrunk": self.shrunk,
+                "signature": self.signature, "count": self.count, "script": self.script}
 
     def __str__(self) -> str:
         what = {"property": "failed", "crash": "crashed the process", "hang": "hung",
@@ -139,9 +182,37 @@ class FuzzResult:
     compile_seconds: float = 0.0
     pace: list[int] = field(default_factory=list)
 
+    #: Repeats of signatures whose failure is not reported yet (another worker still shrinking
+    #: it): added to its count when it comes (:meth:`add_failure`).
+    early_repeats: Counter = field(default_factory=Counter)
+
     @property
     def found(self) -> bool:
         return bool(self.failures)
+
+    def failure_with(self, signature: str) -> Failure | None:
+        """The failure reported with ``signature`` (:attr:`Failure.signature`), or None."""
+        return next((failure for failure in self.failures if failure.signature == signature), None)
+
+    def add_failure(self, failure: Failure, *, campaign: bool) -> Failure:
+        """Report ``failure``; in a ``campaign`` (``--keep-going``), one whose signature is
+        already reported adds its count to that one's instead. Returns the failure that
+        carries it."""
+        failure.count += self.early_repeats.pop(failure.signature, 0)
+        reported = self.failure_with(failure.signature) if campaign else None
+        if reported is None:
+            self.failures.append(failure)
+            return failure
+        reported.count += failure.count
+        return reported
+
+    def repeated(self, signature: str) -> None:
+        """One more occurrence of the failure with ``signature``, counted, not reported again."""
+        reported = self.failure_with(signature)
+        if reported is None:
+            self.early_repeats[signature] += 1
+        else:
+            reported.count += 1
 
     @property
     def checked_anything(self) -> bool:
@@ -197,8 +268,9 @@ class FuzzResult:
         :attr:`checked_anything`), ``by_property`` and ``by_kind`` (counts),
         ``declined_by_property`` (``{property: {reason: count}}``), ``not_applicable``
         (``{property: reason}``), and ``failures``: a list of ``{"kind", "property", "case",
-        "evidence", "replay", "seconds"}`` (see :class:`Failure`; ``seconds``: when it was
-        found), ``workers``, ``unfinished``, ``known``, ``stale``, ``interrupted``,
+        "evidence", "replay", "seconds", "shrunk", "signature", "count", "script"}`` (see
+        :class:`Failure`; ``seconds``: when it was found; ``count``: how many times the run met
+        its signature; ``script``: its standalone reproduction), one per distinct failure, ``workers``, ``unfinished``, ``known``, ``stale``, ``interrupted``,
         ``flashcheck_error`` (see :attr:`flashcheck_error`; null unless the run ended on it), and
         ``pace``: ``{"span", "cases_per_span", "case_seconds", "compile_seconds"}`` (see
         :meth:`timed`; empty lists and zeros where the run did not time its cases)."""

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from flashcheck.engine import compile_clock, fuzz_events, placement
+from flashcheck.engine.campaign import Board
 
 #: Exit status of a worker that met an error after which it could not go on (a CUDA error).
 FATAL_EXIT = 86
@@ -41,7 +42,8 @@ class FuzzOptions:
     ``impl``: a name :func:`flashcheck.peers.resolve` understands. ``sizes``: the name of
     the case sizes (:mod:`flashcheck.case_sizes`) or None (chosen by the device). ``database``: the hypothesis example
     database folder or None. ``seed``: None for a random run. ``replay_only``: run the
-    stored crashes, hangs and failures, then stop (no new cases).
+    stored crashes, hangs and failures, then stop (no new cases). ``keep_going``: a campaign,
+    which goes on past failures to the end of the budget (:mod:`flashcheck.engine.fuzz_workers`).
     """
 
     impl: str
@@ -56,6 +58,7 @@ class FuzzOptions:
     shrink_time: float = 30.0
     max_crashes: int = 3
     replay_only: bool = False
+    keep_going: bool = False
 
 
 @dataclass(frozen=True)
@@ -66,7 +69,8 @@ class WorkerTask:
     until ``wall_deadline`` (``time.time()``), pinned to ``gpu`` (a ``CUDA_VISIBLE_DEVICES``
     entry, :func:`flashcheck.engine.placement.worker_pins`; None on the CPU), after replaying
     ``replay`` (``(property, case spec)`` pairs); its case file and log file are at
-    ``case_file`` and ``log_file``."""
+    ``case_file`` and ``log_file``; in a campaign, the parent publishes what it has heard on the
+    board ``board_file`` (:mod:`flashcheck.engine.campaign`; None outside a campaign)."""
 
     options: FuzzOptions
     index: int
@@ -77,6 +81,7 @@ class WorkerTask:
     replay: tuple[tuple[str, str], ...]
     case_file: str
     log_file: str
+    board_file: str | None = None
 
 
 def worker_main(task: WorkerTask, messages, stop) -> None:
@@ -136,6 +141,7 @@ class Worker:
 
     def __init__(self, task: WorkerTask, impl, focus, messages):
         self.task, self.options, self.impl, self.focus, self.messages = task, task.options, impl, focus, messages
+        self.board = Board(task.board_file) if task.board_file is not None else None
         case_file = Path(task.case_file)
         self.clock = compile_clock.CaseClock(lambda record: _write_atomically(case_file, record))
         compile_clock.watch(self.clock.compiling, self.clock.compiled)  # compiling is not hanging
@@ -158,6 +164,7 @@ class Worker:
             should_stop=stop.is_set, shrink_time=options.shrink_time, replay_only=options.replay_only,
             # Every worker's first turns would start from the same simplest cases: worker 0 runs them.
             simplest_run_elsewhere=self.task.index > 0,
+            keep_going=options.keep_going, campaign=self.board.read if self.board is not None else None,
         )
 
     def replay(self) -> bool:
@@ -168,7 +175,8 @@ class Worker:
         crashing, leaves the store). One of a property the run does not choose (``--property``)
         waits in the store for a run that does; one the implementation's features no longer
         cover (a feature it stopped declaring, a case needing one) is reported as stale and
-        kept, never run: it would test what the implementation does not claim. Raises the
+        kept, never run: it would test what the implementation does not claim. In a campaign a
+        stored case that fails is reported and the replay goes on. Raises the
         :class:`~flashcheck.engine.verdict.FlashcheckError` of flashcheck's own failure."""
         from flashcheck import protocol
         from flashcheck.case import Case
@@ -197,7 +205,9 @@ class Worker:
                 self.report(fuzz_events.Replayed(prop_name, spec, still_fails=True))
                 self.report(fuzz_events.Found(failure))
                 self.report(fuzz_events.Counterexample(failure))
-                return False
+                if not options.keep_going:
+                    return False
+                continue
             if verdict.outcome is Outcome.DECLINED:
                 self.report(fuzz_events.Declined(prop_name, spec, verdict.reason))
             elif verdict.outcome is Outcome.KNOWN:

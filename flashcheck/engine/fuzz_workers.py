@@ -20,6 +20,15 @@ stops the others while it shrinks its case; the run ends there. Everything else 
 workers have to say comes as events on one queue (:mod:`flashcheck.engine.fuzz_events`),
 from which the parent builds the run's result.
 
+A campaign (``keep_going``) goes on to the end of its budget instead: each worker shrinks the
+failures it finds while the others go on fuzzing, and the parent reports each distinct
+failure once, by its signature (:attr:`flashcheck.engine.fuzz_result.Failure.signature`),
+counting its repeats, crashes and hangs included. It publishes the signatures reported and
+the case classes to avoid on the campaign's board (:mod:`flashcheck.engine.campaign`), which
+the workers read: a repeat is counted there, not shrunk again, and a case class whose crashes
+or hangs of one signature reach ``max_crashes`` is drawn rarely from then on, so that one
+crashing bug neither ends the campaign nor spends it.
+
 Crashes and hangs cannot enter hypothesis's example database (the process that would
 save them is gone), so the parent keeps them in the crash store
 (:mod:`flashcheck.engine.crash_store`), and the next run replays them first.
@@ -45,7 +54,9 @@ from pathlib import Path
 from typing import Callable
 
 from flashcheck.engine import compile_clock, fuzz_events, placement
+from flashcheck.engine.campaign import Board, CampaignState
 from flashcheck.engine.crash_store import CrashStore
+from flashcheck.engine.fuzz_result import case_class
 from flashcheck.engine.fuzz_worker import FATAL_EXIT, FuzzOptions, WorkerTask, worker_main
 
 #: Lines of a dead worker's log quoted in its failure's evidence.
@@ -82,7 +93,8 @@ def fuzz(options: FuzzOptions, *, on_progress: Callable | None = None, replay: l
     ``flashcheck check --case-timeout``). ``on_progress(result)`` is called whenever a case
     completes. The run ends at the
     budget (cases in flight are given a short grace, then their workers are stopped), at
-    the first property failure (once shrunk), or after ``max_crashes`` crashes and hangs.
+    the first property failure (once shrunk), or after ``max_crashes`` crashes and hangs;
+    with ``options.keep_going`` only at the budget (module docstring).
     A SIGINT (Ctrl-C; called in the main thread) ends the run at once, keeping what it found:
     the workers are killed, their cases in flight are reported unfinished, a failure still
     being shrunk is reported as first drawn, and ``result.interrupted`` is set. Workers
@@ -133,17 +145,21 @@ class WorkerPoolRun:
         self.run_dir: Path | None = None  # the case files and logs, while the workers run
         self.spawned = 0  # worker processes started so far
         self.crashes = 0  # crashes and hangs so far
+        self.board: Board | None = None  # a campaign's, in run_dir (run)
+        self.avoided: set[str] = set()  # case classes a campaign draws rarely
         self.stopping = False  # the workers were told to stop
-        #: The slot whose worker found the run's property failure and is shrinking it, and
-        #: that failure as first found, before shrinking.
-        self.finder: _Slot | None = None
-        self.first_found = None
+        #: The workers shrinking a property failure, by slot index, with that failure as first
+        #: found: the run's first one only, unless it is a campaign.
+        self.finders: dict[int, object] = {}
         self.start = time.monotonic()
         self.deadline = self.start + options.budget
         self.wall_deadline = time.time() + options.budget
 
     def run(self):
         self.run_dir = Path(tempfile.mkdtemp(prefix="flashcheck-fuzz-"))
+        if self.options.keep_going:
+            self.board = Board(self.run_dir / "campaign.json")
+            self.publish()
         try:
             for slot in self.slots:
                 if self.interrupted.is_set():
@@ -190,7 +206,8 @@ class WorkerPoolRun:
         slot.stop = self.context.Event()
         slot.finished = False
         task = WorkerTask(options, slot.index, seed, self.focus_seed, self.wall_deadline, slot.gpu,
-                          tuple(slot.replay), str(slot.case_file), str(slot.log_file))
+                          tuple(slot.replay), str(slot.case_file), str(slot.log_file),
+                          str(self.board.path) if self.board is not None else None)
         slot.process = self.context.Process(target=worker_main, name=f"flashcheck-worker-{slot.index}",
                                             args=(task, self.messages, slot.stop), daemon=True)
         with _sigint_held():  # inherited: the worker ignores Ctrl-C from its first instruction on
@@ -211,13 +228,16 @@ class WorkerPoolRun:
                 if self.on_progress is not None:
                     self.on_progress(result)
             case fuzz_events.Found():
-                if self.finder is None:
-                    self.finder, self.first_found = slot, dataclasses.replace(event.failure, seconds=now)
-                self.stop_all()
+                if self.options.keep_going or not self.finders:
+                    self.finders.setdefault(index, dataclasses.replace(event.failure, seconds=now))
+                if not self.options.keep_going:
+                    self.stop_all()
             case fuzz_events.Counterexample():
                 # Timed from when it was first found, not from the end of its shrinking.
-                found_at = self.first_found.seconds if self.first_found is not None else now
-                result.failures.append(dataclasses.replace(event.failure, seconds=found_at))
+                first = self.finders.pop(index, None)
+                self.report(dataclasses.replace(event.failure, seconds=first.seconds if first is not None else now))
+            case fuzz_events.Repeated():
+                result.repeated(event.signature)
             case fuzz_events.Replayed():
                 slot.replay = [entry for entry in slot.replay if entry != (event.property, event.case)]
                 if not event.still_fails:
@@ -272,13 +292,20 @@ class WorkerPoolRun:
         else:
             return
         failure.seconds = time.monotonic() - self.start
-        self.result.failures.append(failure)
+        shrinking = self.finders.pop(slot.index, None)
+        if shrinking is not None:  # it died shrinking a failure: that one as first drawn
+            self.report(dataclasses.replace(shrinking, shrunk=False))
+        reported = self.report(failure)
         if failure.case is not None:
             self.store.add(failure.property, failure.case, failure.kind)
             slot.replay = [entry for entry in slot.replay if entry != (failure.property, failure.case)]
         self.crashes += 1
-        if self.crashes >= options.max_crashes:
+        if not options.keep_going and self.crashes >= options.max_crashes:
             self.stop_all()
+        elif (options.keep_going and reported.count >= options.max_crashes and failure.case is not None
+              and case_class(failure.case) not in self.avoided):
+            self.avoided.add(case_class(failure.case))
+            self.publish()
         if not self.stopping and time.monotonic() < self.deadline - 1.0:
             self.spawn(slot)
 
@@ -293,29 +320,28 @@ class WorkerPoolRun:
         for slot in self.slots:
             if slot.process is None:
                 continue
-            if slot is self.finder:
+            if slot.index in self.finders:
                 limit = 2 * _grace(self.options)
             else:
                 limit = _grace(self.options) if _running_case(slot.case_file) is not None else 0.0
             if overtime > limit:
-                if slot is not self.finder:  # the finder's case in flight is a step of its shrinking
+                if slot.index not in self.finders:  # a finder's case in flight is a step of its shrinking
                     self.unfinished(slot)  # not a hang (it did not reach the per-case timeout), not a pass
                 _kill(slot)
-                if slot is self.finder:
-                    self.drawn_failure()
+                self.drawn_failure(slot)
 
     def end_early(self) -> None:
         """The run ends before its time (interrupted, or flashcheck's own code failed): the
         cases in flight are unfinished, and a failure still being shrunk is reported as drawn.
         The workers are killed on the way out."""
         for slot in self.slots:
-            if slot.process is not None and slot is not self.finder:
+            if slot.process is not None and slot.index not in self.finders:
                 self.unfinished(slot)
         self.drawn_failure()
 
     def unfinished(self, slot: _Slot) -> None:
         """The case in flight in ``slot``, about to be stopped: neither passed nor failed.
-        Not called for the finder, whose case in flight is a step of shrinking the failure
+        Not called for a finder, whose case in flight is a step of shrinking the failure
         reported (as drawn), not a case of its own."""
         running = _running_case(slot.case_file)
         if running is not None:
@@ -324,16 +350,33 @@ class WorkerPoolRun:
                 "running_for": round(time.time() - running["started"], 1),
             })
 
-    def drawn_failure(self) -> None:
-        """The failure the finder was shrinking, as it was first drawn, unless shrunk already."""
-        if self.finder is not None and not any(f.kind == "property" for f in self.result.failures):
-            self.result.failures.append(dataclasses.replace(self.first_found, shrunk=False))
+    def drawn_failure(self, slot: _Slot | None = None) -> None:
+        """The failures still being shrunk (by the worker in ``slot``, or by any), each as it
+        was first drawn."""
+        for index in [slot.index] if slot is not None else list(self.finders):
+            first = self.finders.pop(index, None)
+            if first is not None:
+                self.report(dataclasses.replace(first, shrunk=False))
+
+    def report(self, failure):
+        """Add ``failure`` to the result (in a campaign, one of a signature already reported
+        adds to its count) and, in a campaign, tell the workers its signature. Returns the
+        failure that carries it."""
+        reported = self.result.add_failure(failure, campaign=self.options.keep_going)
+        if self.board is not None and reported is failure:
+            self.publish()
+        return reported
+
+    def publish(self) -> None:
+        """Tell the workers of a campaign what the parent has heard (:mod:`flashcheck.engine.campaign`)."""
+        self.board.publish(CampaignState(frozenset(f.signature for f in self.result.failures),
+                                         frozenset(self.avoided)))
 
     def stop_all(self) -> None:
-        """Tell every worker but the finder to stop."""
+        """Tell every worker but the finders to stop."""
         self.stopping = True
         for slot in self.slots:
-            if slot.stop is not None and slot is not self.finder:
+            if slot.stop is not None and slot.index not in self.finders:
                 slot.stop.set()
 
 

@@ -40,6 +40,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable, Mapping
 
+from flashcheck import peers
+
 #: The name under which a catalogue exposes its unmutated implementation.
 ORIGINAL = "original"
 
@@ -236,24 +238,6 @@ def load_catalogue(module_name: str) -> dict[str, Entry]:
     return entries
 
 
-def _import_root(module_name: str) -> str | None:
-    """The sys.path entry a subprocess needs to import ``module_name`` as this process did,
-    or None when the module's file does not sit at its dotted path under any directory
-    (an installed package with its own package-dir mapping)."""
-    module = sys.modules.get(module_name) or importlib.import_module(module_name)
-    path = Path(getattr(module, "__file__", "") or "").resolve()
-    if not path.name:
-        return None
-    parts = module_name.split(".")
-    package = path.name == "__init__.py"
-    try:
-        root = (path.parent if package else path).parents[len(parts) - 1]
-    except IndexError:
-        return None
-    expected = root.joinpath(*parts, "__init__.py") if package else root.joinpath(*parts[:-1], path.name)
-    return str(root) if expected == path else None
-
-
 # -- one fuzz subprocess ----------------------------------------------------------------------
 
 
@@ -421,7 +405,7 @@ def subprocess_environment(catalogue: str) -> dict:
     """This process's environment, with the catalogue's import root on PYTHONPATH when
     the subprocess could not otherwise import it (e.g. a catalogue under tests/)."""
     environment = dict(os.environ)
-    root = _import_root(catalogue)
+    root = peers.import_root(catalogue)
     if root is not None:
         environment["PYTHONPATH"] = os.pathsep.join(filter(None, (root, environment.get("PYTHONPATH"))))
     return environment

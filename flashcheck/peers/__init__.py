@@ -29,6 +29,8 @@ from __future__ import annotations
 
 import functools
 import importlib
+import sys
+from pathlib import Path
 from typing import Callable
 
 from flashcheck.peers import flex, sdpa
@@ -120,3 +122,21 @@ def resolve(spec: str) -> Callable:
     if not callable(obj):
         raise ValueError(f"{spec!r} names a {type(obj).__name__}, not a callable")
     return obj
+
+
+def import_root(module_name: str) -> str | None:
+    """The sys.path entry a subprocess needs to import ``module_name`` as this process did,
+    or None when the module's file does not sit at its dotted path under any directory
+    (an installed package with its own package-dir mapping)."""
+    module = sys.modules.get(module_name) or importlib.import_module(module_name)
+    path = Path(getattr(module, "__file__", "") or "").resolve()
+    if not path.name:
+        return None
+    parts = module_name.split(".")
+    package = path.name == "__init__.py"
+    try:
+        root = (path.parent if package else path).parents[len(parts) - 1]
+    except IndexError:
+        return None
+    expected = root.joinpath(*parts, "__init__.py") if package else root.joinpath(*parts[:-1], path.name)
+    return str(root) if expected == path else None

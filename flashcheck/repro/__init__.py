@@ -1,0 +1,206 @@
+"""Standalone reproduction scripts: a failure handed over as a program a maintainer runs
+without flashcheck (``flashcheck repro``, ``flashcheck fuzz --repro-dir``,
+``pytest --flashcheck-repro-dir``).
+
+A script imports torch and the kernel (the user's ``module:attr``, or the library a built-in
+adapter calls: :mod:`flashcheck.repro.calls`), never flashcheck's checking code. It carries
+the case's exact inputs (bit for bit, with their sizes, strides and storage offset), the
+upstream gradients a gradient property draws, and flashcheck's allowed error for each compared
+element; it calls the kernel as flashcheck does, computes float64 attention (and the float64
+gradients) itself, prints the worst element with its observed and allowed error, and exits 1
+where the property fails and 0 where it holds. Its checking half is
+:mod:`flashcheck.repro.standalone`, copied in verbatim.
+
+The properties a script can check on its own are :data:`SCRIPTED`: those decided against the
+float64 answer or by repeating a call. Every other property's script, for a crash, a hang or a
+fatal error, makes the property's calls and reports whether they complete (``runs``); a failing
+relation between calls (a metamorphic property) is handed over as its replay line.
+"""
+
+from __future__ import annotations
+
+import base64
+import inspect
+import io
+import lzma
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from flashcheck import expectation, protocol
+from flashcheck.backward_inputs import ds_range_inputs, upstream
+from flashcheck.case import Case
+from flashcheck.properties import PROPERTIES
+from flashcheck.repro import calls, standalone
+
+
+@dataclass(frozen=True)
+class Scripted:
+    """How a script checks a property: ``check``, one of
+    :data:`flashcheck.repro.standalone.CHECKS`; ``outputs`` compared with float64 (a
+    ``reference`` check); ``backward``: it runs the backward pass; ``ds_range``: on the float16
+    dS-range stress's scaled inputs (:func:`flashcheck.backward_inputs.ds_range_inputs`)."""
+
+    check: str
+    outputs: tuple[str, ...] = ()
+    backward: bool = False
+    ds_range: bool = False
+
+
+GRADIENTS = ("dv", "dk", "dq")
+
+#: The properties a script decides on its own, as the property does.
+SCRIPTED = {
+    "out_matches_reference": Scripted("reference", ("out",)),
+    "lse_matches_reference": Scripted("reference", ("lse",)),
+    "outputs_finite": Scripted("finite"),
+    "empty_rows_exact": Scripted("empty_rows"),
+    "deterministic": Scripted("deterministic"),
+    "grads_match_reference": Scripted("reference", GRADIENTS, backward=True),
+    "grads_match_reference_where_ds_exceeds_float16": Scripted("reference", GRADIENTS, backward=True, ds_range=True),
+    "unseen_keys_get_zero_gradient": Scripted("unseen_keys_zero", backward=True),
+    "empty_rows_get_zero_dq": Scripted("empty_rows_zero_dq", backward=True),
+    "backward_deterministic": Scripted("deterministic", backward=True),
+}
+
+#: Failure kinds whose script only makes the property's calls: the process died or hung in them.
+PROCESS_KINDS = ("crash", "hang", "fatal")
+
+
+class NoScript(ValueError):
+    """No standalone script can reproduce this failure: one line saying why."""
+
+
+def scripted(property_name: str, kind: str = "property") -> Scripted:
+    """How a script reproduces a failure of ``kind`` of ``property_name``; :class:`NoScript`
+    for a property failure of a property a script cannot decide on its own."""
+    if property_name not in PROPERTIES:
+        raise NoScript(f"--property: unknown {property_name!r}; known: {sorted(PROPERTIES)}")
+    if property_name in SCRIPTED:
+        return SCRIPTED[property_name]
+    if kind in PROCESS_KINDS:
+        return Scripted("runs", backward="backward" in PROPERTIES[property_name].requires)
+    raise NoScript(f"--property {property_name}: a script decides only {', '.join(sorted(SCRIPTED))} on its own "
+                   f"(and makes any property's calls for a crash, a hang or a fatal error); replay this one with "
+                   f"flashcheck check")
+
+
+def write(path, *, impl, impl_name: str, property_name: str, case: Case, device: str, kind: str = "property",
+          evidence: str | None = None) -> Path:
+    """Write the standalone script of ``property_name`` on ``case`` for ``impl`` (named
+    ``impl_name``) on ``device`` to ``path``; ``evidence``: what flashcheck reported, quoted in
+    its docstring. Computes the float64 reference and the allowances on ``device``, never calls
+    the implementation. Raises :class:`NoScript` (before writing anything) where no script
+    can reproduce it."""
+    how = scripted(property_name, kind)
+    source = script_source(impl=impl, impl_name=impl_name, property_name=property_name, case=case, device=device,
+                           how=how, evidence=evidence)
+    path = Path(path)
+    path.write_text(source)
+    return path
+
+
+def script_source(*, impl, impl_name: str, property_name: str, case: Case, device: str, how: Scripted,
+                  evidence: str | None) -> str:
+    """The text of the script :func:`write` writes."""
+    call = calls.call_section(impl_name)
+    title = f"{impl_name}: {property_name} on {case.spec()}"
+    data = payload(impl, case, device, how, title=title)
+    summary = PROPERTIES[property_name].summary
+    quoted = textwrap.indent((evidence or "").strip(), "    ") if evidence else "    (not recorded)"
+    lines = [
+        "#!/usr/bin/env python3",
+        '"""' + f"Reproduces {property_name} for {impl_name}, without flashcheck.",
+        "",
+        f"Property: {summary}",
+        f"Case: {case.spec()}",
+        f"Device: {device} (run with --device to choose another)",
+        f"Replay with flashcheck: flashcheck check --impl {impl_name} --property {property_name} --case '{case.spec()}'",
+        "",
+        "What flashcheck reported:",
+        quoted.replace('"""', "'''").replace("\\", "\\\\"),
+        "",
+        "Needs torch" + (f" and {call.needs}" if call.needs else "") + ". Exit status: 1 where the property fails "
+        "(or the kernel raises), 0 where it holds.",
+        "The inputs are embedded bit for bit, with their strides; float64 attention and its gradients are",
+        "computed below; the allowed error of each element is flashcheck's tolerance model's for these inputs.",
+        '"""',
+        "",
+        "# -- the kernel, called as flashcheck calls it " + "-" * 50,
+        call.source.rstrip(),
+        "",
+        "# -- the exact inputs, the upstream gradients and the allowed errors (torch.save, lzma, base85) ------",
+        f"PAYLOAD = {_wrapped(data)}",
+        "",
+        "# -- float64 attention and the check (flashcheck.repro.standalone, copied) " + "-" * 22,
+        inspect.getsource(standalone).rstrip(),
+        "",
+        "",
+        'if __name__ == "__main__":',
+        "    sys.exit(main(attention, PAYLOAD))",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _wrapped(text: str, width: int = 100) -> str:
+    """``text`` as a parenthesised run of string literals, ``width`` characters a line."""
+    chunks = [text[i:i + width] for i in range(0, len(text), width)] or [""]
+    return "(\n" + "\n".join(f"    {chunk!r}" for chunk in chunks) + "\n)"
+
+
+def payload(impl, case: Case, device: str, how: Scripted, *, title: str) -> str:
+    """The payload of a script (:func:`flashcheck.repro.standalone.unpack` reads it): the
+    inputs and protocol arguments of ``case`` on ``device`` as the property makes them, the
+    upstream gradients, and the allowed errors of the outputs ``how`` compares."""
+    features = protocol.features_of(impl, device)
+    tf32 = "tf32" in features
+    kwargs = case.attention_kwargs(device)
+    grad_out = grad_lse = None
+    if how.ds_range:
+        inputs, grad_out = ds_range_inputs(case, device)
+    else:
+        inputs = case.materialize(device)
+        if how.backward:
+            # The upstream gradients the property draws; an lse gradient where the implementation
+            # declares an lse, used by the script where the kernel's lse is differentiable.
+            out = torch.empty(case.out_shape, dtype=case.torch_dtype, device=device)
+            lse = (torch.empty(case.lse_shape, dtype=torch.float32, device=device, requires_grad=True)
+                   if "lse" in features else None)
+            grad_out, grad_lse = upstream(case, out, lse)
+    data = {
+        "title": title, "device": str(device), "check": how.check, "outputs": list(how.outputs),
+        "inputs": {name: _entry(t) for name, t in zip("qkv", inputs)},
+        "kwargs": {name: value for name, value in kwargs.items() if not isinstance(value, torch.Tensor)},
+        "tensor_kwargs": {name: _entry(value) for name, value in kwargs.items() if isinstance(value, torch.Tensor)},
+        "grad_out": _entry(grad_out), "grad_lse": _entry(grad_lse), "allowed": {}, "limits": {},
+    }
+    data["kwargs"]["window"] = list(data["kwargs"]["window"])
+    if how.check == "reference" and not how.backward:
+        expected = expectation.expect(*inputs, **kwargs, tf32=tf32)
+        for name in how.outputs:
+            data["allowed"][name] = _entry(expected.allowed(name))
+            data["limits"][name] = float(expected.limits[name])
+    elif how.check == "reference":
+        expected = expectation.expect_gradients(*inputs, grad_out, grad_lse, **kwargs, tf32=tf32)
+        data["allowed"] = {name: _entry(expected.allowed(name)) for name in how.outputs}
+        if grad_lse is not None:
+            without = expectation.expect_gradients(*inputs, grad_out, None, **kwargs, tf32=tf32)
+            data["allowed_without_lse_gradient"] = {name: _entry(without.allowed(name)) for name in how.outputs}
+    buffer = io.BytesIO()
+    torch.save(data, buffer)
+    return base64.b85encode(lzma.compress(buffer.getvalue(), preset=9)).decode("ascii")
+
+
+def _entry(tensor: torch.Tensor | None) -> dict | None:
+    """``tensor`` as :func:`flashcheck.repro.standalone.place` reads it: its whole storage on
+    the CPU (padding of a view included) and its size, stride and storage offset."""
+    if tensor is None:
+        return None
+    tensor = tensor.detach()
+    storage = tensor.untyped_storage()
+    flat = tensor.new_empty(0).set_(storage, 0, (storage.nbytes() // tensor.element_size(),))
+    return {"storage": flat.cpu().clone(), "size": list(tensor.shape), "stride": list(tensor.stride()),
+            "offset": tensor.storage_offset()}

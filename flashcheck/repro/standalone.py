@@ -1,0 +1,366 @@
+"""The checking half of a standalone reproduction script: plain torch, float64, no flashcheck.
+
+``flashcheck repro`` copies this module's source verbatim into every script it writes, after
+the lines that define ``attention`` (the kernel, called as flashcheck's adapter calls it) and
+``PAYLOAD`` (the exact inputs and flashcheck's allowed errors), and ends the script with
+``sys.exit(main(attention, PAYLOAD))``. flashcheck's own tests import it as a module, so what a
+script computes is what is tested.
+
+The payload (:func:`unpack`) holds the protocol call's tensors saved with their storage, sizes,
+strides and offset, so a strided or padded view arrives bit for bit and laid out as it was;
+the upstream gradients of a gradient property; and, for each output compared with float64
+attention, the allowed error of every element and the largest error allowed anywhere, as
+flashcheck's tolerance model derived them for these inputs (docs/tolerance.md): a script
+recomputes the float64 answer, never the allowance.
+
+What a script checks is ``payload["check"]``, one of :data:`CHECKS`; it prints what it found
+and :func:`main` returns 1 where the property fails, 0 where it holds.
+"""
+
+import argparse
+import base64
+import io
+import lzma
+import math
+import sys
+import traceback
+
+import torch
+
+#: What a script can check, each the standalone form of flashcheck properties (the property is
+#: named in the script's docstring): ``reference`` compares outputs (out, lse, or the gradients)
+#: with float64 attention within the allowed error; ``finite``: out finite, lse finite except
+#: -inf on rows without keys; ``empty_rows``: out exactly 0 and lse -inf on rows without keys;
+#: ``deterministic``: two identical calls agree bitwise (``backward``: their gradients);
+#: ``unseen_keys_zero``: keys no query may attend get dK = dV = 0 exactly; ``empty_rows_zero_dq``:
+#: rows without keys get dQ = 0 exactly; ``runs``: the calls complete (a crash or a hang).
+CHECKS = ("reference", "finite", "empty_rows", "deterministic", "unseen_keys_zero", "empty_rows_zero_dq", "runs")
+
+
+# -- the payload ---------------------------------------------------------------------------------
+
+
+def unpack(payload: str) -> dict:
+    """The payload's dictionary, from its text (base85 of an lzma-compressed ``torch.save``)."""
+    return torch.load(io.BytesIO(lzma.decompress(base64.b85decode(payload))), weights_only=True)
+
+
+def place(entry, device):
+    """A tensor of the payload on ``device``, laid out as it was: ``entry`` is a dict with the
+    whole ``storage`` (a flat tensor) and the view's ``size``, ``stride`` and ``offset``."""
+    if entry is None:
+        return None
+    storage = entry["storage"].to(device)
+    return storage.as_strided(entry["size"], entry["stride"], entry["offset"])
+
+
+# -- float64 attention ---------------------------------------------------------------------------
+
+
+def allowed_keys(q, k, *, causal=False, window=(-1, -1), attn_mask=None, cu_seqlens_q=None, cu_seqlens_k=None,
+                 **_):
+    """Boolean ``(B|1, H|1, Nq, Nk)``: which key each query may attend. The band is aligned
+    bottom-right: with ``shift = Nk - Nq``, query i attends key j iff ``-left <= j - i - shift
+    <= right`` (-1 unbounded; causal makes right 0). Packed inputs (q ``(Tq, H, D)``) are a
+    batch of one in which a query attends only keys of its own sequence, the band aligned per
+    sequence. ``attn_mask`` (True = attend) is ANDed in."""
+    left, right = window
+    if causal:
+        right = 0
+    device = q.device
+    if cu_seqlens_q is None:
+        nq, nk = q.shape[1], k.shape[1]
+        rows = torch.arange(nq, device=device)[:, None]
+        cols = torch.arange(nk, device=device)[None, :]
+        offset = cols - rows - (nk - nq)
+        same = torch.ones(nq, nk, dtype=torch.bool, device=device)
+    else:
+        def positions(cu, total):
+            cu = cu.to(device=device, dtype=torch.int64)
+            tokens = torch.arange(total, device=device)
+            sequence = torch.searchsorted(cu[1:], tokens, right=True)
+            return sequence, tokens - cu[sequence], (cu[1:] - cu[:-1])[sequence]
+
+        seq_q, pos_q, len_q = positions(cu_seqlens_q, q.shape[0])
+        seq_k, pos_k, len_k = positions(cu_seqlens_k, k.shape[0])
+        same = seq_q[:, None] == seq_k[None, :]
+        offset = pos_k[None, :] - pos_q[:, None] - (len_k[None, :] - len_q[:, None])
+    allowed = same.clone()
+    if left != -1:
+        allowed &= offset >= -left
+    if right != -1:
+        allowed &= offset <= right
+    allowed = allowed[None, None]
+    if attn_mask is not None:
+        mask = attn_mask.to(device=device, dtype=torch.bool)
+        while mask.dim() < 4:
+            mask = mask[None]
+        allowed = allowed & mask
+    return allowed
+
+
+def _bhnd(tensor, packed, group=1):
+    """float64 ``(B, H, N, D)`` of q, k or v (packed: a batch of one), KV heads repeated per group."""
+    tensor = tensor.detach().to(torch.float64)
+    tensor = (tensor[None] if packed else tensor).transpose(1, 2)
+    return tensor.repeat_interleave(group, dim=1) if group > 1 else tensor
+
+
+def _scale(q, softmax_scale):
+    return softmax_scale if softmax_scale is not None else 1.0 / math.sqrt(q.shape[-1])
+
+
+def _probabilities(q, k, allowed, scale):
+    """float64 softmax of ``scale·q·kᵀ`` over the allowed keys (0 elsewhere, and on rows without
+    keys) and the row log-sum-exp (-inf on rows without keys)."""
+    logits = (scale * (q @ k.transpose(-1, -2))).masked_fill(~allowed, -math.inf)
+    row_max = logits.amax(dim=-1, keepdim=True)
+    empty = row_max == -math.inf
+    weights = torch.exp(logits - row_max.masked_fill(empty, 0.0))
+    total = weights.sum(dim=-1, keepdim=True)
+    return weights / total.masked_fill(empty, 1.0), (row_max + torch.log(total)).squeeze(-1)
+
+
+def attention64(q, k, v, **kwargs):
+    """Standard attention in float64 on the protocol's arguments: ``(out, lse)`` in the
+    implementation's layouts (out like q, lse ``(B, H, Nq)`` or packed ``(H, Tq)``), float64."""
+    packed = q.dim() == 3
+    group = q.shape[-2] // k.shape[-2]
+    qb, kb, vb = _bhnd(q, packed), _bhnd(k, packed, group), _bhnd(v, packed, group)
+    probs, lse = _probabilities(qb, kb, allowed_keys(q, k, **kwargs), _scale(q, kwargs.get("softmax_scale")))
+    out = (probs @ vb).transpose(1, 2)
+    return (out[0], lse[0]) if packed else (out, lse)
+
+
+def gradients64(q, k, v, grad_out, grad_lse=None, **kwargs):
+    """Float64 gradients ``(dq, dk, dv)`` of ``Σ out·grad_out + Σ lse·grad_lse`` (``grad_lse``
+    None: no lse term), in the inputs' layouts, dK and dV summed over each GQA group:
+    ``dS = P ∘ (dO·Vᵀ - rowsum(dO ∘ O) + grad_lse)``, ``dQ = scale·dS·K``, ``dK = scale·dSᵀ·Q``,
+    ``dV = Pᵀ·dO``. Rows without keys contribute nothing."""
+    packed = q.dim() == 3
+    heads, kv_heads = q.shape[-2], k.shape[-2]
+    group = heads // kv_heads
+    scale = _scale(q, kwargs.get("softmax_scale"))
+    qb, kb, vb = _bhnd(q, packed), _bhnd(k, packed, group), _bhnd(v, packed, group)
+    allowed = allowed_keys(q, k, **kwargs)
+    probs, _ = _probabilities(qb, kb, allowed, scale)
+    empty = ~allowed.any(dim=-1, keepdim=True)
+    do = _bhnd(grad_out, packed).masked_fill(empty, 0.0)
+    upstream = do @ vb.transpose(-1, -2) - (do * (probs @ vb)).sum(dim=-1, keepdim=True)
+    if grad_lse is not None:
+        dlse = grad_lse.detach().to(torch.float64)
+        upstream = upstream + (dlse[None] if packed else dlse)[..., None].masked_fill(empty, 0.0)
+    ds = probs * upstream
+    dq = scale * (ds @ kb)
+    dk = scale * (ds.transpose(-1, -2) @ qb)
+    dv = probs.transpose(-1, -2) @ do
+
+    def per_kv_head(t):  # (B, H, Nk, D) -> (B, Hkv, Nk, D), summed over each group's query heads
+        return t.unflatten(1, (kv_heads, group)).sum(dim=2)
+
+    grads = (dq.transpose(1, 2), per_kv_head(dk).transpose(1, 2), per_kv_head(dv).transpose(1, 2))
+    return tuple(g[0] for g in grads) if packed else grads
+
+
+# -- calling the kernel --------------------------------------------------------------------------
+
+
+def call(attention, q, k, v, kwargs):
+    """``(out, lse)`` of one call, checked to be well formed (out like q, lse None or float32)."""
+    result = attention(q, k, v, **kwargs)
+    if not isinstance(result, (tuple, list)) or len(result) != 2:
+        raise TypeError(f"expected (out, lse) from the kernel, got {type(result).__name__}")
+    out, lse = result
+    if tuple(out.shape) != tuple(q.shape) or out.dtype != q.dtype:
+        raise TypeError(f"out: expected shape {tuple(q.shape)} and dtype {q.dtype}, got {tuple(out.shape)} {out.dtype}")
+    return out, lse
+
+
+def backward(attention, q, k, v, kwargs, grad_out, grad_lse):
+    """``(dq, dk, dv), lse_differentiable`` by autograd through one call: the loss is
+    ``Σ out·grad_out``, plus ``Σ lse·grad_lse`` over rows with keys where the kernel returns an
+    lse that autograd tracks (``grad_lse`` given)."""
+    leaves = [t.detach().requires_grad_() for t in (q, k, v)]
+    out, lse = call(attention, *leaves, kwargs)
+    loss = (out.float() * grad_out.float()).sum()
+    differentiable = lse is not None and lse.requires_grad and grad_lse is not None
+    if differentiable:
+        loss = loss + torch.where(torch.isfinite(lse), lse * grad_lse, torch.zeros_like(lse)).sum()
+    if not loss.requires_grad:
+        return tuple(torch.zeros_like(leaf) for leaf in leaves), differentiable
+    grads = torch.autograd.grad(loss, leaves, allow_unused=True, materialize_grads=True)
+    return grads, differentiable
+
+
+# -- comparing -----------------------------------------------------------------------------------
+
+
+def overflow_threshold(dtype):
+    """The smallest magnitude that rounds to infinity in ``dtype``."""
+    info = torch.finfo(dtype)
+    return float(info.max) + 2.0 ** math.floor(math.log2(info.max)) * info.eps / 2
+
+
+def held_to(exact, got, allowed):
+    """The float64 ``exact`` value, except where ``got`` is an infinity of the same sign that a
+    value within ``allowed`` of it rounds to in ``got``'s dtype: there that infinity."""
+    got64 = got.detach().to(torch.float64)
+    reach = exact.abs() + allowed >= overflow_threshold(got.dtype)
+    overflowed = torch.isinf(got64) & (torch.sign(got64) == torch.sign(exact)) & reach
+    return torch.where(overflowed, got64, exact)
+
+
+def index_text(index):
+    return "(" + ", ".join(str(int(i)) for i in index) + ")"
+
+
+def compare(name, got, exact, allowed, limit):
+    """Print how ``got`` compares with the float64 ``exact`` within the elementwise ``allowed``
+    error (and the largest error allowed anywhere, ``limit``, or None); True where it holds.
+    Equal non-finite values agree; a NaN or an infinity elsewhere is never allowed."""
+    got64 = got.detach().to(torch.float64)
+    expected = held_to(exact, got, allowed)
+    same = (got64 == expected) | (torch.isnan(got64) & torch.isnan(expected))
+    error = torch.where(same, torch.zeros_like(got64), (got64 - expected).abs()).nan_to_num(nan=math.inf)
+    allowed = allowed.expand_as(error)
+    exceed = (error > allowed) | torch.isinf(error)
+    if error.numel() == 0:
+        print(f"{name}: no elements")
+        return True
+    ratio = torch.where(error == 0, torch.zeros_like(error), error / allowed)
+    worst = torch.unravel_index(torch.argmax(ratio), error.shape)
+    largest = float(error.max())
+    print(f"{name}: {int(exceed.sum())} of {error.numel()} elements exceed the allowed error; worst at "
+          f"{index_text(worst)}: got {float(got64[worst])!r}, float64 {float(exact[worst])!r}, "
+          f"error {float(error[worst]):.3e}, allowed {float(allowed[worst]):.3e}")
+    if exceed.any():
+        return False
+    if limit is not None and largest > limit:
+        print(f"{name}: the largest error {largest:.3e} exceeds {limit:.3e}, the most flashcheck allows anywhere "
+              f"(twice a plain same-precision attention's largest error plus an ulp-scale floor)")
+        return False
+    return True
+
+
+def none_of(name, found, values, what):
+    """Print whether any element of the boolean ``found`` is set (``what`` says what it means);
+    True where none is."""
+    count = int(found.sum())
+    if count:
+        index = tuple(int(i) for i in found.nonzero()[0])
+        print(f"{name}: {count} elements {what}; first at {index_text(index)}: {float(values[index])!r}")
+        return False
+    print(f"{name}: none {what}")
+    return True
+
+
+def bitwise_equal(a, b):
+    a, b = a.detach().contiguous(), b.detach().contiguous()
+    if a.dtype.is_floating_point and a.element_size() in (2, 4, 8):
+        ints = {2: torch.int16, 4: torch.int32, 8: torch.int64}[a.element_size()]
+        return (a.view(ints) == b.view(ints)) | (a == b)  # +0 equals -0
+    return a == b
+
+
+def same_bits(name, second, first):
+    differ = ~bitwise_equal(second, first)
+    return none_of(name, differ, second, "differ from an identical first call")
+
+
+# -- the checks ----------------------------------------------------------------------------------
+
+
+def run_check(attention, data, device):
+    """Run ``data["check"]`` (one of :data:`CHECKS`) on the payload ``data``; True where it holds."""
+    q, k, v = (place(data["inputs"][name], device) for name in "qkv")
+    kwargs = dict(data["kwargs"])
+    for name, entry in data["tensor_kwargs"].items():
+        kwargs[name] = place(entry, device)
+    check = data["check"]
+    grad_out = place(data.get("grad_out"), device)
+    grad_lse = place(data.get("grad_lse"), device)
+    outputs = data.get("outputs", ())
+    if check == "runs":
+        call(attention, q, k, v, kwargs)
+        if grad_out is not None:
+            backward(attention, q, k, v, kwargs, grad_out, grad_lse)
+        print("the calls completed")
+        return True
+    packed = q.dim() == 3
+    allowed = allowed_keys(q, k, **kwargs).expand(1 if packed else q.shape[0], q.shape[-2], q.shape[-3], -1)
+    empty = ~allowed.any(dim=-1)  # (B, H, Nq): rows without keys, a batch of one when packed
+    empty_lse = empty[0] if packed else empty  # like lse
+    empty_out = (empty[0].transpose(0, 1) if packed else empty.transpose(1, 2))[..., None]  # like out
+    if grad_out is None:  # a forward property
+        out, lse = call(attention, q, k, v, kwargs)
+        if check == "deterministic":
+            again = call(attention, q, k, v, kwargs)
+            held = same_bits("out", again[0], out)
+            return (same_bits("lse", again[1], lse) if lse is not None else True) and held
+        exact = dict(zip(("out", "lse"), attention64(q, k, v, **kwargs)))
+        results = {"out": out, "lse": lse}
+        if check == "reference":
+            held = True
+            for name in outputs:
+                if results[name] is None:
+                    print(f"{name}: the kernel returned none")
+                    held = False
+                    continue
+                allowed = place(data["allowed"][name], device)
+                held &= compare(name, results[name], exact[name], allowed, data["limits"].get(name))
+            return held
+        if check == "finite":
+            held = none_of("out", ~torch.isfinite(out), out, "are not finite")
+            if lse is not None:
+                wrong = (~torch.isfinite(lse) & ~empty_lse) | (empty_lse & (lse != -math.inf))
+                held &= none_of("lse", wrong, lse, "are not finite on a row with keys, or not -inf on one without")
+            return held
+        if check == "empty_rows":
+            held = none_of("out", (out != 0) & empty_out, out, "are not 0 on a row without keys")
+            if lse is not None:
+                held &= none_of("lse", (lse != -math.inf) & empty_lse, lse, "are not -inf on a row without keys")
+            return held
+        raise ValueError(f"check: {check!r} is not a forward check")
+    grads, differentiable = backward(attention, q, k, v, kwargs, grad_out, grad_lse)
+    results = dict(zip(("dq", "dk", "dv"), grads))
+    if check == "deterministic":
+        again, _ = backward(attention, q, k, v, kwargs, grad_out, grad_lse)
+        return all([same_bits(name, second, results[name]) for name, second in zip(("dq", "dk", "dv"), again)])
+    if check == "reference":
+        variant = "allowed" if differentiable or grad_lse is None else "allowed_without_lse_gradient"
+        if differentiable:
+            print("lse is differentiable: its upstream gradient is part of the loss")
+        exact = dict(zip(("dq", "dk", "dv"), gradients64(q, k, v, grad_out, grad_lse if differentiable else None,
+                                                        **kwargs)))
+        held = True
+        for name in outputs:
+            held &= compare(name, results[name], exact[name], place(data[variant][name], device), None)
+        return held
+    if check == "unseen_keys_zero":
+        seen = allowed.any(dim=2).unflatten(1, (k.shape[-2], -1)).any(dim=2)  # (B, Hkv, Nk)
+        unseen = (~seen).transpose(1, 2)[..., None]  # (B, Nk, Hkv, 1)
+        if packed:
+            unseen = unseen[0]
+        held = none_of("dk", (results["dk"] != 0) & unseen, results["dk"], "are not 0 for a key no query may attend")
+        return none_of("dv", (results["dv"] != 0) & unseen, results["dv"],
+                       "are not 0 for a key no query may attend") and held
+    if check == "empty_rows_zero_dq":
+        return none_of("dq", (results["dq"] != 0) & empty_out, results["dq"], "are not 0 on a row without keys")
+    raise ValueError(f"check: {check!r} is not a gradient check")
+
+
+def main(attention, payload, argv=None):
+    """Run the script's check: 1 where the property fails (or the kernel raises), 0 where it holds."""
+    data = unpack(payload)
+    parser = argparse.ArgumentParser(description=data["title"])
+    parser.add_argument("--device", default=data["device"], help=f"where to run (default {data['device']})")
+    device = parser.parse_args(argv).device
+    print(data["title"])
+    try:
+        held = run_check(attention, data, device)
+    except Exception:  # noqa: BLE001 - the kernel raising is what this script reproduces
+        traceback.print_exc()
+        print("FAILS: the kernel raised (above)")
+        return 1
+    print("HOLDS" if held else "FAILS")
+    return 0 if held else 1

@@ -1,0 +1,123 @@
+"""Held-out implementations in plain torch that import nothing of flashcheck, so that the
+standalone reproduction scripts can be run on them with flashcheck not importable.
+
+``correct`` is standard attention in float32 arithmetic (every protocol feature, a
+differentiable lse, rows without keys giving out 0 and lse -inf); each other one plants
+independent bugs in it:
+
+- ``causal_off_by_one``: with ``causal``, each query also attends the key after the diagonal;
+- ``lse_off_without_band``: lse is 0.01 too large on dense cases without band or mask;
+- ``two_bugs``: both of those, which touch different properties and case classes;
+- ``across_documents``: packed sequences attend keys of every sequence;
+- ``ignores_mask``: ``attn_mask`` is ignored;
+- ``scaled_dq``: dQ comes back 5% too large;
+- ``crashes_when_causal``: the process aborts on every causal case.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+
+import torch
+
+FEATURES = frozenset({"causal", "window", "gqa", "mask", "varlen", "lse", "backward"})
+
+
+def _allowed(nq, nk, *, causal, window, attn_mask, cu_seqlens_q, cu_seqlens_k, device, right_extra=0,
+             documents=True):
+    """Boolean (1|B, 1|H, Nq, Nk): band aligned bottom-right (per sequence when packed), AND mask."""
+    left, right = window
+    if causal:
+        right = 0
+    if right != -1:
+        right += right_extra
+    if cu_seqlens_q is None:
+        i = torch.arange(nq, device=device)[:, None]
+        j = torch.arange(nk, device=device)[None, :]
+        offset = j - i - (nk - nq)
+        same = torch.ones(nq, nk, dtype=torch.bool, device=device)
+    else:
+        def where_in_sequence(cu, total):
+            cu = cu.long()
+            token = torch.arange(total, device=device)
+            sequence = torch.searchsorted(cu[1:], token, right=True)
+            return sequence, token - cu[sequence], (cu[1:] - cu[:-1])[sequence]
+
+        sq, pq, lq = where_in_sequence(cu_seqlens_q, nq)
+        sk, pk, lk = where_in_sequence(cu_seqlens_k, nk)
+        same = sq[:, None] == sk[None, :] if documents else torch.ones(nq, nk, dtype=torch.bool, device=device)
+        offset = pk[None, :] - pq[:, None] - (lk[None, :] - lq[:, None])
+    allowed = same
+    if left != -1:
+        allowed = allowed & (offset >= -left)
+    if right != -1:
+        allowed = allowed & (offset <= right)
+    allowed = allowed[None, None]
+    if attn_mask is not None:
+        mask = attn_mask
+        while mask.dim() < 4:
+            mask = mask[None]
+        allowed = allowed & mask
+    return allowed
+
+
+class _ScaleGradient(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, tensor, factor):
+        ctx.factor = factor
+        return tensor.view_as(tensor)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * ctx.factor, None
+
+
+def _attention(q, k, v, *, causal=False, window=(-1, -1), softmax_scale=None, attn_mask=None, cu_seqlens_q=None,
+               cu_seqlens_k=None, max_seqlen_q=None, max_seqlen_k=None, bugs=frozenset()):
+    packed = q.dim() == 3
+    if "scaled_dq" in bugs:
+        q = _ScaleGradient.apply(q, 1.05)
+    q4, k4, v4 = (t[None] if packed else t for t in (q, k, v))
+    heads, kv_heads, head_dim = q4.shape[2], k4.shape[2], q4.shape[3]
+    scale = softmax_scale if softmax_scale is not None else 1.0 / math.sqrt(head_dim)
+    allowed = _allowed(q4.shape[1], k4.shape[1], causal=causal, window=window,
+                       attn_mask=None if "ignores_mask" in bugs else attn_mask,
+                       cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k, device=q.device,
+                       right_extra=1 if causal and "causal_off_by_one" in bugs else 0,
+                       documents="across_documents" not in bugs)
+    group = heads // kv_heads
+    qf = q4.float().transpose(1, 2)
+    kf, vf = (t.float().transpose(1, 2).repeat_interleave(group, dim=1) for t in (k4, v4))
+    logits = (scale * (qf @ kf.transpose(-1, -2))).masked_fill(~allowed, -math.inf)
+    row_max = logits.amax(dim=-1, keepdim=True).detach()
+    empty = row_max == -math.inf
+    row_max = torch.where(empty, torch.zeros_like(row_max), row_max)
+    weights = torch.exp(logits - row_max)
+    total = torch.where(empty, torch.ones_like(row_max), weights.sum(dim=-1, keepdim=True))
+    out = ((weights / total) @ vf).transpose(1, 2).to(q.dtype)
+    lse = torch.where(empty, torch.full_like(row_max, -math.inf), row_max + torch.log(total)).squeeze(-1)
+    banded = causal or tuple(window) != (-1, -1) or attn_mask is not None or packed
+    if "lse_off_without_band" in bugs and not banded:
+        lse = lse + 0.01
+    return (out[0], lse[0]) if packed else (out, lse)
+
+
+def _planted(*bugs):
+    def attention(q, k, v, **kwargs):
+        if "crashes_when_causal" in bugs and kwargs.get("causal"):
+            os.abort()
+        return _attention(q, k, v, bugs=frozenset(bugs), **kwargs)
+
+    attention.flashcheck_features = FEATURES
+    return attention
+
+
+correct = _planted()
+causal_off_by_one = _planted("causal_off_by_one")
+lse_off_without_band = _planted("lse_off_without_band")
+two_bugs = _planted("causal_off_by_one", "lse_off_without_band")
+across_documents = _planted("across_documents")
+ignores_mask = _planted("ignores_mask")
+scaled_dq = _planted("scaled_dq")
+crashes_when_causal = _planted("crashes_when_causal")

@@ -11,7 +11,7 @@ independent bugs in it:
 - ``across_documents``: packed sequences attend keys of every sequence;
 - ``ignores_mask``: ``attn_mask`` is ignored;
 - ``scaled_dq``: dQ comes back 5% too large;
-- ``crashes_when_causal``: the process aborts on every causal case.
+- ``crashes_when_dense_causal``: the process aborts on every dense causal case (not packed, no mask).
 """
 
 from __future__ import annotations
@@ -90,7 +90,10 @@ def _attention(q, k, v, *, causal=False, window=(-1, -1), softmax_scale=None, at
     qf = q4.float().transpose(1, 2)
     kf, vf = (t.float().transpose(1, 2).repeat_interleave(group, dim=1) for t in (k4, v4))
     logits = (scale * (qf @ kf.transpose(-1, -2))).masked_fill(~allowed, -math.inf)
-    row_max = logits.amax(dim=-1, keepdim=True).detach()
+    if logits.shape[-1]:
+        row_max = logits.amax(dim=-1, keepdim=True).detach()
+    else:  # no keys at all
+        row_max = logits.new_full((*logits.shape[:-1], 1), -math.inf)
     empty = row_max == -math.inf
     row_max = torch.where(empty, torch.zeros_like(row_max), row_max)
     weights = torch.exp(logits - row_max)
@@ -105,7 +108,8 @@ def _attention(q, k, v, *, causal=False, window=(-1, -1), softmax_scale=None, at
 
 def _planted(*bugs):
     def attention(q, k, v, **kwargs):
-        if "crashes_when_causal" in bugs and kwargs.get("causal"):
+        dense = kwargs.get("attn_mask") is None and kwargs.get("cu_seqlens_q") is None
+        if "crashes_when_dense_causal" in bugs and kwargs.get("causal") and dense:
             os.abort()
         return _attention(q, k, v, bugs=frozenset(bugs), **kwargs)
 
@@ -120,4 +124,4 @@ two_bugs = _planted("causal_off_by_one", "lse_off_without_band")
 across_documents = _planted("across_documents")
 ignores_mask = _planted("ignores_mask")
 scaled_dq = _planted("scaled_dq")
-crashes_when_causal = _planted("crashes_when_causal")
+crashes_when_dense_causal = _planted("crashes_when_dense_causal")

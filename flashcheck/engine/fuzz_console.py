@@ -98,17 +98,25 @@ def print_fuzz_result(result, impl_name: str, device: str, *, shrunk: bool = Tru
     for failure in result.known:
         console.print("[bold yellow]known divergence seen (expected, not a finding):[/]")
         console.print(str(failure), markup=False, highlight=False, soft_wrap=True)
-    for failure, count in _distinct(result.failures):
+    distinct = _distinct(result.failures)
+    if len(distinct) > 1:
+        console.print(f"[bold red]{len(distinct)} distinct failures[/] (by signature: kind | property | what failed "
+                      f"| case class):", highlight=False)
+        for failure, count in distinct:
+            console.print(f"  {count} × {failure.signature}", markup=False, highlight=False, soft_wrap=True)
+    for failure, count in distinct:
+        times = f" (met {count} times)" if count > 1 else ""
         if failure.kind == "property":
             drawn = not shrunk or failure.shrunk is False
-            title = "counterexample (as drawn, not shrunk)" if drawn else "counterexample (shrunk)"
+            title = ("counterexample (as drawn, not shrunk)" if drawn else "counterexample (shrunk)") + times
         elif failure.kind == "fatal":
-            title = "fatal error (the worker could run no further case; not shrunk)" + (
-                f" ({count} times)" if count > 1 else "")
+            title = "fatal error (the worker could run no further case; not shrunk)" + times
         else:
-            title = f"{failure.kind} of a worker process" + (f" ({count} times)" if count > 1 else "")
+            title = f"{failure.kind} of a worker process" + times
         console.print(f"[bold red]{title}:[/]")
         console.print(str(failure), markup=False, highlight=False, soft_wrap=True)
+        if failure.script is not None:
+            console.print(f"standalone script: {failure.script}", markup=False, highlight=False, soft_wrap=True)
     if result.flashcheck_error:
         console.print(f"[bold red]flashcheck's own code failed[/] after {result.seconds:.1f} s (a bug in flashcheck, "
                       f"not a finding; its traceback follows): the run ended before its budget, and this is what "
@@ -146,10 +154,11 @@ def _pace(result) -> str:
 def _distinct(failures) -> list[tuple]:
     """``(failure, count)`` in order of first report: crashes and hangs of the same
     :meth:`~flashcheck.engine.fuzz_result.Failure.outcome` (kind, property, case and how the
-    worker died or why it was killed, whatever the seconds it took) count as one."""
+    worker died or why it was killed, whatever the seconds it took) count as one; ``count``
+    adds up the repeats a campaign counted (:attr:`~flashcheck.engine.fuzz_result.Failure.count`)."""
     counts: dict = {}
     for failure in failures:
         key = (id(failure),) if failure.kind == "property" else failure.outcome()
         first, count = counts.get(key, (failure, 0))
-        counts[key] = (first, count + 1)
+        counts[key] = (first, count + failure.count)
     return list(counts.values())

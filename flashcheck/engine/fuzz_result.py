@@ -17,6 +17,8 @@ _SECONDS = re.compile(r"\b\d+(?:\.\d+)? s\b")
 #: A number in a failure's first line (a size, an index, a value, an address): it differs between
 #: occurrences of one bug. Not the digits of a name (``float16``, ``sm90``).
 _NUMBER = re.compile(r"(?<![\w.])[-+]?(?:0x[0-9a-fA-F]+|(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|inf|nan)(?![\w.])")
+#: The kinds of failure that end or stop the worker process running the case.
+PROCESS_KINDS = ("crash", "hang", "fatal")
 #: The longest subject a signature keeps of a failure's first line.
 _SUBJECT_LENGTH = 160
 
@@ -80,10 +82,14 @@ class Failure:
         """What makes two failures the same bug, one line: the kind, the property, what failed
         (:func:`failure_subject`) and the coarse class of the case (:func:`case_class`). A
         campaign (``flashcheck fuzz --keep-going``) reports and shrinks each signature once and
-        counts its repeats."""
+        counts its repeats. A crash, a hang or a fatal error is the process's, whichever
+        property's call met it: its signature names no property."""
         kind = "property" if self.kind == "known" else self.kind
         where = case_class(self.case) if self.case is not None else "between cases"
-        return " | ".join((kind, self.property or "-", failure_subject(self.evidence), where))
+        subject = failure_subject(self.evidence)
+        if kind in PROCESS_KINDS:
+            return " | ".join((kind, subject.split(" while running ", 1)[0], where))
+        return " | ".join((kind, self.property or "-", subject, where))
 
     @classmethod
     def from_property_failure(cls, failure, kind: str = "property") -> "Failure":

@@ -32,6 +32,7 @@ import torch
 from flashcheck import expectation, protocol
 from flashcheck.backward_inputs import ds_range_inputs, upstream
 from flashcheck.case import Case
+from flashcheck.engine.fuzz_result import PROCESS_KINDS
 from flashcheck.properties import PROPERTIES
 from flashcheck.repro import calls, standalone
 
@@ -65,8 +66,6 @@ SCRIPTED = {
     "backward_deterministic": Scripted("deterministic", backward=True),
 }
 
-#: Failure kinds whose script only makes the property's calls: the process died or hung in them.
-PROCESS_KINDS = ("crash", "hang", "fatal")
 
 
 class NoScript(ValueError):

@@ -66,8 +66,19 @@ def register(subparsers) -> None:
         help=f"seconds spent shrinking a failure at most (default {defaults.shrink_time:g})",
     )
     parser.add_argument(
+        "--keep-going", action="store_true",
+        help="a campaign: go on past failures to the end of the budget, shrinking and reporting each distinct "
+             "failure (by its signature: property, kind, what failed, case class) once and counting its repeats",
+    )
+    parser.add_argument(
         "--max-crashes", type=int, default=defaults.max_crashes,
-        help=f"end the run after this many crashes and hangs (default {defaults.max_crashes})",
+        help=f"end the run after this many crashes and hangs (default {defaults.max_crashes}); with --keep-going, "
+             f"draw a case class rarely once one crash or hang signature has repeated this many times there",
+    )
+    parser.add_argument(
+        "--repro-dir", default=None, metavar="DIR",
+        help="write a standalone reproduction script (torch and the kernel, no flashcheck) for every distinct "
+             "failure into DIR (created if missing; it must be writable)",
     )
     parser.add_argument(
         "--database", default=".flashcheck/examples",
@@ -136,6 +147,8 @@ def run(args, device) -> int:
         # Outputs are checked before any work, so that a run never ends unable to keep its result.
         if args.json is not None:
             check_writable_file(args.json, "--json")
+        if args.repro_dir is not None:
+            check_writable_folder(Path(args.repro_dir), "--repro-dir")
         database = crash_store.database_folder(args.database, args.impl)
         check_writable_folder(database, "--database", given=args.database)
         replayable, stale = crash_store.CrashStore.in_database(database).replayable()  # a damaged store: an error
@@ -148,7 +161,7 @@ def run(args, device) -> int:
             properties=tuple(args.properties) if args.properties else None, sizes=sizes.name,
             database=str(database),
             workers=args.workers, case_timeout=args.case_timeout, shrink_time=args.shrink_time,
-            max_crashes=args.max_crashes, replay_only=args.replay_only,
+            max_crashes=args.max_crashes, replay_only=args.replay_only, keep_going=args.keep_going,
         )
     except (ValueError, ImportError, AttributeError) as error:
         interruption.check()  # the error may be what a Ctrl-C broke
@@ -164,6 +177,8 @@ def run(args, device) -> int:
         if result is None:
             return status
         result.seconds = time.monotonic() - args.started
+        if args.repro_dir is not None:
+            write_scripts(result, args, device)
         written = _report(result, args, device)
     if say_flashcheck_error(result):
         return EXIT_INTERNAL
@@ -213,6 +228,31 @@ def _report(result, args, device) -> bool:
                   f"the summary above is what the run found", file=sys.stderr)
             return False
     return True
+
+
+def write_scripts(result, args, device) -> None:
+    """A standalone reproduction script in ``--repro-dir`` for every failure of the run
+    (:mod:`flashcheck.repro`), its path in ``failure.script``, or why there is none. Written
+    here, after the workers have stopped: a script computes the float64 reference and the
+    allowances on the device, never calling the implementation."""
+    from flashcheck import peers, repro
+    from flashcheck.case import Case
+
+    impl = peers.resolve(args.impl)
+    folder = Path(args.repro_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    for number, failure in enumerate(result.failures, start=1):
+        if failure.case is None:
+            failure.script = "none: the worker died between cases"
+            continue
+        path = folder / f"{number:02d}-{failure.property}-{failure.kind}.py"
+        try:
+            repro.write(path, impl=impl, impl_name=args.impl, property_name=failure.property,
+                        case=Case.from_spec(failure.case), device=device, kind=failure.kind,
+                        evidence=failure.evidence)
+            failure.script = str(path)
+        except repro.NoScript as reason:
+            failure.script = f"none: {reason}"
 
 
 def exit_status(result) -> int:

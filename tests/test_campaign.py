@@ -1,0 +1,212 @@
+"""A run is a campaign (``flashcheck fuzz --keep-going``), and every bug leaves as a standalone
+script (``flashcheck repro``, ``--repro-dir``) that runs without flashcheck."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from flashcheck import peers, repro
+from flashcheck.case import Case
+from flashcheck.cli.commands import EXIT_FOUND, EXIT_OK, EXIT_USAGE
+from flashcheck.engine.fuzz_result import Failure, FuzzResult, case_class
+from flashcheck.engine.verdict import Outcome, decide
+from flashcheck.properties import PROPERTIES
+from tests.cli_process import flashcheck
+
+KERNELS = "tests.standalone_kernels"
+
+
+def campaign(tmp_path, impl, budget, *extra):
+    result_file = tmp_path / "result.json"
+    status = flashcheck(["fuzz", "--impl", f"{KERNELS}:{impl}", "--budget", str(budget), "--device", "cpu",
+                         "--keep-going", "--shrink-time", "5", "--database", str(tmp_path / "examples"),
+                         "--json", str(result_file), *extra])
+    return status, json.loads(result_file.read_text())
+
+
+# -- signatures ----------------------------------------------------------------------------------
+
+
+def test_a_case_class_is_its_structure_and_band():
+    assert case_class(Case(causal=True).spec()) == "dense causal"
+    assert case_class(Case(window=(3, -1)).spec()) == "dense window"
+    assert case_class(Case.packed(((2, 3), (1, 1))).spec()) == "packed no band"
+    assert case_class(Case(mask="random:0.5").spec()) == "masked no band"
+
+
+def test_failures_of_one_bug_share_a_signature_whatever_their_numbers():
+    first = Failure("property", "out_matches_reference", Case(seqlen_q=5).spec(),
+                    "out differs from the float64 reference\nMismatched elements: 3 / 80", "impl")
+    other = Failure("property", "out_matches_reference", Case(seqlen_q=9, dtype="bfloat16").spec(),
+                    "out differs from the float64 reference\nMismatched elements: 7 / 144", "impl")
+    lse = Failure("property", "lse_matches_reference", Case(seqlen_q=5).spec(),
+                  "lse differs from the float64 reference", "impl")
+    assert first.signature == other.signature != lse.signature
+    crash = Failure("crash", "out_matches_reference", Case(causal=True).spec(),
+                    "the worker process died with signal SIGABRT (exit -6) while running out_matches_reference", "i")
+    same_crash = Failure("crash", "deterministic", Case(causal=True, seed=4).spec(),
+                         "the worker process died with signal SIGABRT (exit -6) while running deterministic", "i")
+    assert crash.signature == same_crash.signature  # the process's failure, whichever property met it
+
+
+def test_a_campaign_counts_a_repeated_signature_instead_of_reporting_it_again():
+    result = FuzzResult()
+    failure = Failure("property", "out_matches_reference", Case().spec(), "out differs", "impl")
+    result.repeated(failure.signature)  # told before the worker shrinking it reported it
+    assert result.add_failure(failure, campaign=True) is failure and failure.count == 2
+    again = Failure("property", "out_matches_reference", Case(seed=3).spec(), "out differs", "impl")
+    assert result.add_failure(again, campaign=True) is failure
+    assert len(result.failures) == 1 and failure.count == 3
+    assert result.to_json(impl_name="impl", device="cpu", budget=1)["failures"][0]["count"] == 3
+
+
+# -- campaigns -----------------------------------------------------------------------------------
+
+
+def test_a_campaign_reports_two_independent_bugs_each_once(tmp_path):
+    status, result = campaign(tmp_path, "two_bugs", 40, "--workers", "2")
+    assert status == EXIT_FOUND
+    signatures = [failure["signature"] for failure in result["failures"]]
+    assert len(signatures) == len(set(signatures))
+    assert "property | lse_matches_reference | lse differs from the float64 reference | dense no band" in signatures
+    compared = ("property | out_matches_reference", "property | lse_matches_reference",
+                "property | grads_match_reference")
+    assert any(s.startswith(compared) and "causal" in s for s in signatures), signatures  # the off-by-one
+
+
+def test_a_crashing_bug_neither_ends_the_campaign_nor_is_reported_twice(tmp_path):
+    budget = 20
+    status, result = campaign(tmp_path, "crashes_when_dense_causal", budget, "--workers", "2", "--max-crashes", "2")
+    assert status == EXIT_FOUND
+    crashes = [failure for failure in result["failures"] if failure["kind"] == "crash"]
+    assert len(crashes) == 1, [failure["signature"] for failure in crashes]
+    assert crashes[0]["signature"].endswith("| dense causal") and crashes[0]["count"] >= 2
+    assert result["seconds"] >= budget * 0.9 and result["cases"] > 0
+
+
+def test_without_keep_going_a_crash_limit_still_ends_the_run(tmp_path):
+    result_file = tmp_path / "result.json"
+    status = flashcheck(["fuzz", "--impl", f"{KERNELS}:crashes_when_dense_causal", "--budget", "60", "--device",
+                         "cpu", "--max-crashes", "1", "--workers", "1", "--database", str(tmp_path / "examples"),
+                         "--json", str(result_file)])
+    result = json.loads(result_file.read_text())
+    assert status == EXIT_FOUND and result["seconds"] < 50
+    assert [failure["kind"] for failure in result["failures"]] == ["crash"]
+
+
+def test_repro_dir_gets_one_script_per_distinct_failure(tmp_path):
+    status, result = campaign(tmp_path, "lse_off_without_band", 15, "--workers", "1", "--property",
+                              "lse_matches_reference", "--repro-dir", str(tmp_path / "scripts"))
+    assert status == EXIT_FOUND
+    scripts = [failure["script"] for failure in result["failures"]]
+    assert scripts and all(script.startswith(str(tmp_path / "scripts")) for script in scripts)
+    assert sorted(path.name for path in (tmp_path / "scripts").iterdir()) == sorted(
+        script.rsplit("/", 1)[1] for script in scripts)
+
+
+# -- standalone scripts --------------------------------------------------------------------------
+
+DENSE = "batch=2 seqlen_q=5 seqlen_k=7 heads=2 kv_heads=1 head_dim=16 dtype=float16 causal=True layout=padded seed=3"
+PACKED = ("batch=1 seqlen_q=8 seqlen_k=9 heads=2 kv_heads=1 head_dim=16 dtype=bfloat16 causal=True layout=mixed "
+          "softmax_scale=0.5 seed=5 seqlens=3:4/0:2/5:3")
+MASKED = "batch=2 seqlen_q=6 seqlen_k=6 heads=2 head_dim=16 dtype=float32 layout=heads-first seed=6 mask=random:0.5,rows:1"
+
+
+def run_without_flashcheck(script) -> subprocess.CompletedProcess:
+    """Run ``script`` in a fresh Python in which ``import flashcheck`` fails."""
+    block = (f"import sys, runpy; sys.modules['flashcheck'] = None; sys.argv = [{str(script)!r}]; "
+             f"runpy.run_path({str(script)!r}, run_name='__main__')")
+    return subprocess.run([sys.executable, "-c", block], capture_output=True, text=True, cwd=script.parent,
+                          timeout=300)
+
+
+@pytest.mark.parametrize("bug, property_name, spec", [
+    ("causal_off_by_one", "out_matches_reference", DENSE),
+    ("causal_off_by_one", "lse_matches_reference", PACKED),
+    ("across_documents", "out_matches_reference", PACKED),
+    ("ignores_mask", "out_matches_reference", MASKED),
+    ("causal_off_by_one", "grads_match_reference", PACKED),
+    ("scaled_dq", "grads_match_reference", MASKED),
+    ("ignores_mask", "unseen_keys_get_zero_gradient", MASKED.replace("random:0.5,rows:1", "key-padding:3/5")),
+    ("causal_off_by_one", "empty_rows_exact", "batch=1 seqlen_q=6 seqlen_k=3 heads=1 head_dim=8 causal=True seed=2"),
+])
+def test_a_script_fails_on_the_planted_bug_and_holds_on_the_correct_kernel_without_flashcheck(
+        tmp_path, bug, property_name, spec):
+    case = Case.from_spec(spec)
+    for impl_name, fails in ((f"{KERNELS}:{bug}", True), (f"{KERNELS}:correct", False)):
+        impl = peers.resolve(impl_name)
+        verdict = decide(PROPERTIES[property_name], impl, case, device="cpu", impl_name=impl_name)
+        assert (verdict.outcome is Outcome.FAILED) == fails, verdict  # flashcheck's own verdict first
+        script = repro.write(tmp_path / f"{impl_name.rsplit(':')[1]}.py", impl=impl, impl_name=impl_name,
+                             property_name=property_name, case=case, device="cpu")
+        run = run_without_flashcheck(script)
+        assert run.returncode == (1 if fails else 0), run.stdout + run.stderr
+        assert ("FAILS" if fails else "HOLDS") in run.stdout
+
+
+def test_a_script_carries_the_inputs_bit_for_bit_with_their_strides(tmp_path):
+    from flashcheck.repro import standalone
+
+    case = Case.from_spec(PACKED)
+    impl = peers.resolve(f"{KERNELS}:correct")
+    data = standalone.unpack(repro.payload(impl, case, "cpu", repro.SCRIPTED["out_matches_reference"], title="t"))
+    for name, made in zip("qkv", case.materialize("cpu")):
+        carried = standalone.place(data["inputs"][name], "cpu")
+        assert carried.stride() == made.stride() and carried.storage_offset() == made.storage_offset()
+        assert torch_equal_bits(carried, made)
+
+
+def torch_equal_bits(a, b):
+    import torch
+
+    return a.shape == b.shape and torch.equal(a.contiguous().view(torch.int16), b.contiguous().view(torch.int16))
+
+
+def test_the_project_kernel_script_holds_on_the_project_kernel(tmp_path):
+    case = Case.from_spec("batch=1 seqlen_q=5 seqlen_k=6 heads=2 kv_heads=1 head_dim=16 dtype=float16 causal=True seed=1")
+    script = repro.write(tmp_path / "flash.py", impl=peers.resolve("flash"), impl_name="flash",
+                         property_name="grads_match_reference", case=case, device="cpu")
+    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300,
+                         env={"PATH": "/usr/bin:/bin", "TRITON_INTERPRET": "1"}, cwd=tmp_path)
+    assert run.returncode == 0, run.stdout + run.stderr
+
+
+# -- bad input ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("change, named", [
+    ({"--property": "no_such_property"}, "--property"),
+    ({"--case": "batch=1 seqlen_q=x"}, "--case"),
+    ({"--property": "empty_rows_exact"}, "does not apply"),
+    ({"--property": "key_permutation_invariance"}, "--property key_permutation_invariance"),
+    ({"-o": "/nonexistent-folder/x.py"}, "--output"),
+])
+def test_repro_refuses_bad_input_before_writing_anything(tmp_path, capsys, change, named):
+    arguments = {"--impl": f"{KERNELS}:correct", "--property": "out_matches_reference",
+                 "--case": "batch=1 seqlen_q=4 seqlen_k=4", "-o": str(tmp_path / "x.py"), **change}
+    status = flashcheck(["repro", "--device", "cpu", *[item for pair in arguments.items() for item in pair]])
+    assert status == EXIT_USAGE
+    error = capsys.readouterr().err
+    assert named in error and len(error.strip().splitlines()) == 1
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_repro_writes_a_script_and_says_how_to_run_it(tmp_path, capsys):
+    path = tmp_path / "x.py"
+    status = flashcheck(["repro", "--device", "cpu", "--impl", f"{KERNELS}:correct", "--property",
+                         "deterministic", "--case", "batch=1 seqlen_q=4 seqlen_k=4", "-o", str(path)])
+    assert status == EXIT_OK and path.exists() and f"python {path}" in capsys.readouterr().out
+
+
+def test_a_repro_dir_that_cannot_be_written_is_refused_before_any_work(tmp_path, capsys):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    status = flashcheck(["fuzz", "--impl", f"{KERNELS}:correct", "--device", "cpu", "--budget", "5",
+                         "--repro-dir", str(blocker / "scripts"), "--database", str(tmp_path / "db")])
+    assert status == EXIT_USAGE and "--repro-dir" in capsys.readouterr().err
+    assert not (tmp_path / "db").exists()
+

@@ -68,7 +68,7 @@ def test_a_campaign_counts_a_repeated_signature_instead_of_reporting_it_again():
 
 
 def test_a_campaign_reports_two_independent_bugs_each_once(tmp_path):
-    status, result = campaign(tmp_path, "two_bugs", 40, "--workers", "2")
+    status, result = campaign(tmp_path, "two_bugs", 30, "--workers", "2")
     assert status == EXIT_FOUND
     signatures = [failure["signature"] for failure in result["failures"]]
     assert len(signatures) == len(set(signatures))
@@ -79,7 +79,7 @@ def test_a_campaign_reports_two_independent_bugs_each_once(tmp_path):
 
 
 def test_a_crashing_bug_neither_ends_the_campaign_nor_is_reported_twice(tmp_path):
-    budget = 20
+    budget = 14
     status, result = campaign(tmp_path, "crashes_when_dense_causal", budget, "--workers", "2", "--max-crashes", "2")
     assert status == EXIT_FOUND
     crashes = [failure for failure in result["failures"] if failure["kind"] == "crash"]
@@ -99,7 +99,7 @@ def test_without_keep_going_a_crash_limit_still_ends_the_run(tmp_path):
 
 
 def test_repro_dir_gets_one_script_per_distinct_failure(tmp_path):
-    status, result = campaign(tmp_path, "lse_off_without_band", 15, "--workers", "1", "--property",
+    status, result = campaign(tmp_path, "lse_off_without_band", 10, "--workers", "1", "--property",
                               "lse_matches_reference", "--repro-dir", str(tmp_path / "scripts"))
     assert status == EXIT_FOUND
     scripts = [failure["script"] for failure in result["failures"]]

@@ -14,7 +14,10 @@ examples split over N tests, for xdist). Each case's verdict comes from
 
 - A correct implementation is never flagged.
 - A failure, or an exception the implementation raises, fails the test with the evidence
-  and the ``flashcheck check`` line that replays the (shrunk) case.
+  and the ``flashcheck check`` line that replays the (shrunk) case; failures of different
+  signatures (:attr:`flashcheck.engine.fuzz_result.Failure.signature`) are distinct bugs to
+  hypothesis, each shrunk and reported (its ``report_multiple_bugs``), and with
+  ``--flashcheck-repro-dir DIR`` each gets its standalone script there (:mod:`flashcheck.repro`).
 - A fatal error (a CUDA error that loses the context) fails the test at once, unshrunk,
   with its replay line; every later property test in that process then fails without
   running a case (they would run on a dead context).
@@ -42,9 +45,12 @@ parametrizes it.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import math
+import re
 import warnings
+from pathlib import Path
 
 import pytest
 from collections import Counter
@@ -52,10 +58,17 @@ from collections import Counter
 from hypothesis import given, reject, seed, settings
 from hypothesis.errors import Unsatisfiable
 
-from flashcheck import expectation, protocol, pytest_plugin
+from flashcheck import expectation, protocol, pytest_plugin, repro
+from flashcheck.compare import PropertyFailure
 from flashcheck.engine import fuzz
+from flashcheck.engine.fuzz_result import Failure
 from flashcheck.properties import PROPERTIES
 from flashcheck.engine.verdict import Outcome, StopRunning, Verdict, decide
+
+try:
+    BaseExceptionGroup
+except NameError:  # Python 3.10: hypothesis depends on the backport
+    from exceptiongroup import BaseExceptionGroup
 
 __all__ = ["pytest_generate_tests", "ratio_log", "test_property_holds"]
 
@@ -161,12 +174,17 @@ def test_property_holds(impl_name, property_name, shard, pytestconfig, ratio_log
             checked[0] += 1
             observed.append(verdict.failure)
         elif verdict.outcome is Outcome.FAILED:
-            raise verdict.failure
+            raise distinct(verdict.failure)
         else:  # FATAL, FLASHCHECK_ERROR: stop now, unshrunk
             raise StopRunning(verdict)
 
     try:
         shard.narrow(holds, pytest_plugin.example_count(pytestconfig))()
+    except (PropertyFailure, BaseExceptionGroup) as found:
+        failures = found.exceptions if isinstance(found, BaseExceptionGroup) else (found,)
+        if not all(isinstance(failure, PropertyFailure) for failure in failures):
+            raise
+        pytest.fail(_distinct_failures(failures, pytest_plugin.repro_dir(pytestconfig), impl, device), pytrace=False)
     except StopRunning as stop:
         if stop.verdict.outcome is Outcome.FATAL:
             pytestconfig.stash[_FATAL] = stop.verdict
@@ -189,3 +207,37 @@ def test_property_holds(impl_name, property_name, shard, pytestconfig, ratio_log
     if known is not None and not known.scoped:
         # Races are probabilistic: the drawn cases holding is a pass, worth a note, not a failure.
         warnings.warn(f"{impl_name}: the known divergence in {property_name} ({known}) did not show in this run")
+
+
+#: One subclass of PropertyFailure per signature met in this process: hypothesis tells bugs apart
+#: by the type (and place) of what they raise, so each signature is shrunk and reported on its own.
+_SIGNATURE_TYPES: dict[str, type] = {}
+
+
+def distinct(failure: PropertyFailure) -> PropertyFailure:
+    """``failure`` raised as its signature's own type (:data:`_SIGNATURE_TYPES`)."""
+    signature = Failure.from_property_failure(failure).signature
+    kind = _SIGNATURE_TYPES.setdefault(signature, type("DistinctFailure", (PropertyFailure,), {"signature": signature}))
+    return kind(failure.evidence, property_name=failure.property_name, case=failure.case,
+                impl_name=failure.impl_name)
+
+
+def _distinct_failures(failures, folder: str | None, impl, device) -> str:
+    """The report of a property test's distinct failures, each with its replay line and, with
+    ``folder``, the standalone script written there for it (or why none could be)."""
+    parts = [f"{len(failures)} distinct failures (hypothesis's report_multiple_bugs):"] if len(failures) > 1 else []
+    for failure in failures:
+        text = str(failure)
+        if folder is not None:
+            Path(folder).mkdir(parents=True, exist_ok=True)
+            spec = failure.case.spec()
+            name = re.sub(r"[^A-Za-z0-9_.-]", "_", f"{failure.impl_name}-{failure.property_name}")
+            path = Path(folder) / f"{name}-{hashlib.sha1(spec.encode()).hexdigest()[:10]}.py"
+            try:
+                repro.write(path, impl=impl, impl_name=failure.impl_name, property_name=failure.property_name,
+                            case=failure.case, device=device, evidence=failure.evidence)
+                text += f"\nstandalone script: {path}"
+            except repro.NoScript as reason:
+                text += f"\nstandalone script: none: {reason}"
+        parts.append(text)
+    return "\n\n".join(parts)

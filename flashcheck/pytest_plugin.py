@@ -144,6 +144,11 @@ def pytest_addoption(parser):
              "max_examples. Default: $FLASHCHECK_EXAMPLES, else the profile's.",
     )
     group.addoption(
+        "--flashcheck-repro-dir", dest="flashcheck_repro_dir", metavar="DIR", default=None,
+        help="write a standalone reproduction script (torch and the kernel, no flashcheck) for every distinct "
+             "failure of the property suite into DIR (created if missing; it must be writable).",
+    )
+    group.addoption(
         "--run-slow", action="store_true", dest="run_slow", default=False,
         help="run tests marked slow (also run when the -m expression names slow).",
     )
@@ -252,6 +257,7 @@ def pytest_configure(config):
     state.impl_names, state.impl_source = _chosen_implementations(config, state.cuda)
     shard_count(config)  # a bad count stops the run here, before any test
     example_count(config)
+    repro_dir(config)
     if state.impl_source != "default":
         for name in state.impl_names:
             implementation(config, name)  # a wrong name stops the run here, before any test
@@ -329,6 +335,22 @@ def example_count(config) -> int | None:
     ``$FLASHCHECK_EXAMPLES``), or None for the active hypothesis profile's ``max_examples``;
     anything but a positive integer is a ``pytest.UsageError`` naming where it came from."""
     return _positive_option(config, "flashcheck_examples", EXAMPLES_VARIABLE, "examples per property")
+
+
+def repro_dir(config) -> str | None:
+    """Where the property suite writes a standalone script per distinct failure
+    (``--flashcheck-repro-dir``, an absolute path), or None; a path that cannot be made a
+    writable folder is a ``pytest.UsageError`` naming the option, before any test."""
+    from flashcheck.output_paths import check_writable_folder
+
+    given = config.getoption("flashcheck_repro_dir", None)
+    if given is None:
+        return None
+    try:
+        check_writable_folder(given, "--flashcheck-repro-dir")
+    except ValueError as error:
+        raise pytest.UsageError(str(error)) from None
+    return os.path.abspath(given)
 
 
 def _positive_option(config, dest: str, variable: str, what: str) -> int | None:

@@ -160,8 +160,9 @@ MAY_IMPORT = {
     "regress": frozenset({"core", "properties", "peers", "engine"}),
     "mutation": frozenset({"core", "properties", "peers", "engine"}),
     "bench": frozenset({"core", "peers"}),
-    "pytest": frozenset({"core", "properties", "peers", "engine"}),
-    "cli": frozenset({"core", "properties", "peers", "engine", "regress", "mutation", "bench"}),
+    "repro": frozenset({"core", "properties", "peers", "engine"}),
+    "pytest": frozenset({"core", "properties", "peers", "engine", "repro"}),
+    "cli": frozenset({"core", "properties", "peers", "engine", "regress", "mutation", "bench", "repro"}),
     "devtools": frozenset({"core", "properties", "peers", "engine", "bench", "kernels"}),
 }
 

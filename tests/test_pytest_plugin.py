@@ -74,9 +74,17 @@ def declining_causal(q, k, v, **kwargs):
         raise NotImplementedError("no causal kernel yet")
     return same_precision.attention(q, k, v, **kwargs)
 
+def two_bugs(q, k, v, **kwargs):
+    """1% too large on causal cases; raises on the others with more than one query."""
+    if kwargs.get("causal"):
+        out, lse = same_precision.attention(q, k, v, **kwargs)
+        return out * 1.01, lse
+    return raising(q, k, v, **kwargs)
+
 for impl in (correct, too_large, recording, raising, dies, declining):
     impl.flashcheck_features = {"float32", "lse"}
 declining_causal.flashcheck_features = {"float32", "lse", "causal"}
+two_bugs.flashcheck_features = {"float32", "lse", "causal"}
 '''
 
 TWO_PROPERTIES = ("-k", "out_matches_reference or lse_matches_reference")
@@ -118,6 +126,27 @@ def test_suite_fails_a_buggy_implementation_with_the_evidence(tiny):
         "*property out_matches_reference failed for tinyattn:too_large*",
         "*flashcheck check --impl tinyattn:too_large --property out_matches_reference --case*",
     ])
+
+def test_distinct_failures_of_one_property_are_each_reported_with_their_script(tiny, tmp_path):
+    scripts = tmp_path / "scripts"
+    result = run_suite(tiny, "--flashcheck-impl", "tinyattn:two_bugs", "-k", "out_matches_reference",
+                       "--flashcheck-repro-dir", str(scripts))
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([
+        "*2 distinct failures*",
+        "*out differs from the float64 reference*", "*causal=True*", "*standalone script: *",
+        "*the implementation raised RuntimeError: planted*", "*causal=False*", "*standalone script: *",
+    ])
+    assert len(list(scripts.iterdir())) == 2
+
+
+def test_a_repro_dir_that_cannot_be_written_is_a_usage_error_before_any_test(tiny, tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    result = run_suite(tiny, "--flashcheck-impl", "tinyattn:correct", "--flashcheck-repro-dir", str(blocker / "x"))
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--flashcheck-repro-dir*"])
+
 
 def test_a_divergence_confined_to_some_cases_is_expected_there_and_only_there(tiny):
     explained = run_suite(tiny, "--flashcheck-impl", "tests.declared:too_large_when_causal",

@@ -105,7 +105,7 @@ def print_fuzz_result(result, impl_name: str, device: str, *, shrunk: bool = Tru
         for failure, count in distinct:
             console.print(f"  {count} × {failure.signature}", markup=False, highlight=False, soft_wrap=True)
     for failure, count in distinct:
-        times = f" (met {count} times)" if count > 1 else ""
+        times = f" ({count} times)" if count > 1 else ""
         if failure.kind == "property":
             drawn = not shrunk or failure.shrunk is False
             title = ("counterexample (as drawn, not shrunk)" if drawn else "counterexample (shrunk)") + times

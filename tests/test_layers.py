@@ -144,7 +144,7 @@ PROPERTIES = REPOSITORY / "properties"
 CORE_MODULES = frozenset({
     "case", "maskspec", "masks", "packing", "reference", "same_precision", "tolerance", "expectation",
     "compare", "divergences", "protocol", "strategies", "case_sizes", "hypothesis_profiles", "backward_inputs",
-    "interruption",
+    "interruption", "output_paths",
 })
 #: The pytest plugin and the property suite it runs: entry points, above the engine.
 PYTEST_MODULES = frozenset({"pytest_plugin", "property_suite"})

@@ -3,6 +3,7 @@ script (``flashcheck repro``, ``--repro-dir``) that runs without flashcheck."""
 
 from __future__ import annotations
 
+import base64
 import json
 import subprocess
 import sys
@@ -67,6 +68,12 @@ def test_a_campaign_counts_a_repeated_signature_instead_of_reporting_it_again():
 
 # -- campaigns -----------------------------------------------------------------------------------
 
+#: Properties that call the kernel once on the case as drawn: varlen_matches_separate_calls, say,
+#: would meet the dense causal crash in dense calls made for a packed case (another case class),
+#: and layout_invariance finds that plain torch's results depend on the strides on the CPU.
+ONE_CALL = [item for name in ("out_matches_reference", "lse_matches_reference", "deterministic")
+            for item in ("--property", name)]
+
 
 def test_a_campaign_reports_two_independent_bugs_each_once(tmp_path):
     status, result = campaign(tmp_path, "two_bugs", 20, "--workers", "2", "--property", "out_matches_reference",
@@ -82,12 +89,8 @@ def test_a_campaign_reports_two_independent_bugs_each_once(tmp_path):
 
 def test_a_crashing_bug_neither_ends_the_campaign_nor_is_reported_twice(tmp_path):
     budget = 20
-    # Properties that call the kernel on the case as drawn (varlen_matches_separate_calls, say, would
-    # meet the dense causal crash in dense calls made for a packed case, another case class).
-    one_call = [item for name in ("out_matches_reference", "lse_matches_reference", "deterministic")
-                for item in ("--property", name)]
     status, result = campaign(tmp_path, "crashes_when_dense_causal", budget, "--workers", "2", "--max-crashes", "2",
-                              *one_call)
+                              *ONE_CALL)
     assert status == EXIT_FOUND
     crashes = [failure for failure in result["failures"] if failure["kind"] == "crash"]
     assert len(crashes) == 1, [failure["signature"] for failure in crashes]
@@ -99,7 +102,7 @@ def test_without_keep_going_a_crash_limit_still_ends_the_run(tmp_path):
     result_file = tmp_path / "result.json"
     status = flashcheck(["fuzz", "--impl", f"{KERNELS}:crashes_when_dense_causal", "--budget", "60", "--device",
                          "cpu", "--max-crashes", "1", "--workers", "1", "--database", str(tmp_path / "examples"),
-                         "--json", str(result_file)])
+                         "--json", str(result_file), *ONE_CALL])
     result = json.loads(result_file.read_text())
     assert status == EXIT_FOUND and result["seconds"] < 50
     assert [failure["kind"] for failure in result["failures"]] == ["crash"]
@@ -143,10 +146,11 @@ print(json.dumps(results))
 """
 
 
-def run_without_flashcheck(scripts) -> dict:
-    """``{script: (exit status, output)}`` of each script, run where ``import flashcheck`` fails."""
+def run_without_flashcheck(scripts, cwd=None) -> dict:
+    """``{script: (exit status, output)}`` of each script, run where ``import flashcheck`` fails
+    (from ``cwd``, by default the first script's folder)."""
     run = subprocess.run([sys.executable, "-c", _RUN_WITHOUT_FLASHCHECK, *map(str, scripts)], capture_output=True,
-                         text=True, cwd=scripts[0].parent, timeout=600)
+                         text=True, cwd=cwd or scripts[0].parent, timeout=600)
     assert run.returncode == 0, run.stderr
     return {script: tuple(result) for script, result in json.loads(run.stdout.splitlines()[-1]).items()}
 
@@ -186,7 +190,8 @@ def test_a_script_carries_the_inputs_bit_for_bit_with_their_strides(tmp_path):
 
     case = Case.from_spec(PACKED)
     impl = peers.resolve(f"{KERNELS}:correct")
-    data = standalone.unpack(repro.payload(impl, case, "cpu", repro.SCRIPTED["out_matches_reference"], title="t"))
+    packed = repro.payload(impl, case, "cpu", repro.SCRIPTED["out_matches_reference"], title="t")
+    data = standalone.unpack(base64.b85encode(packed).decode("ascii"))
     for name, made in zip("qkv", case.materialize("cpu")):
         carried = standalone.place(data["inputs"][name], "cpu")
         assert carried.stride() == made.stride() and carried.storage_offset() == made.storage_offset()
@@ -197,6 +202,31 @@ def torch_equal_bits(a, b):
     import torch
 
     return a.shape == b.shape and torch.equal(a.contiguous().view(torch.int16), b.contiguous().view(torch.int16))
+
+
+def test_a_large_payload_lies_beside_its_script_and_the_script_finds_it_from_anywhere(tmp_path, monkeypatch):
+    monkeypatch.setattr(repro, "EMBEDDED_BYTES", 100)
+    case = Case.from_spec(DENSE)
+    folder = tmp_path / "scripts"
+    folder.mkdir()
+    paths = [repro.write(folder / f"{name}.py", impl=peers.resolve(f"{KERNELS}:{name}"), impl_name=f"{KERNELS}:{name}",
+                         property_name="out_matches_reference", case=case, device="cpu")
+             for name in ("causal_off_by_one", "correct")]
+    assert sorted(path.name for path in folder.iterdir()) == [
+        "causal_off_by_one.py", "causal_off_by_one.py.xz", "correct.py", "correct.py.xz"]
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    runs = {Path(script): result for script, result in run_without_flashcheck(paths, cwd=elsewhere).items()}
+    assert runs[paths[0]][0] == 1 and runs[paths[1]][0] == 0, runs
+
+
+def test_a_crash_script_says_when_the_cases_own_call_does_not_reproduce_it(tmp_path):
+    case = Case.from_spec(DENSE)
+    script = repro.write(tmp_path / "crash.py", impl=peers.resolve(f"{KERNELS}:correct"),
+                         impl_name=f"{KERNELS}:correct", property_name="layout_invariance", case=case, device="cpu",
+                         kind="crash")
+    (status, output), = run_without_flashcheck([script]).values()
+    assert status == 0 and "DID NOT REPRODUCE" in output
 
 
 def test_the_project_kernel_script_holds_on_the_project_kernel(tmp_path):

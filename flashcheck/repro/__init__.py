@@ -13,8 +13,14 @@ where the property fails and 0 where it holds. Its checking half is
 
 The properties a script can check on its own are :data:`SCRIPTED`: those decided against the
 float64 answer or by repeating a call. Every other property's script, for a crash, a hang or a
-fatal error, makes the property's calls and reports whether they complete (``runs``); a failing
-relation between calls (a metamorphic property) is handed over as its replay line.
+fatal error, makes the case's own call (and its backward for a gradient property) and reproduces
+the failure where the process dies, hangs or raises there; where the property met it in a call
+of its own on other inputs (another layout, repeated K/V), the script says it did not reproduce.
+A failing relation between calls (a metamorphic property) is handed over as its replay line.
+
+A payload above :data:`EMBEDDED_BYTES` (a large case: the inputs and a float64 allowance per
+element) goes into a file beside the script, ``FILE.py.xz``, which the script reads from its own
+folder.
 """
 
 from __future__ import annotations
@@ -86,6 +92,10 @@ def scripted(property_name: str, kind: str = "property") -> Scripted:
                    f"flashcheck check")
 
 
+#: The largest payload (compressed, before base85) written into the script itself.
+EMBEDDED_BYTES = 1 << 20
+
+
 def write(path, *, impl, impl_name: str, property_name: str, case: Case, device: str, kind: str = "property",
           evidence: str | None = None) -> Path:
     """Write the standalone script of ``property_name`` on ``case`` for ``impl`` (named
@@ -94,19 +104,23 @@ def write(path, *, impl, impl_name: str, property_name: str, case: Case, device:
     the implementation. Raises :class:`NoScript` (before writing anything) where no script
     can reproduce it."""
     how = scripted(property_name, kind)
-    source = script_source(impl=impl, impl_name=impl_name, property_name=property_name, case=case, device=device,
-                           how=how, evidence=evidence)
     path = Path(path)
-    path.write_text(source)
+    data = payload(impl, case, device, how, title=f"{impl_name}: {property_name} on {case.spec()}")
+    sidecar = None
+    if len(data) > EMBEDDED_BYTES:
+        sidecar = path.with_name(path.name + ".xz")
+        sidecar.write_bytes(data)
+    text = script_source(impl_name=impl_name, property_name=property_name, case=case, device=device,
+                         data=data, sidecar=sidecar, evidence=evidence)
+    path.write_text(text)
     return path
 
 
-def script_source(*, impl, impl_name: str, property_name: str, case: Case, device: str, how: Scripted,
-                  evidence: str | None) -> str:
-    """The text of the script :func:`write` writes."""
+def script_source(*, impl_name: str, property_name: str, case: Case, device: str, data: bytes,
+                  sidecar: Path | None, evidence: str | None) -> str:
+    """The text of the script :func:`write` writes, its payload ``data`` embedded, or in the
+    file ``sidecar`` beside it."""
     call = calls.call_section(impl_name)
-    title = f"{impl_name}: {property_name} on {case.spec()}"
-    data = payload(impl, case, device, how, title=title)
     summary = PROPERTIES[property_name].summary
     quoted = textwrap.indent((evidence or "").strip(), "    ") if evidence else "    (not recorded)"
     lines = [
@@ -121,8 +135,9 @@ def script_source(*, impl, impl_name: str, property_name: str, case: Case, devic
         "What flashcheck reported:",
         quoted.replace('"""', "'''").replace("\\", "\\\\"),
         "",
-        "Needs torch" + (f" and {call.needs}" if call.needs else "") + ". Exit status: 1 where the property fails "
-        "(or the kernel raises), 0 where it holds.",
+        "Needs torch" + (f" and {call.needs}" if call.needs else "")
+        + (f", and {sidecar.name} beside it (the payload of a large case)" if sidecar is not None else "")
+        + ". Exit status: 1 where the property fails (or the kernel raises), 0 where it holds.",
         "The inputs are embedded bit for bit, with their strides; float64 attention and its gradients are",
         "computed below; the allowed error of each element is flashcheck's tolerance model's for these inputs.",
         '"""',
@@ -131,7 +146,8 @@ def script_source(*, impl, impl_name: str, property_name: str, case: Case, devic
         call.source.rstrip(),
         "",
         "# -- the exact inputs, the upstream gradients and the allowed errors (torch.save, lzma, base85) ------",
-        f"PAYLOAD = {_wrapped(data)}",
+        (f"PAYLOAD = {_wrapped(base64.b85encode(data).decode('ascii'))}" if sidecar is None else
+         f"PAYLOAD = 'file:{sidecar.name}'  # a large case: the payload lies beside this script"),
         "",
         "# -- float64 attention and the check (flashcheck.repro.standalone, copied) " + "-" * 22,
         inspect.getsource(standalone).rstrip(),
@@ -150,7 +166,7 @@ def _wrapped(text: str, width: int = 100) -> str:
     return "(\n" + "\n".join(f"    {chunk!r}" for chunk in chunks) + "\n)"
 
 
-def payload(impl, case: Case, device: str, how: Scripted, *, title: str) -> str:
+def payload(impl, case: Case, device: str, how: Scripted, *, title: str) -> bytes:
     """The payload of a script (:func:`flashcheck.repro.standalone.unpack` reads it): the
     inputs and protocol arguments of ``case`` on ``device`` as the property makes them, the
     upstream gradients, and the allowed errors of the outputs ``how`` compares."""
@@ -190,7 +206,7 @@ def payload(impl, case: Case, device: str, how: Scripted, *, title: str) -> str:
             data["allowed_without_lse_gradient"] = {name: _entry(without.allowed(name)) for name in how.outputs}
     buffer = io.BytesIO()
     torch.save(data, buffer)
-    return base64.b85encode(lzma.compress(buffer.getvalue(), preset=9)).decode("ascii")
+    return lzma.compress(buffer.getvalue(), preset=9)
 
 
 def _entry(tensor: torch.Tensor | None) -> dict | None:

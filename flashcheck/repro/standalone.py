@@ -33,7 +33,8 @@ import torch
 #: -inf on rows without keys; ``empty_rows``: out exactly 0 and lse -inf on rows without keys;
 #: ``deterministic``: two identical calls agree bitwise (``backward``: their gradients);
 #: ``unseen_keys_zero``: keys no query may attend get dK = dV = 0 exactly; ``empty_rows_zero_dq``:
-#: rows without keys get dQ = 0 exactly; ``runs``: the calls complete (a crash or a hang).
+#: rows without keys get dQ = 0 exactly; ``runs``: the case's own call (and its backward) for a
+#: crash, a hang or a fatal error, which reproduces where the process dies, hangs or raises.
 CHECKS = ("reference", "finite", "empty_rows", "deterministic", "unseen_keys_zero", "empty_rows_zero_dq", "runs")
 
 
@@ -41,8 +42,16 @@ CHECKS = ("reference", "finite", "empty_rows", "deterministic", "unseen_keys_zer
 
 
 def unpack(payload: str) -> dict:
-    """The payload's dictionary, from its text (base85 of an lzma-compressed ``torch.save``)."""
-    return torch.load(io.BytesIO(lzma.decompress(base64.b85decode(payload))), weights_only=True)
+    """The payload's dictionary, from its text (base85 of an lzma-compressed ``torch.save``), or
+    from the file beside the script that ``payload`` names (``"file:NAME"``: a large case's)."""
+    if payload.startswith("file:"):
+        import pathlib
+
+        here = pathlib.Path(sys.argv[0]).resolve().parent
+        compressed = (here / payload[len("file:"):]).read_bytes()
+    else:
+        compressed = base64.b85decode(payload)
+    return torch.load(io.BytesIO(lzma.decompress(compressed)), weights_only=True)
 
 
 def place(entry, device):
@@ -284,7 +293,8 @@ def run_check(attention, data, device):
         call(attention, q, k, v, kwargs)
         if grad_out is not None:
             backward(attention, q, k, v, kwargs, grad_out, grad_lse)
-        print("the calls completed")
+        print("the case's call completed: not reproduced here (the property may have met the failure in a call "
+              "of its own, on other inputs made from this case; replay it with flashcheck check)")
         return True
     packed = q.dim() == 3
     allowed = allowed_keys(q, k, **kwargs).expand(1 if packed else q.shape[0], q.shape[-2], q.shape[-3], -1)
@@ -362,5 +372,8 @@ def main(attention, payload, argv=None):
         traceback.print_exc()
         print("FAILS: the kernel raised (above)")
         return 1
+    if data["check"] == "runs":
+        print("DID NOT REPRODUCE")
+        return 0
     print("HOLDS" if held else "FAILS")
     return 0 if held else 1

@@ -3,6 +3,7 @@ script (``flashcheck repro``, ``--repro-dir``) that runs without flashcheck."""
 
 from __future__ import annotations
 
+import ast
 import base64
 import json
 import subprocess
@@ -10,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 
 from flashcheck import peers, repro
 from flashcheck.case import Case
@@ -273,3 +275,36 @@ def test_a_repro_dir_that_cannot_be_written_is_refused_before_any_work(tmp_path,
     assert status == EXIT_USAGE and "--repro-dir" in capsys.readouterr().err
     assert not (tmp_path / "db").exists()
 
+
+
+# -- scripts of other libraries' kernels ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("adapter, spec", [
+    ("fa4", "batch=2 seqlen_q=5 seqlen_k=7 heads=4 kv_heads=2 head_dim=16 causal=True window=3,-1 seed=1"),
+    ("fa4-deterministic", "batch=1 seqlen_q=6 seqlen_k=4 heads=2 head_dim=8 window=2,1 softmax_scale=-0.5 seed=2"),
+    ("fa4-varlen", "batch=2 seqlen_q=5 seqlen_k=7 heads=2 head_dim=16 causal=True layout=heads-first seed=3"),
+    ("fa4-varlen", "heads=2 kv_heads=1 head_dim=16 causal=True seed=4 seqlens=3:4/0:2/2:2 batch=1 seqlen_q=5 "
+                   "seqlen_k=8"),
+])
+def test_a_script_calls_fa4_itself_exactly_as_the_adapter_does(monkeypatch, adapter, spec):
+    from flashcheck.peers import fa4
+    from flashcheck.repro import calls
+    from tests import peer_fakes
+
+    monkeypatch.setitem(sys.modules, "flash_attn.cute", peer_fakes.fake_fa4())
+    monkeypatch.setattr(fa4, "_capability", lambda device: (9, 0))
+    section = calls.call_section(adapter)
+    imported = {alias.name.split(".")[0] for node in ast.walk(ast.parse(section.source))
+                if isinstance(node, (ast.Import, ast.ImportFrom))
+                for alias in (node.names if isinstance(node, ast.Import) else [ast.alias(node.module or "")])}
+    assert imported == {"math", "sys", "torch", "flash_attn"}
+    namespace = {}
+    exec(section.source, namespace)  # noqa: S102 - the script's kernel section, as the script runs it
+    case = Case.from_spec(spec)
+    q, k, v = case.materialize("cpu")
+    kwargs = case.attention_kwargs("cpu")
+    expected = peer_fakes.on_cpu(peers.describe(adapter))(q, k, v, **kwargs)
+    got = namespace["attention"](q, k, v, **kwargs)
+    for a, b in zip(got, expected):
+        assert a.shape == b.shape and a.stride() == b.stride() and torch.equal(a, b)

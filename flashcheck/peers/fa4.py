@@ -50,11 +50,9 @@ from __future__ import annotations
 
 import torch
 
-from flashcheck import masks
 from flashcheck.divergences import NEGATIVE_SCALE, KnownDivergence, float16_backward_overflows, under
-from flashcheck.peers.common import (
-    HALF, Library, Peer, Request, dense_from_packed, varlen_arguments,
-)
+from flashcheck.peers import fa4_call
+from flashcheck.peers.common import HALF, Library, Peer, Request
 
 LIBRARY = Library("flash_attn.cute", ("flash-attn-4",), extra="fa4")
 FEATURES = frozenset({"causal", "window", "gqa", "backward", "lse"}) | HALF
@@ -112,33 +110,25 @@ def _check(name: str, deterministic: bool):
     return check
 
 
-def _window_size(request: Request) -> tuple[int | None, int | None]:
-    """The protocol's band as FA4's ``window_size``: -1 (unbounded) becomes None."""
-    return tuple(None if side == masks.UNBOUNDED else side for side in (request.left, request.right))
+def _band(request: Request) -> dict:
+    return dict(scale=request.scale, causal=request.causal, left=request.left, right=request.right)
 
 
 def _run_dense(deterministic: bool):
     def run(module, q, k, v, request: Request):
-        """flash_attn.cute.flash_attn_func with return_lse=True: out (B, Nq, H, D), lse (B, H, Nq)."""
-        out, lse = module.flash_attn_func(q, k, v, softmax_scale=request.scale, causal=request.causal,
-                                          window_size=_window_size(request), deterministic=deterministic,
-                                          return_lse=True)
-        return out, lse
+        """flash_attn.cute.flash_attn_func (:func:`flashcheck.peers.fa4_call.dense`)."""
+        return fa4_call.dense(module.flash_attn_func, q, k, v, deterministic=deterministic, **_band(request))
     return run
 
 
 def _run_varlen(module, q, k, v, request: Request):
-    """flash_attn.cute.flash_attn_varlen_func with return_lse=True: out (Tq, H, D), lse (H, Tq);
-    a dense batch goes in packed as one sequence per batch entry and comes back dense."""
+    """flash_attn.cute.flash_attn_varlen_func (:func:`flashcheck.peers.fa4_call.varlen`): packed
+    cases as they are, a dense batch packed as one sequence per batch entry and unpacked back."""
     packed = request.packed
-    qp, kp, vp, cu_q, cu_k, max_q, max_k = varlen_arguments(q, k, v, request)
-    lengths = dict(max_seqlen_q=max_q, max_seqlen_k=max_k)
-    out, lse = module.flash_attn_varlen_func(qp, kp, vp, cu_seqlens_q=cu_q, cu_seqlens_k=cu_k, **lengths,
-                                             softmax_scale=request.scale, causal=request.causal,
-                                             window_size=_window_size(request), return_lse=True)
-    if packed is not None:
-        return out, lse
-    return dense_from_packed(out, lse, request.batch, request.nq)
+    lengths = {} if packed is None else dict(
+        cu_seqlens_q=packed.cu_seqlens_q, cu_seqlens_k=packed.cu_seqlens_k, max_seqlen_q=packed.max_seqlen_q,
+        max_seqlen_k=packed.max_seqlen_k)
+    return fa4_call.varlen(module.flash_attn_varlen_func, q, k, v, **lengths, **_band(request))
 
 
 def dense() -> Peer:

@@ -7,16 +7,63 @@
   called.
 - ``flash``, the project kernel, is the protocol function of its own package,
   ``flashcheck.kernels`` (torch and triton only).
-- A built-in adapter of another library is flashcheck's translation of the protocol into that
-  library's call (:mod:`flashcheck.peers`): the script imports that adapter, and only it, and
-  says so (``needs``).
+- A built-in adapter of another library whose translation lives in a module of plain torch
+  (:data:`PLAIN`, e.g. :mod:`flashcheck.peers.fa4_call`) calls the library itself: the script
+  carries that module's source, and turns the protocol's arguments into the scale and band the
+  adapter hands it, as :class:`flashcheck.peers.common.Peer` does.
+- Any other built-in adapter is flashcheck's translation of the protocol into its library's call
+  (:mod:`flashcheck.peers`): the script imports that adapter, and only it, and says so (``needs``).
 """
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
 
 from flashcheck import peers
+from flashcheck.peers import fa4_call
+
+
+@dataclass(frozen=True)
+class Plain:
+    """A built-in adapter's call in plain torch: ``imports`` the library's function,
+    ``translation`` the module (torch only) whose source the script carries, and ``call`` the
+    expression that calls its functions, in terms of q, k, v, the protocol's packed arguments
+    and ``band`` (``scale``, ``causal``, ``left``, ``right``)."""
+
+    library: str
+    imports: str
+    translation: object
+    call: str
+
+
+_FA4_VARLEN = ("varlen(flash_attn_varlen_func, q, k, v, cu_seqlens_q=cu_seqlens_q, "
+               "cu_seqlens_k=cu_seqlens_k, max_seqlen_q=max_seqlen_q, max_seqlen_k=max_seqlen_k, **band)")
+
+#: The adapters whose scripts call their library without flashcheck.
+PLAIN = {
+    "fa4": Plain("flash-attn-4 (flash_attn.cute)", "from flash_attn.cute import flash_attn_func", fa4_call,
+                 "dense(flash_attn_func, q, k, v, deterministic=False, **band)"),
+    "fa4-deterministic": Plain("flash-attn-4 (flash_attn.cute)", "from flash_attn.cute import flash_attn_func",
+                               fa4_call, "dense(flash_attn_func, q, k, v, deterministic=True, **band)"),
+    "fa4-varlen": Plain("flash-attn-4 (flash_attn.cute)", "from flash_attn.cute import flash_attn_varlen_func",
+                        fa4_call, _FA4_VARLEN),
+}
+
+#: How a script turns the protocol's arguments into what an adapter hands its translation, as
+#: flashcheck.peers.common.Peer.request does: the scale in effect and the band.
+_PROTOCOL = '''
+
+def attention(q, k, v, *, causal=False, window=(-1, -1), softmax_scale=None, attn_mask=None, cu_seqlens_q=None,
+              cu_seqlens_k=None, max_seqlen_q=None, max_seqlen_k=None):
+    """The protocol's call, translated as flashcheck's adapter {name!r} translates it."""
+    left, right = window
+    if causal:
+        right = 0  # causal is the band (left, 0), aligned bottom-right
+    scale = 1.0 / math.sqrt(q.shape[-1]) if softmax_scale is None else float(softmax_scale)
+    band = dict(scale=scale, causal=bool(causal), left=left, right=right)
+    return {call}
+'''
 
 
 @dataclass(frozen=True)
@@ -54,6 +101,19 @@ def call_section(impl_name: str) -> Call:
                     "the project kernel (flashcheck.kernels: torch and triton)")
     if impl_name not in peers.REGISTRY and impl_name not in peers.PEERS:
         raise ValueError(f"--impl: unknown implementation {impl_name!r}")
+    if impl_name in PLAIN:
+        plain = PLAIN[impl_name]
+        source = "\n".join([
+            "import math",
+            "import sys",
+            "",
+            plain.imports,
+            "",
+            f"# flashcheck's translation of the protocol into this library's call ({plain.translation.__name__}).",
+            inspect.getsource(plain.translation).rstrip(),
+            _PROTOCOL.format(name=impl_name, call=plain.call).rstrip(),
+        ])
+        return Call(source, plain.library)
     return Call(
         "import sys\n\nfrom flashcheck import peers\n\n"
         f"# flashcheck's adapter {impl_name!r} translates the protocol into its library's call.\n"

@@ -16,14 +16,15 @@ import sys
 
 from flashcheck import interruption
 from flashcheck.cli.commands import EXIT_FOUND, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_UNCHECKED, EXIT_USAGE
-from flashcheck.cli.commands.common import add_impl_arguments, fuzz_in_workers, load, prepare, say_flashcheck_error
+from flashcheck.cli.commands.common import (
+    add_impl_arguments, add_one_case_arguments, fuzz_in_workers, load_one_case, prepare, say_flashcheck_error,
+)
 
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser("check", help="run one property on one case")
     add_impl_arguments(parser)
-    parser.add_argument("--property", required=True, help="property name (see 'flashcheck list')")
-    parser.add_argument("--case", required=True, help="case spec, as printed in failure reports")
+    add_one_case_arguments(parser)
     parser.add_argument(
         "--case-timeout", type=float, default=None, metavar="SECONDS",
         help="run the case in a worker process, watched as flashcheck fuzz watches its workers: a crash is "
@@ -37,15 +38,10 @@ def run(args, device) -> int:
     """Report the case's verdict; the exit statuses are the module's docstring's."""
     from flashcheck import protocol
     from flashcheck.engine import fuzz
-    from flashcheck.case import Case
-    from flashcheck.properties import PROPERTIES
     from flashcheck.engine.verdict import Outcome, decide
 
     try:
-        impl, _ = load(args)
-        if args.property not in PROPERTIES:
-            raise ValueError(f"--property: unknown {args.property!r}; known: {sorted(PROPERTIES)}")
-        case = Case.from_spec(args.case)
+        impl, prop, case = load_one_case(args)
         if args.case_timeout is not None and not args.case_timeout > 0:
             raise ValueError(f"--case-timeout: expected a positive number of seconds, got {args.case_timeout}")
         prepare(args, impl)
@@ -53,7 +49,6 @@ def run(args, device) -> int:
         interruption.check()  # the error may be what a Ctrl-C broke
         print(f"flashcheck: {error}", file=sys.stderr)
         return EXIT_USAGE
-    prop = PROPERTIES[args.property]
     reason = prop.not_runnable_because(protocol.features_of(impl, device), case, device=device)
     if reason is not None:
         why = (f"can be measured on {', '.join(sorted(prop.devices))} only: not run" if not prop.runs_on(device)

@@ -73,6 +73,29 @@ def load_implementation(spec: str):
     return impl
 
 
+def add_one_case_arguments(parser) -> None:
+    """``--property`` and ``--case``: one property on one case, as a failure report names them."""
+    parser.add_argument("--property", required=True, help="property name (see 'flashcheck list')")
+    parser.add_argument("--case", required=True, help="case spec, as printed in failure reports")
+
+
+def load_one_case(args):
+    """The implementation, the property and the case that ``--impl``, ``--property`` and
+    ``--case`` name: ValueError, one line naming the option, for an unknown property or a case
+    spec that does not parse."""
+    from flashcheck.case import Case
+    from flashcheck.properties import PROPERTIES
+
+    impl, _ = load(args)
+    if args.property not in PROPERTIES:
+        raise ValueError(f"--property: unknown {args.property!r}; known: {sorted(PROPERTIES)}")
+    try:
+        case = Case.from_spec(args.case)
+    except (ValueError, TypeError) as error:
+        raise ValueError(f"--case: {error}") from None
+    return impl, PROPERTIES[args.property], case
+
+
 def load(args):
     """The implementation ``args.impl`` names (:func:`load_implementation`) and the case sizes
     ``args.size`` chooses."""

@@ -14,15 +14,16 @@ import sys
 
 from flashcheck import interruption
 from flashcheck.cli.commands import EXIT_OK, EXIT_USAGE
-from flashcheck.cli.commands.common import add_impl_arguments, check_writable_file, load
+from flashcheck.cli.commands.common import (
+    add_impl_arguments, add_one_case_arguments, check_writable_file, load_one_case,
+)
 
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "repro", help="write a standalone script (torch and the kernel, no flashcheck) that reproduces one failure")
     add_impl_arguments(parser)
-    parser.add_argument("--property", required=True, help="property name (see 'flashcheck list')")
-    parser.add_argument("--case", required=True, help="case spec, as printed in failure reports")
+    add_one_case_arguments(parser)
     parser.add_argument("-o", "--output", required=True, metavar="FILE.py", help="where to write the script")
     parser.add_argument(
         "--kind", choices=("property", "crash", "hang", "fatal"), default="property",
@@ -34,18 +35,9 @@ def register(subparsers) -> None:
 
 def run(args, device) -> int:
     from flashcheck import protocol, repro
-    from flashcheck.case import Case
-    from flashcheck.properties import PROPERTIES
 
     try:
-        impl, _ = load(args)
-        if args.property not in PROPERTIES:
-            raise ValueError(f"--property: unknown {args.property!r}; known: {sorted(PROPERTIES)}")
-        try:
-            case = Case.from_spec(args.case)
-        except (ValueError, TypeError) as error:
-            raise ValueError(f"--case: {error}") from None
-        prop = PROPERTIES[args.property]
+        impl, prop, case = load_one_case(args)
         reason = prop.not_runnable_because(protocol.features_of(impl, device), case, device=device)
         if reason is not None:
             raise ValueError(f"--property {prop.name} does not apply to this case for {args.impl}: {reason}")

@@ -286,8 +286,11 @@ def test_a_repro_dir_that_cannot_be_written_is_refused_before_any_work(tmp_path,
     ("fa4-varlen", "batch=2 seqlen_q=5 seqlen_k=7 heads=2 head_dim=16 causal=True layout=heads-first seed=3"),
     ("fa4-varlen", "heads=2 kv_heads=1 head_dim=16 causal=True seed=4 seqlens=3:4/0:2/2:2 batch=1 seqlen_q=5 "
                    "seqlen_k=8"),
+    ("sdpa-public-math", "batch=2 seqlen_q=5 seqlen_k=5 heads=4 kv_heads=2 head_dim=16 causal=True seed=5"),
+    ("sdpa-public-math", "batch=2 seqlen_q=6 seqlen_k=4 heads=2 head_dim=8 causal=True window=1,0 seed=6"),
+    ("sdpa-public-math", MASKED),
 ])
-def test_a_script_calls_fa4_itself_exactly_as_the_adapter_does(monkeypatch, adapter, spec):
+def test_a_script_calls_the_library_itself_exactly_as_the_adapter_does(monkeypatch, adapter, spec):
     from flashcheck.peers import fa4
     from flashcheck.repro import calls
     from tests import peer_fakes
@@ -298,13 +301,22 @@ def test_a_script_calls_fa4_itself_exactly_as_the_adapter_does(monkeypatch, adap
     imported = {alias.name.split(".")[0] for node in ast.walk(ast.parse(section.source))
                 if isinstance(node, (ast.Import, ast.ImportFrom))
                 for alias in (node.names if isinstance(node, ast.Import) else [ast.alias(node.module or "")])}
-    assert imported == {"math", "sys", "torch", "flash_attn"}
+    assert "flashcheck" not in imported and imported <= {"math", "sys", "torch", "flash_attn"}
     namespace = {}
     exec(section.source, namespace)  # noqa: S102 - the script's kernel section, as the script runs it
     case = Case.from_spec(spec)
     q, k, v = case.materialize("cpu")
     kwargs = case.attention_kwargs("cpu")
-    expected = peer_fakes.on_cpu(peers.describe(adapter))(q, k, v, **kwargs)
+    adapter_itself = peers.describe(adapter)
+    expected = (adapter_itself if adapter.startswith("sdpa") else peer_fakes.on_cpu(adapter_itself))(q, k, v, **kwargs)
     got = namespace["attention"](q, k, v, **kwargs)
     for a, b in zip(got, expected):
-        assert a.shape == b.shape and a.stride() == b.stride() and torch.equal(a, b)
+        assert (a is None and b is None) or (a.shape == b.shape and a.stride() == b.stride() and torch.equal(a, b))
+
+
+def test_a_torch_sdpa_script_runs_without_flashcheck(tmp_path):
+    impl = peers.resolve("sdpa-public-math")
+    script = repro.write(tmp_path / "sdpa-public-math.py", impl=impl, impl_name="sdpa-public-math",
+                         property_name="grads_match_reference", case=Case.from_spec(MASKED), device="cpu")
+    (status, output), = run_without_flashcheck([script]).values()
+    assert status == 0 and "HOLDS" in output, output

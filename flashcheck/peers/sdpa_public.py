@@ -44,11 +44,11 @@ from flashcheck.divergences import (
     KnownDivergence, either, float16_backward_overflows, float16_subnormal_probabilities,
     sdpa_no_keys_backward_overflows, sdpa_no_keys_forward_overflows, under,
 )
-from flashcheck.peers.common import HALF, Library, Peer, Request, allowed
+from flashcheck.peers import sdpa_public_call
+from flashcheck.peers.common import HALF, Library, Peer, Request
 from flashcheck.protocol import DTYPE_NAMES
 
 LIBRARY = Library("torch", ("torch",))
-_HAS_GQA = torch.torch_version.TorchVersion(torch.__version__) >= (2, 5)
 
 #: The backends, by adapter suffix: (SDPBackend member, torch.backends.cuda check, device kinds, features).
 _FULL = frozenset({"causal", "window", "gqa", "mask", "backward"})
@@ -131,15 +131,9 @@ KNOWN = {
 
 def sdpa_arguments(q, k, v, request: Request):
     """``(q, k, v, attn_mask, is_causal, gqa_kwargs)`` as this adapter hands them to
-    ``F.scaled_dot_product_attention`` (module docstring)."""
-    native = request.causal and request.nq == request.nk and request.left == -1 and request.mask is None
-    mask = None if native else allowed(request)
-    q, k, v = (t.transpose(1, 2) for t in (q, k, v))
-    gqa = {"enable_gqa": request.gqa}
-    if not _HAS_GQA:
-        k, v = (t.repeat_interleave(request.heads // request.kv_heads, dim=1) for t in (k, v))
-        gqa = {}
-    return q, k, v, mask, native, gqa
+    ``F.scaled_dot_product_attention`` (:func:`flashcheck.peers.sdpa_public_call.arguments`)."""
+    return sdpa_public_call.arguments(q, k, v, causal=request.causal, left=request.left, right=request.right,
+                                      attn_mask=request.mask)
 
 
 def backend_refusal(check: str, q, k, v, mask, is_causal: bool, gqa: dict) -> str | None:
@@ -162,19 +156,15 @@ def _run(suffix: str):
     member, check, _, _ = BACKENDS[suffix]
 
     def run(module, q, k, v, request: Request):
-        """torch.nn.functional.scaled_dot_product_attention under sdpa_kernel(backend); no lse."""
-        from torch.nn.attention import SDPBackend, sdpa_kernel
-
-        q, k, v, mask, is_causal, gqa = sdpa_arguments(q, k, v, request)
+        """torch.nn.functional.scaled_dot_product_attention under sdpa_kernel(backend); no lse
+        (:func:`flashcheck.peers.sdpa_public_call.run_backend`)."""
+        arguments = sdpa_arguments(q, k, v, request)
         if check is not None:
-            refusal = backend_refusal(check, q, k, v, mask, is_causal, gqa)
+            refusal = backend_refusal(check, *arguments)
             if refusal is not None:
                 raise NotImplementedError(f"sdpa-public-{suffix}: torch.backends.cuda.{check} refuses this case: "
                                           f"{refusal}")
-        with sdpa_kernel(getattr(SDPBackend, member)):
-            out = module.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=0.0,
-                                                                    is_causal=is_causal, scale=request.scale, **gqa)
-        return out.transpose(1, 2), None
+        return sdpa_public_call.run_backend(member, *arguments, scale=request.scale)
     return run
 
 

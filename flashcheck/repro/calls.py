@@ -21,15 +21,15 @@ import inspect
 from dataclasses import dataclass
 
 from flashcheck import peers
-from flashcheck.peers import fa4_call
+from flashcheck.peers import fa4_call, sdpa_public, sdpa_public_call
 
 
 @dataclass(frozen=True)
 class Plain:
     """A built-in adapter's call in plain torch: ``imports`` the library's function,
     ``translation`` the module (torch only) whose source the script carries, and ``call`` the
-    expression that calls its functions, in terms of q, k, v, the protocol's packed arguments
-    and ``band`` (``scale``, ``causal``, ``left``, ``right``)."""
+    expression that calls its functions, in terms of q, k, v, the protocol's arguments and
+    ``request`` (``scale``, ``causal``, ``left``, ``right``)."""
 
     library: str
     imports: str
@@ -38,17 +38,26 @@ class Plain:
 
 
 _FA4_VARLEN = ("varlen(flash_attn_varlen_func, q, k, v, cu_seqlens_q=cu_seqlens_q, "
-               "cu_seqlens_k=cu_seqlens_k, max_seqlen_q=max_seqlen_q, max_seqlen_k=max_seqlen_k, **band)")
+               "cu_seqlens_k=cu_seqlens_k, max_seqlen_q=max_seqlen_q, max_seqlen_k=max_seqlen_k, **request)")
 
 #: The adapters whose scripts call their library without flashcheck.
 PLAIN = {
     "fa4": Plain("flash-attn-4 (flash_attn.cute)", "from flash_attn.cute import flash_attn_func", fa4_call,
-                 "dense(flash_attn_func, q, k, v, deterministic=False, **band)"),
+                 "dense(flash_attn_func, q, k, v, deterministic=False, **request)"),
     "fa4-deterministic": Plain("flash-attn-4 (flash_attn.cute)", "from flash_attn.cute import flash_attn_func",
-                               fa4_call, "dense(flash_attn_func, q, k, v, deterministic=True, **band)"),
+                               fa4_call, "dense(flash_attn_func, q, k, v, deterministic=True, **request)"),
     "fa4-varlen": Plain("flash-attn-4 (flash_attn.cute)", "from flash_attn.cute import flash_attn_varlen_func",
                         fa4_call, _FA4_VARLEN),
 }
+
+#: torch's public SDPA with one backend forced (flashcheck.peers.sdpa_public), by adapter name.
+PLAIN.update({
+    f"sdpa-public-{suffix}": Plain(
+        "torch's scaled_dot_product_attention", "", sdpa_public_call,
+        f"run_backend({backend!r}, *arguments(q, k, v, causal=request['causal'], left=request['left'], "
+        f"right=request['right'], attn_mask=attn_mask), scale=request['scale'])")
+    for suffix, (backend, *_) in sdpa_public.BACKENDS.items()
+})
 
 #: How a script turns the protocol's arguments into what an adapter hands its translation, as
 #: flashcheck.peers.common.Peer.request does: the scale in effect and the band.
@@ -61,7 +70,7 @@ def attention(q, k, v, *, causal=False, window=(-1, -1), softmax_scale=None, att
     if causal:
         right = 0  # causal is the band (left, 0), aligned bottom-right
     scale = 1.0 / math.sqrt(q.shape[-1]) if softmax_scale is None else float(softmax_scale)
-    band = dict(scale=scale, causal=bool(causal), left=left, right=right)
+    request = dict(scale=scale, causal=bool(causal), left=left, right=right)
     return {call}
 '''
 
@@ -107,8 +116,7 @@ def call_section(impl_name: str) -> Call:
             "import math",
             "import sys",
             "",
-            plain.imports,
-            "",
+            *([plain.imports, ""] if plain.imports else []),
             f"# flashcheck's translation of the protocol into this library's call ({plain.translation.__name__}).",
             inspect.getsource(plain.translation).rstrip(),
             _PROTOCOL.format(name=impl_name, call=plain.call).rstrip(),

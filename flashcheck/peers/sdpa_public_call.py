@@ -1,0 +1,60 @@
+"""torch's public ``scaled_dot_product_attention`` called as flashcheck calls it: the protocol's
+arguments translated into SDPA's, in plain torch.
+
+The ``sdpa-public-*`` adapters (:mod:`flashcheck.peers.sdpa_public`) call these functions, and a
+standalone reproduction script of their failures (:mod:`flashcheck.repro.calls`) carries this
+module's source, so that the script calls SDPA exactly as flashcheck did, without flashcheck. It
+imports nothing but torch.
+
+``scale`` is the softmax scale in effect; ``left`` and ``right`` the band that ``causal`` and
+``window`` make together (-1 unbounded, causal's right side 0); ``attn_mask`` the protocol's
+boolean mask (True = may attend) or None. torch's ``is_causal`` is top-left aligned, the
+protocol's causal bottom-right: the two agree only for ``Nq == Nk``, so ``is_causal=True`` is
+passed only for plain causal with ``Nq == Nk`` and no mask, and every other restriction is one
+boolean ``attn_mask`` with the band folded in.
+"""
+
+import torch
+
+#: GQA through ``enable_gqa`` (torch 2.5 and later); K/V heads repeated before that.
+HAS_GQA = torch.torch_version.TorchVersion(torch.__version__) >= (2, 5)
+
+
+def band(nq, nk, left, right, device):
+    """Boolean ``(Nq, Nk)``: query i may attend key j iff ``-left <= j - i - (Nk - Nq) <= right``."""
+    offset = torch.arange(nk, device=device)[None, :] - torch.arange(nq, device=device)[:, None] - (nk - nq)
+    allowed = torch.ones(nq, nk, dtype=torch.bool, device=device)
+    if left != -1:
+        allowed &= offset >= -left
+    if right != -1:
+        allowed &= offset <= right
+    return allowed
+
+
+def arguments(q, k, v, *, causal, left, right, attn_mask):
+    """``(q, k, v, attn_mask, is_causal, gqa_kwargs)`` as SDPA takes them: ``(B, H, N, D)``
+    views, the band and the mask as one boolean mask broadcastable to ``(B, H, Nq, Nk)``."""
+    nq, nk = q.shape[1], k.shape[1]
+    native = causal and nq == nk and left == -1 and attn_mask is None
+    mask = None
+    if not native and (left != -1 or right != -1 or attn_mask is not None):
+        mask = band(nq, nk, left, right, q.device)[None, None]
+        if attn_mask is not None:
+            mask = mask & attn_mask.reshape((1,) * (4 - attn_mask.dim()) + tuple(attn_mask.shape))
+    q, k, v = (t.transpose(1, 2) for t in (q, k, v))
+    gqa = {"enable_gqa": q.shape[1] != k.shape[1]}
+    if not HAS_GQA:
+        k, v = (t.repeat_interleave(q.shape[1] // k.shape[1], dim=1) for t in (k, v))
+        gqa = {}
+    return q, k, v, mask, native, gqa
+
+
+def run_backend(backend, q, k, v, mask, is_causal, gqa, *, scale):
+    """SDPA under ``sdpa_kernel(backend)`` (an ``SDPBackend`` member's name) on
+    :func:`arguments`' output: out back in ``(B, Nq, H, D)``, and no lse (the public API returns none)."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    with sdpa_kernel(getattr(SDPBackend, backend)):
+        out = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=0.0,
+                                                               is_causal=is_causal, scale=scale, **gqa)
+    return out.transpose(1, 2), None

@@ -68,6 +68,15 @@ def test_a_campaign_counts_a_repeated_signature_instead_of_reporting_it_again():
     assert result.to_json(impl_name="impl", device="cpu", budget=1)["failures"][0]["count"] == 3
 
 
+def test_a_known_divergence_is_reported_once_per_run_however_many_workers_saw_it():
+    result = FuzzResult()
+    for worker in range(3):
+        result.add_known(Failure("known", "backward_deterministic", Case(seed=worker).spec(), "dq differs", "impl"))
+    result.add_known(Failure("known", "grads_match_reference", Case().spec(), "dq differs", "impl"))
+    assert [(known.property, known.count) for known in result.known] == [
+        ("backward_deterministic", 3), ("grads_match_reference", 1)]
+
+
 # -- campaigns -----------------------------------------------------------------------------------
 
 #: Properties that call the kernel once on the case as drawn: varlen_matches_separate_calls, say,

@@ -96,7 +96,8 @@ def print_fuzz_result(result, impl_name: str, device: str, *, shrunk: bool = Tru
         console.print(f"stopped {when} after {case['running_for']} s, unfinished "
                       f"(neither passed nor failed): {case['property']} on {case['case']}", highlight=False)
     for failure in result.known:
-        console.print("[bold yellow]known divergence seen (expected, not a finding):[/]")
+        workers = f" (by {failure.count} worker processes)" if failure.count > 1 else ""
+        console.print(f"[bold yellow]known divergence seen{workers} (expected, not a finding):[/]")
         console.print(str(failure), markup=False, highlight=False, soft_wrap=True)
     distinct = _distinct(result.failures)
     if len(distinct) > 1:

@@ -212,6 +212,15 @@ class FuzzResult:
         reported.count += failure.count
         return reported
 
+    def add_known(self, failure: Failure) -> None:
+        """Report a declared known divergence seen (``failure``, of kind ``"known"``): once per
+        property in a run, however many workers saw it, later sightings counted on the first."""
+        seen = next((known for known in self.known if known.property == failure.property), None)
+        if seen is None:
+            self.known.append(failure)
+        else:
+            seen.count += failure.count
+
     def repeated(self, signature: str) -> None:
         """One more occurrence of the failure with ``signature``, counted, not reported again."""
         reported = self.failure_with(signature)

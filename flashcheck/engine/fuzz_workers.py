@@ -243,7 +243,7 @@ class WorkerPoolRun:
                 if not event.still_fails:
                     self.store.remove(event.property, event.case)
             case fuzz_events.KnownDivergenceSeen():
-                result.known.append(dataclasses.replace(event.failure, seconds=now))
+                result.add_known(dataclasses.replace(event.failure, seconds=now))
             case fuzz_events.Declined():
                 result.decline(event.property, event.reason)
             case fuzz_events.NotApplicable():

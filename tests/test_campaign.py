@@ -231,13 +231,14 @@ def test_a_large_payload_lies_beside_its_script_and_the_script_finds_it_from_any
     assert runs[paths[0]][0] == 1 and runs[paths[1]][0] == 0, runs
 
 
-def test_a_crash_script_says_when_the_cases_own_call_does_not_reproduce_it(tmp_path):
+@pytest.mark.parametrize("property_name, kind", [("layout_invariance", "crash"), ("out_matches_reference", "fatal")])
+def test_a_crash_script_says_when_the_cases_own_call_does_not_reproduce_it(tmp_path, property_name, kind):
     case = Case.from_spec(DENSE)
     script = repro.write(tmp_path / "crash.py", impl=peers.resolve(f"{KERNELS}:correct"),
-                         impl_name=f"{KERNELS}:correct", property_name="layout_invariance", case=case, device="cpu",
-                         kind="crash")
+                         impl_name=f"{KERNELS}:correct", property_name=property_name, case=case, device="cpu",
+                         kind=kind)
     (status, output), = run_without_flashcheck([script]).values()
-    assert status == 0 and "DID NOT REPRODUCE" in output
+    assert status == 0 and "DID NOT REPRODUCE" in output and "HOLDS" not in output
 
 
 def test_the_project_kernel_script_holds_on_the_project_kernel(tmp_path):

@@ -15,7 +15,8 @@ The properties a script can check on its own are :data:`SCRIPTED`: those decided
 float64 answer or by repeating a call. Every other property's script, for a crash, a hang or a
 fatal error, makes the case's own call (and its backward for a gradient property) and reproduces
 the failure where the process dies, hangs or raises there; where the property met it in a call
-of its own on other inputs (another layout, repeated K/V), the script says it did not reproduce.
+of its own on other inputs (another layout, repeated K/V), or where the error came from an earlier
+case in the process (CUDA reports errors late), the script says it did not reproduce.
 A failing relation between calls (a metamorphic property) is handed over as its replay line.
 
 A payload above :data:`EMBEDDED_BYTES` (a large case: the inputs and a float64 allowance per
@@ -105,7 +106,7 @@ def write(path, *, impl, impl_name: str, property_name: str, case: Case, device:
     can reproduce it."""
     how = scripted(property_name, kind)
     path = Path(path)
-    data = payload(impl, case, device, how, title=f"{impl_name}: {property_name} on {case.spec()}")
+    data = payload(impl, case, device, how, title=f"{impl_name}: {property_name} on {case.spec()}", kind=kind)
     sidecar = None
     if len(data) > EMBEDDED_BYTES:
         sidecar = path.with_name(path.name + ".xz")
@@ -166,10 +167,12 @@ def _wrapped(text: str, width: int = 100) -> str:
     return "(\n" + "\n".join(f"    {chunk!r}" for chunk in chunks) + "\n)"
 
 
-def payload(impl, case: Case, device: str, how: Scripted, *, title: str) -> bytes:
+def payload(impl, case: Case, device: str, how: Scripted, *, title: str, kind: str = "property") -> bytes:
     """The payload of a script (:func:`flashcheck.repro.standalone.unpack` reads it): the
     inputs and protocol arguments of ``case`` on ``device`` as the property makes them, the
-    upstream gradients, and the allowed errors of the outputs ``how`` compares."""
+    upstream gradients, the allowed errors of the outputs ``how`` compares, and the ``kind`` of
+    failure it reproduces (a crash, hang or fatal error that does not happen is said not to
+    reproduce, not to hold)."""
     features = protocol.features_of(impl, device)
     tf32 = "tf32" in features
     kwargs = case.attention_kwargs(device)
@@ -186,7 +189,7 @@ def payload(impl, case: Case, device: str, how: Scripted, *, title: str) -> byte
                    if "lse" in features else None)
             grad_out, grad_lse = upstream(case, out, lse)
     data = {
-        "title": title, "device": str(device), "check": how.check, "outputs": list(how.outputs),
+        "title": title, "device": str(device), "check": how.check, "kind": kind, "outputs": list(how.outputs),
         "inputs": {name: _entry(t) for name, t in zip("qkv", inputs)},
         "kwargs": {name: value for name, value in kwargs.items() if not isinstance(value, torch.Tensor)},
         "tensor_kwargs": {name: _entry(value) for name, value in kwargs.items() if isinstance(value, torch.Tensor)},

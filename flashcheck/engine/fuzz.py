@@ -474,10 +474,11 @@ class InProcessFuzzer:
     def failed(self, failure: PropertyFailure) -> None:
         """A failure, the first one found or a step of its shrinking."""
         if not self.seen:
-            self.shrinking = Failure.from_property_failure(failure).signature
+            found = Failure.from_property_failure(failure)
+            self.shrinking = found.signature
             if self.shrink_time is not None:
                 self.stop_shrinking_at = min(self.stop_shrinking_at, time.monotonic() + self.shrink_time)
-            self.report(fuzz_events.Found(Failure.from_property_failure(failure)))
+            self.report(fuzz_events.Found(found))
         self.seen[failure.property_name, failure.case.spec()] = failure
 
     def conclude(self, failure: Failure) -> None:

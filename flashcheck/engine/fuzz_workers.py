@@ -302,10 +302,11 @@ class WorkerPoolRun:
         self.crashes += 1
         if not options.keep_going and self.crashes >= options.max_crashes:
             self.stop_all()
-        elif (options.keep_going and reported.count >= options.max_crashes and failure.case is not None
-              and case_class(failure.case) not in self.avoided):
-            self.avoided.add(case_class(failure.case))
-            self.publish()
+        elif options.keep_going and reported.count >= options.max_crashes and failure.case is not None:
+            crashing = case_class(failure.case)
+            if crashing not in self.avoided:
+                self.avoided.add(crashing)
+                self.publish()
         if not self.stopping and time.monotonic() < self.deadline - 1.0:
             self.spawn(slot)
 

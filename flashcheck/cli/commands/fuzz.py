@@ -124,7 +124,7 @@ def run(args, device) -> int:
     from flashcheck.properties import PROPERTIES
 
     try:
-        impl, sizes = load(args)  # loaded here only to reject a bad --impl before spawning
+        impl, sizes = load(args)  # loaded here to reject a bad --impl before spawning, and for --repro-dir
         unknown = [name for name in args.properties or () if name not in PROPERTIES]
         if unknown:
             raise ValueError(f"--property: unknown {unknown}; known: {sorted(PROPERTIES)}")
@@ -178,7 +178,7 @@ def run(args, device) -> int:
             return status
         result.seconds = time.monotonic() - args.started
         if args.repro_dir is not None:
-            write_scripts(result, args, device)
+            write_scripts(result, impl, args, device)
         written = _report(result, args, device)
     if say_flashcheck_error(result):
         return EXIT_INTERNAL
@@ -230,15 +230,15 @@ def _report(result, args, device) -> bool:
     return True
 
 
-def write_scripts(result, args, device) -> None:
+def write_scripts(result, impl, args, device) -> None:
     """A standalone reproduction script in ``--repro-dir`` for every failure of the run
-    (:mod:`flashcheck.repro`), its path in ``failure.script``, or why there is none. Written
-    here, after the workers have stopped: a script computes the float64 reference and the
-    allowances on the device, never calling the implementation."""
-    from flashcheck import peers, repro
+    (:mod:`flashcheck.repro`) of ``impl``, the implementation ``--impl`` loaded, its path in
+    ``failure.script``, or why there is none. Written here, after the workers have stopped: a
+    script computes the float64 reference and the allowances on the device, never calling the
+    implementation."""
+    from flashcheck import repro
     from flashcheck.case import Case
 
-    impl = peers.resolve(args.impl)
     folder = Path(args.repro_dir)
     folder.mkdir(parents=True, exist_ok=True)
     for number, failure in enumerate(result.failures, start=1):

@@ -27,8 +27,9 @@ def register(subparsers) -> None:
     parser.add_argument("-o", "--output", required=True, metavar="FILE.py", help="where to write the script")
     parser.add_argument(
         "--kind", choices=("property", "crash", "hang", "fatal"), default="property",
-        help="what the failure was (default property): for a crash, a hang or a fatal error of a property that "
-             "no script decides on its own, the script makes the property's calls",
+        help="what the failure was (default property): for a crash, a hang or a fatal error, the script makes the "
+             "case's own call (any property, also one no script decides on its own) and says DID NOT REPRODUCE "
+             "where it runs clean",
     )
     parser.set_defaults(run=run)
 

@@ -28,10 +28,17 @@ FLOAT16_SMALLEST_NORMAL = 2.0**-14
 @dataclass(frozen=True)
 class KnownDivergence:
     """Why an implementation breaks a property, and on which cases (``covers``; every case
-    when None). ``str()`` gives the reason."""
+    when None). ``str()`` gives the reason.
+
+    ``steer``: a predicate of the case's description alone (no tensors, no reference), true
+    on the cases ``covers`` usually holds for: once the divergence has been seen, the fuzzer
+    draws those cases rarely (:func:`flashcheck.engine.property_cases.case_strategy`), so that a
+    campaign spends its time on what is not known. None: nothing cheap approximates ``covers``,
+    and its cases are drawn as any other."""
 
     reason: str
     covers: Callable[[Case], bool] | None = None
+    steer: Callable[[Case], bool] | None = None
 
     def explains(self, case: Case) -> bool:
         """Whether a failure of the property on ``case`` is this divergence."""
@@ -168,7 +175,8 @@ def combined(first: KnownDivergence, second: KnownDivergence) -> KnownDivergence
     """One divergence explaining a failure wherever either explains it: both reasons, and
     every case where either covers every case."""
     covers = None if first.covers is None or second.covers is None else either(first.covers, second.covers)
-    return KnownDivergence(f"{first.reason}; {second.reason}", covers)
+    steers = [divergence.steer for divergence in (first, second) if divergence.steer is not None]
+    return KnownDivergence(f"{first.reason}; {second.reason}", covers, either(*steers) if steers else None)
 
 
 def negative_softmax_scale(case: Case) -> bool:
@@ -187,8 +195,24 @@ def negative_softmax_scale(case: Case) -> bool:
 NEGATIVE_SCALE = KnownDivergence(
     "a negative softmax_scale gives NaN outputs and an infinite lse where float64 attention is finite "
     "([2.11 H100]; flashcheck.divergences.negative_softmax_scale, docs/findings.md)",
-    negative_softmax_scale,
+    negative_softmax_scale, steer=negative_softmax_scale,
 )
+
+
+def is_float16(case: Case) -> bool:
+    """A float16 case: what steers drawing off a float16 divergence of a property that puts
+    every case into the regime it needs (the dS-range property)."""
+    return case.dtype == "float16"
+
+
+def without_keys(case: Case) -> bool:
+    """A case with an empty key axis (dense ``seqlen_k = 0``, or packed with no key at all)."""
+    return case.seqlen_k == 0
+
+
+def with_empty_rows(case: Case) -> bool:
+    """A case with a query that has no allowed key."""
+    return case.has_empty_rows
 
 
 def either(*predicates: Callable[[Case], bool]) -> Callable[[Case], bool]:

@@ -60,7 +60,7 @@ from hypothesis.errors import Unsatisfiable
 
 from flashcheck import expectation, protocol, pytest_plugin, repro
 from flashcheck.compare import PropertyFailure
-from flashcheck.engine import fuzz
+from flashcheck.engine import property_cases
 from flashcheck.engine.fuzz_result import Failure
 from flashcheck.properties import PROPERTIES
 from flashcheck.engine.verdict import Outcome, StopRunning, Verdict, decide
@@ -77,7 +77,7 @@ def pytest_generate_tests(metafunc):
     """Parametrize ``test_property_holds`` over the chosen implementations × every
     property; one that cannot be drawn inside an implementation's features, or that the
     implementation declares not applicable, is a skip saying why
-    (:func:`flashcheck.engine.fuzz.not_applicable_because`)."""
+    (:func:`flashcheck.engine.property_cases.not_applicable_because`)."""
     if not {"impl_name", "property_name", "shard"} <= set(metafunc.fixturenames):
         return
     metafunc.parametrize("impl_name, property_name, shard", list(_combinations(metafunc.config)))
@@ -89,7 +89,7 @@ def _combinations(config):
     for impl_name in pytest_plugin.implementation_names(config):
         impl = pytest_plugin.implementation(config, impl_name)
         for prop in PROPERTIES.values():
-            excluded = fuzz.not_applicable_because(prop, impl, device)
+            excluded = property_cases.not_applicable_because(prop, impl, device)
             if excluded is not None:
                 skip = pytest.mark.skip(reason=f"not applicable to {impl_name}: {prop.name} {excluded}")
                 yield pytest.param(impl_name, prop.name, Shard(0, 1), id=f"{impl_name}-{prop.name}", marks=skip)
@@ -154,8 +154,7 @@ def test_property_holds(impl_name, property_name, shard, pytestconfig, ratio_log
     impl = pytest_plugin.implementation(pytestconfig, impl_name)
     prop = PROPERTIES[property_name]
     device = protocol.default_device()
-    features = protocol.features_of(impl, device)
-    cases = fuzz.case_strategy(prop, features, pytest_plugin.drawn_sizes(pytestconfig))
+    cases = property_cases.cases_for(prop, impl, device, pytest_plugin.drawn_sizes(pytestconfig))
 
     known = protocol.known_divergences(impl).get(property_name)
     observed = []  # failures the known divergence explains: expected, and the run goes on
@@ -192,7 +191,7 @@ def test_property_holds(impl_name, property_name, shard, pytestconfig, ratio_log
         raise stop.verdict.error from None
     except Unsatisfiable:
         if not declined:
-            pytest.skip(f"not applicable to {impl_name}: {property_name}: {fuzz.UNSATISFIABLE} "
+            pytest.skip(f"not applicable to {impl_name}: {property_name}: {property_cases.UNSATISFIABLE} "
                         f"({', '.join(sorted(features))})")
     finally:
         if declined:

@@ -7,7 +7,9 @@ It may carry ``flashcheck_features``, a set naming what it supports,
 implementation is known to break it, optionally confined to some cases (see
 :func:`known_divergences`), and ``flashcheck_not_applicable``, a mapping from property name
 to the reason the kernel's documented contract excludes every case the property draws (see
-:func:`not_applicable`).
+:func:`not_applicable`), ``flashcheck_case_domain``, the values of a case it runs (see
+:func:`case_domain_of`), and ``flashcheck_compile_key``, the case attributes that select one
+of its compiled variants (see :func:`compile_key_of`).
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from collections.abc import Mapping
 
 import torch
 
+from flashcheck import case_domain, compile_classes
+from flashcheck.case_domain import CaseDomain
 from flashcheck.compare import Violation
 from flashcheck.divergences import KnownDivergence, as_known_divergence
 
@@ -81,9 +85,63 @@ def check_declaration(impl) -> None:
             _check_device_kind(kind)
             _checked("flashcheck_features_by_device", features)
     not_applicable(impl)
+    declared_domain = getattr(impl, "flashcheck_case_domain", None)
+    if declared_domain is not None:
+        case_domain.parse(declared_domain)
+    domains = getattr(impl, "flashcheck_case_domain_by_device", None)
+    if domains is not None:
+        if not isinstance(domains, Mapping):
+            raise ValueError("flashcheck_case_domain_by_device must be a mapping from device kind to a case domain; "
+                             f"got {type(domains).__name__}")
+        for kind, domain in domains.items():
+            _check_device_kind(kind, "flashcheck_case_domain_by_device")
+            case_domain.parse(domain, f"flashcheck_case_domain_by_device[{kind!r}]")
+    compile_key_of(impl)
 
 
-def _check_device_kind(kind) -> None:
+def declared_case_domain(impl, device=None) -> CaseDomain | None:
+    """The values of a case ``impl`` declares it runs (:mod:`flashcheck.case_domain`): with
+    ``device`` and a ``flashcheck_case_domain_by_device`` naming its kind, that kind's domain;
+    else ``flashcheck_case_domain``; None where it declares none. ValueError, naming the
+    implementation, the attribute and the key, for a malformed declaration."""
+    try:
+        by_device = getattr(impl, "flashcheck_case_domain_by_device", None)
+        if device is not None and by_device is not None:
+            kind = torch.device(device).type
+            if kind in by_device:
+                return case_domain.parse(by_device[kind], f"flashcheck_case_domain_by_device[{kind!r}]")
+        declared = getattr(impl, "flashcheck_case_domain", None)
+        return None if declared is None else case_domain.parse(declared)
+    except ValueError as error:
+        raise ValueError(f"{_describe(impl)}: {error}") from None
+
+
+def case_domain_of(impl, device=None) -> CaseDomain:
+    """:func:`declared_case_domain`, every case where nothing is declared."""
+    return declared_case_domain(impl, device) or CaseDomain()
+
+
+def compile_key_of(impl) -> tuple[str, ...] | None:
+    """The case attributes (:data:`flashcheck.compile_classes.KEY_ATTRIBUTES`) that select
+    one of ``impl``'s compiled variants, as it declares them in ``flashcheck_compile_key``:
+    a collection of attribute names (empty: nothing is compiled per case, as for torch's
+    math backend), or None when it declares none, and Triton's specialisation is assumed
+    (:class:`flashcheck.compile_classes.CompileClass`). ValueError, one line naming the
+    attribute, for a name that is no case attribute."""
+    declared = getattr(impl, "flashcheck_compile_key", None)
+    if declared is None:
+        return None
+    if isinstance(declared, (str, bytes)) or not isinstance(declared, (list, tuple, set, frozenset)):
+        raise ValueError(f"flashcheck_compile_key must be a collection of case attribute names from "
+                         f"{', '.join(compile_classes.KEY_ATTRIBUTES)}; got {declared!r}")
+    unknown = [name for name in declared if name not in compile_classes.KEY_ATTRIBUTES]
+    if unknown:
+        raise ValueError(f"flashcheck_compile_key names {unknown[0]!r}, which is no case attribute; expected names "
+                         f"from {', '.join(compile_classes.KEY_ATTRIBUTES)}")
+    return tuple(dict.fromkeys(declared))
+
+
+def _check_device_kind(kind, attribute: str = "flashcheck_features_by_device") -> None:
     """ValueError unless ``kind`` is a device kind as torch names it (``torch.device(x).type``):
     a misspelt one ("gpu") would leave the real kind without features, every property but the
     plain dense ones silently off there."""
@@ -93,7 +151,7 @@ def _check_device_kind(kind) -> None:
         device = None
     if device is None or device.type != kind:
         expected = f"'{device.type}'" if device is not None else "a kind such as 'cpu' or 'cuda'"
-        raise ValueError(f"flashcheck_features_by_device names {kind!r}, not a device kind torch knows; "
+        raise ValueError(f"{attribute} names {kind!r}, not a device kind torch knows; "
                          f"expected {expected}")
 
 
@@ -133,8 +191,8 @@ def prepare(impl) -> None:
 def not_applicable(impl) -> dict[str, str]:
     """The properties ``impl`` declares not applicable (``flashcheck_not_applicable``), each
     with its reason; empty when it declares none. The one place the declaration is read:
-    :func:`flashcheck.engine.fuzz.not_applicable_because` (fuzzing, the pytest suite) and
-    ``flashcheck check`` (through :func:`flashcheck.engine.fuzz.declared_not_applicable`) consult
+    :func:`flashcheck.engine.property_cases.not_applicable_because` (fuzzing, the pytest suite) and
+    ``flashcheck check`` (through :func:`flashcheck.engine.property_cases.declared_not_applicable`) consult
     it through here.
 
     A declaration says that the kernel's documented contract excludes every case the property

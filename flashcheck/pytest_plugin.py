@@ -446,7 +446,7 @@ def pytest_terminal_summary(terminalreporter, config):
 def declared_not_applicable(stats) -> list[tuple[str, str]]:
     """``(test id, reason)`` for each property test skipped because its implementation
     declares the property not applicable (``flashcheck_not_applicable``; the skip's reason
-    carries :data:`flashcheck.engine.fuzz.DECLARED`), from the skipped reports."""
+    carries :data:`flashcheck.engine.property_cases.DECLARED`), from the skipped reports."""
     skips = {}
     for report in stats.get("skipped", ()):
         longrepr = getattr(report, "longrepr", None)
@@ -455,7 +455,7 @@ def declared_not_applicable(stats) -> list[tuple[str, str]]:
             skips[report.nodeid] = reason
     if not skips:
         return []
-    from flashcheck.engine.fuzz import DECLARED  # imported only after a run of the suite: it imports torch
+    from flashcheck.engine.property_cases import DECLARED  # imported only after a run of the suite: it imports torch
 
     return sorted((nodeid, reason[reason.index(DECLARED):]) for nodeid, reason in skips.items() if DECLARED in reason)
 

@@ -49,16 +49,19 @@ from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 
 from flashcheck import case as case_module
-from flashcheck import protocol
-from flashcheck import case_sizes
+from flashcheck import case_sizes, protocol
 from flashcheck.case import Case
-from flashcheck.maskspec import MaskSpec
+from flashcheck.case_domain import CaseDomain
 from flashcheck.case_sizes import CaseSizes
+from flashcheck.compile_classes import (
+    EXACTLY_ONE, FOCUS_ESCAPE, GQA_RATIOS, HEAD_DIMS, MASK_SHAPES, ROW_MASK_SHAPES, CompileClass, KeyedClass,
+    band_kind, compile_classes, keyed_classes, pin_lengths, pin_packed, snap,
+)
+from flashcheck.maskspec import MaskSpec
 
 __all__ = [
-    "CompileClass",
+    "OUTSIDE_DOMAIN_ODDS",
     "cases",
-    "compile_classes",
     "key_padding_masks",
     "mask_specs",
     "packed_seqlens",
@@ -76,13 +79,9 @@ __all__ = [
 _FEATURES = protocol.ALL_FEATURES
 _DTYPE_NAMES = tuple(case_module.DTYPES)
 
-#: Head dims drawn often: the block-aligned ones first (simplest), then sizes that leave a
-#: partial head-dim tile (1, 8, 40, 59, 72, 96, 111, 160) and the largest (256).
-_HEAD_DIMS = (16, 32, 64, 128, 8, 1, 40, 59, 72, 96, 111, 160, 256)
-
-#: GQA ratios (heads // kv_heads) drawn often; 7 is a ratio that no power-of-two
-#: shortcut in a kernel's head indexing can get right by accident.
-_GQA_RATIOS = (1, 2, 4, 7)
+#: One case in this many is drawn outside an implementation's declared case domain
+#: (:mod:`flashcheck.case_domain`), to check that what lies outside is still declined.
+OUTSIDE_DOMAIN_ODDS = 32
 
 
 # -- helpers ----------------------------------------------------------------------------------
@@ -195,7 +194,7 @@ def head_dims(*, sizes: CaseSizes | str | None = None, max_value: int | None = N
     if max_value is None:
         max_value = sizes.max_head_dim
     _check_int("max_value", max_value, minimum=1)
-    listed = [d for d in _HEAD_DIMS if d <= max_value] or [max_value]
+    listed = [d for d in HEAD_DIMS if d <= max_value] or [max_value]
     return _weighted((5, st.sampled_from(listed)), (1, st.integers(1, max_value)))
 
 
@@ -216,7 +215,7 @@ def gqa_heads(*, sizes: CaseSizes | str | None = None, max_heads: int | None = N
     if not allow_gqa:
         return _weighted((1, st.just(1)), (3, st.integers(1, max_heads))).map(lambda h: (h, h))
     max_ratio = min(max_heads, sizes.max_kv_ratio)
-    ratios = [r for r in _GQA_RATIOS if r <= max_ratio]
+    ratios = [r for r in GQA_RATIOS if r <= max_ratio]
     return _gqa_heads(max_heads, ratios, max_ratio)
 
 
@@ -319,10 +318,6 @@ def empty_row_windows(
 
 # -- boolean masks and packed sequences ------------------------------------------------------
 
-#: Mask shapes drawn: full first, then each way of broadcasting (see flashcheck.maskspec).
-_MASK_SHAPES = ("BHQK", "B1QK", "1HQK", "11QK", "QK", "BH1K", "1K")
-#: The mask shapes with a query axis: the only ones that can leave a row without keys.
-_ROW_MASK_SHAPES = tuple(s for s in _MASK_SHAPES if "Q" in s)
 
 
 def mask_specs(batch: int, heads: int, seqlen_q: int, seqlen_k: int, *, empty_rows: bool = False):
@@ -359,7 +354,7 @@ def _mask_specs(draw, batch, heads, seqlen_q, seqlen_k, empty_rows, shapes=None)
         sizes = sorted({b for b in (2, 4, 1, 8, 16, max(seqlen_q, seqlen_k, 1)) if b >= 1})
         fields["block"] = draw(st.sampled_from(sizes))
     if shapes is None:
-        shapes = list(_ROW_MASK_SHAPES) if empty_rows else list(_MASK_SHAPES)
+        shapes = list(ROW_MASK_SHAPES) if empty_rows else list(MASK_SHAPES)
     fields["shape"] = draw(st.sampled_from(shapes))
     if "Q" in fields["shape"] and seqlen_q > 0:
         low = 1 if empty_rows else 0
@@ -451,299 +446,6 @@ def _positive_scales():
     )
 
 
-# -- compile classes --------------------------------------------------------------------------
-
-#: One case in this many is drawn outside the compile classes of sizes with ``focus``, so
-#: that every case the sizes allow stays drawable (and hypothesis can find it).
-FOCUS_ESCAPE = 64
-
-#: A length "residue" meaning the length is exactly 1, which Triton specialises apart (a
-#: runtime integer equal to 1 is compiled in as a constant).
-EXACTLY_ONE = -1
-
-#: Triton's value specialisation of runtime integers: divisible by this (and equal to 1).
-_DIVISOR = 16
-
-
-@dataclasses.dataclass(frozen=True)
-class CompileClass:
-    """The part of a case that decides which compilation a Triton kernel needs for it.
-
-    Triton compiles a kernel per *specialisation*: its constexprs, the dtype and 16-byte
-    alignment of each pointer, and for each integer argument whether it equals 1 or is
-    divisible by 16. For an attention kernel those come from the dtype, the mode (dense,
-    masked or packed), the head dim (its padded tile, whether it fills it, its residue mod
-    16), the sign of the softmax scale, and the strides and offsets of the inputs, which
-    are polynomials in the head counts, the lengths and the head dim with the layout's
-    pads: their residues mod 16 decide them. A class pins all of that and nothing else,
-    so the cases drawn in it (:func:`cases` with ``focus`` sizes) vary the lengths
-    within their residues, the windows, the masks' contents, the batch, the values and
-    the seed, and compile once.
-
-    ``seqlen_q``/``seqlen_k``: residues mod 16 of the lengths, of a length other than 1, or
-    :data:`EXACTLY_ONE`; packed, of the longest sequence on each side. ``tokens_q``/
-    ``tokens_k``: packed, residues of the total tokens where the layout makes them part of
-    a stride (heads-first), else None. ``mask_shape``: the broadcast shape of a drawn
-    mask, ``"B11K"`` for key-padding masks (None: no mask, or only key-padding masks).
-    ``batch_one``: with a mask, whether the batch is 1 (a mask's batch stride is its own
-    with one entry, whatever its shape, and 0 or its own with more); None: any batch.
-    """
-    dtype: str
-    mode: str
-    head_dims: tuple[int, ...]
-    negative_scale: bool
-    layout: str
-    heads: int
-    kv_heads: int
-    seqlen_q: int
-    seqlen_k: int
-    tokens_q: int | None = None
-    tokens_k: int | None = None
-    mask_shape: str | None = None
-    batch_one: bool | None = None
-
-
-def _head_dim_buckets(max_head_dim: int) -> list[tuple[int, bool, int, int]]:
-    """``(tile, full, low, high)``: the head dims ``low..high`` whose padded tile (the next
-    power of two, at least 16) is ``tile``, filling it (``full``: only ``tile`` itself) or
-    not, for head dims up to ``max_head_dim``."""
-    buckets, tile = [], 16
-    while tile // 2 < max_head_dim or tile == 16:
-        low = 1 if tile == 16 else tile // 2 + 1
-        if low <= min(tile - 1, max_head_dim):
-            buckets.append((tile, False, low, min(tile - 1, max_head_dim)))
-        if tile <= max_head_dim:
-            buckets.append((tile, True, tile, tile))
-        tile *= 2
-    return buckets
-
-
-def _covering_rows(factors: dict, rng: random.Random, restarts: int = 8, candidates: int = 48) -> list[dict]:
-    """Few rows (one value per factor) that together contain every pair of values of two
-    factors (a pairwise covering array), greedily: each row is the best of ``candidates``
-    random rows built around a pair still missing; the smallest of ``restarts`` tries."""
-    names = list(factors)
-    pairs_of = list(itertools.combinations(names, 2))
-    wanted = {((a, x), (b, y)) for a, b in pairs_of for x in factors[a] for y in factors[b]}
-    best = None
-    for _ in range(restarts):
-        rows, missing = [], set(wanted)
-        while missing:
-            def gain(row):
-                return sum(((a, row[a]), (b, row[b])) in missing for a, b in pairs_of)
-            options = []
-            for _ in range(candidates):
-                (a, x), (b, y) = rng.choice(sorted(missing, key=repr))
-                row = {name: rng.choice(factors[name]) for name in names}
-                row[a], row[b] = x, y
-                options.append(row)
-            row = max(options, key=gain)
-            rows.append(row)
-            missing -= {((a, row[a]), (b, row[b])) for a, b in pairs_of}
-        if best is None or len(rows) < len(best):
-            best = rows
-    return best
-
-
-def _residue(rng: random.Random) -> int:
-    """A length residue: block-size neighbours (0, 15, 1 mod 16) and length 1 often."""
-    roll = rng.random()
-    if roll < 0.1:
-        return EXACTLY_ONE
-    if roll < 0.5:
-        return rng.choice((0, 15, 1))
-    return rng.randint(2, 14)
-
-
-#: The modes a compile class may pin, in the order a request lists them.
-_MODES = ("dense", "mask", "varlen")
-
-
-@functools.lru_cache(maxsize=256)
-def compile_classes(sizes: CaseSizes, dtypes: tuple[str, ...], modes: tuple[str, ...], layouts: tuple[str, ...],
-                    allow_gqa: bool = True, empty_rows: bool | None = None,
-                    key_padding: bool = False, gqa: bool | None = None) -> tuple[CompileClass, ...]:
-    """The compile classes (:class:`CompileClass`) that :func:`cases` draws in under
-    sizes with ``focus``, picked by ``sizes.focus_seed``, for cases of these dtypes,
-    modes (``"dense"``, ``"mask"``, ``"varlen"``), layouts, with GQA or not, and the
-    ``empty_rows``/``key_padding``/``gqa`` requests of :func:`cases`.
-
-    Together the classes contain every pair of values of the choices that select kernel
-    code: dtype, head-dim tile (16 to 256), whether the head dim fills its tile, mode and
-    sign of the softmax scale (a pairwise covering array, 15 classes when everything is
-    allowed); each layout is in some class. The rest of each class (the head dim's residue
-    within its tile, head counts, the lengths' residues, a mask's broadcast shape) is drawn
-    from the seed, favouring what :func:`cases` favours: listed head dims, lengths next to
-    block sizes and 1, equal lengths; the head counts are dealt so that the classes reach
-    each GQA ratio 1, 2, 4, 7 and one other, with one kv head (MQA) and with several.
-
-    One catalogue serves every request: it is drawn once per seed over everything the
-    sizes allow, and each class is then fitted to the request (a dtype, mode or layout
-    outside it replaced by one inside, the head counts made equal without GQA or grouped
-    where only GQA is drawn, a mask shape that can empty rows where rows must be empty).
-    So class ``i`` of one property and class ``i`` of another keep the same head dims,
-    head counts, scale sign and lengths' residues wherever both allow them, and a worker
-    drawing every property in one class compiles the kernels of one class, not of one
-    class per property. A pair of choices that the request allows stays covered: fitting
-    changes only values the request excludes.
-    """
-    catalogue = _catalogue(dataclasses.replace(sizes, focus_classes=None, focus_start=0))
-    fitted = []
-    for index, drawn in enumerate(catalogue):
-        mode = drawn.mode if drawn.mode in modes else modes[index % len(modes)]
-        layout = drawn.layout if drawn.layout in layouts else layouts[index % len(layouts)]
-        heads, kv_heads = drawn.heads, drawn.kv_heads
-        if not allow_gqa:
-            kv_heads = heads
-        elif gqa and heads == kv_heads and sizes.max_heads >= 2:
-            kv_heads = kv_heads if 2 * kv_heads <= sizes.max_heads else 1
-            heads = 2 * kv_heads
-        seqlen_q = drawn.seqlen_q
-        if seqlen_q == EXACTLY_ONE and empty_rows and mode == "dense":  # rows are emptied by Nq > Nk
-            seqlen_q = 1
-        packed = mode == "varlen"
-        mask_shape = None
-        if mode == "mask" and not key_padding:
-            # B11K: key-padding masks (whose shape that is); they empty no row.
-            mask_shape = drawn.mask_shape
-            if empty_rows and mask_shape not in _ROW_MASK_SHAPES:
-                mask_shape = _ROW_MASK_SHAPES[index % len(_ROW_MASK_SHAPES)]
-        fitted.append(dataclasses.replace(
-            drawn, dtype=drawn.dtype if drawn.dtype in dtypes else dtypes[index % len(dtypes)], mode=mode,
-            layout=layout, heads=heads, kv_heads=kv_heads, seqlen_q=seqlen_q,
-            tokens_q=drawn.tokens_q if packed and layout in ("heads-first", "mixed") else None,
-            tokens_k=drawn.tokens_k if packed and layout == "heads-first" else None,
-            mask_shape=mask_shape, batch_one=drawn.batch_one if mode == "mask" else None,
-        ))
-    return tuple(fitted)
-
-
-@functools.lru_cache(maxsize=64)
-def _catalogue(sizes: CaseSizes) -> tuple[CompileClass, ...]:
-    """The classes of ``sizes.focus_seed`` over everything ``sizes`` allows, before
-    :func:`compile_classes` fits them to a request; every optional field drawn."""
-    rng = random.Random(f"flashcheck compile classes {sizes.focus_seed}")
-    buckets = _head_dim_buckets(sizes.max_head_dim)
-    factors = {
-        "dtype": list(sizes.dtypes),
-        "tile": sorted({tile for tile, *_ in buckets}),
-        "full": sorted({full for _, full, *_ in buckets}),
-        "mode": list(_MODES),
-        "negative": [False, True],
-    }
-    rows = _covering_rows(factors, rng)
-    order = list(case_module.LAYOUTS)
-    rng.shuffle(order)
-    listed = [d for d in _HEAD_DIMS if d & (d - 1)]  # the listed head dims that leave a partial tile
-    max_heads = max(1, min(sizes.max_heads, sizes.max_elements))
-    max_ratio = min(max_heads, sizes.max_kv_ratio)
-    # Head counts dealt round the classes: every listed GQA ratio (and an unlisted one) with
-    # one kv head and with several, where the heads allow several.
-    groupings = [(ratio, several) for ratio in [r for r in _GQA_RATIOS if r <= max_ratio] + [None]
-                 for several in (False, True)]
-    rng.shuffle(groupings)
-    classes = []
-    for index, row in enumerate(rows):
-        bucket = [b for b in buckets if b[0] == row["tile"] and b[1] == row["full"]]
-        if not bucket:  # a tile without that choice: the other one
-            bucket = [b for b in buckets if b[0] == row["tile"]]
-        tile, full, low, high = bucket[0]
-        anchors = [d for d in listed if low <= d <= high]
-        anchor = rng.choice(anchors) if anchors and rng.random() < 0.5 else rng.randint(low, high)
-        head_dims = tuple(sorted((d for d in range(low, high + 1)
-                                  if d % _DIVISOR == anchor % _DIVISOR and (d == 1) == (anchor == 1)),
-                                 key=lambda d: d != anchor))
-        ratio, several = groupings[index % len(groupings)]
-        ratio = ratio or rng.randint(1, max_ratio)
-        kv_heads = rng.randint(2, max_heads // ratio) if several and max_heads // ratio >= 2 else 1
-        seqlen_q = _residue(rng)
-        seqlen_k = seqlen_q if rng.random() < 0.5 else _residue(rng)
-        classes.append(CompileClass(
-            dtype=row["dtype"], mode=row["mode"], head_dims=head_dims, negative_scale=row["negative"],
-            layout=order[index % len(order)], heads=ratio * kv_heads, kv_heads=kv_heads,
-            seqlen_q=seqlen_q, seqlen_k=seqlen_k, tokens_q=rng.randrange(_DIVISOR), tokens_k=rng.randrange(_DIVISOR),
-            mask_shape=rng.choice(_MASK_SHAPES + ("B11K",)), batch_one=rng.random() < 0.5,
-        ))
-    return tuple(classes)
-
-
-def _snap(n: int, residue: int, low: int, high: int) -> int | None:
-    """The length of ``residue``'s class (``EXACTLY_ONE``, or ``residue`` mod 16 and not 1)
-    in ``[low, high]`` nearest to ``n``, the larger first; None where there is none."""
-    if residue == EXACTLY_ONE:
-        return 1 if low <= 1 <= high else None
-    up = n + (residue - n) % _DIVISOR
-    for candidate in (up, up - _DIVISOR, up + _DIVISOR, low + (residue - low) % _DIVISOR):
-        if low <= candidate <= high and candidate != 1:
-            return candidate
-    return None
-
-
-def _pin_lengths(seqlen_q, seqlen_k, focus: CompileClass, sizes: CaseSizes, empty: bool):
-    """``(seqlen_q, seqlen_k)`` moved into ``focus``'s residues, staying within the sizes
-    (``empty``: keeping ``seqlen_q > seqlen_k``); as drawn where that cannot be done."""
-    limit, budget = sizes.long_seqlen, sizes.max_elements
-    nk = _snap(seqlen_k, focus.seqlen_k, 1, limit)
-    if nk is None:
-        return seqlen_q, seqlen_k
-    if seqlen_q == seqlen_k and focus.seqlen_q == focus.seqlen_k and not empty:
-        nq = nk
-    else:
-        nq = _snap(seqlen_q, focus.seqlen_q, nk + 1 if empty else 1, min(limit, budget // nk))
-    if nq is None or nq * nk > budget:
-        return seqlen_q, seqlen_k
-    return nq, nk
-
-
-def _empties_as_asked(pairs, empty_rows) -> bool:
-    return empty_rows is None or any(nq > 0 and nk == 0 for nq, nk in pairs) == empty_rows
-
-
-def _pin_packed(pairs, focus: CompileClass, max_tokens: int, empty_rows):
-    """Packed ``(nq, nk)`` pairs moved into ``focus``'s residues: the longest sequence of each
-    side lengthened to its residue (or every one cut to 1 token), then a shorter one moved
-    so that the total has its residue where the class pins it; each step kept only where
-    the pairs stay within ``max_tokens`` and keep the ``empty_rows`` request."""
-    pairs = [list(pair) for pair in pairs]
-
-    def tokens(side):
-        return sum(pair[side] for pair in pairs)
-
-    for side, residue in ((0, focus.seqlen_q), (1, focus.seqlen_k)):
-        longest = max(pair[side] for pair in pairs)
-        if longest == 0:
-            continue
-        before = [list(pair) for pair in pairs]
-        if residue == EXACTLY_ONE:
-            for pair in pairs:
-                pair[side] = min(pair[side], 1)
-        else:
-            n = _snap(longest, residue, longest, max_tokens - tokens(side) + longest)
-            if n is not None:
-                pairs[[pair[side] for pair in pairs].index(longest)][side] = n
-        if not _empties_as_asked(pairs, empty_rows):
-            pairs = before
-    for side, residue in ((0, focus.tokens_q), (1, focus.tokens_k)):
-        if residue is None or (residue - tokens(side)) % _DIVISOR == 0:
-            continue
-        shift = (residue - tokens(side)) % _DIVISOR
-        longest = max(pair[side] for pair in pairs)
-        skipped = [pair[side] for pair in pairs].index(longest)
-        done = False
-        for index, pair in enumerate(pairs):
-            for delta in (shift, shift - _DIVISOR):
-                if done or index == skipped or not 0 <= pair[side] + delta <= longest:
-                    continue
-                if tokens(side) + delta > max_tokens:
-                    continue
-                pair[side] += delta
-                if _empties_as_asked(pairs, empty_rows):
-                    done = True
-                else:
-                    pair[side] -= delta
-    return tuple(tuple(pair) for pair in pairs)
-
-
 # -- cases ------------------------------------------------------------------------------------
 
 
@@ -759,6 +461,8 @@ def cases(
     varlen: bool | None = None,
     key_padding: bool = False,
     gqa: bool | None = None,
+    domain: CaseDomain | None = None,
+    compile_key: tuple[str, ...] | None = None,
 ):
     """:class:`~flashcheck.case.Case` objects within ``sizes``: dense, with a boolean
     mask, or packed.
@@ -797,8 +501,18 @@ def cases(
     sign of the scale, layout and, with a mask, its broadcast shape and whether the batch
     is 1; lengths are drawn as above and then moved to the class's residues mod 16.
 
+    - ``domain``: the implementation's declared :class:`~flashcheck.case_domain.CaseDomain`
+      (head dims, lengths, scale, layouts); all but one case in :data:`OUTSIDE_DOMAIN_ODDS`
+      lie inside it, the favoured values inside it still favoured. A draw the request forces
+      outside (rows emptied by the band under equal lengths) falls outside.
+    - ``compile_key``: the implementation's compile key (:func:`flashcheck.protocol.compile_key_of`).
+      Under sizes with ``focus``: None draws in Triton's compile classes
+      (:func:`flashcheck.compile_classes.compile_classes`), an empty key draws no classes, and
+      a key draws in its :func:`~flashcheck.compile_classes.keyed_classes`.
+
     Raises ``InvalidArgument`` for requests no case can meet, e.g. ``empty_rows=True``
-    with features naming neither ``"causal"`` nor ``"window"``.
+    with features naming neither ``"causal"`` nor ``"window"``, or a domain that allows no
+    head dim within the sizes.
     """
     sizes = _check_sizes(sizes)
     dtypes = _choices("dtypes", dtypes, sizes.dtypes)
@@ -852,17 +566,39 @@ def cases(
             raise InvalidArgument(f"empty_rows=True: sizes {sizes.name!r} is too small for seqlen_q > seqlen_k")
     if not modes:
         raise InvalidArgument(f"cases: no case meets mask={mask}, varlen={varlen}, empty_rows={empty_rows}")
+    domain = _check_domain(domain, sizes)
+    if domain.equal_lengths and empty_rows and "mask" in modes:
+        # Equal lengths leave a row without keys under a mask only: neither the band (which
+        # needs Nq > Nk) nor packing (a sequence with queries and no keys) can.
+        modes = ["mask"]
+    allow_causal, allow_window = allow_causal and not key_padding, allow_window and not key_padding
+    allow_gqa = allow_gqa and gqa is not False
     catalogue = ()
-    if sizes.focus:
+    if sizes.focus and compile_key != ():
         # The whole catalogue depends on the seed alone; focus_start and focus_classes only
         # choose a window of it, wrapping round.
-        whole = compile_classes(dataclasses.replace(sizes, focus_classes=None, focus_start=0), dtypes, tuple(modes),
-                                layouts, allow_gqa and gqa is not False, empty_rows, key_padding, gqa)
+        whole_sizes = dataclasses.replace(sizes, focus_classes=None, focus_start=0)
+        if compile_key is None:
+            whole = compile_classes(whole_sizes, dtypes, tuple(modes), layouts, allow_gqa, empty_rows, key_padding, gqa)
+        else:
+            bands = ("none",) + (("causal",) if allow_causal else ()) + (("window",) if allow_window else ())
+            whole = keyed_classes(tuple(compile_key), whole_sizes, dtypes, tuple(modes), layouts, bands, allow_gqa,
+                                  gqa, domain)
         count = len(whole) if sizes.focus_classes is None else min(sizes.focus_classes, len(whole))
         catalogue = tuple(whole[(sizes.focus_start + i) % len(whole)] for i in range(count))
-    return _cases(sizes, dtypes, allow_causal and not key_padding, allow_window and not key_padding,
-                  allow_gqa and gqa is not False, layouts, values, empty_rows, tuple(modes), key_padding, catalogue,
-                  bool(gqa))
+    return _cases(sizes, dtypes, allow_causal, allow_window, allow_gqa, layouts, values, empty_rows, tuple(modes),
+                  key_padding, catalogue, bool(gqa), domain)
+
+
+def _check_domain(domain, sizes: CaseSizes) -> CaseDomain:
+    if domain is None:
+        return CaseDomain()
+    if not isinstance(domain, CaseDomain):
+        raise InvalidArgument(f"domain: expected a CaseDomain or None, got {domain!r}")
+    if not domain.head_dims_up_to(sizes.max_head_dim):
+        raise InvalidArgument(f"domain: {domain.describe_head_dims()} allows no head dim up to the sizes' "
+                              f"{sizes.max_head_dim} ({sizes.name!r})")
+    return domain
 
 
 def _longest_shorter(sizes: CaseSizes) -> int:
@@ -889,34 +625,52 @@ def _lengths(draw, sizes: CaseSizes, empty_rows):
 
 @st.composite
 def _cases(draw, sizes, dtypes, allow_causal, allow_window, allow_gqa, layouts, values, empty_rows, modes,
-           key_padding, catalogue=(), grouped=False):
-    # A compile class pins what decides the compilation; without one (no focus, or the
-    # escape) everything is drawn, exactly as without focus.
+           key_padding, catalogue=(), grouped=False, domain=CaseDomain()):
+    # Inside the domain, all but one draw in OUTSIDE_DOMAIN_ODDS; outside it, and in the
+    # escape from the compile classes, everything is drawn as without either.
+    inside = domain.restricts and draw(_weighted((OUTSIDE_DOMAIN_ODDS - 1, st.just(True)), (1, st.just(False))))
+    if not inside:
+        domain = CaseDomain()
+    # A compile class pins what decides the compilation.
     focus = draw(_weighted((FOCUS_ESCAPE - 1, st.sampled_from(catalogue)), (1, st.none()))) if catalogue else None
-    if focus is None:
-        dtype = draw(st.sampled_from(dtypes))
-        mode = draw(_weighted(*((4 if m == "dense" else 2, st.just(m)) for m in modes)))
-        sized = sizes
+    triton = focus if isinstance(focus, CompileClass) else None
+    pins = focus if isinstance(focus, KeyedClass) else KeyedClass(())
+    if triton is None:
+        dtype = pins.get("dtype") or draw(st.sampled_from(dtypes))
+        mode = pins.get("mode") or draw(_weighted(*((4 if m == "dense" else 2, st.just(m)) for m in modes)))
+        pinned_heads = _pinned_heads(pins, sizes)
     else:
-        dtype, mode = focus.dtype, focus.mode
-        # The class's heads must fit whatever lengths are drawn.
-        sized = dataclasses.replace(sizes, max_elements=max(1, sizes.max_elements // focus.heads))
+        dtype, mode = triton.dtype, triton.mode
+        pinned_heads = (triton.heads, triton.kv_heads)
+    # Pinned heads must fit whatever lengths are drawn.
+    sized = sizes if pinned_heads is None else dataclasses.replace(
+        sizes, max_elements=max(1, sizes.max_elements // pinned_heads[0]))
+    if domain.max_seqlen is not None:
+        sized = dataclasses.replace(sized, max_seqlen=min(sized.max_seqlen, domain.max_seqlen),
+                                    long_seqlen=min(sized.long_seqlen, domain.max_seqlen))
     seqlens_drawn = None
     if mode == "varlen":
+        max_tokens = min(sized.long_seqlen, math.isqrt(sized.max_elements))
         seqlens_drawn = draw(packed_seqlens(sizes=sized, empty_rows=empty_rows))
-        if focus is not None:
-            max_tokens = min(sized.long_seqlen, math.isqrt(sized.max_elements))
-            seqlens_drawn = _pin_packed(seqlens_drawn, focus, max_tokens, empty_rows)
+        if triton is not None:
+            seqlens_drawn = pin_packed(seqlens_drawn, triton, max_tokens, empty_rows)
+        seqlens_drawn = _pin_longest(seqlens_drawn, pins, max_tokens, empty_rows)
+        if domain.restricts:
+            seqlens_drawn = _packed_in_domain(seqlens_drawn, domain, max_tokens, empty_rows)
         seqlen_q, seqlen_k = sum(n for n, _ in seqlens_drawn), sum(n for _, n in seqlens_drawn)
         gap = max((nq - nk for nq, nk in seqlens_drawn if nk > 0), default=0)
         max_bound = max(max(pair) for pair in seqlens_drawn) + 1
         min_right = max(0, gap) if empty_rows is False else 0
         band = windows(allow_causal=allow_causal, allow_window=allow_window, max_bound=max_bound, min_right=min_right)
+        band_empties = False
     else:
-        band_empties = empty_rows and mode == "dense"
+        band_empties = bool(empty_rows and mode == "dense")
         seqlen_q, seqlen_k = draw(_lengths(sized, band_empties))
-        if focus is not None:
-            seqlen_q, seqlen_k = _pin_lengths(seqlen_q, seqlen_k, focus, sized, bool(band_empties))
+        if triton is not None:
+            seqlen_q, seqlen_k = pin_lengths(seqlen_q, seqlen_k, triton, sized, band_empties)
+        seqlen_q, seqlen_k = _pin_dense_lengths(seqlen_q, seqlen_k, pins, sized, band_empties)
+        if domain.restricts:
+            seqlen_q, seqlen_k = _lengths_in_domain(seqlen_q, seqlen_k, domain, sized, band_empties)
         max_bound = max(seqlen_q, seqlen_k) + 1
         if band_empties:
             band = empty_row_windows(
@@ -926,19 +680,22 @@ def _cases(draw, sizes, dtypes, allow_causal, allow_window, allow_gqa, layouts, 
             min_right = max(0, seqlen_q - seqlen_k) if empty_rows is False else 0
             band = windows(allow_causal=allow_causal, allow_window=allow_window, max_bound=max_bound,
                            min_right=min_right)
-    causal, window = draw(band)
+    causal, window = draw(_pinned_band(band, pins, allow_causal, allow_window, seqlen_q, seqlen_k, empty_rows,
+                                       band_empties, seqlens_drawn))
 
     scores = max(1, seqlen_q * seqlen_k)
-    if focus is None:
-        heads_drawn = gqa_heads(sizes=sizes, max_heads=max(1, min(sizes.max_heads, sizes.max_elements // scores)),
-                                allow_gqa=allow_gqa)
+    max_heads = max(1, min(sizes.max_heads, sizes.max_elements // scores))
+    if pinned_heads is not None and (triton is not None or pinned_heads[0] <= max_heads):
+        heads, kv_heads = pinned_heads
+    else:
+        heads_drawn = gqa_heads(sizes=sizes, max_heads=max_heads, allow_gqa=allow_gqa)
+        if pins.get("gqa_ratio") is not None:
+            heads_drawn = _heads_of_ratio(pins.get("gqa_ratio"), max_heads, heads_drawn)
         # Grouped only: where the lengths leave room for one head, no case; hypothesis draws again.
         heads, kv_heads = draw(heads_drawn.filter(lambda pair: pair[1] < pair[0]) if grouped else heads_drawn)
-    else:
-        heads, kv_heads = focus.heads, focus.kv_heads
     max_batch = 1 if mode == "varlen" else max(1, min(sizes.max_batch, sizes.max_elements // (heads * scores)))
-    if focus is not None and focus.batch_one is not None:
-        batch = 1 if focus.batch_one or max_batch < 2 else draw(st.integers(2, max_batch))
+    if triton is not None and triton.batch_one is not None:
+        batch = 1 if triton.batch_one or max_batch < 2 else draw(st.integers(2, max_batch))
     else:
         batch = draw(_weighted((1, st.just(1)), (1, st.integers(1, max_batch))))
     mask = MaskSpec()
@@ -947,20 +704,23 @@ def _cases(draw, sizes, dtypes, allow_causal, allow_window, allow_gqa, layouts, 
             mask = draw(key_padding_masks(batch, seqlen_k))
         else:
             empties = bool(empty_rows and seqlen_q)
-            if focus is None:
+            if triton is None:
                 mask = draw(mask_specs(batch, heads, seqlen_q, seqlen_k, empty_rows=empties))
             else:
-                mask = draw(_mask_specs(batch, heads, seqlen_q, seqlen_k, empties, shapes=(focus.mask_shape,)))
-    if focus is None:
-        head_dim = draw(head_dims(sizes=sizes))
-        softmax_scale = draw(softmax_scales())
-        layout = draw(st.sampled_from(layouts))
+                mask = draw(_mask_specs(batch, heads, seqlen_q, seqlen_k, empties, shapes=(triton.mask_shape,)))
+    allowed_head_dims = domain.head_dims_up_to(sizes.max_head_dim) if domain.restricts else None
+    if triton is None:
+        head_dim = pins.get("head_dim") or draw(_head_dims_within(sizes, allowed_head_dims))
+        softmax_scale = _pinned_scale(pins, draw, domain)
+        layout = pins.get("layout") or draw(st.sampled_from(_layouts_within(layouts, domain)))
     else:
-        head_dim = draw(st.sampled_from(focus.head_dims))
+        in_class = [d for d in triton.head_dims if allowed_head_dims is None or d in allowed_head_dims]
+        head_dim = draw(st.sampled_from(in_class) if in_class else _head_dims_within(sizes, allowed_head_dims))
         positive = _positive_scales()
-        softmax_scale = draw(positive.map(lambda s: -s) if focus.negative_scale else
-                             _weighted((6, st.none()), (1, positive)))
-        layout = focus.layout
+        negative = triton.negative_scale and not domain.positive_scale
+        softmax_scale = draw(positive.map(lambda s: -s) if negative else _weighted((6, st.none()), (1, positive)))
+        layout = triton.layout if triton.layout in _layouts_within(layouts, domain) else draw(
+            st.sampled_from(_layouts_within(layouts, domain)))
     value_kind = draw(st.sampled_from(values))
     seed = draw(st.integers(0, 2**32 - 1))
     drawn = Case(
@@ -972,3 +732,151 @@ def _cases(draw, sizes, dtypes, allow_causal, allow_window, allow_gqa, layouts, 
     if empty_rows is not None and drawn.has_empty_rows != empty_rows:
         raise AssertionError(f"strategies.cases(empty_rows={empty_rows}) drew {drawn.spec()}")
     return drawn
+
+
+# -- inside a declared domain and a keyed compile class ---------------------------------------
+
+
+def _head_dims_within(sizes: CaseSizes, allowed):
+    """:func:`head_dims`, or with ``allowed`` (a domain's head dims up to the sizes' limit)
+    those only, its listed head dims favoured."""
+    if allowed is None:
+        return head_dims(sizes=sizes)
+    listed = [d for d in HEAD_DIMS if d in allowed]
+    return _weighted((5 if listed else 0, st.sampled_from(listed) if listed else st.nothing()),
+                     (2, st.sampled_from(allowed)))
+
+
+def _layouts_within(layouts, domain: CaseDomain) -> tuple[str, ...]:
+    inside = tuple(layout for layout in layouts if domain.layouts is None or layout in domain.layouts)
+    return inside or tuple(layouts)
+
+
+def _fit_length(n: int, domain: CaseDomain, high: int) -> int:
+    """``n`` moved to the nearest length the domain allows, the larger first, at most ``high``
+    where one is (else the smallest multiple)."""
+    multiple = domain.length_multiple
+    top = min(high, domain.max_seqlen or high)
+    up = -(-n // multiple) * multiple
+    if up <= top:
+        return max(up, multiple)
+    return max((top // multiple) * multiple, multiple)
+
+
+def _lengths_in_domain(seqlen_q, seqlen_k, domain: CaseDomain, sizes: CaseSizes, band_empties: bool):
+    """Dense lengths moved inside ``domain`` within the sizes; as drawn where the request
+    (rows emptied by the band, which needs ``seqlen_q > seqlen_k``) cannot be met inside it."""
+    limit, budget = sizes.long_seqlen, sizes.max_elements
+    nq = _fit_length(seqlen_q, domain, limit)
+    nk = nq if domain.equal_lengths else _fit_length(seqlen_k, domain, min(limit, max(1, budget // nq)))
+    if band_empties and nq <= nk:
+        nq = _fit_length(nk + 1, domain, min(limit, max(1, budget // nk)))
+    if band_empties and nq <= nk:
+        return seqlen_q, seqlen_k
+    return nq, nk
+
+
+def _packed_in_domain(pairs, domain: CaseDomain, max_tokens: int, empty_rows):
+    """Packed ``(nq, nk)`` pairs moved inside ``domain`` (every nonzero length allowed, equal
+    lengths equal), dropping trailing sequences until both sides fit ``max_tokens``; as drawn
+    where the request cannot be met inside it."""
+    fitted = []
+    for nq, nk in pairs:
+        nq = 0 if nq == 0 else _fit_length(nq, domain, max_tokens)
+        nk = nq if domain.equal_lengths else (0 if nk == 0 else _fit_length(nk, domain, max_tokens))
+        fitted.append((nq, nk))
+    while len(fitted) > 1 and max(sum(pair[0] for pair in fitted), sum(pair[1] for pair in fitted)) > max_tokens:
+        fitted.pop()
+    fits = max(sum(pair[0] for pair in fitted), sum(pair[1] for pair in fitted)) <= max_tokens
+    empties_ok = empty_rows is None or any(nq > 0 and nk == 0 for nq, nk in fitted) == empty_rows
+    return tuple(fitted) if fits and empties_ok else pairs
+
+
+def _pinned_heads(pins: KeyedClass, sizes: CaseSizes):
+    heads = pins.get("heads")
+    return None if heads is None or heads[0] > sizes.max_heads else tuple(heads)
+
+
+def _heads_of_ratio(ratio: int, max_heads: int, otherwise):
+    """``(heads, kv_heads)`` of GQA ratio ``ratio`` within ``max_heads``; ``otherwise`` where none fits."""
+    if ratio > max_heads:
+        return otherwise
+    return st.integers(1, max_heads // ratio).map(lambda kv: (ratio * kv, kv))
+
+
+def _pin_dense_lengths(seqlen_q, seqlen_k, pins: KeyedClass, sizes: CaseSizes, band_empties: bool):
+    """Dense lengths with a keyed class's pinned ``seqlen_q``/``seqlen_k``, where they keep the
+    sizes' budget and (``band_empties``) ``seqlen_q > seqlen_k``."""
+    nq, nk = pins.get("seqlen_q", seqlen_q), pins.get("seqlen_k", seqlen_k)
+    if nq * nk > sizes.max_elements or max(nq, nk) > sizes.long_seqlen or (band_empties and nq <= nk):
+        return seqlen_q, seqlen_k
+    return nq, nk
+
+
+def _pin_longest(pairs, pins: KeyedClass, max_tokens: int, empty_rows):
+    """Packed pairs whose longest sequence on each side takes a keyed class's pinned length,
+    where the tokens still fit and the ``empty_rows`` request still holds."""
+    for side, name in ((0, "seqlen_q"), (1, "seqlen_k")):
+        pinned = pins.get(name)
+        if pinned is None:
+            continue
+        lengths = [pair[side] for pair in pairs]
+        longest = lengths.index(max(lengths))
+        changed = [list(pair) for pair in pairs]
+        changed[longest][side] = pinned
+        if sum(pair[side] for pair in changed) <= max_tokens and (
+                empty_rows is None or any(nq > 0 and nk == 0 for nq, nk in changed) == empty_rows):
+            pairs = tuple(tuple(pair) for pair in changed)
+    return pairs
+
+
+def _pinned_band(band, pins: KeyedClass, allow_causal, allow_window, seqlen_q, seqlen_k, empty_rows,
+                 band_empties: bool, seqlens_drawn):
+    """``band`` (the ``(causal, window)`` strategy drawn for these lengths), kept to a keyed
+    class's pinned window or band kind where a case of these lengths can have it."""
+    window = pins.get("window")
+    if window is not None:
+        pair = (True, (window[0], -1)) if window[1] == 0 else (False, tuple(window))
+        if _band_fits(pair, allow_causal, allow_window, seqlen_q, seqlen_k, empty_rows, band_empties, seqlens_drawn):
+            return st.just(pair)
+    kind = pins.get("band")
+    if kind is None:
+        return band
+    if kind == "none":
+        return band if band_empties else st.just((False, (-1, -1)))
+    plain_causal = (True, (-1, -1))
+    if kind == "causal":
+        # A right bound of 0 may leave rows without keys where they must keep them.
+        fits = _band_fits(plain_causal, allow_causal, allow_window, seqlen_q, seqlen_k, empty_rows, band_empties,
+                          seqlens_drawn)
+        return st.just(plain_causal) if fits else band
+    return band.filter(lambda drawn: band_kind(_effective(drawn)) == "window") if allow_window else band
+
+
+def _effective(drawn) -> tuple[int, int]:
+    causal, (left, right) = drawn
+    return (left, 0) if causal else (left, right)
+
+
+def _band_fits(pair, allow_causal, allow_window, seqlen_q, seqlen_k, empty_rows, band_empties, seqlens_drawn) -> bool:
+    kind = band_kind(_effective(pair))
+    if (kind == "causal" and not allow_causal) or (kind == "window" and not allow_window):
+        return False
+    probe = Case(seqlen_q=seqlen_q, seqlen_k=seqlen_k, causal=pair[0], window=pair[1],
+                 **({} if seqlens_drawn is None else {"seqlens": seqlens_drawn, "batch": 1}))
+    if band_empties:
+        return probe.has_empty_rows
+    return empty_rows is None or probe.has_empty_rows == empty_rows
+
+
+def _pinned_scale(pins: KeyedClass, draw, domain: CaseDomain):
+    pairs = dict(pins.pins)
+    if "softmax_scale" in pairs:
+        return pairs["softmax_scale"]
+    positive = _positive_scales()
+    sign = pins.get("scale_sign")
+    if sign == "negative":
+        return draw(positive.map(lambda s: -s))
+    if sign == "positive" or domain.positive_scale:
+        return draw(_weighted((6, st.none()), (1, positive)))
+    return draw(softmax_scales())

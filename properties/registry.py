@@ -17,7 +17,7 @@ PROPERTIES: dict[str, "Property"] = {}
 class NotRunnableHere(NotImplementedError):
     """A property was asked to run on a device kind it cannot be measured on (see
     ``Property.devices``). Runners leave such properties out beforehand as not applicable
-    (:func:`flashcheck.engine.fuzz.not_drawable_because` with the device); reaching this is a
+    (:func:`flashcheck.engine.property_cases.not_drawable_because` with the device); reaching this is a
     runner's mistake, which the verdict reports as flashcheck's own error, never a pass."""
 
 

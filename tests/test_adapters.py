@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 
 from flashcheck import case_sizes, protocol
 from flashcheck.case import Case
-from flashcheck.engine import fuzz
+from flashcheck.engine import property_cases
 from flashcheck.peers import REGISTRY, resolve, sdpa
 from flashcheck.properties import PROPERTIES
 from flashcheck.protocol import DEFAULT_FEATURES, DTYPE_NAMES, PROTOCOL_FEATURES, features_of
@@ -188,16 +188,16 @@ def test_a_declared_property_and_only_it_is_not_applicable_with_the_declared_rea
     attention.flashcheck_not_applicable = {"deterministic": "  the kernel documents\n  no such guarantee "}
     protocol.check_declaration(attention)
     assert protocol.not_applicable(attention) == {"deterministic": "the kernel documents no such guarantee"}
-    reasons = {name: fuzz.not_applicable_because(prop, attention, "cpu") for name, prop in PROPERTIES.items()}
-    assert reasons["deterministic"] == f"{fuzz.DECLARED}: the kernel documents no such guarantee"
-    assert fuzz.declared_not_applicable(PROPERTIES["deterministic"], attention) == reasons["deterministic"]
-    declared = [name for name, reason in reasons.items() if reason and fuzz.DECLARED in reason]
+    reasons = {name: property_cases.not_applicable_because(prop, attention, "cpu") for name, prop in PROPERTIES.items()}
+    assert reasons["deterministic"] == f"{property_cases.DECLARED}: the kernel documents no such guarantee"
+    assert property_cases.declared_not_applicable(PROPERTIES["deterministic"], attention) == reasons["deterministic"]
+    declared = [name for name, reason in reasons.items() if reason and property_cases.DECLARED in reason]
     assert declared == ["deterministic"], "only the property it names"
     assert reasons["out_matches_reference"] is None
     # A feature that excludes the property is reported first: it holds whatever is declared.
     attention.flashcheck_not_applicable = {"grads_match_reference": "no backward"}
     attention.flashcheck_features = {"lse"}
-    assert fuzz.not_applicable_because(PROPERTIES["grads_match_reference"], attention) == "needs the feature backward"
+    assert property_cases.not_applicable_because(PROPERTIES["grads_match_reference"], attention) == "needs the feature backward"
 
 
 # ------------------------------------------------------------- resolve
@@ -378,7 +378,7 @@ def test_what_flash_and_cudnn_declare_not_applicable_draws_only_cases_they_decli
     declared = protocol.not_applicable(impl)
     assert set(declared) == {"empty_rows_exact", "empty_rows_get_zero_dq"}
     for prop_name in declared:
-        strategy = fuzz.case_strategy(PROPERTIES[prop_name], features_of(impl, "cuda"), case_sizes.choose(size))
+        strategy = property_cases.cases_for(PROPERTIES[prop_name], impl, "cuda", case_sizes.choose(size))
 
         @settings(max_examples=40, database=None, deadline=None, suppress_health_check=list(HealthCheck))
         @given(strategy)

@@ -18,7 +18,7 @@ import itertools
 
 import pytest
 
-from flashcheck import strategies
+from flashcheck import compile_classes
 from flashcheck.case import LAYOUTS
 from flashcheck.case_sizes import GPU
 from flashcheck.devtools import specialisations
@@ -269,7 +269,7 @@ CASES_PER_CLASS = 12
 def _launches_in_every_class(prop: str) -> list:
     """The launches of a few cases drawn in each class of the gpu sizes' catalogue in turn, as
     the workers of a fuzz run draw them (each starts in a class of its own and widens)."""
-    classes = len(strategies.compile_classes(GPU, GPU.dtypes, ("dense", "mask", "varlen"), LAYOUTS))
+    classes = len(compile_classes.compile_classes(GPU, GPU.dtypes, ("dense", "mask", "varlen"), LAYOUTS))
     return [launch for start in range(classes)
             for launch in specialisations.launches(
                 prop, examples=CASES_PER_CLASS, size=dataclasses.replace(GPU, focus_start=start, focus_classes=1))]

@@ -27,7 +27,7 @@ import torch
 from hypothesis import settings
 
 from flashcheck import case_sizes, protocol
-from flashcheck.engine import crash_store, fuzz_console, fuzz_events, fuzz_workers
+from flashcheck.engine import crash_store, fuzz_console, fuzz_events, fuzz_workers, property_cases
 from flashcheck.case import Case
 from flashcheck.engine import fuzz as fuzz_engine
 from flashcheck.properties import PROPERTIES
@@ -89,7 +89,7 @@ def test_by_default_one_worker_runs_per_core_up_to_sixteen(tmp_path, monkeypatch
 
 def test_every_property_takes_its_turn_and_the_reference_comparisons_every_third():
     features = protocol.features_of(buggy.correct)
-    drawable = [p.name for p in PROPERTIES.values() if fuzz_engine.drawable(p, features, "cpu")]
+    drawable = [p.name for p in PROPERTIES.values() if property_cases.drawable(p, features, "cpu")]
     primary = [name for name in fuzz_engine.PRIMARY if name in drawable]
     others = [name for name in drawable if name not in primary]
     turns = []  # the property of each case run, in order
@@ -473,7 +473,7 @@ def test_a_property_declared_not_applicable_is_not_run_and_shown_as_not_applicab
     status, result = fuzz(tmp_path, "tests.stubs:square_causal_declared", "--property", "empty_rows_exact",
                           "--property", "out_matches_reference", budget=8)
     assert status == EXIT_OK and result["failures"] == []
-    reason = f"{fuzz_engine.DECLARED}: {stubs.SQUARE_CAUSAL_ONLY}"
+    reason = f"{property_cases.DECLARED}: {stubs.SQUARE_CAUSAL_ONLY}"
     assert result["not_applicable"] == {"empty_rows_exact": reason}
     assert "empty_rows_exact" not in result["by_property"] and "empty_rows_exact" not in result["declined_by_property"]
     assert result["by_property"]["out_matches_reference"] > 0, "only the property it names is left out"
@@ -487,7 +487,7 @@ def test_only_properties_declared_not_applicable_is_a_usage_error_saying_why(tmp
     status, result = fuzz(tmp_path, "tests.stubs:square_causal_declared", "--property", "empty_rows_exact")
     assert status == EXIT_USAGE and result is None
     err = capsys.readouterr().err
-    assert "no chosen property applies" in err and f"empty_rows_exact {fuzz_engine.DECLARED}" in err
+    assert "no chosen property applies" in err and f"empty_rows_exact {property_cases.DECLARED}" in err
     assert len(err.strip().splitlines()) == 1, err
 
 
@@ -507,7 +507,7 @@ def test_the_engine_leaves_a_declared_property_out_before_drawing_a_case_for_it(
                                          before_case=lambda prop, case: seen.append(prop),
                                          on_event=on(fuzz_events.NotApplicable,
                                                      lambda event: seen.append((event.property, event.reason))))
-    assert seen[0] == ("empty_rows_exact", f"{fuzz_engine.DECLARED}: {stubs.SQUARE_CAUSAL_ONLY}")
+    assert seen[0] == ("empty_rows_exact", f"{property_cases.DECLARED}: {stubs.SQUARE_CAUSAL_ONLY}")
     assert "empty_rows_exact" not in seen and result.by_property["out_matches_reference"] > 0
 
 

@@ -19,7 +19,7 @@ import torch
 from hypothesis import HealthCheck, given, settings
 
 from flashcheck import case_sizes, cli, peers, protocol
-from flashcheck.engine import fuzz
+from flashcheck.engine import property_cases
 from flashcheck.case import Case
 from flashcheck.cli.commands import EXIT_OK, EXIT_UNCHECKED, EXIT_USAGE
 from flashcheck.peers import sdpa_public, xformers
@@ -169,7 +169,7 @@ def test_what_a_peer_declares_not_applicable_draws_only_cases_it_declines(name, 
     impl = peers.describe(name)
     assert set(protocol.not_applicable(impl)) == properties
     for prop_name in properties:
-        strategy = fuzz.case_strategy(PROPERTIES[prop_name], features_of(impl, "cuda"), case_sizes.choose(size))
+        strategy = property_cases.cases_for(PROPERTIES[prop_name], impl, "cuda", case_sizes.choose(size))
 
         @settings(max_examples=40, database=None, deadline=None, suppress_health_check=list(HealthCheck))
         @given(strategy)

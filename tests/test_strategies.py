@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, Phase, find, given, settings
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 
-from flashcheck import case_sizes, hypothesis_profiles, strategies
+from flashcheck import case_sizes, compile_classes, hypothesis_profiles, strategies
 from flashcheck.case import LAYOUTS, VALUES, Case
 from flashcheck.case_sizes import CaseSizes, GPU, INTERPRETER
 
@@ -479,7 +479,7 @@ def _tile(head_dim: int) -> int:
 
 @pytest.mark.parametrize("seed", range(4))
 def test_compile_classes_combine_every_pair_of_kernel_variant_choices(seed):
-    classes = strategies.compile_classes(dataclasses.replace(GPU, focus_seed=seed), GPU.dtypes, _ALL_MODES, LAYOUTS)
+    classes = compile_classes.compile_classes(dataclasses.replace(GPU, focus_seed=seed), GPU.dtypes, _ALL_MODES, LAYOUTS)
     rows = [{"dtype": c.dtype, "tile": _tile(c.head_dims[0]), "full": c.head_dims == (_tile(c.head_dims[0]),),
              "mode": c.mode, "negative": c.negative_scale} for c in classes]
     values = {"dtype": set(GPU.dtypes), "tile": {16, 32, 64, 128, 256}, "full": {True, False},
@@ -495,17 +495,17 @@ def test_compile_classes_combine_every_pair_of_kernel_variant_choices(seed):
 
 
 def test_other_focus_seeds_pick_other_classes():
-    picked = {strategies.compile_classes(dataclasses.replace(GPU, focus_seed=seed), GPU.dtypes, _ALL_MODES, LAYOUTS)
+    picked = {compile_classes.compile_classes(dataclasses.replace(GPU, focus_seed=seed), GPU.dtypes, _ALL_MODES, LAYOUTS)
               for seed in range(3)}
     assert len(picked) == 3
 
 
 def _residue(n: int) -> int:
-    return strategies.EXACTLY_ONE if n == 1 else n % 16
+    return compile_classes.EXACTLY_ONE if n == 1 else n % 16
 
 
 def test_cases_of_a_compile_class_keep_its_choices_and_lengths_residues():
-    classes = strategies.compile_classes(GPU, GPU.dtypes, _ALL_MODES, LAYOUTS)
+    classes = compile_classes.compile_classes(GPU, GPU.dtypes, _ALL_MODES, LAYOUTS)
     seen = collections.Counter()
 
     @FAST
@@ -533,7 +533,7 @@ def test_cases_of_a_compile_class_keep_its_choices_and_lengths_residues():
 
 
 def test_a_focus_profile_still_draws_cases_outside_its_classes():
-    classes = strategies.compile_classes(GPU, GPU.dtypes, _ALL_MODES, LAYOUTS)
+    classes = compile_classes.compile_classes(GPU, GPU.dtypes, _ALL_MODES, LAYOUTS)
 
     def in_a_class(case):
         mode = "varlen" if case.varlen else "dense" if case.mask.is_none else "mask"
@@ -556,7 +556,7 @@ def test_without_focus_no_compile_class_is_drawn():
 
 
 def test_focus_classes_keep_the_draws_to_the_first_classes_of_the_catalogue():
-    classes = strategies.compile_classes(GPU, GPU.dtypes, _ALL_MODES, LAYOUTS)
+    classes = compile_classes.compile_classes(GPU, GPU.dtypes, _ALL_MODES, LAYOUTS)
     narrow = dataclasses.replace(GPU, focus_classes=1)
     first_class, outside = classes[0], collections.Counter()
 
@@ -572,14 +572,14 @@ def test_focus_classes_keep_the_draws_to_the_first_classes_of_the_catalogue():
     check()
     assert outside["cases"] <= 60 // 8, outside
     # The catalogue itself does not depend on how much of it is drawn from.
-    assert strategies.compile_classes(dataclasses.replace(narrow, focus_classes=None), GPU.dtypes, _ALL_MODES,
+    assert compile_classes.compile_classes(dataclasses.replace(narrow, focus_classes=None), GPU.dtypes, _ALL_MODES,
                                       LAYOUTS) == classes
 
 
 @pytest.mark.parametrize("start", [1, 5, 15 + 2])
 def test_focus_start_draws_from_a_window_of_the_same_catalogue_wrapping_round(start):
     # Fuzz workers of one run share the catalogue and start at classes of their own.
-    classes = strategies.compile_classes(GPU, GPU.dtypes, _ALL_MODES, LAYOUTS)
+    classes = compile_classes.compile_classes(GPU, GPU.dtypes, _ALL_MODES, LAYOUTS)
     sizes = case_sizes.with_focus_seed(GPU, GPU.focus_seed, start=start)
     window = [classes[(start + i) % len(classes)] for i in range(2)]
     narrow, inside = dataclasses.replace(sizes, focus_classes=2), collections.Counter()
@@ -598,7 +598,7 @@ def test_focus_start_draws_from_a_window_of_the_same_catalogue_wrapping_round(st
     check()
     assert inside[0] and inside[1], inside
     assert inside["outside"] <= 60 // 8, inside
-    assert strategies.compile_classes(narrow, GPU.dtypes, _ALL_MODES, LAYOUTS) == classes
+    assert compile_classes.compile_classes(narrow, GPU.dtypes, _ALL_MODES, LAYOUTS) == classes
 
 
 @pytest.mark.parametrize("value", [-1, True, 1.5])

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from flashcheck import compare
-from flashcheck.engine import fuzz
+from flashcheck.engine import property_cases
 from flashcheck.case import Case
 from flashcheck.engine import verdict
 from flashcheck.compare import Violation
@@ -214,7 +214,7 @@ def test_memory_growth_is_not_applicable_on_the_cpu_and_never_passes_there():
     prop = PROPERTIES["repeated_calls_do_not_grow_memory"]
     case = Case(seqlen_q=4, seqlen_k=4, dtype="float32")
     assert not prop.runnable(buggy.FEATURES, case, device="cpu") and prop.runnable(buggy.FEATURES, case, device="cuda")
-    assert "cuda only" in fuzz.not_drawable_because(prop, buggy.FEATURES, "cpu")
+    assert "cuda only" in property_cases.not_drawable_because(prop, buggy.FEATURES, "cpu")
     for impl in (buggy.correct, buggy.leaks_memory):
         with pytest.raises(NotRunnableHere, match="cuda only"):
             prop.check(impl, case, device="cpu")

@@ -11,7 +11,7 @@ pointer's dtype and 16-byte alignment, an integer's width and whether it equals 
 divisible by 16. Triton's cache keeps each compilation, so on a fresh machine the count
 of distinct specialisations is the count of compilations.
 
-This tool draws cases for each property as the suite does (:func:`flashcheck.engine.fuzz.case_strategy`,
+This tool draws cases for each property as the suite does (:func:`flashcheck.engine.property_cases.case_strategy`,
 derandomized, the GPU's feature set), makes the project kernel's call for each one --
 forward, and backward where the property requires it -- with every launch *recorded
 instead of run*, and counts the distinct specialisations per kernel, classified by
@@ -40,7 +40,7 @@ from triton.backends.compiler import BaseBackend
 
 from flashcheck import case_sizes, protocol
 from flashcheck.backward_inputs import gradients
-from flashcheck.engine import fuzz
+from flashcheck.engine import property_cases
 from flashcheck.kernels import config, interface, launcher
 from flashcheck.properties import PROPERTIES
 
@@ -142,7 +142,7 @@ def launches(property_name: str, *, examples: int = 200, size: str = "gpu") -> l
         raise ValueError(f"property: unknown {property_name!r}; known: {sorted(PROPERTIES)}")
     prop = PROPERTIES[property_name]
     impl = interface.flash_attention
-    strategy = fuzz.case_strategy(prop, protocol.features_of(impl, "cuda"), case_sizes.choose(size))
+    strategy = property_cases.cases_for(prop, impl, "cuda", case_sizes.choose(size))
     backward = "backward" in prop.requires
 
     with recorded_launches() as log, _without_local_constants():

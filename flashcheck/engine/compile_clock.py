@@ -10,14 +10,22 @@ the parent times the case without them (:func:`running_seconds`). A compilation 
 ends is still caught: a case's whole time is capped at the timeout plus
 :data:`COMPILE_ALLOWANCE`.
 
-What Triton's JIT does not announce is timed as running: ``torch.compile``'s own
-compilations (FlexAttention's, for one) and Triton compilations started some other way.
+Two other JITs are timed as compiling too, by wrapping their entry points (:data:`OTHER_JITS`):
+the CuTe DSL's ``cutlass.cute.compile`` (FlashAttention-4 compiles a kernel variant through it,
+for seconds, at the first call of each), and Triton's autotuner benchmarking its configs
+(``Autotuner._bench``: FlagGems' SDPA autotunes afresh for every new key length). Nested
+compilations (Triton compiling a config the autotuner benchmarks) count once. What none of
+these announce is timed as running: ``torch.compile``'s own compilations (FlexAttention's, for
+one) and Triton compilations started some other way.
 """
 
 from __future__ import annotations
 
+import functools
+import importlib
 import json
 import os
+import sys
 import time
 from pathlib import Path
 from typing import Callable
@@ -32,12 +40,64 @@ COMPILE_ALLOWANCE = 600.0
 LOG_VARIABLE = "FLASHCHECK_COMPILE_LOG"
 
 
+#: Entry points of JITs that Triton's hooks do not announce, timed as compiling: ``(module,
+#: class or None, function)``. A module is wrapped only where it is imported already (the CuTe DSL
+#: is, by FlashAttention-4's adapter, before the first case) or is Triton's own.
+OTHER_JITS = (("triton.runtime.autotuner", "Autotuner", "_bench"), ("cutlass.cute", None, "compile"))
+
+
 def watch(on_start: Callable[[], None], on_end: Callable[[], None]) -> bool:
-    """Call ``on_start()`` just before and ``on_end()`` just after every Triton JIT
-    compilation in this process, ahead of any hooks already set (which still run, and whose
-    results still count). Returns False, watching nothing, where Triton is missing or has
-    no such hooks."""
-    return _hook(lambda details: on_start(), lambda details: on_end())
+    """Call ``on_start()`` just before and ``on_end()`` just after every compilation in this
+    process: Triton's JIT compilations, ahead of any hooks already set (which still run, and
+    whose results still count), and the calls of :data:`OTHER_JITS`; a compilation inside
+    another counts as part of it. Returns False, watching nothing, where neither Triton's
+    hooks nor any of the other JITs are there."""
+    nesting = _Nesting(on_start, on_end)
+    hooked = _hook(lambda details: nesting.enter(), lambda details: nesting.leave())
+    wrapped = [_wrap(module, owner, name, nesting) for module, owner, name in OTHER_JITS]
+    return hooked or any(wrapped)
+
+
+class _Nesting:
+    """``on_start`` when the outermost compilation starts, ``on_end`` when it ends."""
+
+    def __init__(self, on_start: Callable[[], None], on_end: Callable[[], None]):
+        self.depth, self.on_start, self.on_end = 0, on_start, on_end
+
+    def enter(self) -> None:
+        self.depth += 1
+        if self.depth == 1:
+            self.on_start()
+
+    def leave(self) -> None:
+        self.depth = max(0, self.depth - 1)
+        if self.depth == 0:
+            self.on_end()
+
+
+def _wrap(module_name: str, owner: str | None, name: str, nesting: _Nesting) -> bool:
+    """Time ``module_name.[owner.]name`` as compiling; False where it is not there."""
+    module = sys.modules.get(module_name)
+    if module is None and module_name.startswith("triton."):
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError:
+            return False
+    target = getattr(module, owner, None) if owner is not None else module
+    function = getattr(target, name, None) if target is not None else None
+    if function is None:
+        return False
+
+    @functools.wraps(function)
+    def timed(*args, **kwargs):
+        nesting.enter()
+        try:
+            return function(*args, **kwargs)
+        finally:
+            nesting.leave()
+
+    setattr(target, name, timed)  # a wrapper already there (another watcher) still runs, inside
+    return True
 
 
 def log_compilations(folder, current_case: Callable[[], dict]) -> bool:

@@ -20,9 +20,13 @@ start at classes of their own (``focus_start``, the worker's index): each compil
 class first, side by side with the others, and when it widens, the next class is one that
 a neighbour has already compiled, which Triton's on-disk cache hands it in milliseconds.
 Over a long run every class comes in, and one case in
-:data:`flashcheck.strategies.FOCUS_ESCAPE` is drawn outside any class throughout, so every
+:data:`flashcheck.compile_classes.FOCUS_ESCAPE` is drawn outside any class throughout, so every
 case stays drawable from the first minute. Sizes without ``focus`` (the interpreter's) are
 left as they are.
+
+A class whose cases the implementation only declines, or fails only as a known divergence,
+checks nothing: after :data:`UNCHECKED_TO_LEAVE` such cases in a row the worker leaves the
+classes it is in for the next ones of the catalogue, starting again from one.
 """
 
 from __future__ import annotations
@@ -33,6 +37,9 @@ import dataclasses
 MAX_COMPILE_SHARE = 0.5
 #: Cases finished in the classes in use before another class is added.
 CASES_PER_WIDENING = 8
+#: Cases in a row that checked nothing (declined, or a known divergence) before a worker
+#: leaves its classes.
+UNCHECKED_TO_LEAVE = 6
 
 
 class WideningFocus:
@@ -55,12 +62,24 @@ class WideningFocus:
         self.seconds = 0.0
         self.compile_seconds = 0.0
         self._since_widening = 0
+        #: Classes of the catalogue left behind, past the worker's own start.
+        self.left = 0
+        self._unchecked_in_a_row = 0
 
     def sizes(self):
         """The sizes to draw the next turn's cases with."""
         if not self._sizes.focus:
             return self._sizes
-        return dataclasses.replace(self._sizes, focus_classes=self.classes)
+        return dataclasses.replace(self._sizes, focus_classes=self.classes,
+                                   focus_start=self._sizes.focus_start + self.left)
+
+    def outcome(self, *, checked: bool) -> None:
+        """Count a case's outcome: ``checked`` False for one declined or explained by a known
+        divergence; leave the classes in use after :data:`UNCHECKED_TO_LEAVE` of those in a row."""
+        self._unchecked_in_a_row = 0 if checked else self._unchecked_in_a_row + 1
+        if self._unchecked_in_a_row >= UNCHECKED_TO_LEAVE and self._sizes.focus:
+            self.left += self.classes
+            self.classes, self._since_widening, self._unchecked_in_a_row = 1, 0, 0
 
     def record(self, seconds: float, compile_seconds: float) -> None:
         """Count a finished case (``seconds`` in all, ``compile_seconds`` of them compiling),

@@ -22,9 +22,9 @@ from hypothesis import strategies as st
 from hypothesis.database import DirectoryBasedExampleDatabase
 from hypothesis.errors import Unsatisfiable
 
-from flashcheck import case as case_module
-from flashcheck import protocol, strategies
+from flashcheck import protocol
 from flashcheck.case import Case
+from flashcheck.engine.property_cases import UNSATISFIABLE, cases_for, not_applicable_because
 from flashcheck.compare import PropertyFailure
 from flashcheck.properties import PROPERTIES
 from flashcheck.properties.registry import Property
@@ -59,104 +59,6 @@ OTHERS_PER_PRIMARY = 2
 #: ever have the first dtype, float16: so the first choice is this number, which no case
 #: depends on, and the case after it is drawn from its strategy's own distribution.
 _TURN_NONCE = st.integers(min_value=0, max_value=2**32 - 1)
-
-#: ``Property.draw`` keys passed straight to :func:`flashcheck.strategies.cases`.
-_DRAW_ARGUMENTS = ("empty_rows", "mask", "varlen", "key_padding", "gqa", "dtypes", "values")
-
-
-#: The features that can hide a key from a query: a band (causal, window), a mask, packing.
-HIDING_FEATURES = frozenset({"causal", "window", "mask", "varlen"})
-
-
-#: A case of an avoided class (:func:`case_strategy`) is kept once in this many draws.
-AVOIDED_ODDS = 32
-
-
-def case_strategy(prop: Property, features, sizes, *, avoid=frozenset()):
-    """Cases for ``prop`` inside ``features``, drawn as the property asks (``prop.draw``):
-    ``empty_rows``, ``mask``, ``varlen``, ``key_padding``, ``gqa``, ``dtypes``, ``values`` as in
-    :func:`flashcheck.strategies.cases`; ``unmasked``: no band, mask or packing.
-
-    ``avoid``: case classes (:func:`flashcheck.engine.fuzz_result.case_class`) drawn rarely, one
-    draw in :data:`AVOIDED_ODDS` of those that fall in them kept: a campaign's classes whose
-    cases keep crashing workers, avoided but never excluded (where every case lies in one, the
-    property still runs)."""
-    kwargs = {"sizes": sizes, "features": features}
-    kwargs.update({key: prop.draw[key] for key in _DRAW_ARGUMENTS if key in prop.draw})
-    if prop.draw.get("unmasked"):
-        kwargs["features"] = frozenset(features) - HIDING_FEATURES
-    cases = strategies.cases(**kwargs).filter(prop.applies)
-    if not avoid:
-        return cases
-    # The odds are a drawn number, not a random call: hypothesis replays and shrinks them too.
-    return st.tuples(st.integers(0, AVOIDED_ODDS - 1), cases).filter(
-        lambda drawn: drawn[0] == 0 or case_class(drawn[1].spec()) not in avoid).map(lambda drawn: drawn[1])
-
-
-def drawable(prop: Property, features, device=None) -> bool:
-    """Whether cases for ``prop`` exist inside ``features`` (see :func:`not_drawable_because`)."""
-    return not_drawable_because(prop, features, device) is None
-
-
-def not_drawable_because(prop: Property, features, device=None) -> str | None:
-    """Why no case for ``prop`` exists inside ``features`` (on ``device``, when given), or
-    None when cases can be drawn: the property cannot be measured on that device kind; a
-    feature it requires is not declared; rows without keys need a band, a mask or packing;
-    masked or packed draws need that feature; a property drawing some dtypes only needs one
-    of them declared; a property about hidden keys or rows without keys needs a feature
-    that can hide keys (a band, a mask, packing)."""
-    if device is not None and not prop.runs_on(device):
-        return f"can be measured on {', '.join(sorted(prop.devices))} only, not on {torch_device_kind(device)}"
-    missing = prop.requires - features
-    if missing:
-        return f"needs the feature{'s' if len(missing) > 1 else ''} {', '.join(sorted(missing))}"
-    hiding = ", ".join(sorted(HIDING_FEATURES - {"varlen"})) + " or varlen"
-    if prop.draw.get("empty_rows") and not features & HIDING_FEATURES:
-        return f"draws rows without keys, which need one of the features {hiding}"
-    if prop.draw.get("hides_keys") and not features & HIDING_FEATURES:
-        return f"draws cases that hide keys from queries, which need one of the features {hiding}"
-    named_dtypes = features & set(case_module.DTYPES)  # none named: every dtype
-    if "dtypes" in prop.draw and named_dtypes and not named_dtypes & set(prop.draw["dtypes"]):
-        return f"draws only {', '.join(prop.draw['dtypes'])}, none of them declared"
-    if (prop.draw.get("mask") or prop.draw.get("key_padding")) and "mask" not in features:
-        return "draws masked cases, which need the feature mask"
-    if prop.draw.get("varlen") and "varlen" not in features:
-        return "draws packed cases, which need the feature varlen"
-    return None
-
-
-#: How a property the implementation declares not applicable (``flashcheck_not_applicable``,
-#: :func:`flashcheck.protocol.not_applicable`) is reported, before the declared reason.
-DECLARED = "declared not applicable by the implementation"
-
-
-def declared_not_applicable(prop: Property, impl) -> str | None:
-    """Why ``impl`` declares ``prop`` not applicable, as reported (``"declared not applicable by
-    the implementation: REASON"``), or None when it does not declare it so."""
-    reason = protocol.not_applicable(impl).get(prop.name)
-    return None if reason is None else f"{DECLARED}: {reason}"
-
-
-def not_applicable_because(prop: Property, impl, device=None) -> str | None:
-    """Why ``prop`` is not run on ``impl`` (on ``device``, when given), or None when it is:
-    no case for it exists inside the implementation's features there
-    (:func:`not_drawable_because`), or the implementation declares it not applicable
-    (:func:`declared_not_applicable`). What fuzzing and the pytest suite leave out, each
-    shown with this reason as not applicable, never as passed."""
-    reason = not_drawable_because(prop, protocol.features_of(impl, device), device)
-    return reason if reason is not None else declared_not_applicable(prop, impl)
-
-
-def torch_device_kind(device) -> str:
-    """``"cpu"``, ``"cuda"``...: the kind of a device given as a string or torch.device."""
-    import torch
-
-    return torch.device(device).type
-
-
-#: Why a property whose every drawn case its ``applies`` rejected is not applicable.
-UNSATISFIABLE = "no case drawn inside the declared features is one it applies to"
-
 
 def case_kinds(case) -> list[str]:
     """Labels that say which regions of the case space a case exercises."""
@@ -286,6 +188,12 @@ class InProcessFuzzer:
         self.reported: set[str] = set()
         self.pending: dict[str, Failure] = {}
         self.features = protocol.features_of(impl, device)
+        #: The declared case domain, where one is: a decline of a case inside it is reported.
+        self.domain = protocol.declared_case_domain(impl, device)
+        #: Predicates of the cases of the scoped known divergences seen so far: drawn rarely.
+        self.seen_divergences: dict[str, object] = {}
+        #: Properties whose every case is one to draw rarely: drawn without steering.
+        self.unsteered: set[str] = set()
         self.chosen = [PROPERTIES[name] for name in properties] if properties else list(PROPERTIES.values())
         self.examples = DirectoryBasedExampleDatabase(database) if database else None
         self.result = FuzzResult()
@@ -358,6 +266,11 @@ class InProcessFuzzer:
         except Unsatisfiable:
             if self.seen:
                 raise
+            if self.rare(prop):
+                # Every case drawn was one to draw rarely (a known divergence's, an avoided
+                # class's): the property's cases all lie there, so it is drawn as before.
+                self.unsteered.add(prop.name)
+                return True
             # Every case drawn was one the property does not apply to (its `applies`
             # filter, e.g. cases that hide keys, with no band, mask or packing declared).
             self.order.remove(prop)
@@ -383,7 +296,7 @@ class InProcessFuzzer:
         # runs of one function, as its pytest plugin does for parametrized tests).
         one_case._hypothesis_internal_add_digest = prop.name.encode()
         turn_sizes = self.sizes() if callable(self.sizes) else self.sizes
-        cases = case_strategy(prop, self.features, turn_sizes, avoid=self.campaign().avoided)
+        cases = cases_for(prop, self.impl, self.device, turn_sizes, rare=self.rare(prop))
         test = given(st.tuples(_TURN_NONCE, cases))(one_case)
         if round_seed is not None:
             test = hypothesis_seed(round_seed)(test)
@@ -424,8 +337,9 @@ class InProcessFuzzer:
         if verdict.outcome is Outcome.DECLINED:
             # The adapter's documented way to decline a case inside its declared features
             # that it cannot express (e.g. causal with Nq != Nk for SDPA's flash backend).
-            self.result.decline(prop.name, verdict.reason)
-            self.report(fuzz_events.Declined(prop.name, key[1], verdict.reason))
+            inside = self.domain is not None and self.domain.outside_because(case) is None
+            self.result.decline(prop.name, verdict.reason, inside_domain=key[1] if inside else None)
+            self.report(fuzz_events.Declined(prop.name, key[1], verdict.reason, inside_domain=inside))
             return
         if verdict.outcome is Outcome.KNOWN:
             self.known_divergence_seen(prop, verdict)
@@ -451,10 +365,27 @@ class InProcessFuzzer:
             known = Failure.from_verdict(verdict)
             self.result.known.append(known)
             self.report(fuzz_events.KnownDivergenceSeen(known))
-        if protocol.known_divergences(self.impl)[prop.name].scoped:
+        divergence = protocol.known_divergences(self.impl)[prop.name]
+        if divergence.scoped:
             self.passed.add((prop.name, verdict.case.spec()))
+            self.seen_divergences[prop.name] = divergence.steer
         else:
             self.order.remove(prop)
+
+    def rare(self, prop: Property) -> tuple:
+        """What ``prop``'s cases draw rarely now: the campaign's avoided case classes, and the
+        cases of a known divergence of ``prop`` already seen (its ``steer``, a cheap predicate
+        covering the cases it explains), so that a declared finding is not found again and again."""
+        predicates = []
+        if prop.name in self.unsteered:
+            return ()
+        avoided = self.campaign().avoided
+        if avoided:
+            predicates.append(lambda case: case_class(case.spec()) in avoided)
+        steer = self.seen_divergences.get(prop.name)
+        if steer is not None:
+            predicates.append(steer)
+        return tuple(predicates)
 
     def to_shrink(self, failure: PropertyFailure) -> bool:
         """In a campaign, whether ``failure`` is one to shrink now: not when its signature is

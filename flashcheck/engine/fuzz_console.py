@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -51,6 +52,14 @@ def print_fuzz_result(result, impl_name: str, device: str, *, shrunk: bool = Tru
     wraps at the table's width, which split "0 cases" over two lines)."""
     console.print(f"{impl_name} on {device}: {result.cases} cases in {result.seconds:.1f} s", soft_wrap=True,
                   highlight=False, style="bold")
+    if result.case_domain is not None:
+        from flashcheck.case_domain import CaseDomain  # imports no torch
+
+        console.print(f"case domain: {CaseDomain(**_domain_fields(result.case_domain)).describe()}", markup=False,
+                      highlight=False, soft_wrap=True)
+    if result.compile_key is not None:
+        console.print(f"compile key: {', '.join(result.compile_key) or 'none (nothing compiled per case)'}",
+                      markup=False, highlight=False, soft_wrap=True)
     pace = _pace(result)
     if pace:
         console.print(pace, highlight=False, soft_wrap=True)
@@ -66,6 +75,10 @@ def print_fuzz_result(result, impl_name: str, device: str, *, shrunk: bool = Tru
         for name, reasons in sorted(result.declined_by_property.items()):
             for reason, count in reasons.most_common():
                 console.print(f"  {name}: {count} declined: {reason}", markup=False, highlight=False, soft_wrap=True)
+    for entry in result.declined_inside_domain:
+        console.print(f"[bold red]declined inside the declared case domain[/] ({entry['count']} cases of "
+                      f"{entry['property']}): the implementation's flashcheck_case_domain is wrong; it declined "
+                      f"{escape(repr(entry['case']))}: {escape(entry['reason'])}", highlight=False, soft_wrap=True)
     never = result.never_checked()
     if never:
         console.print(f"[bold red]never checked[/] (every case declined): {', '.join(never)}", highlight=False,
@@ -163,3 +176,8 @@ def _distinct(failures) -> list[tuple]:
         first, count = counts.get(key, (failure, 0))
         counts[key] = (first, count + failure.count)
     return list(counts.values())
+
+
+def _domain_fields(declared: dict) -> dict:
+    """A :meth:`~flashcheck.case_domain.CaseDomain.as_dict` back as the dataclass's fields."""
+    return {key: frozenset(value) if isinstance(value, list) else value for key, value in declared.items()}

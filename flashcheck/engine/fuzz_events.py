@@ -44,11 +44,13 @@ class Passed:
 @dataclass(frozen=True)
 class Declined:
     """The implementation declined a case of ``property`` (``NotImplementedError``) with ``reason``:
-    nothing was checked."""
+    nothing was checked. ``inside_domain``: the case lies inside the case domain the
+    implementation declares (:mod:`flashcheck.case_domain`), so the declaration is wrong."""
 
     property: str
     case: str
     reason: str
+    inside_domain: bool = False
 
 
 @dataclass(frozen=True)

@@ -156,6 +156,14 @@ class FuzzResult:
     declined: int = 0  # cases the implementation declined with NotImplementedError
     #: Declined cases by property, then by the message the implementation declined with.
     declined_by_property: dict[str, Counter] = field(default_factory=dict)
+    #: Declined cases that lie inside the case domain the implementation declares: the
+    #: declaration is wrong. ``{"property", "case", "reason", "count"}``, one per property and
+    #: reason, with its first case.
+    declined_inside_domain: list[dict] = field(default_factory=list)
+    #: The implementation's declared case domain (:meth:`flashcheck.case_domain.CaseDomain.as_dict`;
+    #: None: none declared) and compile key (None: Triton's specialisation assumed), as run.
+    case_domain: dict | None = None
+    compile_key: list | None = None
     #: Properties not run because no case inside the implementation's features is one they
     #: apply to, or because the implementation declares them not applicable, with the reason:
     #: not passed, not failed.
@@ -272,16 +280,25 @@ class FuzzResult:
         """The share of finished cases' worker time spent compiling (None: not timed)."""
         return self.compile_seconds / self.case_seconds if self.case_seconds > 0 else None
 
-    def decline(self, prop: str, reason: str) -> None:
-        """Record one case of property ``prop`` that the implementation declined with ``reason``."""
+    def decline(self, prop: str, reason: str, *, inside_domain: str | None = None) -> None:
+        """Record one case of property ``prop`` that the implementation declined with ``reason``;
+        ``inside_domain``: the case's spec where it lies inside the declared case domain."""
         self.declined += 1
         self.declined_by_property.setdefault(prop, Counter())[reason] += 1
+        if inside_domain is None:
+            return
+        for entry in self.declined_inside_domain:
+            if entry["property"] == prop and entry["reason"] == reason:
+                entry["count"] += 1
+                return
+        self.declined_inside_domain.append({"property": prop, "case": inside_domain, "reason": reason, "count": 1})
 
     def to_json(self, *, impl_name: str, device: str, budget: float) -> dict:
         """The result as plain data: ``impl``, ``device``, ``budget``, ``seconds``, ``cases``
         (checked and passed), ``declined``, ``found``, ``checked_anything`` (see
         :attr:`checked_anything`), ``by_property`` and ``by_kind`` (counts),
-        ``declined_by_property`` (``{property: {reason: count}}``), ``not_applicable``
+        ``declined_by_property`` (``{property: {reason: count}}``), ``declined_inside_domain``,
+        ``case_domain`` and ``compile_key`` (see the fields), ``not_applicable``
         (``{property: reason}``), and ``failures``: a list of ``{"kind", "property", "case",
         "evidence", "replay", "seconds", "shrunk", "signature", "count", "script"}`` (see
         :class:`Failure`; ``seconds``: when it was found; ``count``: how many times the run met
@@ -294,6 +311,8 @@ class FuzzResult:
             "cases": self.cases, "declined": self.declined, "found": self.found,
             "checked_anything": self.checked_anything,
             "declined_by_property": {name: dict(reasons) for name, reasons in self.declined_by_property.items()},
+            "declined_inside_domain": self.declined_inside_domain, "case_domain": self.case_domain,
+            "compile_key": self.compile_key,
             "not_applicable": dict(self.not_applicable),
             "by_property": dict(self.by_property), "by_kind": dict(self.by_kind),
             "failures": [failure.to_json() for failure in self.failures], "workers": self.workers,

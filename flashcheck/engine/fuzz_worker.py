@@ -223,6 +223,8 @@ class Worker:
     def after_case(self, verdict) -> None:
         from flashcheck.engine.verdict import Outcome
 
+        self.focus.outcome(checked=verdict.outcome not in (Outcome.DECLINED, Outcome.KNOWN))
+
         if verdict.outcome is Outcome.FATAL:
             # The worker exits with the case still on file, which the parent reports with it,
             # and the log's tail, which it quotes: the error's traceback, then the verdict with

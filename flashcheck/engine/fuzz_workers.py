@@ -245,7 +245,7 @@ class WorkerPoolRun:
             case fuzz_events.KnownDivergenceSeen():
                 result.add_known(dataclasses.replace(event.failure, seconds=now))
             case fuzz_events.Declined():
-                result.decline(event.property, event.reason)
+                result.decline(event.property, event.reason, inside_domain=event.case if event.inside_domain else None)
             case fuzz_events.NotApplicable():
                 result.not_applicable[event.property] = event.reason
             case fuzz_events.Stale():  # a stored entry the implementation's features no longer cover

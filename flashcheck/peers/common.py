@@ -180,13 +180,21 @@ class Peer:
     in the protocol's layout and units (lse None where the adapter does not declare it).
     ``not_applicable``: the properties whose every case the library's documented contract
     excludes, with the reason (``flashcheck_not_applicable``, docs/protocol.md).
+    ``case_domain``: by device kind, the values of a case the library documents it runs
+    (``flashcheck_case_domain_by_device``, :mod:`flashcheck.case_domain`), or a function giving
+    that mapping, for a contract that depends on the GPU found at run time.
+    ``compile_key``: the case attributes that select one of the library's compiled variants
+    (``flashcheck_compile_key``, :func:`flashcheck.protocol.compile_key_of`); None: Triton's
+    specialisation; empty: nothing is compiled per case.
     """
 
     def __init__(self, name: str, library: Library, features: Mapping[str, Iterable[str]], run: Callable,
                  *, check: Callable | None = None, doc: str = "",
                  known_divergences: Mapping[str, str | KnownDivergence] | None = None,
                  every_property: KnownDivergence | None = None,
-                 not_applicable: Mapping[str, str] | None = None):
+                 not_applicable: Mapping[str, str] | None = None,
+                 case_domain: Mapping[str, Mapping] | Callable[[], Mapping[str, Mapping]] | None = None,
+                 compile_key: tuple[str, ...] | None = None):
         self.name = name
         self.library = library
         self.flashcheck_features_by_device = {kind: check_features(f) for kind, f in features.items()}
@@ -195,12 +203,19 @@ class Peer:
         self.flashcheck_not_applicable = dict(not_applicable or {})
         self._run = run
         self._check = check
+        self._case_domain = case_domain
+        self.flashcheck_compile_key = compile_key
         self.__doc__ = doc or run.__doc__
 
     @property
     def flashcheck_known_divergences(self) -> dict[str, KnownDivergence]:
         """The declared known divergences (:func:`on_every_property`)."""
         return on_every_property(self._known, self._every_property)
+
+    @property
+    def flashcheck_case_domain_by_device(self) -> Mapping[str, Mapping] | None:
+        """The declared case domain by device kind (see the class docstring)."""
+        return self._case_domain() if callable(self._case_domain) else self._case_domain
 
     @property
     def flashcheck_features(self) -> frozenset:

@@ -50,7 +50,7 @@ from __future__ import annotations
 
 import torch
 
-from flashcheck.divergences import NEGATIVE_SCALE, KnownDivergence, float16_backward_overflows, under
+from flashcheck.divergences import NEGATIVE_SCALE, KnownDivergence, float16_backward_overflows, is_float16, under
 from flashcheck.peers import fa4_call
 from flashcheck.peers.common import HALF, Library, Peer, Request
 
@@ -72,7 +72,7 @@ NONDETERMINISTIC_BACKWARD = (
 FLOAT16_RANGE = {"grads_match_reference_where_ds_exceeds_float16": KnownDivergence(
     "float16: rounds dS to float16 where the exact |dS| exceeds its range, giving NaN and infinite gradients "
     "(flashcheck.divergences.float16_backward_overflows; [4.0.0b36, 2.11 H100])",
-    under("ds_range", float16_backward_overflows),
+    under("ds_range", float16_backward_overflows), steer=is_float16,
 )}
 
 
@@ -110,6 +110,22 @@ def _check(name: str, deterministic: bool):
     return check
 
 
+#: What selects one of FA4's compiled kernels: ``_flash_attn_fwd`` and ``_flash_attn_bwd`` key
+#: their compile caches on the dtype, the head dim, the query heads per KV head (pack_gqa), causal
+#: and the presence of each window side, the lse, and whether the call is packed
+#: (``cu_seqlens_q is None``); the scale and the lengths are runtime arguments.
+COMPILE_KEY = ("dtype", "head_dim", "gqa_ratio", "band", "mode")
+
+
+def case_domain() -> dict:
+    """The head dims ``_validate_head_dims`` (``flash_attn/cute/interface.py``) accepts on the GPU
+    here: on sm100/sm110 between 8 and 128 and a multiple of 8, or 256; elsewhere (sm90, or no GPU
+    yet) between 8 and 256 and a multiple of 8."""
+    if torch.cuda.is_available() and _capability(torch.device("cuda"))[0] in (10, 11):
+        return {"cuda": {"head_dims": tuple(range(8, 129, 8)) + (256,)}}
+    return {"cuda": {"head_dim_multiple": 8, "min_head_dim": 8, "max_head_dim": 256}}
+
+
 def _band(request: Request) -> dict:
     return dict(scale=request.scale, causal=request.causal, left=request.left, right=request.right)
 
@@ -135,17 +151,18 @@ def dense() -> Peer:
     """``fa4``: flash_attn.cute.flash_attn_func."""
     return Peer("fa4", LIBRARY, {"cuda": FEATURES}, _run_dense(False), check=_check("fa4", False),
                 known_divergences={"backward_deterministic": NONDETERMINISTIC_BACKWARD, **FLOAT16_RANGE},
-                every_property=NEGATIVE_SCALE)
+                every_property=NEGATIVE_SCALE, case_domain=case_domain, compile_key=COMPILE_KEY)
 
 
 def deterministic() -> Peer:
     """``fa4-deterministic``: flash_attn.cute.flash_attn_func with deterministic=True."""
     return Peer("fa4-deterministic", LIBRARY, {"cuda": FEATURES}, _run_dense(True),
-                check=_check("fa4-deterministic", True), known_divergences=FLOAT16_RANGE, every_property=NEGATIVE_SCALE)
+                check=_check("fa4-deterministic", True), known_divergences=FLOAT16_RANGE, every_property=NEGATIVE_SCALE,
+                case_domain=case_domain, compile_key=COMPILE_KEY)
 
 
 def varlen() -> Peer:
     """``fa4-varlen``: flash_attn.cute.flash_attn_varlen_func, packed and dense cases."""
     return Peer("fa4-varlen", LIBRARY, {"cuda": FEATURES | {"varlen"}}, _run_varlen, check=_check("fa4-varlen", False),
                 known_divergences={"backward_deterministic": NONDETERMINISTIC_BACKWARD, **FLOAT16_RANGE},
-                every_property=NEGATIVE_SCALE)
+                every_property=NEGATIVE_SCALE, case_domain=case_domain, compile_key=COMPILE_KEY)

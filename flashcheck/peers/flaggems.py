@@ -61,7 +61,7 @@ from __future__ import annotations
 import torch
 
 from flashcheck.case import Case
-from flashcheck.divergences import NEGATIVE_SCALE, KnownDivergence, combined
+from flashcheck.divergences import NEGATIVE_SCALE, KnownDivergence, combined, with_empty_rows
 from flashcheck.peers.common import (
     HALF, ContiguousGradient, Library, Peer, Request, allowed, dense_from_packed, last_dim_contiguous,
     varlen_arguments, row_major,
@@ -74,13 +74,13 @@ LIBRARY = Library("flag_gems.ops", ("flag-gems",), extra="flaggems")
 #: queries than keys) get NaN outputs where 0 is exact (docs/repros/flaggems_nan_outputs.py).
 EMPTY_ROWS_NAN = KnownDivergence(
     "rows without an allowed key get NaN outputs where 0 is exact ([5.0.2, 2.11 H100]; docs/findings.md)",
-    lambda case: case.has_empty_rows,
+    with_empty_rows, steer=with_empty_rows,
 )
 #: [5.0.2, 2.11 H100] flash_attn_varlen_func: rows without an allowed key get lse +inf where the
 #: protocol's is -inf: FlashAttention-2's convention, which makes exp(s - lse) vanish in its backward.
 EMPTY_ROWS_LSE = KnownDivergence(
     "rows without an allowed key get lse +inf, not -inf (FlashAttention-2's convention; [5.0.2, 2.11 H100])",
-    lambda case: case.has_empty_rows,
+    with_empty_rows, steer=with_empty_rows,
 )
 
 SDPA_HEAD_DIMS = (16, 32, 64, 128, 256)
@@ -168,20 +168,32 @@ def _run_varlen(module, q, k, v, request: Request):
     return dense_from_packed(out, lse, request.batch, request.nq)
 
 
+#: The Triton autotuner of FlagGems' SDPA forward is keyed on the key length and the head dim
+#: (src/flag_gems/ops/attention.py, ``_attn_fwd``: ``key=["KV_CTX", "HEAD_DIM"]``): every new key
+#: length autotunes afresh. The dtype and causality are compiled in.
+SDPA_COMPILE_KEY = ("dtype", "head_dim", "seqlen_k", "band", "mode", "gqa_ratio")
+#: FlagGems' flash forward passes the softmax scale and both window bounds as ``tl.constexpr``
+#: (src/flag_gems/ops/flash_kernel.py): a variant per scale and window.
+FLASH_COMPILE_KEY = ("dtype", "head_dim", "softmax_scale", "window", "gqa_ratio")
+
+
 def sdpa() -> Peer:
     """``flaggems-sdpa``: flag_gems.ops.scaled_dot_product_attention, forward and backward."""
     features = frozenset({"causal", "window", "gqa", "mask", "backward"}) | DTYPE_NAMES
-    return Peer("flaggems-sdpa", LIBRARY, {"cuda": features}, _run_sdpa, check=_check_sdpa)
+    return Peer("flaggems-sdpa", LIBRARY, {"cuda": features}, _run_sdpa, check=_check_sdpa,
+                case_domain={"cuda": {"head_dims": SDPA_HEAD_DIMS}}, compile_key=SDPA_COMPILE_KEY)
 
 
 def flash() -> Peer:
     """``flaggems-flash``: flag_gems.ops.flash_attention_forward, forward only, with lse."""
     return Peer("flaggems-flash", LIBRARY, {"cuda": frozenset({"causal", "window", "gqa", "lse"}) | HALF},
-                _run_flash, check=_check_flash, every_property=combined(NEGATIVE_SCALE, EMPTY_ROWS_NAN))
+                _run_flash, check=_check_flash, every_property=combined(NEGATIVE_SCALE, EMPTY_ROWS_NAN),
+                case_domain={"cuda": {"head_dims": FLASH_HEAD_DIMS}}, compile_key=FLASH_COMPILE_KEY)
 
 
 def varlen() -> Peer:
     """``flaggems-varlen``: flag_gems.ops.flash_attn_varlen_func, forward only, with lse."""
     return Peer("flaggems-varlen", LIBRARY,
                 {"cuda": frozenset({"causal", "window", "gqa", "varlen", "lse"}) | HALF}, _run_varlen,
-                check=_check_varlen, every_property=combined(NEGATIVE_SCALE, EMPTY_ROWS_LSE))
+                check=_check_varlen, every_property=combined(NEGATIVE_SCALE, EMPTY_ROWS_LSE),
+                case_domain={"cuda": {"head_dim_multiple": 8, "max_head_dim": 256}}, compile_key=FLASH_COMPILE_KEY)

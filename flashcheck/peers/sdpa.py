@@ -89,7 +89,7 @@ import torch
 from flashcheck import packing
 from flashcheck.divergences import (
     NEGATIVE_SCALE, KnownDivergence, as_known_divergence, either, float16_backward_overflows, float16_subnormal_probabilities,
-    sdpa_no_keys_backward_overflows, sdpa_no_keys_forward_overflows, under,
+    is_float16, sdpa_no_keys_backward_overflows, sdpa_no_keys_forward_overflows, under, with_empty_rows, without_keys,
 )
 from flashcheck.masks import UNBOUNDED, as_4d, band, check_attn_mask, effective_window
 from flashcheck.peers.common import on_every_property
@@ -346,7 +346,7 @@ def _output_and_lse(op, result):
 #: -inf (its output is 0); on every property, for the cases that have such rows.
 EMPTY_ROWS_LSE_ZERO = KnownDivergence(
     "a row without an allowed key gets lse 0 instead of -inf (its output is 0) ([2.11 H100])",
-    lambda case: case.has_empty_rows,
+    with_empty_rows, steer=with_empty_rows,
 )
 
 
@@ -441,23 +441,23 @@ _EMPTY_KEYS_FORWARD = KnownDivergence(
     "on an empty key axis SDPA's frontend returns zeros + (q.sum() + k.sum() + v.sum())·0 in the "
     "input dtype, NaN where the sum of q overflows (flashcheck.divergences.sdpa_no_keys_forward_overflows; "
     "[2.13 CPU])",
-    sdpa_no_keys_forward_overflows,
+    sdpa_no_keys_forward_overflows, steer=without_keys,
 )
 _EMPTY_KEYS_BACKWARD = KnownDivergence(
     "on an empty key axis SDPA's frontend backward gives dQ = dO.sum()·0 in the input dtype, NaN where "
     "the upstream gradient sums beyond the range (flashcheck.divergences.sdpa_no_keys_backward_overflows; "
     "[2.13 CPU])",
-    sdpa_no_keys_backward_overflows,
+    sdpa_no_keys_backward_overflows, steer=without_keys,
 )
 _EMPTY_KEYS_STRESSED = KnownDivergence(
     _EMPTY_KEYS_BACKWARD.reason + ", on the property's scaled inputs and upstream gradient",
-    under("ds_range", sdpa_no_keys_backward_overflows),
+    under("ds_range", sdpa_no_keys_backward_overflows), steer=without_keys,
 )
 _EMPTY_KEYS_BOTH = KnownDivergence(
     "on an empty key axis SDPA's frontend returns zeros + (q.sum() + k.sum() + v.sum())·0 and its "
     "backward dQ = dO.sum()·0, in the input dtype: NaN where either sum overflows "
     "(flashcheck.divergences.sdpa_no_keys_forward_overflows, sdpa_no_keys_backward_overflows; [2.13 CPU])",
-    either(sdpa_no_keys_forward_overflows, sdpa_no_keys_backward_overflows),
+    either(sdpa_no_keys_forward_overflows, sdpa_no_keys_backward_overflows), steer=without_keys,
 )
 
 
@@ -518,12 +518,13 @@ _FLOAT16_EFFICIENT = KnownDivergence(
 _FLOAT16_RANGE_STRESSED = KnownDivergence(
     "float16: rounds dS to float16 where the property's scaled inputs make the exact |dS| "
     "exceed its range (float16_backward_overflows on the inputs of the dS-range property)",
-    under("ds_range", float16_backward_overflows),
+    under("ds_range", float16_backward_overflows), steer=is_float16,
 )
 _FLOAT16_EFFICIENT_STRESSED = KnownDivergence(
     "float16: as in grads_match_reference (subnormal probabilities, dS beyond float16's "
     "range), on the property's scaled inputs",
     either(under("ds_range", float16_subnormal_probabilities), under("ds_range", float16_backward_overflows)),
+    steer=is_float16,
 )
 
 

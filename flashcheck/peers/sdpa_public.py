@@ -42,7 +42,7 @@ import torch
 from flashcheck.divergences import (
     NEGATIVE_SCALE,
     KnownDivergence, either, float16_backward_overflows, float16_subnormal_probabilities,
-    sdpa_no_keys_backward_overflows, sdpa_no_keys_forward_overflows, under,
+    is_float16, sdpa_no_keys_backward_overflows, sdpa_no_keys_forward_overflows, under, without_keys,
 )
 from flashcheck.peers import sdpa_public_call
 from flashcheck.peers.common import HALF, Library, Peer, Request
@@ -76,23 +76,24 @@ _FLOAT16_EFFICIENT = KnownDivergence(
     either(float16_subnormal_probabilities, float16_backward_overflows))
 _FLOAT16_RANGE_STRESSED = KnownDivergence(
     "float16: rounds dS to float16 where the property's scaled inputs make the exact |dS| exceed its range",
-    under("ds_range", float16_backward_overflows))
+    under("ds_range", float16_backward_overflows), steer=is_float16)
 _FLOAT16_EFFICIENT_STRESSED = KnownDivergence(
     "float16: as in grads_match_reference, on the property's scaled inputs",
-    either(under("ds_range", float16_subnormal_probabilities), under("ds_range", float16_backward_overflows)))
+    either(under("ds_range", float16_subnormal_probabilities), under("ds_range", float16_backward_overflows)),
+    steer=is_float16)
 #: torch's SDPA frontend itself, before any backend, on an empty key axis (measured as sdpa-math,
 #: whose call is this one with the math backend forced: flashcheck.peers.sdpa, _EMPTY_KEYS_FORWARD).
 #: The fused backends refuse an empty key axis (check_nonzero_sequence_lengths_dense): declined.
 _EMPTY_KEYS_FORWARD = KnownDivergence(
     "on an empty key axis SDPA's frontend returns zeros + (q.sum() + k.sum() + v.sum())·0 in the input dtype, "
     "NaN where the sum of q overflows (flashcheck.divergences.sdpa_no_keys_forward_overflows; measured as "
-    "sdpa-math, [2.13 CPU])", sdpa_no_keys_forward_overflows)
+    "sdpa-math, [2.13 CPU])", sdpa_no_keys_forward_overflows, steer=without_keys)
 _EMPTY_KEYS_BACKWARD = KnownDivergence(
     "on an empty key axis SDPA's frontend backward gives dQ = dO.sum()·0 in the input dtype, NaN where the "
     "upstream gradient sums beyond the range (flashcheck.divergences.sdpa_no_keys_backward_overflows; measured "
-    "as sdpa-math, [2.13 CPU])", sdpa_no_keys_backward_overflows)
+    "as sdpa-math, [2.13 CPU])", sdpa_no_keys_backward_overflows, steer=without_keys)
 _EMPTY_KEYS_STRESSED = KnownDivergence(_EMPTY_KEYS_BACKWARD.reason + ", on the property's scaled inputs",
-                                       under("ds_range", sdpa_no_keys_backward_overflows))
+                                       under("ds_range", sdpa_no_keys_backward_overflows), steer=without_keys)
 _EMPTY_KEYS = {
     **{name: _EMPTY_KEYS_FORWARD for name in ("out_matches_reference", "outputs_finite", "empty_rows_exact",
                                               "key_shift_invariance", "value_linearity")},

@@ -37,7 +37,7 @@ def register(subparsers) -> None:
 def run(args, device) -> int:
     """Report the case's verdict; the exit statuses are the module's docstring's."""
     from flashcheck import protocol
-    from flashcheck.engine import fuzz
+    from flashcheck.engine import property_cases
     from flashcheck.engine.verdict import Outcome, decide
 
     try:
@@ -55,7 +55,7 @@ def run(args, device) -> int:
                else f"does not apply to this case for {args.impl}: {reason}")
         print(f"flashcheck: {prop.name} {why}", file=sys.stderr)
         return EXIT_USAGE
-    declared = fuzz.declared_not_applicable(prop, impl)
+    declared = property_cases.declared_not_applicable(prop, impl)
     if declared is not None:
         # Not run, as fuzzing and the pytest suite leave it out: nothing was checked, not a pass.
         print(f"flashcheck: {prop.name} is not applicable to {args.impl}, {declared} (nothing was checked)",

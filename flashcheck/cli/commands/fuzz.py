@@ -120,7 +120,8 @@ def _holds_examples(database: Path) -> bool:
 
 def run(args, device) -> int:
     from flashcheck import protocol
-    from flashcheck.engine import fuzz, fuzz_workers
+    from flashcheck.engine import property_cases
+    from flashcheck.engine import fuzz_workers
     from flashcheck.properties import PROPERTIES
 
     try:
@@ -130,11 +131,16 @@ def run(args, device) -> int:
             raise ValueError(f"--property: unknown {unknown}; known: {sorted(PROPERTIES)}")
         features = protocol.features_of(impl, device)
         chosen = args.properties or list(PROPERTIES)
-        excluded = {name: fuzz.not_applicable_because(PROPERTIES[name], impl, device) for name in chosen}
+        excluded = {name: property_cases.not_applicable_because(PROPERTIES[name], impl, device) for name in chosen}
         if all(excluded.values()):
             reasons = "; ".join(f"{name} {reason}" for name, reason in excluded.items())
             raise ValueError(f"--impl {args.impl}: no chosen property applies to its features {sorted(features)} "
                              f"on {device} ({reasons})")
+        domain = protocol.declared_case_domain(impl, device)
+        if domain is not None and not domain.head_dims_up_to(sizes.max_head_dim):
+            raise ValueError(f"--impl {args.impl}: its case domain ({domain.describe_head_dims()}) allows no head dim "
+                             f"up to {sizes.max_head_dim}, the largest the sizes {sizes.name!r} draw")
+        compile_key = protocol.compile_key_of(impl)
         for name in ("budget", "case_timeout"):
             if not getattr(args, name) > 0:
                 raise ValueError(f"--{name.replace('_', '-')}: expected a positive number of seconds, "
@@ -177,6 +183,8 @@ def run(args, device) -> int:
         if result is None:
             return status
         result.seconds = time.monotonic() - args.started
+        result.case_domain = None if domain is None else domain.as_dict()
+        result.compile_key = None if compile_key is None else list(compile_key)
         if args.repro_dir is not None:
             write_scripts(result, impl, args, device)
         written = _report(result, args, device)

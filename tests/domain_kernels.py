@@ -1,0 +1,78 @@
+"""Held-out implementations that declare a case domain or a known divergence, built on the
+plain-torch ``correct`` kernel of :mod:`tests.standalone_kernels`.
+
+- ``small_square``: runs head dims 16 and 32 with equal query and key lengths only (declines the
+  rest with NotImplementedError, as a library's documented contract would), and declares exactly
+  that as its case domain;
+- ``wrong_domain``: declines head dim 32 while its declared domain says it runs it;
+- ``nan_on_negative_scale``: returns NaN for every negative softmax_scale and declares that as a
+  known divergence of every property it shows in, steering drawing off negative scales;
+- ``keyed``: correct, declaring a compile key of dtype and head dim.
+"""
+
+from __future__ import annotations
+
+import math
+
+from flashcheck.divergences import KnownDivergence, negative_softmax_scale
+from tests import standalone_kernels
+
+FEATURES = standalone_kernels.FEATURES | {"float16", "bfloat16", "float32"}
+
+
+def _lengths(q, k, cu_seqlens_q, cu_seqlens_k):
+    if cu_seqlens_q is None:
+        return [(q.shape[1], k.shape[1])]
+    return list(zip(cu_seqlens_q.diff().tolist(), cu_seqlens_k.diff().tolist()))
+
+
+def _declining(head_dims, *, domain_head_dims):
+    def attention(q, k, v, **kwargs):
+        if q.shape[-1] not in head_dims:
+            raise NotImplementedError(f"head dim {q.shape[-1]} is not one of {sorted(head_dims)}")
+        if any(nq != nk for nq, nk in _lengths(q, k, kwargs.get("cu_seqlens_q"), kwargs.get("cu_seqlens_k"))):
+            raise NotImplementedError("query and key lengths must be equal")
+        return standalone_kernels.correct(q, k, v, **kwargs)
+
+    attention.flashcheck_features = FEATURES
+    attention.flashcheck_case_domain = {"head_dims": domain_head_dims, "equal_lengths": True}
+    return attention
+
+
+small_square = _declining({16, 32}, domain_head_dims=(16, 32))
+wrong_domain = _declining({16}, domain_head_dims=(16, 32))
+
+
+def nan_on_negative_scale(q, k, v, *, softmax_scale=None, **kwargs):
+    out, lse = standalone_kernels.correct(q, k, v, softmax_scale=softmax_scale, **kwargs)
+    if softmax_scale is not None and softmax_scale < 0:
+        return out * math.nan, lse * math.nan if lse is not None else None
+    return out, lse
+
+
+_NEGATIVE = KnownDivergence("NaN for every negative softmax_scale", negative_softmax_scale, steer=negative_softmax_scale)
+nan_on_negative_scale.flashcheck_features = FEATURES
+nan_on_negative_scale.flashcheck_known_divergences = {
+    name: _NEGATIVE for name in ("out_matches_reference", "lse_matches_reference", "grads_match_reference")}
+
+
+def keyed(q, k, v, **kwargs):
+    return standalone_kernels.correct(q, k, v, **kwargs)
+
+
+keyed.flashcheck_features = FEATURES
+keyed.flashcheck_compile_key = ("dtype", "head_dim")
+
+
+def _declaring(attribute: str, value):
+    def attention(q, k, v, **kwargs):
+        return standalone_kernels.correct(q, k, v, **kwargs)
+
+    attention.flashcheck_features = FEATURES
+    setattr(attention, attribute, value)
+    return attention
+
+
+#: Malformed declarations, refused before any work.
+negative_longest_length = _declaring("flashcheck_case_domain", {"max_seqlen": -1})
+key_as_a_string = _declaring("flashcheck_compile_key", "dtype")

@@ -1,0 +1,211 @@
+"""An implementation's declared case domain, compile key and known divergences steer what is drawn.
+
+A library that runs a few head dims, or only equal lengths, is fuzzed inside what it runs
+(declines are the exception, and a decline inside the declared domain is the declaration's
+bug, shown); a known divergence once seen is drawn rarely; and on the GPU the cases follow
+the compile key an adapter names, a worker leaving a class whose cases check nothing.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import json
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from flashcheck import case_domain, case_sizes, compile_classes, protocol, strategies
+from flashcheck.case_domain import CaseDomain
+from flashcheck.cli.commands import EXIT_USAGE
+from flashcheck.engine.focus import UNCHECKED_TO_LEAVE, WideningFocus
+from flashcheck.engine.fuzz import fuzz_in_process
+from flashcheck.engine.verdict import Outcome
+from tests import domain_kernels
+from tests.cli_process import flashcheck
+
+CPU = case_sizes.choose("interpreter")
+GPU = case_sizes.choose("gpu")
+SQUARE = CaseDomain(head_dims=frozenset({16, 32}), equal_lengths=True)
+MANY = settings(max_examples=300, database=None, deadline=None, derandomize=True,
+                suppress_health_check=list(HealthCheck))
+PRIMARY = ["out_matches_reference", "lse_matches_reference", "grads_match_reference"]
+
+
+def drawn(strategy, count_settings=MANY) -> list:
+    cases = []
+
+    @count_settings
+    @given(strategy)
+    def collect(case):
+        cases.append(case)
+
+    collect()
+    return cases
+
+
+# -- the domain -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("request_", [{}, {"empty_rows": True}, {"empty_rows": False}, {"varlen": True},
+                                      {"mask": True}, {"gqa": True}])
+@pytest.mark.parametrize("sizes", [CPU, GPU], ids=["cpu", "gpu"])
+def test_cases_are_drawn_inside_a_declared_domain_but_for_a_few(sizes, request_):
+    cases = drawn(strategies.cases(sizes=sizes, domain=SQUARE, **request_))
+    outside = [case for case in cases if SQUARE.outside_because(case)]
+    assert len(outside) <= 0.08 * len(cases), [case.spec() for case in outside[:5]]
+
+
+@pytest.mark.parametrize("sizes", [CPU, GPU], ids=["cpu", "gpu"])
+def test_a_few_cases_are_drawn_outside_the_domain_to_check_that_they_are_declined(sizes):
+    assert any(SQUARE.outside_because(case) for case in drawn(strategies.cases(sizes=sizes, domain=SQUARE)))
+
+
+def test_a_length_multiple_and_a_longest_length_hold_for_dense_and_packed_cases():
+    domain = CaseDomain(length_multiple=8, max_seqlen=64, positive_scale=True, layouts=frozenset({"contiguous"}))
+    cases = drawn(strategies.cases(sizes=CPU, domain=domain))
+    inside = [case for case in cases if domain.outside_because(case) is None]
+    assert len(inside) >= 0.92 * len(cases)
+    assert any(case.varlen for case in inside) and any(not case.varlen for case in inside)
+
+
+def test_a_domain_with_no_head_dim_within_the_sizes_is_refused_when_the_strategy_is_built():
+    from hypothesis.errors import InvalidArgument
+
+    small = dataclasses.replace(CPU, max_head_dim=64)
+    with pytest.raises(InvalidArgument, match="allows no head dim up to"):
+        strategies.cases(sizes=small, domain=CaseDomain(head_dims=frozenset({256})))
+
+
+def test_an_implementation_declaring_head_dims_16_and_32_and_equal_lengths_has_few_cases_declined():
+    result = fuzz_in_process(domain_kernels.small_square, impl_name="small_square", budget=12, device="cpu",
+                             sizes=CPU, seed=3, properties=PRIMARY)
+    drawn_cases = result.cases + result.declined
+    assert result.cases >= 20 and not result.failures
+    assert result.declined <= 0.10 * drawn_cases, result.declined_by_property
+    assert not result.declined_inside_domain
+
+
+def test_a_decline_inside_the_declared_domain_is_reported_as_the_declaration_being_wrong():
+    result = fuzz_in_process(domain_kernels.wrong_domain, impl_name="wrong_domain", budget=8, device="cpu",
+                             sizes=CPU, seed=3, properties=PRIMARY)
+    assert result.declined_inside_domain, result.declined_by_property
+    entry = result.declined_inside_domain[0]
+    assert "head_dim=32" in entry["case"] and "head dim 32" in entry["reason"] and entry["count"] >= 1
+
+
+def test_the_fuzz_summary_and_json_show_the_domain_and_the_declines_inside_it(tmp_path, capsys):
+    out = tmp_path / "result.json"
+    status = flashcheck(["fuzz", "--device", "cpu", "--workers", "1", "--budget", "8", "--seed", "3",
+                         "--impl", "tests.domain_kernels:wrong_domain", "--property", "out_matches_reference",
+                         "--json", str(out)])
+    printed = capsys.readouterr().out
+    assert status != EXIT_USAGE
+    assert "case domain: head dims 16, 32; equal lengths" in printed
+    assert "declined inside the declared case domain" in printed
+    result = json.loads(out.read_text())
+    assert result["case_domain"] == {"head_dims": [16, 32], "equal_lengths": True}
+    assert result["declined_inside_domain"][0]["property"] == "out_matches_reference"
+
+
+@pytest.mark.parametrize("declared, message", [
+    ({"head_dim": (16,)}, "unknown key 'head_dim'"),
+    ({"head_dims": 16}, "flashcheck_case_domain['head_dims'] must be a non-empty collection"),
+    ({"equal_lengths": "yes"}, "flashcheck_case_domain['equal_lengths'] must be True or False"),
+    ({"length_multiple": 0}, "flashcheck_case_domain['length_multiple'] must be a positive int"),
+    ({"head_dims": (512,)}, "allows no head dim from 1 to 256"),
+    ({"layouts": ("strided",)}, "unknown layouts 'strided'"),
+    ([("head_dims", (16,))], "must be a mapping"),
+])
+def test_a_malformed_domain_is_one_line_naming_the_attribute_and_key(declared, message):
+    with pytest.raises(ValueError, match=message.replace("[", r"\[").replace("(", r"\(")):
+        case_domain.parse(declared)
+
+
+def test_a_compile_key_naming_no_case_attribute_is_refused():
+    def attention(q, k, v, **kwargs):
+        raise AssertionError("never called")
+
+    attention.flashcheck_compile_key = ("dtype", "block_size")
+    with pytest.raises(ValueError, match="flashcheck_compile_key names 'block_size', which is no case attribute"):
+        protocol.check_declaration(attention)
+
+
+@pytest.mark.parametrize("impl, message", [
+    ("negative_longest_length", "flashcheck_case_domain['max_seqlen'] must be a positive int"),
+    ("key_as_a_string", "flashcheck_compile_key must be a collection"),
+])
+def test_fuzz_refuses_a_bad_declaration_with_exit_2_before_any_work(impl, message, capsys):
+    status = flashcheck(["fuzz", "--device", "cpu", "--workers", "1", "--budget", "5",
+                         "--impl", f"tests.domain_kernels:{impl}"])
+    assert status == EXIT_USAGE
+    error = capsys.readouterr().err
+    assert message in error and len(error.strip().splitlines()) == 1
+
+
+# -- known divergences ------------------------------------------------------------------------
+
+
+def test_a_known_divergence_once_seen_is_drawn_rarely():
+    outcomes = collections.Counter()
+    negative_after_seen = collections.Counter()
+    seen = set()
+
+    def after_case(verdict):
+        outcomes[verdict.outcome] += 1
+        negative = verdict.case.softmax_scale is not None and verdict.case.softmax_scale < 0
+        if verdict.property in seen:
+            negative_after_seen[negative] += 1
+        if verdict.outcome is Outcome.KNOWN:
+            seen.add(verdict.property)
+
+    result = fuzz_in_process(domain_kernels.nan_on_negative_scale, impl_name="nan_on_negative_scale", budget=12,
+                             device="cpu", sizes=CPU, seed=5, properties=PRIMARY, after_case=after_case)
+    assert not result.failures and result.known, "the divergence was never seen"
+    after = sum(negative_after_seen.values())
+    assert after >= 40
+    # Unsteered, one case in eight has a negative scale; steered, one in 8 * 32.
+    assert negative_after_seen[True] <= 0.03 * after, negative_after_seen
+    assert outcomes[Outcome.KNOWN] <= 0.05 * outcomes[Outcome.PASSED] + len(PRIMARY), outcomes
+
+
+# -- compile keys -----------------------------------------------------------------------------
+
+
+def test_on_the_gpu_cases_follow_an_adapters_compile_key():
+    key = ("dtype", "head_dim")
+    one_class = dataclasses.replace(GPU, focus_seed=7, focus_classes=1)
+    keys = collections.Counter(compile_classes.key_of(case, key)
+                               for case in drawn(strategies.cases(sizes=one_class, compile_key=key)))
+    assert keys.most_common(1)[0][1] >= 0.9 * sum(keys.values()), keys
+
+
+def test_a_compile_keys_catalogue_pairs_every_dtype_with_every_head_dim_it_deals():
+    key = ("dtype", "head_dim", "band")
+    classes = compile_classes.keyed_classes(key, GPU, GPU.dtypes, ("dense",), ("contiguous",),
+                                            ("none", "causal", "window"), True, None, SQUARE)
+    pairs = {(c.get("dtype"), c.get("head_dim")) for c in classes}
+    assert pairs == {(dtype, d) for dtype in GPU.dtypes for d in (16, 32)}
+    assert {(c.get("head_dim"), c.get("band")) for c in classes} == {(d, b) for d in (16, 32)
+                                                                    for b in ("none", "causal", "window")}
+
+
+def test_the_built_in_adapters_declare_their_domains_and_compile_keys():
+    from flashcheck.peers import fa4, flaggems
+
+    assert protocol.case_domain_of(flaggems.flash(), "cuda").head_dims == frozenset(flaggems.FLASH_HEAD_DIMS)
+    assert "softmax_scale" in protocol.compile_key_of(flaggems.flash())
+    assert "seqlen_k" in protocol.compile_key_of(flaggems.sdpa())
+    assert protocol.case_domain_of(fa4.dense(), "cuda").head_dim_multiple == 8
+    assert protocol.compile_key_of(fa4.varlen()) == fa4.COMPILE_KEY
+
+
+def test_a_worker_leaves_a_class_whose_cases_check_nothing():
+    focus = WideningFocus(dataclasses.replace(GPU, focus_seed=1, focus_start=3))
+    for _ in range(UNCHECKED_TO_LEAVE - 1):
+        focus.outcome(checked=False)
+    focus.outcome(checked=True)
+    assert focus.sizes().focus_start == 3
+    for _ in range(UNCHECKED_TO_LEAVE):
+        focus.outcome(checked=False)
+    assert focus.sizes().focus_start == 4 and focus.classes == 1

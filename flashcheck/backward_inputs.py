@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import torch
 
-from flashcheck import protocol
+from flashcheck import case_phases, protocol
 from flashcheck.case import seeded_generator
 
 #: Scales of the upstream gradient dO, chosen by the case's seed.
@@ -30,12 +30,13 @@ def upstream(case, out: torch.Tensor, lse: torch.Tensor | None):
     project kernel's lse is differentiable; the logsumexp outputs of torch's fused SDPA
     operators are not.
     """
-    generator = torch.Generator().manual_seed((case.seed * 7_919 + 5) % 2**63)
-    scale = GRAD_SCALES[case.seed % len(GRAD_SCALES)]
-    grad_out = (torch.randn(out.shape, generator=generator) * scale).to(out.dtype).to(out.device)
-    grad_lse = None
-    if lse is not None and lse.requires_grad:
-        grad_lse = torch.randn(lse.shape, generator=generator).to(lse.device)
+    with case_phases.phase("inputs"):
+        generator = torch.Generator().manual_seed((case.seed * 7_919 + 5) % 2**63)
+        scale = GRAD_SCALES[case.seed % len(GRAD_SCALES)]
+        grad_out = (torch.randn(out.shape, generator=generator) * scale).to(out.dtype).to(out.device)
+        grad_lse = None
+        if lse is not None and lse.requires_grad:
+            grad_lse = torch.randn(lse.shape, generator=generator).to(lse.device)
     return grad_out, grad_lse
 
 
@@ -61,7 +62,8 @@ def gradients(impl, case, inputs, grad_out=None, grad_lse=None):
             loss = loss + torch.where(finite, lse * grad_lse, torch.zeros_like(lse)).sum()
         if not loss.requires_grad:  # no input reaches the outputs
             return tuple(torch.zeros_like(leaf) for leaf in leaves), grad_out, grad_lse
-        with protocol.unchanged({"grad_out": grad_out, "grad_lse": grad_lse}, "the backward pass"):
+        with protocol.unchanged({"grad_out": grad_out, "grad_lse": grad_lse}, "the backward pass"), \
+                case_phases.phase("call"):
             grads = torch.autograd.grad(loss, leaves, allow_unused=True, materialize_grads=True)
     return grads, grad_out, grad_lse
 

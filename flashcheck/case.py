@@ -30,7 +30,7 @@ from typing import NamedTuple
 
 import torch
 
-from flashcheck import masks
+from flashcheck import case_phases, masks
 from flashcheck.maskspec import MaskSpec
 
 DTYPES = {"float16": torch.float16, "bfloat16": torch.bfloat16, "float32": torch.float32}
@@ -290,6 +290,10 @@ class Case:
         Packed cases draw exactly the values of the dense batch of one with the same totals
         and lay them out as ``(T, H, D)``.
         """
+        with case_phases.phase("inputs"):
+            return self._materialize(device)
+
+    def _materialize(self, device) -> Inputs:
         generator = torch.Generator().manual_seed(self.seed)
         q_shape = (self.batch, self.seqlen_q, self.heads, self.head_dim)
         kv_shape = (self.batch, self.seqlen_k, self.kv_heads, self.head_dim)

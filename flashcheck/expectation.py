@@ -22,7 +22,7 @@ import torch
 from hypothesis import target
 from hypothesis.control import currently_in_test_context
 
-from flashcheck import compare, packing, reference, same_precision, tolerance
+from flashcheck import case_phases, compare, packing, reference, same_precision, tolerance
 
 
 #: The observers of the comparisons made in this context (see :func:`observing`).
@@ -119,6 +119,7 @@ class Expectation(_Layout):
         return _explain(self.lse, index, "2·[" + _terms(self.lse, index) + "]")
 
 
+@case_phases.phase("reference")
 def expect(q, k, v, *, tf32=False, **kwargs) -> Expectation:
     """Reference outputs of ``q, k, v`` and the allowed error of each.
 
@@ -219,6 +220,7 @@ class GradientExpectation(_Layout):
         return metrics
 
 
+@case_phases.phase("reference")
 def expect_gradients(q, k, v, grad_out, grad_lse=None, *, tf32=False, **kwargs) -> GradientExpectation:
     """Reference gradients of ``q, k, v`` for upstream ``grad_out`` (and ``grad_lse``) and
     the allowed error of each (see :func:`flashcheck.tolerance.gradient_bounds`).

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from types import SimpleNamespace
 
 import pytest
@@ -90,11 +91,30 @@ def test_a_compilation_log_has_a_line_per_compilation_with_the_kernel_and_the_ca
                and line["case"] == "seqlen_q=2" for line in lines)
 
 
-def test_watching_needs_tritons_hooks(monkeypatch):
+def test_watching_needs_tritons_hooks_or_another_jit(monkeypatch):
     from triton import knobs
 
     monkeypatch.setattr(knobs, "runtime", object())
+    monkeypatch.setattr(compile_clock, "OTHER_JITS", ())
     assert compile_clock.watch(lambda: None, lambda: None) is False
+
+
+def test_another_jits_entry_point_is_timed_as_compiling_and_a_compilation_inside_it_counts_once(monkeypatch):
+    import types
+
+    from triton import knobs
+
+    jit = types.ModuleType("a_jit")
+    jit.inner = lambda: "compiled"
+    jit.compile = lambda: jit.inner()  # an autotuner compiling the configs it benchmarks
+    monkeypatch.setitem(sys.modules, "a_jit", jit)
+    monkeypatch.setattr(knobs, "runtime", object())
+    monkeypatch.setattr(compile_clock, "OTHER_JITS", (("a_jit", None, "compile"), ("a_jit", None, "inner")))
+    seen = []
+    assert compile_clock.watch(lambda: seen.append("start"), lambda: seen.append("end")) is True
+    assert jit.compile() == "compiled"
+    assert seen == ["start", "end"]
+    assert jit.inner() == "compiled" and seen == ["start", "end", "start", "end"]
 
 
 def test_a_hang_report_says_whether_the_running_or_the_compiling_overran():

@@ -334,7 +334,7 @@ def test_the_run_reports_its_pace_and_the_share_of_case_time_spent_compiling(tmp
     assert status == EXIT_OK and sum(pace["cases_per_span"]) == result["cases"] >= 2
     assert pace["compile_seconds"] >= misbehaving.SLOW_SECONDS * 0.99
     assert pace["compile_seconds"] / pace["case_seconds"] > 0.9
-    assert "of case time compiling Triton kernels" in capsys.readouterr().out
+    assert "of case time compiling" in capsys.readouterr().out
     status, result = fuzz(tmp_path / "plain", "tests.buggy:correct", budget=8)
     assert status == EXIT_OK and result["pace"]["compile_seconds"] == 0 < result["pace"]["case_seconds"]
 

@@ -147,7 +147,7 @@ def print_fuzz_result(result, impl_name: str, device: str, *, shrunk: bool = Tru
 
 def _pace(result) -> str:
     """One line on the run's speed where it timed its cases: cases/s over the first minute
-    and after it, the share of case time spent compiling Triton kernels, and how many
+    and after it, the share of case time spent compiling, the shares of its phases (:mod:`flashcheck.case_phases`), and how many
     compile classes the workers drew in by the end (:mod:`flashcheck.engine.focus`)."""
     first, after = result.rate(0, 60), result.rate(60)
     if first is None:
@@ -157,7 +157,13 @@ def _pace(result) -> str:
         parts.append(f"{after:.2f} after it")
     share = result.compile_share
     if share is not None:
-        parts.append(f"{share:.0%} of case time compiling Triton kernels")
+        parts.append(f"{share:.0%} of case time compiling")
+    if result.phase_seconds and result.case_seconds > 0:
+        from flashcheck.case_phases import PHASES  # imports no torch
+
+        shares = [f"{name} {result.phase_seconds.get(name, 0.0) / result.case_seconds:.0%}" for name in PHASES]
+        checking = 1 - sum(result.phase_seconds.values()) / result.case_seconds
+        parts.append(f"case time: {', '.join(shares)}, checking {max(checking, 0):.0%}")
     classes = [w["compile_classes"] for w in result.workers if w.get("compile_classes") is not None]
     if classes:
         span = f"{min(classes)}" if min(classes) == max(classes) else f"{min(classes)}-{max(classes)}"

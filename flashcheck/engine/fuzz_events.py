@@ -29,9 +29,9 @@ class Passed:
     """A case of ``property`` checked and passed. ``kinds``: the regions of the case space it
     exercises (:func:`flashcheck.engine.fuzz.case_kinds`). A worker adds the times its clock
     measured (:mod:`flashcheck.engine.compile_clock`): ``seconds`` of the case, ``compiling`` of
-    them inside Triton's compilations, and ``compile_classes``, how many compile classes it
-    draws in (:mod:`flashcheck.engine.focus`; None without compile-aware drawing); all None
-    in process."""
+    them compiling (:mod:`flashcheck.engine.compile_clock`), ``compile_classes``, how many compile
+    classes it draws in (:mod:`flashcheck.engine.focus`; None without compile-aware drawing), and
+    ``phases``, the seconds of each of :data:`flashcheck.case_phases.PHASES`; all None in process."""
 
     property: str
     case: str
@@ -39,6 +39,7 @@ class Passed:
     seconds: float | None = None
     compiling: float | None = None
     compile_classes: int | None = None
+    phases: tuple[tuple[str, float], ...] | None = None
 
 
 @dataclass(frozen=True)

@@ -194,6 +194,8 @@ class FuzzResult:
     #: :data:`PACE_SPAN` seconds of the run, first span first.
     case_seconds: float = 0.0
     compile_seconds: float = 0.0
+    #: Seconds of the finished cases by phase (:data:`flashcheck.case_phases.PHASES`).
+    phase_seconds: dict[str, float] = field(default_factory=dict)
     pace: list[int] = field(default_factory=list)
 
     #: Repeats of signatures whose failure is not reported yet (another worker still shrinking
@@ -255,11 +257,14 @@ class FuzzResult:
         self.by_property[prop] += 1
         self.by_kind.update(kinds)
 
-    def timed(self, at: float, seconds: float, compiling: float) -> None:
+    def timed(self, at: float, seconds: float, compiling: float, phases=None) -> None:
         """Record the times of one finished case: it ended ``at`` seconds into the run,
-        after ``seconds`` of its worker's time, ``compiling`` of them in Triton's JIT."""
+        after ``seconds`` of its worker's time, ``compiling`` of them compiling, and
+        ``phases`` (``(phase, seconds)`` pairs, :mod:`flashcheck.case_phases`) of them by phase."""
         self.case_seconds += seconds
         self.compile_seconds += compiling
+        for name, spent in phases or ():
+            self.phase_seconds[name] = self.phase_seconds.get(name, 0.0) + spent
         span = int(at // PACE_SPAN)
         self.pace.extend([0] * (span + 1 - len(self.pace)))
         self.pace[span] += 1
@@ -304,7 +309,7 @@ class FuzzResult:
         :class:`Failure`; ``seconds``: when it was found; ``count``: how many times the run met
         its signature; ``script``: its standalone reproduction), one per distinct failure, ``workers``, ``unfinished``, ``known``, ``stale``, ``interrupted``,
         ``flashcheck_error`` (see :attr:`flashcheck_error`; null unless the run ended on it), and
-        ``pace``: ``{"span", "cases_per_span", "case_seconds", "compile_seconds"}`` (see
+        ``pace``: ``{"span", "cases_per_span", "case_seconds", "compile_seconds", "phases"}`` (see
         :meth:`timed`; empty lists and zeros where the run did not time its cases)."""
         return {
             "impl": impl_name, "device": device, "budget": budget, "seconds": round(self.seconds, 3),
@@ -319,5 +324,6 @@ class FuzzResult:
             "unfinished": self.unfinished, "known": [failure.to_json() for failure in self.known],
             "stale": self.stale, "interrupted": self.interrupted, "flashcheck_error": self.flashcheck_error,
             "pace": {"span": PACE_SPAN, "cases_per_span": list(self.pace),
-                     "case_seconds": round(self.case_seconds, 3), "compile_seconds": round(self.compile_seconds, 3)},
+                     "case_seconds": round(self.case_seconds, 3), "compile_seconds": round(self.compile_seconds, 3),
+                     "phases": {name: round(spent, 3) for name, spent in self.phase_seconds.items()}},
         }

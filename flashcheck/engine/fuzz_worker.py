@@ -28,6 +28,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from flashcheck import case_phases
 from flashcheck.engine import compile_clock, fuzz_events, placement
 from flashcheck.engine.campaign import Board
 
@@ -145,6 +146,8 @@ class Worker:
         case_file = Path(task.case_file)
         self.clock = compile_clock.CaseClock(lambda record: _write_atomically(case_file, record))
         compile_clock.watch(self.clock.compiling, self.clock.compiled)  # compiling is not hanging
+        case_phases.start()
+        self.phases: tuple = ()
         log_folder = os.environ.get(compile_clock.LOG_VARIABLE)
         if log_folder:  # a developer's record of what the run compiles, and for which case
             compile_clock.log_compilations(log_folder, lambda: {
@@ -224,6 +227,7 @@ class Worker:
         from flashcheck.engine.verdict import Outcome
 
         self.focus.outcome(checked=verdict.outcome not in (Outcome.DECLINED, Outcome.KNOWN))
+        self.phases = tuple(case_phases.take().items())
 
         if verdict.outcome is Outcome.FATAL:
             # The worker exits with the case still on file, which the parent reports with it,
@@ -241,7 +245,7 @@ class Worker:
         if isinstance(event, fuzz_events.Passed):
             self.focus.record(*self.clock.last)
             seconds, compiling = self.clock.last
-            event = dataclasses.replace(event, seconds=seconds, compiling=compiling,
+            event = dataclasses.replace(event, seconds=seconds, compiling=compiling, phases=self.phases,
                                         compile_classes=self.focus.classes if self.focus.sizes().focus else None)
         self.messages.put((self.task.index, event))
 

@@ -224,7 +224,7 @@ class WorkerPoolRun:
                 result.workers[index]["cases"] += 1
                 result.workers[index]["compile_classes"] = event.compile_classes
                 result.seconds = now
-                result.timed(now, event.seconds, event.compiling)
+                result.timed(now, event.seconds, event.compiling, event.phases)
                 if self.on_progress is not None:
                     self.on_progress(result)
             case fuzz_events.Found():

@@ -85,6 +85,10 @@ class WorkerTask:
     board_file: str | None = None
 
 
+#: Triton's switch for caching autotuning results on disk (``triton.knobs.autotuning.cache``).
+AUTOTUNE_CACHE_VARIABLE = "TRITON_CACHE_AUTOTUNING"
+
+
 def worker_main(task: WorkerTask, messages, stop) -> None:
     """A spawned worker: set the environment, load the implementation, replay stored
     crashes, fuzz until the deadline or ``stop`` (a multiprocessing Event) is set, and report
@@ -97,6 +101,10 @@ def worker_main(task: WorkerTask, messages, stop) -> None:
     options = task.options
     if options.device == "cpu":
         os.environ["TRITON_INTERPRET"] = "1"
+    # Triton's autotuner keeps what it measured in Triton's on-disk cache, which the workers
+    # share within and across runs, instead of benchmarking every config again in each worker
+    # (FlagGems' SDPA autotunes afresh for every new key length). Set before Triton is imported.
+    os.environ.setdefault(AUTOTUNE_CACHE_VARIABLE, "1")
     _redirect_output(task.log_file)
     import faulthandler
 

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Campaigns side by side on one host: `flashcheck fuzz --keep-going --device cuda` of each
+# implementation named, all at once, the i-th on GPU i mod (GPUs of the host), unseeded, each
+# with default workers, a database and a Triton cache of its own (cold: nothing compiled yet),
+# for BUDGET seconds.
+#
+#   ci/campaigns.sh OUT BUDGET IMPL [IMPL ...]
+#
+# Writes, per implementation: OUT/IMPL.json (the result, --json), OUT/IMPL.log (the summary)
+# and OUT/IMPL-repro/ (a standalone script per distinct failure, --repro-dir). IMPL may carry
+# extra fuzz arguments after an "@" (e.g. "flash@--workers 32"). Exits 0 when every
+# campaign ran to its end, whatever it found; 2 when one could not start. A speed measurement
+# compares campaigns of one run only: they share the host's CPUs.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+if [ $# -lt 3 ]; then
+    echo "usage: ci/campaigns.sh OUT BUDGET IMPL [IMPL ...]" >&2
+    exit 2
+fi
+out=$1 budget=$2
+shift 2
+mkdir -p "$out" || exit 2
+gpus=$(python3 -c 'import torch; print(torch.cuda.device_count())' 2>/dev/null || echo 0)
+if [ "${gpus:-0}" -lt 1 ]; then
+    echo "ci/campaigns.sh: no GPU visible" >&2
+    exit 2
+fi
+index=0
+pids=()
+for entry in "$@"; do
+    impl=${entry%%@*}
+    extra=""
+    [ "$entry" != "$impl" ] && extra=${entry#*@}
+    name=${impl//[^A-Za-z0-9_.-]/_}
+    gpu=$((index % gpus))
+    # shellcheck disable=SC2086  # $extra is a list of arguments
+    CUDA_VISIBLE_DEVICES=$gpu TRITON_CACHE_DIR="/tmp/flashcheck-campaign-$name/triton" \
+        python3 -m flashcheck.cli fuzz --impl "$impl" --device cuda --budget "$budget" --keep-going \
+        --database "/tmp/flashcheck-campaign-$name/db" --json "$out/$name.json" --repro-dir "$out/$name-repro" \
+        $extra > "$out/$name.log" 2>&1 &
+    pids+=($!)
+    index=$((index + 1))
+done
+status=0
+for pid in "${pids[@]}"; do
+    wait "$pid"
+    code=$?
+    # 0 clean, 1 found something, 3 nothing checked: the campaign ran; 2 and above 3: it did not.
+    if [ "$code" -eq 2 ] || [ "$code" -gt 3 ]; then
+        status=2
+    fi
+done
+exit $status

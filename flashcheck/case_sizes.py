@@ -14,12 +14,12 @@ case stays cheap for both the kernel and the float64 reference. Two are named (t
 
 **Compile-aware drawing** (``focus``). On a GPU a drawn case costs milliseconds to run and
 seconds to compile whenever its Triton specialisation is new, so sizes with ``focus``
-draw most cases inside a few *compile classes* (:func:`flashcheck.strategies.compile_classes`):
+draw most cases inside a few *compile classes* (:func:`flashcheck.compile_classes.compile_classes`):
 each pins what decides a compilation (dtype, packed or masked, head-dim bucket and its
 residue, sign of the scale, layout, head counts, the lengths' residues mod 16) and leaves
 the rest free (lengths within their residue, windows, masks, batch, values, seed). The
 classes jointly reach every pair of kernel-variant choices (dtype, head-dim tile, full tile
-or not, mode, sign of the scale); one case in :data:`flashcheck.strategies.FOCUS_ESCAPE` is
+or not, mode, sign of the scale); one case in :data:`flashcheck.compile_classes.FOCUS_ESCAPE` is
 drawn without them, so that every case stays drawable. ``focus_seed`` picks the classes:
 another seed, other classes (each fuzz run draws one, shared by its workers, each of which
 starts at the class ``focus_start`` of its own).

@@ -209,3 +209,20 @@ def test_a_worker_leaves_a_class_whose_cases_check_nothing():
     for _ in range(UNCHECKED_TO_LEAVE):
         focus.outcome(checked=False)
     assert focus.sizes().focus_start == 4 and focus.classes == 1
+
+
+# -- where a case's time goes -----------------------------------------------------------------
+
+
+def test_case_phases_count_each_second_once_in_the_innermost_phase(monkeypatch):
+    from flashcheck import case_phases
+
+    clock = iter([0.0, 1.0, 3.0, 10.0])  # outer starts, inner starts, inner ends, outer ends
+    monkeypatch.setattr(case_phases.time, "perf_counter", lambda: next(clock))
+    monkeypatch.setattr(case_phases, "_enabled", True)
+    case_phases.take()
+    with case_phases.phase("reference"):
+        with case_phases.phase("inputs"):
+            pass
+    assert case_phases.take() == {"reference": 8.0, "inputs": 2.0}
+    assert case_phases.take() == {}

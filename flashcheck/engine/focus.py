@@ -2,7 +2,7 @@
 
 On a GPU a drawn case runs in milliseconds but compiles for seconds whenever its Triton
 specialisation is new (docs/performance.md). Compile-aware drawing
-(:func:`flashcheck.strategies.compile_classes`) keeps cases inside a catalogue of classes
+(:func:`flashcheck.compile_classes.compile_classes`) keeps cases inside a catalogue of classes
 that each compile once; but a worker drawing from its whole catalogue from the start meets
 a new class, and so new compilations, on most of its cases for minutes (a cold-cache run on
 an H100 spent 94% of its case time compiling over five minutes; 2026-11-25, ``407a28c``).

@@ -152,7 +152,13 @@ def _run_flex(q, k, v, req: _Request):
     return _bhnd(out), getattr(aux, "lse", aux)
 
 
+#: What torch.compile specialises compiled FlexAttention on: the dtype, the head dim and GQA
+#: (static shapes of its template), and whether gradients are taken; the block mask (band, mask,
+#: packing) is data, but its presence changes the score modification compiled in.
+FLEX_COMPILE_KEY = ("dtype", "head_dim", "gqa_ratio", "mode", "band")
+
+
 def flex() -> Adapter:
     cpu = frozenset({"causal", "window", "gqa", "mask", "varlen", "lse"}) | DTYPE_NAMES
-    return Adapter("flex", {"cpu": cpu, "cuda": cpu | {"backward"}}, _run_flex,
+    return Adapter("flex", {"cpu": cpu, "cuda": cpu | {"backward"}}, _run_flex, compile_key=FLEX_COMPILE_KEY,
                    known_divergences={"grads_match_reference_where_ds_exceeds_float16": _FLOAT16_RANGE_STRESSED})

@@ -36,6 +36,7 @@ KEYS = {
     "max_head_dim": "a positive int: the largest head dim",
     "equal_lengths": "True or False: query and key lengths equal",
     "length_multiple": "a positive int: every length a multiple of it",
+    "min_seqlen_k": "a positive int: the shortest key length",
     "max_seqlen": "a positive int: the longest length",
     "positive_scale": "True or False: only a positive softmax_scale (or the default)",
     "layouts": f"a non-empty collection of layouts from {_LAYOUTS}",
@@ -52,6 +53,7 @@ class CaseDomain:
     max_head_dim: int | None = None
     equal_lengths: bool = False
     length_multiple: int = 1
+    min_seqlen_k: int = 0
     max_seqlen: int | None = None
     positive_scale: bool = False
     layouts: frozenset[str] | None = None
@@ -85,6 +87,8 @@ class CaseDomain:
             for length in (nq, nk):
                 if not self.allows_length(length):
                     return f"length {length} is outside {self.describe_lengths()}"
+            if nk < self.min_seqlen_k:
+                return f"key length {nk} is below {self.min_seqlen_k}"
         if self.positive_scale and case.softmax_scale is not None and case.softmax_scale <= 0:
             return f"softmax_scale {case.softmax_scale} is not positive"
         if self.layouts is not None and case.layout not in self.layouts:
@@ -113,6 +117,8 @@ class CaseDomain:
             parts.append(f"lengths multiple of {self.length_multiple}")
         if self.max_seqlen is not None:
             parts.append(f"lengths up to {self.max_seqlen}")
+        if self.min_seqlen_k:
+            parts.append(f"key lengths from {self.min_seqlen_k}")
         return "; ".join(parts) or "any length"
 
     def describe(self) -> str:

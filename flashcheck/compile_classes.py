@@ -346,8 +346,11 @@ def pin_packed(pairs, focus: CompileClass, max_tokens: int, empty_rows):
 #: ``heads``: ``(heads, kv_heads)``. ``softmax_scale``: the exact scale (None: the default).
 #: ``scale_sign``: positive (the default included) or negative. ``window``: the band's exact
 #: ``(left, right)``. ``seqlen_q``/``seqlen_k``: the exact length (packed: the longest sequence's).
+#: ``length_residues``: how Triton specialises the two lengths, each 1 (:data:`EXACTLY_ONE`) or
+#: its residue mod 16 (packed: the longest sequence's); with ``heads``, ``head_dim`` and
+#: ``layout`` it decides the residues of every stride, so a Triton kernel's key names all four.
 KEY_ATTRIBUTES = ("dtype", "mode", "band", "head_dim", "gqa_ratio", "heads", "softmax_scale", "scale_sign",
-                  "window", "seqlen_q", "seqlen_k", "layout")
+                  "window", "seqlen_q", "seqlen_k", "layout", "length_residues")
 
 BANDS = ("none", "causal", "window")
 
@@ -379,7 +382,12 @@ _READERS = {
     "seqlen_q": lambda case: _longest(case, 0),
     "seqlen_k": lambda case: _longest(case, 1),
     "layout": lambda case: case.layout,
+    "length_residues": lambda case: tuple(_triton_residue(_longest(case, side)) for side in (0, 1)),
 }
+
+
+def _triton_residue(n: int) -> int:
+    return EXACTLY_ONE if n == 1 else n % _DIVISOR
 assert tuple(_READERS) == KEY_ATTRIBUTES
 
 
@@ -459,6 +467,12 @@ def _values(name, rng, sizes, dtypes, modes, layouts, bands, allow_gqa, gqa, dom
     if name == "window":
         bounds = [(0, 0), (1, 0), (3, 1), (-1, 2), (4, -1), (16, 16), (rng.randint(0, 64), rng.randint(0, 64))]
         return bounds
+    if name == "length_residues":
+        pairs = []
+        for _ in range(8):
+            residue_q = _residue(rng)
+            pairs.append((residue_q, residue_q if rng.random() < 0.5 else _residue(rng)))
+        return list(dict.fromkeys(pairs))
     # seqlen_q, seqlen_k: lengths next to block sizes, and some of any size, inside the domain
     limit = min(sizes.max_seqlen, domain.max_seqlen or sizes.max_seqlen)
     allowed = [n for n in range(1, limit + 1) if domain.allows_length(n)] or [domain.length_multiple]

@@ -767,8 +767,9 @@ def _lengths_in_domain(seqlen_q, seqlen_k, domain: CaseDomain, sizes: CaseSizes,
     """Dense lengths moved inside ``domain`` within the sizes; as drawn where the request
     (rows emptied by the band, which needs ``seqlen_q > seqlen_k``) cannot be met inside it."""
     limit, budget = sizes.long_seqlen, sizes.max_elements
-    nq = _fit_length(seqlen_q, domain, limit)
-    nk = nq if domain.equal_lengths else _fit_length(seqlen_k, domain, min(limit, max(1, budget // nq)))
+    nq = _fit_length(max(seqlen_q, domain.min_seqlen_k if domain.equal_lengths else 1), domain, limit)
+    nk = nq if domain.equal_lengths else _fit_length(max(seqlen_k, domain.min_seqlen_k), domain,
+                                                     min(limit, max(1, budget // nq)))
     if band_empties and nq <= nk:
         nq = _fit_length(nk + 1, domain, min(limit, max(1, budget // nk)))
     if band_empties and nq <= nk:
@@ -783,7 +784,8 @@ def _packed_in_domain(pairs, domain: CaseDomain, max_tokens: int, empty_rows):
     fitted = []
     for nq, nk in pairs:
         nq = 0 if nq == 0 else _fit_length(nq, domain, max_tokens)
-        nk = nq if domain.equal_lengths else (0 if nk == 0 else _fit_length(nk, domain, max_tokens))
+        nk = nq if domain.equal_lengths else _fit_length(max(nk, domain.min_seqlen_k), domain, max_tokens) if (
+            nk or domain.min_seqlen_k) else 0
         fitted.append((nq, nk))
     while len(fitted) > 1 and max(sum(pair[0] for pair in fitted), sum(pair[1] for pair in fitted)) > max_tokens:
         fitted.pop()
@@ -807,7 +809,12 @@ def _heads_of_ratio(ratio: int, max_heads: int, otherwise):
 def _pin_dense_lengths(seqlen_q, seqlen_k, pins: KeyedClass, sizes: CaseSizes, band_empties: bool):
     """Dense lengths with a keyed class's pinned ``seqlen_q``/``seqlen_k``, where they keep the
     sizes' budget and (``band_empties``) ``seqlen_q > seqlen_k``."""
-    nq, nk = pins.get("seqlen_q", seqlen_q), pins.get("seqlen_k", seqlen_k)
+    nq, nk = seqlen_q, seqlen_k
+    residues = pins.get("length_residues")
+    if residues is not None:
+        nk = snap(nk, residues[1], 1, sizes.long_seqlen) or nk
+        nq = snap(nq, residues[0], nk + 1 if band_empties else 1, sizes.long_seqlen) or nq
+    nq, nk = pins.get("seqlen_q", nq), pins.get("seqlen_k", nk)  # an exact length before its residue
     if nq * nk > sizes.max_elements or max(nq, nk) > sizes.long_seqlen or (band_empties and nq <= nk):
         return seqlen_q, seqlen_k
     return nq, nk

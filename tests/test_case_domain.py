@@ -62,7 +62,8 @@ def test_a_few_cases_are_drawn_outside_the_domain_to_check_that_they_are_decline
 
 
 def test_a_length_multiple_and_a_longest_length_hold_for_dense_and_packed_cases():
-    domain = CaseDomain(length_multiple=8, max_seqlen=64, positive_scale=True, layouts=frozenset({"contiguous"}))
+    domain = CaseDomain(length_multiple=8, max_seqlen=64, min_seqlen_k=16, positive_scale=True,
+                        layouts=frozenset({"contiguous"}))
     cases = drawn(strategies.cases(sizes=CPU, domain=domain))
     inside = [case for case in cases if domain.outside_because(case) is None]
     assert len(inside) >= 0.92 * len(cases)

@@ -169,12 +169,25 @@ def _run(suffix: str):
     return run
 
 
+def cudnn_domain() -> dict:
+    """The values torch's ``check_cudnn_tensor_shapes`` (``sdp_utils.cpp``) lets the cuDNN backend
+    run: head dims that are multiples of 8, up to 256 with cuDNN 9.10 or newer on sm90 and up to
+    128 elsewhere, and key lengths other than 1 ("cudnn SDPA does not support key/value sequence
+    length 1")."""
+    limit = 128
+    if torch.cuda.is_available() and (torch.backends.cudnn.version() or 0) >= 91000 \
+            and torch.cuda.get_device_capability() == (9, 0):
+        limit = 256
+    return {"cuda": {"head_dim_multiple": 8, "max_head_dim": limit, "min_seqlen_k": 2}}
+
+
 def _build(suffix: str) -> Peer:
     _, _, kinds, features = BACKENDS[suffix]
     # torch's fused SDPA kernels are compiled ahead of time: nothing is compiled per case.
     return Peer(f"sdpa-public-{suffix}", LIBRARY, {kind: features for kind in kinds}, _run(suffix), compile_key=(),
                 known_divergences=KNOWN[suffix], not_applicable=NOT_APPLICABLE.get(suffix),
-                every_property=NEGATIVE_SCALE if suffix in ("flash", "cudnn") else None)
+                every_property=NEGATIVE_SCALE if suffix in ("flash", "cudnn") else None,
+                case_domain=cudnn_domain if suffix == "cudnn" else None)
 
 
 def math() -> Peer:

@@ -34,9 +34,9 @@ for entry in "$@"; do
     name=${impl//[^A-Za-z0-9_.-]/_}
     gpu=$((index % gpus))
     # shellcheck disable=SC2086  # $extra is a list of arguments
-    CUDA_VISIBLE_DEVICES=$gpu TRITON_CACHE_DIR="/tmp/flashcheck-campaign-$name/triton" \
+    CUDA_VISIBLE_DEVICES=$gpu TRITON_CACHE_DIR="${TMPDIR:-/tmp}/flashcheck-campaign-$(basename "$out")-$name/triton" \
         python3 -m flashcheck.cli fuzz --impl "$impl" --device cuda --budget "$budget" --keep-going \
-        --database "/tmp/flashcheck-campaign-$name/db" --json "$out/$name.json" --repro-dir "$out/$name-repro" \
+        --database "${TMPDIR:-/tmp}/flashcheck-campaign-$(basename "$out")-$name/db" --json "$out/$name.json" --repro-dir "$out/$name-repro" \
         $extra > "$out/$name.log" 2>&1 &
     pids+=($!)
     index=$((index + 1))

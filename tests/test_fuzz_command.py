@@ -70,7 +70,7 @@ def test_a_correct_implementation_is_never_flagged_and_the_run_keeps_to_its_budg
     assert budget * 0.9 <= result["seconds"] <= budget + 2.5
 
 
-def test_by_default_one_worker_runs_per_core_up_to_sixteen(tmp_path, monkeypatch):
+def test_by_default_one_worker_runs_per_core_up_to_sixteen_per_gpu(tmp_path, monkeypatch):
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(3)), raising=False)
     assert fuzz_workers.default_workers("cpu") == 3
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(64)), raising=False)
@@ -80,6 +80,12 @@ def test_by_default_one_worker_runs_per_core_up_to_sixteen(tmp_path, monkeypatch
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0,1,2")
     assert fuzz_workers.default_workers("cuda") == 3
     assert fuzz_workers.default_workers("cpu") == 1
+    # Sixteen per GPU: a host of four GPUs and 64 cores runs 64.
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(64)), raising=False)
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0,1,2,3")
+    assert fuzz_workers.default_workers("cuda") == 64
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")
+    assert fuzz_workers.default_workers("cuda") == 16
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
     status, result = fuzz(tmp_path, "tests.buggy:correct", "--workers", "auto", budget=6)
     # What is asserted is the worker count; on a loaded machine their start-up may take the whole

@@ -87,6 +87,8 @@ class WorkerTask:
 
 #: Triton's switch for caching autotuning results on disk (``triton.knobs.autotuning.cache``).
 AUTOTUNE_CACHE_VARIABLE = "TRITON_CACHE_AUTOTUNING"
+#: The thread count of torch's CPU operators (read by torch when it is imported).
+THREADS_VARIABLE = "OMP_NUM_THREADS"
 
 
 def worker_main(task: WorkerTask, messages, stop) -> None:
@@ -105,6 +107,11 @@ def worker_main(task: WorkerTask, messages, stop) -> None:
     # share within and across runs, instead of benchmarking every config again in each worker
     # (FlagGems' SDPA autotunes afresh for every new key length). Set before Triton is imported.
     os.environ.setdefault(AUTOTUNE_CACHE_VARIABLE, "1")
+    # torch's CPU operators (making inputs, the reference's share on the CPU) each use every
+    # core by default: the workers of a run would then run cores x workers threads. Each gets
+    # its share of the cores instead, unless the user chose a thread count. Set before torch
+    # is imported.
+    os.environ.setdefault(THREADS_VARIABLE, str(max(1, placement.usable_cores() // max(1, options.workers))))
     _redirect_output(task.log_file)
     import faulthandler
 

@@ -63,8 +63,9 @@ from flashcheck.engine.fuzz_worker import FATAL_EXIT, FuzzOptions, WorkerTask, w
 LOG_TAIL_LINES = 20
 #: How often the parent looks at its workers, in seconds.
 POLL_SECONDS = 0.1
-#: The most workers ``--workers auto`` starts (:func:`default_workers`): as many as a GPU
-#: machine of 16 cores has, since a case's time there is mostly one core compiling.
+#: The most workers ``--workers auto`` starts (:func:`default_workers`) per GPU, or in all
+#: without one: as many as a GPU machine of 16 cores has, since a case's time there is mostly
+#: one core compiling.
 MAX_AUTO_WORKERS = 16
 
 
@@ -441,7 +442,8 @@ def _grace(options: FuzzOptions) -> float:
 
 def default_workers(device: str) -> int:
     """The worker count of ``flashcheck fuzz --workers auto``: one per CPU core this process
-    may use, at most :data:`MAX_AUTO_WORKERS`, and on CUDA at least one per visible GPU
+    may use, at most :data:`MAX_AUTO_WORKERS` (on CUDA, that many per visible GPU: a host of
+    four GPUs and 64 cores runs 64), and on CUDA at least one per visible GPU
     (:func:`flashcheck.engine.placement.default_worker_count`).
 
     A case's time is mostly single-threaded CPU work on either device: on a GPU, Triton
@@ -449,8 +451,8 @@ def default_workers(device: str) -> int:
     milliseconds of GPU time), which workers sharing the GPU overlap; in the interpreter,
     Python running the kernel. Two workers on a 2-core machine ran 1.9 times the cases of
     one in the interpreter (90 s, the project kernel)."""
-    return placement.default_worker_count(
-        MAX_AUTO_WORKERS, gpus=len(placement.visible_gpus()) if device == "cuda" else 0)
+    gpus = len(placement.visible_gpus()) if device == "cuda" else 0
+    return placement.default_worker_count(MAX_AUTO_WORKERS * max(1, gpus), gpus=gpus)
 
 
 def _worker_pins(options: FuzzOptions) -> list[str | None]:

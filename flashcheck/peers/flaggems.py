@@ -168,16 +168,16 @@ def _run_varlen(module, q, k, v, request: Request):
     return dense_from_packed(out, lse, request.batch, request.nq)
 
 
-#: FlagGems' kernels are Triton kernels: Triton's specialisation (the lengths' residues, and
-#: through them and the heads, head dim and layout, every stride's) selects a variant.
-TRITON_SPECIALISATION = ("heads", "head_dim", "layout", "length_residues")
 #: The Triton autotuner of FlagGems' SDPA forward is keyed on the key length and the head dim
 #: (src/flag_gems/ops/attention.py, ``_attn_fwd``: ``key=["KV_CTX", "HEAD_DIM"]``): every new key
 #: length autotunes afresh. The dtype and causality are compiled in.
-SDPA_COMPILE_KEY = ("dtype", "seqlen_k", "band", "mode") + TRITON_SPECIALISATION
+SDPA_COMPILE_KEY = ("dtype", "head_dim", "seqlen_k", "band", "mode", "gqa_ratio")
 #: FlagGems' flash forward passes the softmax scale and both window bounds as ``tl.constexpr``
-#: (src/flag_gems/ops/flash_kernel.py): a variant per scale and window.
-FLASH_COMPILE_KEY = ("dtype", "softmax_scale", "window") + TRITON_SPECIALISATION
+#: (src/flag_gems/ops/flash_kernel.py): a variant per scale and window. Naming Triton's
+#: specialisation too (``heads``, ``layout``, ``length_residues``) halved the pace on an H100
+#: (docs/measurements/speed/): more classes, each compiled afresh, while block-size heuristics
+#: of the kernel still compile variants inside each.
+FLASH_COMPILE_KEY = ("dtype", "head_dim", "softmax_scale", "window", "gqa_ratio")
 
 
 def sdpa() -> Peer:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import collections
 import dataclasses
-import json
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -78,35 +77,50 @@ def test_a_domain_with_no_head_dim_within_the_sizes_is_refused_when_the_strategy
         strategies.cases(sizes=small, domain=CaseDomain(head_dims=frozenset({256})))
 
 
+def until(count: int):
+    """``(after_case, should_stop)`` hooks that end a fuzz run after ``count`` cases, whatever
+    the machine's speed (the budget is only a backstop)."""
+    done = []
+    return (lambda verdict: done.append(verdict)), (lambda: len(done) >= count)
+
+
 def test_an_implementation_declaring_head_dims_16_and_32_and_equal_lengths_has_few_cases_declined():
-    result = fuzz_in_process(domain_kernels.small_square, impl_name="small_square", budget=12, device="cpu",
-                             sizes=CPU, seed=3, properties=PRIMARY)
+    after_case, should_stop = until(60)
+    result = fuzz_in_process(domain_kernels.small_square, impl_name="small_square", budget=600, device="cpu",
+                             sizes=CPU, seed=3, properties=PRIMARY, after_case=after_case, should_stop=should_stop)
     drawn_cases = result.cases + result.declined
-    assert result.cases >= 20 and not result.failures
+    assert drawn_cases >= 60 and not result.failures
     assert result.declined <= 0.10 * drawn_cases, result.declined_by_property
     assert not result.declined_inside_domain
 
 
 def test_a_decline_inside_the_declared_domain_is_reported_as_the_declaration_being_wrong():
-    result = fuzz_in_process(domain_kernels.wrong_domain, impl_name="wrong_domain", budget=8, device="cpu",
-                             sizes=CPU, seed=3, properties=PRIMARY)
+    after_case, should_stop = until(40)
+    result = fuzz_in_process(domain_kernels.wrong_domain, impl_name="wrong_domain", budget=600, device="cpu",
+                             sizes=CPU, seed=3, properties=PRIMARY, after_case=after_case, should_stop=should_stop)
     assert result.declined_inside_domain, result.declined_by_property
     entry = result.declined_inside_domain[0]
     assert "head_dim=32" in entry["case"] and "head dim 32" in entry["reason"] and entry["count"] >= 1
 
 
-def test_the_fuzz_summary_and_json_show_the_domain_and_the_declines_inside_it(tmp_path, capsys):
-    out = tmp_path / "result.json"
-    status = flashcheck(["fuzz", "--device", "cpu", "--workers", "1", "--budget", "8", "--seed", "3",
-                         "--impl", "tests.domain_kernels:wrong_domain", "--property", "out_matches_reference",
-                         "--json", str(out)])
+def test_the_fuzz_summary_and_json_show_the_domain_and_the_declines_inside_it(capsys):
+    from flashcheck.engine import fuzz_console
+    from flashcheck.engine.fuzz_result import FuzzResult
+
+    result = FuzzResult(case_domain=SQUARE.as_dict(), compile_key=["dtype", "head_dim"])
+    result.decline("out_matches_reference", "head dim 32 is not one of [16] [2.11 H100]",
+                   inside_domain="batch=1 head_dim=32")
+    result.decline("out_matches_reference", "head dim 32 is not one of [16] [2.11 H100]",
+                   inside_domain="batch=2 head_dim=32")
+    fuzz_console.print_fuzz_result(result, "wrong_domain", "cpu")
     printed = capsys.readouterr().out
-    assert status != EXIT_USAGE
-    assert "case domain: head dims 16, 32; equal lengths" in printed
-    assert "declined inside the declared case domain" in printed
-    result = json.loads(out.read_text())
-    assert result["case_domain"] == {"head_dims": [16, 32], "equal_lengths": True}
-    assert result["declined_inside_domain"][0]["property"] == "out_matches_reference"
+    assert "case domain: head dims 16, 32; equal lengths" in printed and "compile key: dtype, head_dim" in printed
+    assert "declined inside the declared case domain (2 cases of out_matches_reference)" in printed
+    assert "[2.11 H100]" in printed  # the reason as the implementation gave it, not read as markup
+    data = result.to_json(impl_name="wrong_domain", device="cpu", budget=1.0)
+    assert data["case_domain"] == {"head_dims": [16, 32], "equal_lengths": True}
+    assert data["declined_inside_domain"] == [{"property": "out_matches_reference", "case": "batch=1 head_dim=32",
+                                               "reason": "head dim 32 is not one of [16] [2.11 H100]", "count": 2}]
 
 
 @pytest.mark.parametrize("declared, message", [
@@ -160,11 +174,12 @@ def test_a_known_divergence_once_seen_is_drawn_rarely():
         if verdict.outcome is Outcome.KNOWN:
             seen.add(verdict.property)
 
-    result = fuzz_in_process(domain_kernels.nan_on_negative_scale, impl_name="nan_on_negative_scale", budget=12,
-                             device="cpu", sizes=CPU, seed=5, properties=PRIMARY, after_case=after_case)
+    result = fuzz_in_process(domain_kernels.nan_on_negative_scale, impl_name="nan_on_negative_scale", budget=600,
+                             device="cpu", sizes=CPU, seed=5, properties=PRIMARY, after_case=after_case,
+                             should_stop=lambda: sum(outcomes.values()) >= 120)
     assert not result.failures and result.known, "the divergence was never seen"
     after = sum(negative_after_seen.values())
-    assert after >= 40
+    assert after >= 60
     # Unsteered, one case in eight has a negative scale; steered, one in 8 * 32.
     assert negative_after_seen[True] <= 0.03 * after, negative_after_seen
     assert outcomes[Outcome.KNOWN] <= 0.05 * outcomes[Outcome.PASSED] + len(PRIMARY), outcomes
@@ -227,3 +242,20 @@ def test_case_phases_count_each_second_once_in_the_innermost_phase(monkeypatch):
             pass
     assert case_phases.take() == {"reference": 8.0, "inputs": 2.0}
     assert case_phases.take() == {}
+
+
+def test_a_known_divergence_one_worker_has_seen_is_drawn_rarely_by_every_worker(tmp_path):
+    from flashcheck.engine.campaign import Board, CampaignState
+
+    board = Board(tmp_path / "board.json")
+    board.publish(CampaignState(known=frozenset(PRIMARY)))
+    negative = collections.Counter()
+
+    def after_case(verdict):
+        negative[verdict.case.softmax_scale is not None and verdict.case.softmax_scale < 0] += 1
+
+    result = fuzz_in_process(domain_kernels.nan_on_negative_scale, impl_name="nan_on_negative_scale", budget=600,
+                             device="cpu", sizes=CPU, seed=5, properties=PRIMARY, after_case=after_case,
+                             should_stop=lambda: sum(negative.values()) >= 60, campaign=Board(tmp_path / "board.json").read)
+    assert sum(negative.values()) >= 60 and not result.failures
+    assert negative[True] <= 0.03 * sum(negative.values()), negative

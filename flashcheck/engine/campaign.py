@@ -1,11 +1,12 @@
-"""What the processes of one campaign tell each other: the failures already reported and the
-case classes to avoid.
+"""What the processes of one run tell each other: the failures already reported, the case
+classes to avoid, and the known divergences already seen.
 
 A campaign (``flashcheck fuzz --keep-going``) reports each distinct failure once, by its
 signature (:attr:`flashcheck.engine.fuzz_result.Failure.signature`): a worker that meets a
 failure whose signature another worker has already reported counts it as a repeat instead of
 shrinking it again, and a case class whose cases keep crashing workers is drawn rarely from
-then on. The parent process is the one writer: it publishes what it has heard on a
+then on. Any run's workers draw the cases of a known divergence rarely once any of them has
+seen it (:attr:`CampaignState.known`). The parent process is the one writer: it publishes what it has heard on a
 :class:`Board`, one small JSON file in the run's folder, replaced atomically; the workers read
 it before each turn and each failure, and read the file again only when it has changed.
 
@@ -23,10 +24,13 @@ from pathlib import Path
 @dataclass(frozen=True)
 class CampaignState:
     """``reported``: signatures of the failures reported so far; ``avoided``: case classes
-    (:func:`flashcheck.engine.fuzz_result.case_class`) drawn rarely from now on."""
+    (:func:`flashcheck.engine.fuzz_result.case_class`) drawn rarely from now on; ``known``: the
+    properties whose declared known divergence some worker has seen, whose cases of it every
+    worker draws rarely from now on (:attr:`flashcheck.divergences.KnownDivergence.steer`)."""
 
     reported: frozenset = frozenset()
     avoided: frozenset = frozenset()
+    known: frozenset = frozenset()
 
 
 class Board:
@@ -42,7 +46,8 @@ class Board:
 
     def publish(self, state: CampaignState) -> None:
         temporary = self.path.with_suffix(".tmp")
-        temporary.write_text(json.dumps({"reported": sorted(state.reported), "avoided": sorted(state.avoided)}))
+        temporary.write_text(json.dumps({"reported": sorted(state.reported), "avoided": sorted(state.avoided),
+                                         "known": sorted(state.known)}))
         os.replace(temporary, self.path)
 
     def read(self) -> CampaignState:
@@ -54,7 +59,8 @@ class Board:
         if stamp != self._stamp:
             try:
                 data = json.loads(self.path.read_text())
-                self._state = CampaignState(frozenset(data["reported"]), frozenset(data["avoided"]))
+                self._state = CampaignState(frozenset(data["reported"]), frozenset(data["avoided"]),
+                                            frozenset(data.get("known", ())))
                 self._stamp = stamp
             except (OSError, ValueError, KeyError, TypeError):
                 pass  # being replaced: the next read sees the new file

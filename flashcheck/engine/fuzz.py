@@ -383,6 +383,9 @@ class InProcessFuzzer:
         if avoided:
             predicates.append(lambda case: case_class(case.spec()) in avoided)
         steer = self.seen_divergences.get(prop.name)
+        if steer is None and prop.name in self.campaign().known:  # seen by another worker
+            declared = protocol.known_divergences(self.impl).get(prop.name)
+            steer = declared.steer if declared is not None else None
         if steer is not None:
             predicates.append(steer)
         return tuple(predicates)

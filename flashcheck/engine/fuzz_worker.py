@@ -71,7 +71,7 @@ class WorkerTask:
     entry, :func:`flashcheck.engine.placement.worker_pins`; None on the CPU), after replaying
     ``replay`` (``(property, case spec)`` pairs); its case file and log file are at
     ``case_file`` and ``log_file``; in a campaign, the parent publishes what it has heard on the
-    board ``board_file`` (:mod:`flashcheck.engine.campaign`; None outside a campaign)."""
+    board ``board_file`` (:mod:`flashcheck.engine.campaign`; None where there is none)."""
 
     options: FuzzOptions
     index: int

@@ -146,7 +146,7 @@ class WorkerPoolRun:
         self.run_dir: Path | None = None  # the case files and logs, while the workers run
         self.spawned = 0  # worker processes started so far
         self.crashes = 0  # crashes and hangs so far
-        self.board: Board | None = None  # a campaign's, in run_dir (run)
+        self.board: Board | None = None  # in run_dir (run): what the workers are told
         self.avoided: set[str] = set()  # case classes a campaign draws rarely
         self.stopping = False  # the workers were told to stop
         #: The workers shrinking a property failure, by slot index, with that failure as first
@@ -158,9 +158,8 @@ class WorkerPoolRun:
 
     def run(self):
         self.run_dir = Path(tempfile.mkdtemp(prefix="flashcheck-fuzz-"))
-        if self.options.keep_going:
-            self.board = Board(self.run_dir / "campaign.json")
-            self.publish()
+        self.board = Board(self.run_dir / "campaign.json")
+        self.publish()
         try:
             for slot in self.slots:
                 if self.interrupted.is_set():
@@ -244,7 +243,10 @@ class WorkerPoolRun:
                 if not event.still_fails:
                     self.store.remove(event.property, event.case)
             case fuzz_events.KnownDivergenceSeen():
+                seen = {known.property for known in result.known}
                 result.add_known(dataclasses.replace(event.failure, seconds=now))
+                if event.failure.property not in seen:
+                    self.publish()  # every worker steers off it now
             case fuzz_events.Declined():
                 result.decline(event.property, event.reason, inside_domain=event.case if event.inside_domain else None)
             case fuzz_events.NotApplicable():
@@ -372,7 +374,7 @@ class WorkerPoolRun:
     def publish(self) -> None:
         """Tell the workers of a campaign what the parent has heard (:mod:`flashcheck.engine.campaign`)."""
         self.board.publish(CampaignState(frozenset(f.signature for f in self.result.failures),
-                                         frozenset(self.avoided)))
+                                         frozenset(self.avoided), frozenset(k.property for k in self.result.known)))
 
     def stop_all(self) -> None:
         """Tell every worker but the finders to stop."""

@@ -173,10 +173,10 @@ def _run_varlen(module, q, k, v, request: Request):
 #: length autotunes afresh. The dtype and causality are compiled in.
 SDPA_COMPILE_KEY = ("dtype", "head_dim", "seqlen_k", "band", "mode", "gqa_ratio")
 #: FlagGems' flash forward passes the softmax scale and both window bounds as ``tl.constexpr``
-#: (src/flag_gems/ops/flash_kernel.py): a variant per scale and window. Naming Triton's
-#: specialisation too (``heads``, ``layout``, ``length_residues``) halved the pace on an H100
-#: (docs/measurements/speed/): more classes, each compiled afresh, while block-size heuristics
-#: of the kernel still compile variants inside each.
+#: (src/flag_gems/ops/flash_kernel.py): a variant per scale and window. With Triton's
+#: specialisation named too (``heads``, ``layout``, ``length_residues``) a campaign drew half
+#: the cases (docs/measurements/speed/README.md): more classes, each compiled afresh, while the
+#: kernel still compiled variants inside each.
 FLASH_COMPILE_KEY = ("dtype", "head_dim", "softmax_scale", "window", "gqa_ratio")
 
 

@@ -250,14 +250,17 @@ class Adapter:
     maps each device kind the peer runs on to what it supports there;
     ``not_applicable`` maps each property the peer's documented contract excludes to the
     reason (``flashcheck_not_applicable``, docs/protocol.md); ``compile_key`` what selects one of
-    its compiled variants (``flashcheck_compile_key``; empty: nothing is compiled per case).
+    its compiled variants (``flashcheck_compile_key``; empty: nothing is compiled per case);
+    ``case_domain`` by device kind, the values of a case it runs (``flashcheck_case_domain_by_device``).
     """
 
     def __init__(self, name: str, features: Mapping[str, frozenset], run: Callable, doc: str = "",
                  known_divergences: Mapping[str, str | KnownDivergence] | None = None,
                  every_property: KnownDivergence | None = None,
-                 not_applicable: Mapping[str, str] | None = None, compile_key: tuple[str, ...] | None = ()):
+                 not_applicable: Mapping[str, str] | None = None, compile_key: tuple[str, ...] | None = (),
+                 case_domain: Mapping[str, Mapping] | None = None):
         self.name = name
+        self.flashcheck_case_domain_by_device = case_domain
         #: torch's fused SDPA kernels are compiled ahead of time: nothing is compiled per case.
         self.flashcheck_compile_key = compile_key
         self._known = {key: as_known_divergence(value) for key, value in (known_divergences or {}).items()}

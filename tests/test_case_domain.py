@@ -196,6 +196,15 @@ def test_on_the_gpu_cases_follow_an_adapters_compile_key():
     assert keys.most_common(1)[0][1] >= 0.9 * sum(keys.values()), keys
 
 
+def test_a_key_naming_tritons_length_residues_keeps_the_lengths_in_one_residue_class():
+    key = ("length_residues", "head_dim", "layout", "heads")
+    one_class = dataclasses.replace(GPU, focus_seed=3, focus_classes=1)
+    cases = drawn(strategies.cases(sizes=one_class, compile_key=key, varlen=False))
+    keys = collections.Counter(compile_classes.key_of(case, key) for case in cases)
+    assert keys.most_common(1)[0][1] >= 0.85 * len(cases), keys.most_common(3)
+    assert len({(case.seqlen_q, case.seqlen_k) for case in cases}) > 5, "the lengths themselves still vary"
+
+
 def test_a_compile_keys_catalogue_pairs_every_dtype_with_every_head_dim_it_deals():
     key = ("dtype", "head_dim", "band")
     classes = compile_classes.keyed_classes(key, GPU, GPU.dtypes, ("dense",), ("contiguous",),

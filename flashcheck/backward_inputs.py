@@ -14,6 +14,7 @@ from __future__ import annotations
 import torch
 
 from flashcheck import case_phases, protocol
+from flashcheck.compare import Violation
 from flashcheck.case import seeded_generator
 
 #: Scales of the upstream gradient dO, chosen by the case's seed.
@@ -40,6 +41,21 @@ def upstream(case, out: torch.Tensor, lse: torch.Tensor | None):
     return grad_out, grad_lse
 
 
+def check_lse_claim(impl, lse, device) -> None:
+    """Raise :class:`~flashcheck.compare.Violation` where ``impl`` declares ``lse_grad`` (a
+    differentiable lse) and returned, from inputs that require grad, no lse or one that autograd
+    does not track: a loss through that lse would silently get no gradient from it."""
+    if "lse_grad" not in protocol.features_of(impl, device):
+        return
+    if lse is None:
+        raise Violation("the implementation declares the feature lse_grad (a differentiable lse) but returned "
+                        "no lse")
+    if not lse.requires_grad:
+        raise Violation("the implementation declares the feature lse_grad (a differentiable lse) but returned an "
+                        "lse that autograd does not track (detached, or made outside autograd): a loss through "
+                        "lse would get no gradient from it")
+
+
 def gradients(impl, case, inputs, grad_out=None, grad_lse=None):
     """``(dq, dk, dv), grad_out, grad_lse`` from autograd through ``impl``; the upstream
     gradients are drawn from the case when not given. lse enters the loss only on rows
@@ -54,6 +70,7 @@ def gradients(impl, case, inputs, grad_out=None, grad_lse=None):
     leaves = [t.detach().requires_grad_() for t in inputs]
     with protocol.unchanged(dict(zip("qkv", inputs)), "the forward or backward pass"):
         out, lse = protocol.call(impl, leaves, case)
+        check_lse_claim(impl, lse, leaves[0].device)
         if grad_out is None:
             grad_out, grad_lse = upstream(case, out, lse)
         loss = (out.float() * grad_out.float()).sum()

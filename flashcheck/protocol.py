@@ -26,10 +26,14 @@ from flashcheck.case_domain import CaseDomain
 from flashcheck.compare import Violation
 from flashcheck.divergences import KnownDivergence, as_known_divergence
 
-#: The protocol's features, plus two extensions: "out" (accepts preallocated ``out=`` and
-#: ``lse_out=`` tensors and writes them in place) and "tf32" (multiplies float32 operands as
-#: TF32, which the tolerance model then allows for).
-ALL_FEATURES = frozenset({"causal", "window", "gqa", "varlen", "mask", "backward", "lse", "out", "tf32"})
+#: The protocol's features, plus three extensions: "out" (accepts preallocated ``out=`` and
+#: ``lse_out=`` tensors and writes them in place), "tf32" (multiplies float32 operands as
+#: TF32, which the tolerance model then allows for) and "lse_grad" (the lse it returns is
+#: differentiable: autograd tracks it and its backward takes the lse's upstream gradient).
+ALL_FEATURES = frozenset({"causal", "window", "gqa", "varlen", "mask", "backward", "lse", "out", "tf32",
+                          "lse_grad"})
+#: What a feature needs declared beside it.
+NEEDS = {"lse_grad": frozenset({"lse", "backward"})}
 PROTOCOL_FEATURES = frozenset({"causal", "window", "gqa", "varlen", "mask", "backward", "lse"})
 DTYPE_NAMES = frozenset({"float16", "bfloat16", "float32"})
 #: Held against an implementation that declares nothing; see :func:`features_of`.
@@ -165,6 +169,10 @@ def _checked(attribute: str, declared) -> frozenset:
     if unknown:
         raise ValueError(f"{attribute} names unknown feature{'s' if len(unknown) > 1 else ''} "
                          f"{', '.join(map(repr, unknown))}; known: {', '.join(sorted(ALL_FEATURES | DTYPE_NAMES))}")
+    for feature, needed in NEEDS.items():
+        if feature in declared and not needed <= declared:
+            raise ValueError(f"{attribute} names {feature!r}, which needs {' and '.join(map(repr, sorted(needed)))} "
+                             f"declared too; missing: {', '.join(map(repr, sorted(needed - declared)))}")
     return declared
 
 

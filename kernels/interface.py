@@ -9,7 +9,8 @@ import torch
 from flashcheck.kernels import backward, config, forward, validation
 
 FEATURES = frozenset({
-    "causal", "window", "gqa", "varlen", "mask", "lse", "backward", "out", "float16", "bfloat16", "float32",
+    "causal", "window", "gqa", "varlen", "mask", "lse", "lse_grad", "backward", "out", "float16", "bfloat16",
+    "float32",
 })
 
 

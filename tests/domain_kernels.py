@@ -7,7 +7,8 @@ plain-torch ``correct`` kernel of :mod:`tests.standalone_kernels`.
 - ``wrong_domain``: declines head dim 32 while its declared domain says it runs it;
 - ``nan_on_negative_scale``: returns NaN for every negative softmax_scale and declares that as a
   known divergence of every property it shows in, steering drawing off negative scales;
-- ``keyed``: correct, declaring a compile key of dtype and head dim.
+- ``keyed``: correct, declaring a compile key of dtype and head dim;
+- ``detached_lse``: correct, but returns its lse detached while declaring ``lse_grad``.
 """
 
 from __future__ import annotations
@@ -76,3 +77,12 @@ def _declaring(attribute: str, value):
 #: Malformed declarations, refused before any work.
 negative_longest_length = _declaring("flashcheck_case_domain", {"max_seqlen": -1})
 key_as_a_string = _declaring("flashcheck_compile_key", "dtype")
+
+
+def detached_lse(q, k, v, **kwargs):
+    """Correct, but its lse leaves autograd, while it claims a differentiable one."""
+    out, lse = standalone_kernels.correct(q, k, v, **kwargs)
+    return out, lse.detach()
+
+
+detached_lse.flashcheck_features = FEATURES | {"lse_grad"}

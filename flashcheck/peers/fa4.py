@@ -55,7 +55,9 @@ from flashcheck.peers import fa4_call
 from flashcheck.peers.common import HALF, Library, Peer, Request
 
 LIBRARY = Library("flash_attn.cute", ("flash-attn-4",), extra="fa4")
-FEATURES = frozenset({"causal", "window", "gqa", "backward", "lse"}) | HALF
+#: ``lse_grad``: with ``return_lse=True`` FA4's lse is differentiable (its autograd functions'
+#: backward takes ``dlse``; ``flash_attn/cute/interface.py``).
+FEATURES = frozenset({"causal", "window", "gqa", "backward", "lse", "lse_grad"}) | HALF
 
 #: Why FA4's default backward is not expected to be bitwise reproducible.
 NONDETERMINISTIC_BACKWARD = (

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import torch
 
-from flashcheck import case_phases, protocol
+from flashcheck import case_phases, protocol, unchecked
 from flashcheck.compare import Violation
 from flashcheck.case import seeded_generator
 
@@ -39,6 +39,11 @@ def upstream(case, out: torch.Tensor, lse: torch.Tensor | None):
         if lse is not None and lse.requires_grad:
             grad_lse = torch.randn(lse.shape, generator=generator).to(lse.device)
     return grad_out, grad_lse
+
+
+#: What a gradient property says it did not check where the lse is not differentiable.
+LSE_GRADIENT_UNCHECKED = ("the lse's gradient: the implementation returned an lse autograd does not track, and does "
+                          "not declare lse_grad")
 
 
 def check_lse_claim(impl, lse, device) -> None:
@@ -71,6 +76,8 @@ def gradients(impl, case, inputs, grad_out=None, grad_lse=None):
     with protocol.unchanged(dict(zip("qkv", inputs)), "the forward or backward pass"):
         out, lse = protocol.call(impl, leaves, case)
         check_lse_claim(impl, lse, leaves[0].device)
+        if lse is not None and not lse.requires_grad:
+            unchecked.note(LSE_GRADIENT_UNCHECKED)
         if grad_out is None:
             grad_out, grad_lse = upstream(case, out, lse)
         loss = (out.float() * grad_out.float()).sum()

@@ -154,18 +154,21 @@ def test_property_holds(impl_name, property_name, shard, pytestconfig, ratio_log
     impl = pytest_plugin.implementation(pytestconfig, impl_name)
     prop = PROPERTIES[property_name]
     device = protocol.default_device()
+    features = protocol.features_of(impl, device)
     cases = property_cases.cases_for(prop, impl, device, pytest_plugin.drawn_sizes(pytestconfig))
 
     known = protocol.known_divergences(impl).get(property_name)
     observed = []  # failures the known divergence explains: expected, and the run goes on
     checked = [0]
     declined = Counter()  # reason -> cases
+    not_checked = Counter()  # what a passed case could not check -> cases
 
     @given(case=cases)
     def holds(case):
         verdict = decide(prop, impl, case, device=device, impl_name=impl_name)
         if verdict.outcome is Outcome.PASSED:
             checked[0] += 1
+            not_checked.update(verdict.unchecked)
         elif verdict.outcome is Outcome.DECLINED:
             declined[verdict.reason] += 1
             reject()  # hypothesis draws another in its place
@@ -196,6 +199,8 @@ def test_property_holds(impl_name, property_name, shard, pytestconfig, ratio_log
     finally:
         if declined:
             record_property("flashcheck_declined", dict(declined))
+        if not_checked:
+            record_property("flashcheck_not_checked", dict(not_checked))
     if declined and not checked[0]:
         reasons = "; ".join(f"{count} × {reason}" for reason, count in declined.most_common())
         pytest.fail(f"nothing was checked: {impl_name} declined every case drawn for {property_name} "

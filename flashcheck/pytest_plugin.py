@@ -436,6 +436,12 @@ def pytest_terminal_summary(terminalreporter, config):
         for nodeid, reasons in declined:
             for reason, count in sorted(reasons.items(), key=lambda item: -item[1]):
                 terminalreporter.line(f"{nodeid}: {count} declined: {reason}")
+    unchecked = declined_cases(terminalreporter.stats, "flashcheck_not_checked")
+    if unchecked:
+        terminalreporter.section("flashcheck parts of passed cases not checked")
+        for nodeid, notes in unchecked:
+            for what, count in sorted(notes.items(), key=lambda item: -item[1]):
+                terminalreporter.line(f"{nodeid}: not checked on {count} passed cases: {what}")
     declared = declared_not_applicable(terminalreporter.stats)
     if declared:
         terminalreporter.section("flashcheck properties declared not applicable (not run)")
@@ -460,16 +466,17 @@ def declared_not_applicable(stats) -> list[tuple[str, str]]:
     return sorted((nodeid, reason[reason.index(DECLARED):]) for nodeid, reason in skips.items() if DECLARED in reason)
 
 
-def declined_cases(stats) -> list[tuple[str, dict]]:
+def declined_cases(stats, user_property: str = "flashcheck_declined") -> list[tuple[str, dict]]:
     """``(test id, {reason: count})`` for each property test whose implementation declined
     cases (``NotImplementedError``), from the reports' ``flashcheck_declined`` user property
-    (which pytest-xdist carries back from its workers)."""
+    (which pytest-xdist carries back from its workers); with ``user_property`` another such
+    count (``flashcheck_not_checked``: what passed cases could not check)."""
     found = {}
     for reports in stats.values():
         for report in reports:
             if getattr(report, "when", None) != "call":
                 continue
             for name, value in getattr(report, "user_properties", ()):
-                if name == "flashcheck_declined":
+                if name == user_property:
                     found[report.nodeid] = dict(value)
     return sorted(found.items())

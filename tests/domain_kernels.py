@@ -86,3 +86,11 @@ def detached_lse(q, k, v, **kwargs):
 
 
 detached_lse.flashcheck_features = FEATURES | {"lse_grad"}
+
+
+def detached_lse_unclaimed(q, k, v, **kwargs):
+    """``detached_lse`` without the claim: its lse's gradient is left unchecked, and said so."""
+    return detached_lse(q, k, v, **kwargs)
+
+
+detached_lse_unclaimed.flashcheck_features = FEATURES

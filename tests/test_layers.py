@@ -142,7 +142,7 @@ PROPERTIES = REPOSITORY / "properties"
 #: flashcheck's top-level modules that make up its core: cases, the reference, the tolerance
 #: model and comparisons, strategies, the protocol. Everything else builds on them.
 CORE_MODULES = frozenset({
-    "case", "case_domain", "case_phases", "compile_classes", "maskspec", "masks", "packing", "reference", "same_precision", "tolerance", "expectation",
+    "case", "case_domain", "case_phases", "compile_classes", "maskspec", "unchecked", "masks", "packing", "reference", "same_precision", "tolerance", "expectation",
     "compare", "divergences", "protocol", "strategies", "case_sizes", "hypothesis_profiles", "backward_inputs",
     "interruption", "output_paths",
 })

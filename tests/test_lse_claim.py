@@ -25,11 +25,7 @@ def test_an_implementation_claiming_a_differentiable_lse_that_detaches_it_fails_
 
 
 def test_without_the_claim_a_detached_lse_is_the_implementations_choice():
-    def plain(q, k, v, **kwargs):
-        return domain_kernels.detached_lse(q, k, v, **kwargs)
-
-    plain.flashcheck_features = domain_kernels.FEATURES
-    result = fuzz_gradients(plain, "plain", 10)
+    result = fuzz_gradients(domain_kernels.detached_lse_unclaimed, "plain", 10)
     assert result.cases >= 10 and not result.failures
 
 
@@ -48,3 +44,25 @@ def test_the_project_kernel_and_the_flashattention_4_adapters_claim_it():
     assert "lse_grad" in interface.FEATURES
     for peer in (fa4.dense(), fa4.deterministic(), fa4.varlen()):
         assert "lse_grad" in protocol.features_of(peer, "cuda")
+
+
+def test_without_the_claim_every_summary_says_the_lse_gradient_was_not_checked(capsys):
+    from flashcheck.backward_inputs import LSE_GRADIENT_UNCHECKED
+    from flashcheck.engine import fuzz_console
+
+    result = fuzz_gradients(domain_kernels.detached_lse_unclaimed, "plain", 6)
+    assert result.not_checked[LSE_GRADIENT_UNCHECKED]["grads_match_reference"] == result.cases >= 6
+    fuzz_console.print_fuzz_result(result, "plain", "cpu")
+    assert f"not checked on {result.cases} passed cases (grads_match_reference)" in capsys.readouterr().out
+    assert result.to_json(impl_name="plain", device="cpu", budget=1.0)["not_checked"] == {
+        LSE_GRADIENT_UNCHECKED: {"grads_match_reference": result.cases}}
+
+
+def test_check_says_what_a_passing_case_did_not_check(capsys):
+    from tests.cli_process import flashcheck
+
+    status = flashcheck(["check", "--impl", "tests.domain_kernels:detached_lse_unclaimed", "--device", "cpu",
+                         "--property", "grads_match_reference", "--case",
+                         "batch=1 seqlen_q=4 seqlen_k=4 heads=1 kv_heads=1 head_dim=16 dtype=float32 seed=1"])
+    printed = capsys.readouterr().out
+    assert status == 0 and "not checked: the lse's gradient" in printed

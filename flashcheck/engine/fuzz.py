@@ -353,9 +353,9 @@ class InProcessFuzzer:
             raise StopRunning(verdict)  # past hypothesis, which would shrink an Exception
         self.passed.add(key)
         kinds = case_kinds(case)
-        self.result.count(prop.name, kinds)
+        self.result.count(prop.name, kinds, verdict.unchecked)
         self.result.seconds = time.monotonic() - self.start
-        self.report(fuzz_events.Passed(prop.name, key[1], tuple(kinds)))
+        self.report(fuzz_events.Passed(prop.name, key[1], tuple(kinds), unchecked=verdict.unchecked))
 
     def known_divergence_seen(self, prop: Property, verdict: Verdict) -> None:
         # Declared: reported once per property. A whole-property divergence gives its turns

@@ -79,6 +79,9 @@ def print_fuzz_result(result, impl_name: str, device: str, *, shrunk: bool = Tru
         console.print(f"[bold red]declined inside the declared case domain[/] ({entry['count']} cases of "
                       f"{entry['property']}): the implementation's flashcheck_case_domain is wrong; it declined "
                       f"{escape(repr(entry['case']))}: {escape(entry['reason'])}", highlight=False, soft_wrap=True)
+    for what, counts in result.not_checked.items():
+        console.print(f"[bold yellow]not checked[/] on {sum(counts.values())} passed cases "
+                      f"({', '.join(sorted(counts))}): {escape(what)}", highlight=False, soft_wrap=True)
     never = result.never_checked()
     if never:
         console.print(f"[bold red]never checked[/] (every case declined): {', '.join(never)}", highlight=False,

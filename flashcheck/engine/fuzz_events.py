@@ -40,6 +40,8 @@ class Passed:
     compiling: float | None = None
     compile_classes: int | None = None
     phases: tuple[tuple[str, float], ...] | None = None
+    #: What the property could not check on the case (:attr:`flashcheck.engine.verdict.Verdict.unchecked`).
+    unchecked: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

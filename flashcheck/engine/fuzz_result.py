@@ -156,6 +156,9 @@ class FuzzResult:
     declined: int = 0  # cases the implementation declined with NotImplementedError
     #: Declined cases by property, then by the message the implementation declined with.
     declined_by_property: dict[str, Counter] = field(default_factory=dict)
+    #: What passed cases could not check (:mod:`flashcheck.unchecked`), by property: counted,
+    #: shown, never a pass of its own.
+    not_checked: dict[str, Counter] = field(default_factory=dict)
     #: Declined cases that lie inside the case domain the implementation declares: the
     #: declaration is wrong. ``{"property", "case", "reason", "count"}``, one per property and
     #: reason, with its first case.
@@ -251,11 +254,14 @@ class FuzzResult:
         return sorted(name for name in self.declined_by_property
                       if not self.by_property.get(name) and not any(f.property == name for f in self.known))
 
-    def count(self, prop: str, kinds) -> None:
-        """Record one completed case of property ``prop`` with case kinds ``kinds``."""
+    def count(self, prop: str, kinds, unchecked=()) -> None:
+        """Record one completed case of property ``prop`` with case kinds ``kinds``, on which
+        the property could not check ``unchecked`` (:mod:`flashcheck.unchecked`)."""
         self.cases += 1
         self.by_property[prop] += 1
         self.by_kind.update(kinds)
+        for what in unchecked:
+            self.not_checked.setdefault(what, Counter())[prop] += 1
 
     def timed(self, at: float, seconds: float, compiling: float, phases=None) -> None:
         """Record the times of one finished case: it ended ``at`` seconds into the run,
@@ -302,7 +308,8 @@ class FuzzResult:
         """The result as plain data: ``impl``, ``device``, ``budget``, ``seconds``, ``cases``
         (checked and passed), ``declined``, ``found``, ``checked_anything`` (see
         :attr:`checked_anything`), ``by_property`` and ``by_kind`` (counts),
-        ``declined_by_property`` (``{property: {reason: count}}``), ``declined_inside_domain``,
+        ``declined_by_property`` (``{property: {reason: count}}``), ``not_checked`` (``{what:
+        {property: passed cases}}``), ``declined_inside_domain``,
         ``case_domain`` and ``compile_key`` (see the fields), ``not_applicable``
         (``{property: reason}``), and ``failures``: a list of ``{"kind", "property", "case",
         "evidence", "replay", "seconds", "shrunk", "signature", "count", "script"}`` (see
@@ -317,6 +324,7 @@ class FuzzResult:
             "checked_anything": self.checked_anything,
             "declined_by_property": {name: dict(reasons) for name, reasons in self.declined_by_property.items()},
             "declined_inside_domain": self.declined_inside_domain, "case_domain": self.case_domain,
+            "not_checked": {what: dict(counts) for what, counts in self.not_checked.items()},
             "compile_key": self.compile_key,
             "not_applicable": dict(self.not_applicable),
             "by_property": dict(self.by_property), "by_kind": dict(self.by_kind),

@@ -231,7 +231,7 @@ class Worker:
             elif verdict.outcome is Outcome.KNOWN:
                 self.report(fuzz_events.KnownDivergenceSeen(Failure.from_verdict(verdict)))
             else:
-                self.report(fuzz_events.Passed(prop_name, spec, tuple(case_kinds(case))))
+                self.report(fuzz_events.Passed(prop_name, spec, tuple(case_kinds(case)), unchecked=verdict.unchecked))
             self.report(fuzz_events.Replayed(prop_name, spec, still_fails=False))
         return True
 

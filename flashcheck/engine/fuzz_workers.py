@@ -220,7 +220,7 @@ class WorkerPoolRun:
             case fuzz_events.Started():
                 result.workers[index]["device"] = event.device
             case fuzz_events.Passed():
-                result.count(event.property, event.kinds)
+                result.count(event.property, event.kinds, event.unchecked)
                 result.workers[index]["cases"] += 1
                 result.workers[index]["compile_classes"] = event.compile_classes
                 result.seconds = now

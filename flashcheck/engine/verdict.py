@@ -62,7 +62,7 @@ from pathlib import Path
 
 import torch
 
-from flashcheck import protocol
+from flashcheck import protocol, unchecked
 from flashcheck.case import Case
 from flashcheck.compare import PropertyFailure, Violation, replay_command
 
@@ -118,6 +118,8 @@ class Verdict:
     failure: PropertyFailure | None = None
     reason: str | None = None
     error: BaseException | None = None
+    #: What the property could not check on this case (:mod:`flashcheck.unchecked`).
+    unchecked: tuple[str, ...] = ()
 
     @property
     def replay(self) -> str:
@@ -168,6 +170,7 @@ def decide(prop, impl, case: Case, *, device, impl_name: str) -> Verdict:
     """
     if not impl_name:
         raise ValueError("impl_name: expected the implementation's name, as its replay line gives it")
+    unchecked.take()  # notes of an earlier case that ended before its verdict
     made = functools.partial(Verdict, property=prop.name, case=case, impl_name=impl_name)
     failure = functools.partial(PropertyFailure, property_name=prop.name, case=case, impl_name=impl_name)
     try:
@@ -182,7 +185,7 @@ def decide(prop, impl, case: Case, *, device, impl_name: str) -> Verdict:
             error = error or raised  # a CUDA error reported late, at the release
     try:
         if error is None:
-            return made(Outcome.PASSED)
+            return made(Outcome.PASSED, unchecked=unchecked.take())
         if is_fatal(error):
             whose = ("the implementation raised" if _raised_by_implementation(error) else
                      "raised after the implementation's kernels ran (CUDA reports errors late)")

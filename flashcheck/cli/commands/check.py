@@ -66,6 +66,8 @@ def run(args, device) -> int:
     verdict = decide(prop, impl, case, device=device, impl_name=args.impl)
     if verdict.outcome is Outcome.PASSED:
         print(f"{prop.name} holds for {args.impl} on {device}: {case.spec()}")
+        for what in verdict.unchecked:
+            print(f"not checked: {what}")
         return EXIT_OK
     if verdict.outcome is Outcome.DECLINED:
         print(f"flashcheck: {args.impl} declines this case: {verdict.reason} (nothing was checked)", file=sys.stderr)

@@ -260,8 +260,8 @@ def call(impl, inputs, case, **extra):
     """Call ``impl`` on ``inputs`` with ``case``'s arguments (tensors on q's device), any of
     them replaced by ``extra``; check what it returned, raising
     :class:`~flashcheck.compare.Violation` unless it is ``(out, lse)`` with out a tensor of
-    q's shape, dtype and device and lse None or a float32 tensor on q's device (packed: out
-    ``(Tq, H, D)``, lse ``(H, Tq)``). Every property calls the implementation through here,
+    q's shape, dtype and device and lse a float32 tensor on q's device, or None where the
+    implementation does not declare ``lse`` (packed: out ``(Tq, H, D)``, lse ``(H, Tq)``). Every property calls the implementation through here,
     so that what flashcheck goes on to compute with the results is well formed."""
     q, k, v = inputs
     with case_phases.phase("call"):
@@ -277,6 +277,10 @@ def call(impl, inputs, case, **extra):
         )
     if out.device != q.device:
         raise Violation(f"protocol: out must be on q's device {q.device}, got a tensor on {out.device}")
+    if lse is None and "lse" in features_of(impl, q.device):
+        # Every property checks the lse it gets: a declared lse that is not returned would
+        # leave those checks silently unmade.
+        raise Violation("protocol: the implementation declares the feature lse but returned no lse")
     if lse is not None:
         lse_shape = (q.shape[1], q.shape[0]) if q.dim() == 3 else (q.shape[0], q.shape[2], q.shape[1])
         if not isinstance(lse, torch.Tensor) or tuple(lse.shape) != lse_shape or lse.dtype != torch.float32:

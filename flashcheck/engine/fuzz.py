@@ -24,13 +24,13 @@ from hypothesis.errors import Unsatisfiable
 
 from flashcheck import protocol
 from flashcheck.case import Case
-from flashcheck.engine.property_cases import UNSATISFIABLE, cases_for, not_applicable_because
 from flashcheck.compare import PropertyFailure
 from flashcheck.properties import PROPERTIES
 from flashcheck.properties.registry import Property
 from flashcheck.engine import fuzz_events
 from flashcheck.engine.campaign import CampaignState
 from flashcheck.engine.fuzz_result import case_class
+from flashcheck.engine.property_cases import UNSATISFIABLE, cases_for, not_applicable_because
 from flashcheck.engine.verdict import Outcome, StopRunning, Verdict, decide
 # The result types, in a module of their own that imports neither torch nor hypothesis.
 from flashcheck.engine.fuzz_result import PACE_SPAN, Failure, FuzzResult  # noqa: F401  (part of this module's interface)

@@ -91,7 +91,7 @@ def _float16_ds_may_overflow(Bounds):
 
 #: As the forward's :data:`~flashcheck.kernels.forward.UNSPECIALISED`, per kernel: the runtime
 #: arguments whose value specialisation changes no benchmark configuration's code (PTX
-#: compared for sm90, docs/performance.md, 2026-11-25). ``seqlen_k`` of ``_dk_dv`` and
+#: compared for sm90, docs/performance.md). ``seqlen_k`` of ``_dk_dv`` and
 #: ``seqlen_q`` of ``_dq`` (their programs' own block axis) change it, so stay specialised.
 PREPROCESS_UNSPECIALISED = ("heads", "kv_heads", "seqlen_q", "seqlen_k")
 DK_DV_UNSPECIALISED = ("heads", "kv_heads", "seqlen_q", "window_left", "window_right", "stride_lb", "stride_lh")

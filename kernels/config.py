@@ -55,8 +55,8 @@ TUNED_SM90: dict[tuple[str, int, bool], dict[str, dict]] = {
 #: float32 above head dim 128, forward and backward. float32 products are IEEE FMA dots, not
 #: tensor-core ones, and each thread holds its share of both operands in registers, so at
 #: BLOCK_D 256 the 32 x 32 tiles of the other float32 rows spilled 36-77 KB per thread
-#: (ptxas, sm90); 16 x 16 tiles spill nothing. Measured on an H100 (docs/performance.md,
-#: 2026-11-24): 5x faster (forward+backward, 2048 tokens) and 4.6x faster to compile.
+#: (ptxas, sm90); 16 x 16 tiles spill nothing. Measured on an H100 (docs/performance.md):
+#: 5x faster (forward+backward, 2048 tokens) and 4.6x faster to compile.
 _FLOAT32_WIDE = _launch(16, 16, 4, 1)
 
 

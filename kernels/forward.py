@@ -46,7 +46,7 @@ LOG2_E = 1.4426950408889634
 #: Runtime arguments that Triton does not specialise on their value (``do_not_specialize``):
 #: those whose specialisation (equal to 1, divisible by 16) leaves the code of every
 #: benchmark configuration as it is -- PTX identical, compiled for sm90 with and without it,
-#: at float16/bfloat16, head dims 64/128, causal and full (docs/performance.md, 2026-11-25).
+#: at float16/bfloat16, head dims 64/128, causal and full (docs/performance.md).
 #: Specialised, each doubled or tripled the compilations that fuzzing needs while changing
 #: nothing but which integers the compiler may assume. The others stay specialised:
 #: ``head_dim`` and the strides of q, k, v and out decide whether loads are vectorised,

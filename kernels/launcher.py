@@ -4,7 +4,7 @@
 one (dtype and 16-byte alignment of pointers, value class of integers) on every call, then
 looks the compiled kernel up; for the project's kernels, 20 to 60 arguments each, that is
 40-110 µs of host time per launch on an H100 machine, against 8-15 µs for launching the
-compiled kernel itself (docs/performance.md, 2026-11-23). At short sequence lengths a
+compiled kernel itself (docs/performance.md). At short sequence lengths a
 forward+backward then waits on the host, not the GPU.
 
 :func:`launch` keeps, per kernel, the compiled kernel of each *launch key* and launches it

@@ -15,8 +15,7 @@ runtime arguments were marked ``do_not_specialize`` and what changed is shown: w
 change to Triton's specialisation keeps the loads vectorised, the matrix instructions as
 they were and the registers unspilled, checked before any GPU time is spent on benchmarks
 (which remain the measure of speed: equal instructions did not mean equal speed when the
-spills grew; docs/performance.md, ``do_not_specialize`` measured and rejected, 2026-11-24,
-commit ced8af6). Needs Triton's compiler, so
+spills grew; docs/performance.md, ``do_not_specialize`` measured and rejected). Needs Triton's compiler, so
 ``TRITON_INTERPRET`` must be unset; the tensors are CPU tensors, which carry the alignment
 that Triton specialises on.
 """

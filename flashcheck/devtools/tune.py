@@ -48,7 +48,7 @@ FORWARD_CANDIDATES = (
 )
 #: (64, 64, 8, 2), (32, 64, 4, 2) and (64, 32, 4, 2) compile without the register spills of the
 #: tuned d128 (64, 64, 4, 2) (``python -m flashcheck.devtools.codegen``), and ran 14-29% slower
-#: than it on an H100 (docs/performance.md, the re-tune of 2026-11-24, commit 747d9a9).
+#: than it on an H100 (docs/performance.md, the re-tune of the backward's tiles).
 DK_DV_CANDIDATES = (
     (64, 64, 4, 1), (64, 64, 4, 2), (64, 64, 4, 3), (64, 64, 8, 2), (32, 64, 4, 2), (64, 32, 4, 2),
     (32, 128, 4, 2), (32, 128, 8, 2), (64, 128, 8, 2),

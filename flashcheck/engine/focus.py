@@ -5,7 +5,7 @@ specialisation is new (docs/performance.md). Compile-aware drawing
 (:func:`flashcheck.compile_classes.compile_classes`) keeps cases inside a catalogue of classes
 that each compile once; but a worker drawing from its whole catalogue from the start meets
 a new class, and so new compilations, on most of its cases for minutes (a cold-cache run on
-an H100 spent 94% of its case time compiling over five minutes; 2026-11-25, ``407a28c``).
+an H100 spent 94% of its case time compiling over five minutes: docs/performance.md).
 
 :class:`WideningFocus` starts a worker in one class of the catalogue and adds the next
 one when both hold:

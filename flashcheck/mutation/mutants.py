@@ -276,7 +276,7 @@ def confirm_on_original(catalogue: str, outcome: Outcome, settings: MutantFuzzSe
     The original replays that case of that property alone (``flashcheck fuzz --replay-only``,
     the same per-case timeout), with an empty Triton cache: the mutant, being new source,
     compiled every kernel of the case from scratch, and a case that hangs only while it
-    compiles (a float32 head-dim-256 backward took 148 s on an idle H100 host, 2026-11-24)
+    compiles (a float32 head-dim-256 backward took 148 s on an idle H100 host: docs/performance.md)
     must then hang the original too, however much of it the original's own fuzz run compiled before. If
     the original crashes, hangs or fails there too, the case says nothing about the mutant,
     and ``outcome`` becomes "unconfirmed" with what the original did in ``detail``. A kill

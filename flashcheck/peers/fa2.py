@@ -40,7 +40,7 @@ From the source, to be confirmed on a GPU: a row without keys gets lse ``+inf``,
 protocol's ``-inf`` (``csrc/flash_attn/src/softmax.h``: ``(sum == 0.f || sum != sum) ?
 (Split ? -INFINITY : INFINITY)``; ``mha_fwd`` fills ``+inf`` when ``seqlen_k == 0``).
 flashcheck reports that as it is. Not run on a GPU: in the first survey of other libraries'
-kernels (2026-11-25, docs/findings.md) no FlashAttention-2 wheel matched the GPU machine's torch.
+kernels (docs/findings.md) no FlashAttention-2 wheel matched the GPU machine's torch.
 """
 
 from __future__ import annotations

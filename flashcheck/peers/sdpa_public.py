@@ -28,7 +28,7 @@ would be declined: ``sdpa-public-flash`` declares ``empty_rows_exact`` and
 ``empty_rows_get_zero_dq`` not applicable (:data:`NOT_APPLICABLE`).
 
 ``sdpa-public-math`` is checked on the CPU in tests/test_peers_sdpa_public.py. Every backend
-ran on an H100 (torch 2.11) in the first survey of other libraries' kernels, 2026-11-25: short
+ran on an H100 (torch 2.11) in the first survey of other libraries' kernels: short
 fuzz runs to the first counterexamples (math ran its whole budget without one); what they found
 is in docs/findings.md.
 """

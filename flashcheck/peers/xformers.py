@@ -34,7 +34,7 @@ and declines with xformers' reasons, so that what xformers documents it cannot r
 decline of the adapter's. It also declines GQA/MQA with gradients (the docstring above), and so
 declares ``gqa_grads_match_repeated_kv``, all of whose cases are that, not applicable.
 
-Not run on a GPU: in the first survey of other libraries' kernels (2026-11-25, docs/findings.md)
+Not run on a GPU: in the first survey of other libraries' kernels (docs/findings.md)
 xformers 0.0.35's CUDA operators did not load under the GPU machine's torch 2.11 ("xFormers
 wasn't built with CUDA support"), so every case was declined.
 """

@@ -72,6 +72,12 @@ class CaseDomain:
         """The head dims in ``[1, limit]`` the domain allows, ascending."""
         return tuple(d for d in range(1, limit + 1) if self.allows_head_dim(d))
 
+    def no_head_dim_up_to(self, limit: int) -> str | None:
+        """Why no case can be drawn inside the domain where head dims go up to ``limit``, or None."""
+        if self.head_dims_up_to(limit):
+            return None
+        return f"{self.describe_head_dims()} allows no head dim up to {limit}"
+
     def allows_length(self, length: int) -> bool:
         return length % self.length_multiple == 0 and (self.max_seqlen is None or length <= self.max_seqlen)
 

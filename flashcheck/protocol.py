@@ -306,8 +306,8 @@ def release_cached_memory(device) -> None:
     worker's allocator keeps cached after a large case, the others cannot allocate: on an
     H100 with 16 workers under the ``gpu`` hypothesis profile, two cases failed with CUDA
     out of memory (once in a kernel's module load) while the other workers held 1.5 to 7.7 GB
-    each, and passed when rerun. Below the share the cache is kept: giving it back after every
-    case made the next case allocate afresh from the driver. A no-op on the CPU and before
+    each, and passed when rerun. Below the share the cache is kept, so that the next case reuses
+    its blocks instead of allocating afresh from the driver. A no-op on the CPU and before
     CUDA is initialised.
     """
     if torch.device(device).type != "cuda" or not torch.cuda.is_initialized():

@@ -430,13 +430,13 @@ def pytest_terminal_summary(terminalreporter, config):
         terminalreporter.section("flashcheck devices")
         for worker in sorted(devices, key=lambda w: (len(w), w)):
             terminalreporter.line(f"{worker}: {devices[worker]}")
-    declined = declined_cases(terminalreporter.stats)
+    declined = counts_by_test(terminalreporter.stats, "flashcheck_declined")
     if declined:
         terminalreporter.section("flashcheck declined cases (not checked)")
         for nodeid, reasons in declined:
             for reason, count in sorted(reasons.items(), key=lambda item: -item[1]):
                 terminalreporter.line(f"{nodeid}: {count} declined: {reason}")
-    unchecked = declined_cases(terminalreporter.stats, "flashcheck_not_checked")
+    unchecked = counts_by_test(terminalreporter.stats, "flashcheck_not_checked")
     if unchecked:
         terminalreporter.section("flashcheck parts of passed cases not checked")
         for nodeid, notes in unchecked:
@@ -466,11 +466,11 @@ def declared_not_applicable(stats) -> list[tuple[str, str]]:
     return sorted((nodeid, reason[reason.index(DECLARED):]) for nodeid, reason in skips.items() if DECLARED in reason)
 
 
-def declined_cases(stats, user_property: str = "flashcheck_declined") -> list[tuple[str, dict]]:
-    """``(test id, {reason: count})`` for each property test whose implementation declined
-    cases (``NotImplementedError``), from the reports' ``flashcheck_declined`` user property
-    (which pytest-xdist carries back from its workers); with ``user_property`` another such
-    count (``flashcheck_not_checked``: what passed cases could not check)."""
+def counts_by_test(stats, user_property: str) -> list[tuple[str, dict]]:
+    """``(test id, {what: count})`` for each property test that recorded the user property
+    ``user_property`` (which pytest-xdist carries back from its workers): ``flashcheck_declined``,
+    the cases its implementation declined (``NotImplementedError``) by reason;
+    ``flashcheck_not_checked``, what its passed cases could not check."""
     found = {}
     for reports in stats.values():
         for report in reports:

@@ -587,7 +587,7 @@ def cases(
         count = len(whole) if sizes.focus_classes is None else min(sizes.focus_classes, len(whole))
         catalogue = tuple(whole[(sizes.focus_start + i) % len(whole)] for i in range(count))
     return _cases(sizes, dtypes, allow_causal, allow_window, allow_gqa, layouts, values, empty_rows, tuple(modes),
-                  key_padding, catalogue, bool(gqa), domain)
+                  key_padding, catalogue, bool(gqa), domain, domain.head_dims_up_to(sizes.max_head_dim))
 
 
 def _check_domain(domain, sizes: CaseSizes) -> CaseDomain:
@@ -595,9 +595,9 @@ def _check_domain(domain, sizes: CaseSizes) -> CaseDomain:
         return CaseDomain()
     if not isinstance(domain, CaseDomain):
         raise InvalidArgument(f"domain: expected a CaseDomain or None, got {domain!r}")
-    if not domain.head_dims_up_to(sizes.max_head_dim):
-        raise InvalidArgument(f"domain: {domain.describe_head_dims()} allows no head dim up to the sizes' "
-                              f"{sizes.max_head_dim} ({sizes.name!r})")
+    problem = domain.no_head_dim_up_to(sizes.max_head_dim)
+    if problem is not None:
+        raise InvalidArgument(f"domain: {problem}, the largest head dim of the sizes {sizes.name!r}")
     return domain
 
 
@@ -625,7 +625,8 @@ def _lengths(draw, sizes: CaseSizes, empty_rows):
 
 @st.composite
 def _cases(draw, sizes, dtypes, allow_causal, allow_window, allow_gqa, layouts, values, empty_rows, modes,
-           key_padding, catalogue=(), grouped=False, domain=CaseDomain()):
+           key_padding, catalogue=(), grouped=False, domain=CaseDomain(), domain_head_dims=()):
+    # ``domain_head_dims``: the domain's head dims within the sizes, found once per strategy.
     # Inside the domain, all but one draw in OUTSIDE_DOMAIN_ODDS; outside it, and in the
     # escape from the compile classes, everything is drawn as without either.
     inside = domain.restricts and draw(_weighted((OUTSIDE_DOMAIN_ODDS - 1, st.just(True)), (1, st.just(False))))
@@ -708,7 +709,7 @@ def _cases(draw, sizes, dtypes, allow_causal, allow_window, allow_gqa, layouts, 
                 mask = draw(mask_specs(batch, heads, seqlen_q, seqlen_k, empty_rows=empties))
             else:
                 mask = draw(_mask_specs(batch, heads, seqlen_q, seqlen_k, empties, shapes=(triton.mask_shape,)))
-    allowed_head_dims = domain.head_dims_up_to(sizes.max_head_dim) if domain.restricts else None
+    allowed_head_dims = domain_head_dims if domain.restricts else None
     if triton is None:
         head_dim = pins.get("head_dim") or draw(_head_dims_within(sizes, allowed_head_dims))
         softmax_scale = _pinned_scale(pins, draw, domain)

@@ -6,7 +6,7 @@ Draws cases as fuzzing does for a property (``--property``, default ``out_matche
 inside the implementation's features but ignoring any declared case domain, runs the
 implementation on each (forward only, or with gradients for a gradient property) and prints,
 for each attribute of a case (head dim, its residue mod 8, equal lengths, the lengths'
-residues mod 8, dtype, layout, mode, GQA, band, scale sign), the share of cases declined per
+residues mod 8, dtype, layout, mode, GQA ratio, band, scale sign), the share of cases declined per
 value; then the most common decline messages. A value declined always, where others are
 not, is a candidate for ``flashcheck_case_domain``; one declined sometimes depends on
 something else. Prints ``--json`` too, for the measurement's folder.
@@ -22,24 +22,24 @@ import sys
 from hypothesis import HealthCheck, given, settings
 
 from flashcheck import case_sizes, peers, protocol
-from flashcheck.compile_classes import band_kind
+from flashcheck.case_domain import CaseDomain
+from flashcheck.compile_classes import key_of
 from flashcheck.engine import property_cases
 from flashcheck.engine.verdict import Outcome, decide
 from flashcheck.properties import PROPERTIES
 
+#: The compile-key attributes tabulated, read off a case as a compile key reads them
+#: (:func:`flashcheck.compile_classes.key_of`).
+_KEY_ATTRIBUTES = ("head_dim", "dtype", "layout", "mode", "band", "gqa_ratio", "scale_sign")
+_EQUAL_LENGTHS = CaseDomain(equal_lengths=True)
+
 #: What each row of the table reads off a case.
 ATTRIBUTES = {
-    "head_dim": lambda case: case.head_dim,
+    **{name: (lambda case, name=name: key_of(case, (name,))[0]) for name in _KEY_ATTRIBUTES},
     "head_dim % 8": lambda case: case.head_dim % 8,
-    "equal lengths": lambda case: all(nq == nk for nq, nk in (case.seqlens or ((case.seqlen_q, case.seqlen_k),))),
+    "equal lengths": lambda case: _EQUAL_LENGTHS.outside_because(case) is None,
     "seqlen_q % 8": lambda case: case.seqlen_q % 8,
     "seqlen_k % 8": lambda case: case.seqlen_k % 8,
-    "dtype": lambda case: case.dtype,
-    "layout": lambda case: case.layout,
-    "mode": lambda case: "varlen" if case.varlen else ("dense" if case.mask.is_none else "mask"),
-    "gqa": lambda case: case.kv_heads < case.heads,
-    "band": lambda case: band_kind(case.band),
-    "negative scale": lambda case: case.softmax_scale is not None and case.softmax_scale < 0,
 }
 
 

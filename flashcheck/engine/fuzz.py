@@ -30,7 +30,7 @@ from flashcheck.properties.registry import Property
 from flashcheck.engine import fuzz_events
 from flashcheck.engine.campaign import CampaignState
 from flashcheck.engine.fuzz_result import case_class
-from flashcheck.engine.property_cases import UNSATISFIABLE, cases_for, not_applicable_because
+from flashcheck.engine.property_cases import UNSATISFIABLE, case_strategy, not_applicable_because
 from flashcheck.engine.verdict import Outcome, StopRunning, Verdict, decide
 # The result types, in a module of their own that imports neither torch nor hypothesis.
 from flashcheck.engine.fuzz_result import PACE_SPAN, Failure, FuzzResult  # noqa: F401  (part of this module's interface)
@@ -187,11 +187,13 @@ class InProcessFuzzer:
         self.shrinking: str | None = None
         self.reported: set[str] = set()
         self.pending: dict[str, Failure] = {}
+        #: What the implementation declares, read once: its features, its case domain (None:
+        #: none declared; a decline of a case inside one is reported), compile key and known
+        #: divergences.
         self.features = protocol.features_of(impl, device)
-        #: The declared case domain, where one is: a decline of a case inside it is reported.
         self.domain = protocol.declared_case_domain(impl, device)
-        #: Predicates of the cases of the scoped known divergences seen so far: drawn rarely.
-        self.seen_divergences: dict[str, object] = {}
+        self.compile_key = protocol.compile_key_of(impl)
+        self.known_divergences = protocol.known_divergences(impl)
         #: Properties whose every case is one to draw rarely: drawn without steering.
         self.unsteered: set[str] = set()
         self.chosen = [PROPERTIES[name] for name in properties] if properties else list(PROPERTIES.values())
@@ -296,7 +298,8 @@ class InProcessFuzzer:
         # runs of one function, as its pytest plugin does for parametrized tests).
         one_case._hypothesis_internal_add_digest = prop.name.encode()
         turn_sizes = self.sizes() if callable(self.sizes) else self.sizes
-        cases = cases_for(prop, self.impl, self.device, turn_sizes, rare=self.rare(prop))
+        cases = case_strategy(prop, self.features, turn_sizes, domain=self.domain, compile_key=self.compile_key,
+                              rare=self.rare(prop))
         test = given(st.tuples(_TURN_NONCE, cases))(one_case)
         if round_seed is not None:
             test = hypothesis_seed(round_seed)(test)
@@ -365,10 +368,8 @@ class InProcessFuzzer:
             known = Failure.from_verdict(verdict)
             self.result.known.append(known)
             self.report(fuzz_events.KnownDivergenceSeen(known))
-        divergence = protocol.known_divergences(self.impl)[prop.name]
-        if divergence.scoped:
+        if self.known_divergences[prop.name].scoped:
             self.passed.add((prop.name, verdict.case.spec()))
-            self.seen_divergences[prop.name] = divergence.steer
         else:
             self.order.remove(prop)
 
@@ -382,12 +383,11 @@ class InProcessFuzzer:
         avoided = self.campaign().avoided
         if avoided:
             predicates.append(lambda case: case_class(case.spec()) in avoided)
-        steer = self.seen_divergences.get(prop.name)
-        if steer is None and prop.name in self.campaign().known:  # seen by another worker
-            declared = protocol.known_divergences(self.impl).get(prop.name)
-            steer = declared.steer if declared is not None else None
-        if steer is not None:
-            predicates.append(steer)
+        # Seen here, or by another worker of the run.
+        seen = prop.name in {known.property for known in self.result.known} or prop.name in self.campaign().known
+        divergence = self.known_divergences.get(prop.name)
+        if seen and divergence is not None and divergence.steer is not None:
+            predicates.append(divergence.steer)
         return tuple(predicates)
 
     def to_shrink(self, failure: PropertyFailure) -> bool:

@@ -53,9 +53,9 @@ def print_fuzz_result(result, impl_name: str, device: str, *, shrunk: bool = Tru
     console.print(f"{impl_name} on {device}: {result.cases} cases in {result.seconds:.1f} s", soft_wrap=True,
                   highlight=False, style="bold")
     if result.case_domain is not None:
-        from flashcheck.case_domain import CaseDomain  # imports no torch
+        from flashcheck import case_domain  # imports no torch
 
-        console.print(f"case domain: {CaseDomain(**_domain_fields(result.case_domain)).describe()}", markup=False,
+        console.print(f"case domain: {case_domain.parse(result.case_domain).describe()}", markup=False,
                       highlight=False, soft_wrap=True)
     if result.compile_key is not None:
         console.print(f"compile key: {', '.join(result.compile_key) or 'none (nothing compiled per case)'}",
@@ -185,8 +185,3 @@ def _distinct(failures) -> list[tuple]:
         first, count = counts.get(key, (failure, 0))
         counts[key] = (first, count + failure.count)
     return list(counts.values())
-
-
-def _domain_fields(declared: dict) -> dict:
-    """A :meth:`~flashcheck.case_domain.CaseDomain.as_dict` back as the dataclass's fields."""
-    return {key: frozenset(value) if isinstance(value, list) else value for key, value in declared.items()}

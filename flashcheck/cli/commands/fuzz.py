@@ -137,9 +137,10 @@ def run(args, device) -> int:
             raise ValueError(f"--impl {args.impl}: no chosen property applies to its features {sorted(features)} "
                              f"on {device} ({reasons})")
         domain = protocol.declared_case_domain(impl, device)
-        if domain is not None and not domain.head_dims_up_to(sizes.max_head_dim):
-            raise ValueError(f"--impl {args.impl}: its case domain ({domain.describe_head_dims()}) allows no head dim "
-                             f"up to {sizes.max_head_dim}, the largest the sizes {sizes.name!r} draw")
+        problem = None if domain is None else domain.no_head_dim_up_to(sizes.max_head_dim)
+        if problem is not None:
+            raise ValueError(f"--impl {args.impl}: its case domain: {problem}, the largest head dim the sizes "
+                             f"{sizes.name!r} draw")
         compile_key = protocol.compile_key_of(impl)
         for name in ("budget", "case_timeout"):
             if not getattr(args, name) > 0:

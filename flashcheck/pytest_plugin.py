@@ -430,18 +430,16 @@ def pytest_terminal_summary(terminalreporter, config):
         terminalreporter.section("flashcheck devices")
         for worker in sorted(devices, key=lambda w: (len(w), w)):
             terminalreporter.line(f"{worker}: {devices[worker]}")
-    declined = counts_by_test(terminalreporter.stats, "flashcheck_declined")
-    if declined:
-        terminalreporter.section("flashcheck declined cases (not checked)")
-        for nodeid, reasons in declined:
-            for reason, count in sorted(reasons.items(), key=lambda item: -item[1]):
-                terminalreporter.line(f"{nodeid}: {count} declined: {reason}")
-    unchecked = counts_by_test(terminalreporter.stats, "flashcheck_not_checked")
-    if unchecked:
-        terminalreporter.section("flashcheck parts of passed cases not checked")
-        for nodeid, notes in unchecked:
-            for what, count in sorted(notes.items(), key=lambda item: -item[1]):
-                terminalreporter.line(f"{nodeid}: not checked on {count} passed cases: {what}")
+    for user_property, title, saying in (
+            ("flashcheck_declined", "flashcheck declined cases (not checked)", "{count} declined: {what}"),
+            ("flashcheck_not_checked", "flashcheck parts of passed cases not checked",
+             "not checked on {count} passed cases: {what}")):
+        found = counts_by_test(terminalreporter.stats, user_property)
+        if found:
+            terminalreporter.section(title)
+        for nodeid, counts in found:
+            for what, count in sorted(counts.items(), key=lambda item: -item[1]):
+                terminalreporter.line(f"{nodeid}: {saying.format(count=count, what=what)}")
     declared = declared_not_applicable(terminalreporter.stats)
     if declared:
         terminalreporter.section("flashcheck properties declared not applicable (not run)")

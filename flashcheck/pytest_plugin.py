@@ -82,6 +82,8 @@ EXAMPLES_VARIABLE = "FLASHCHECK_EXAMPLES"
 
 MARKERS = (
     "gpu: needs a CUDA device; skipped where torch sees none",
+    "cpu: runs on the CPU through Triton's interpreter; skipped where torch sees CUDA, since the "
+    "process's Triton is then compiled for the GPU",
     "slow: long-running; skipped unless --run-slow is given or -m names slow",
     "speed: speed benchmark; skipped unless --run-benchmarks is given or -m names speed",
 )
@@ -390,11 +392,15 @@ def pytest_collection_modifyitems(config, items):
     run_slow = config.getoption("run_slow") or _names(markexpr, "slow")
     run_benchmarks = config.getoption("run_benchmarks") or _names(markexpr, "speed")
     no_gpu = pytest.mark.skip(reason="marked gpu: needs a CUDA device, and torch sees none")
+    not_cpu = pytest.mark.skip(reason="marked cpu: needs Triton's interpreter, and this process's Triton "
+                                      "runs on the CUDA device torch sees")
     not_slow = pytest.mark.skip(reason="marked slow: run with --run-slow or -m slow")
     not_benchmark = pytest.mark.skip(reason="marked speed: run with --run-benchmarks or -m speed")
     for item in items:
         if not state.cuda and item.get_closest_marker("gpu") is not None:
             item.add_marker(no_gpu)
+        if state.cuda and item.get_closest_marker("cpu") is not None:
+            item.add_marker(not_cpu)
         if not run_slow and item.get_closest_marker("slow") is not None:
             item.add_marker(not_slow)
         if not run_benchmarks and item.get_closest_marker("speed") is not None:

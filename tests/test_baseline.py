@@ -158,6 +158,7 @@ def test_record_refuses_an_implementation_beyond_its_allowance(tmp_path, device,
     assert corpus.BASELINE_CORPORA["tiny"].cases[0].spec() in out
 
 
+@pytest.mark.cpu  # its stub raises only on the CPU
 def test_an_implementation_that_raises_is_refused_at_record_and_fails_check_with_replay_lines(tmp_path, capsys):
     # torch's own NotImplementedError (an operator without a CPU kernel) is a finding, not a
     # skipped case: a kernel that broke must not pass as one that runs fewer cases.

@@ -47,6 +47,7 @@ def test_report_of_an_implementation_beyond_its_allowance_fails_but_is_written(t
     assert "exceed their allowance" in capsys.readouterr().out
 
 
+@pytest.mark.cpu  # its stub raises only on the CPU
 def test_report_of_an_implementation_that_raises_fails_and_marks_the_cases(tmp_path, capsys):
     impl = "tests.stubs:needs_an_operator_torch_lacks_on_the_cpu"
     status, out = _report(tmp_path, "cpu", impl=impl)

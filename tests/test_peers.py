@@ -188,6 +188,16 @@ def test_no_other_peer_declares_anything_not_applicable():
 
 
 def test_an_installed_library_is_found_from_its_module_when_it_has_no_metadata(monkeypatch):
+    # Whether or not FA4 is really installed here, its distributions have no metadata.
+    distributions = peers.describe("fa4").library.distributions
+    real_version = importlib.metadata.version
+
+    def version(distribution):
+        if distribution in distributions:
+            raise importlib.metadata.PackageNotFoundError(distribution)
+        return real_version(distribution)
+
+    monkeypatch.setattr(importlib.metadata, "version", version)
     monkeypatch.setitem(sys.modules, "flash_attn.cute", peer_fakes.fake_fa4())
     assert peers.describe("fa4").library.version() == "4.0.0b-fake"
     assert peers.resolve("fa4").name == "fa4"

@@ -349,6 +349,10 @@ import pytest
 def test_on_gpu():
     pass
 
+@pytest.mark.cpu
+def test_on_cpu():
+    pass
+
 @pytest.mark.slow
 def test_slow():
     pass
@@ -358,12 +362,15 @@ def test_plain():
 '''
 
 
-@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the skip on a machine without CUDA")
-def test_gpu_tests_are_skipped_with_a_reason_without_cuda(pytester):
+def test_the_other_devices_tests_are_skipped_with_a_reason(pytester):
     pytester.makepyfile(test_marked=MARKED)
     result = pytester.runpytest_inprocess("-rs", "--run-slow")
-    result.assert_outcomes(passed=2, skipped=1)
-    result.stdout.fnmatch_lines(["SKIPPED [[]1[]] test_marked.py:*: marked gpu: needs a CUDA device, and torch sees none"])
+    result.assert_outcomes(passed=3, skipped=1)
+    if torch.cuda.is_available():
+        result.stdout.fnmatch_lines(["SKIPPED [[]1[]] test_marked.py:*: marked cpu: needs Triton's interpreter*"])
+    else:
+        result.stdout.fnmatch_lines(
+            ["SKIPPED [[]1[]] test_marked.py:*: marked gpu: needs a CUDA device, and torch sees none"])
 
 
 @pytest.mark.parametrize(
@@ -415,7 +422,8 @@ def test_benchmarks_run_only_when_selected(pytester, args, benchmark_ran):
 
 def test_the_markers_are_registered(pytester):
     result = pytester.runpytest_inprocess("--markers")
-    result.stdout.fnmatch_lines(["@pytest.mark.gpu: needs a CUDA device*", "@pytest.mark.slow: long-running*",
+    result.stdout.fnmatch_lines(["@pytest.mark.gpu: needs a CUDA device*", "@pytest.mark.cpu: runs on the CPU*",
+                                 "@pytest.mark.slow: long-running*",
                                  "@pytest.mark.speed: speed benchmark; skipped unless --run-benchmarks*"])
 
 

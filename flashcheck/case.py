@@ -58,8 +58,12 @@ _PADS = {"padded": ((1, 0), (2, 1), (1, 1), (3, 2)), "padded-wide": ((1, 1), (3,
 #: underflows a kernel that starts its running maximum at a finite sentinel. ``near-ties``:
 #: keys equal up to tiny noise, so scores nearly tie. ``constant``: every key and every value
 #: of a head equal, so attention is uniform and the output equals that value. ``outliers``:
-#: normal with a few entries a hundred times larger.
-VALUES = ("normal", "small", "large-logits", "offset-logits", "near-ties", "constant", "outliers")
+#: normal with a few entries a hundred times larger. ``offset-values``: keys and values share
+#: large components ("massive activations"): q × 4, k + 256 (which leaves the softmax as it
+#: is but makes ‖K‖ large) and v × 4 + 1500, so that an output's rounding error times the
+#: values' common offset reaches every dS of its row through ``delta = dO·O``, and K
+#: amplifies it in dQ.
+VALUES = ("normal", "small", "large-logits", "offset-logits", "near-ties", "constant", "outliers", "offset-values")
 
 
 class Inputs(NamedTuple):
@@ -418,6 +422,8 @@ def _draw_values(kind, q_shape, kv_shape, scale, generator):
             spikes = torch.rand(t.shape, generator=generator) < 0.01
             t[spikes] *= 100.0
         return tuple(tensors)
+    if kind == "offset-values":
+        return normal(q_shape, 4.0), normal(kv_shape) + 256.0, normal(kv_shape, 4.0) + 1500.0
     raise ValueError(f"values: expected one of {VALUES}, got {kind!r}")
 
 

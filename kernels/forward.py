@@ -148,14 +148,16 @@ def _past_gap(block, gap_start, gap, BAND: tl.constexpr):
 
 @triton.jit
 def _attend_blocks(
-    acc, l_i, m_i, q, k_base, v_base, Mask, start, gap_start, gap_end, end, offs_m, offs_n, offs_d, row_ok, d_ok,
+    acc, l_i, w_i, m_i, q, k_base, v_base, Mask, start, gap_start, gap_end, end, offs_m, offs_n, offs_d, row_ok, d_ok,
     lo, hi, seqlen_k,
     stride_kn, stride_kd, stride_vn, stride_vd, stride_mm, stride_mn, qk_scale_log2,
     BLOCK_N: tl.constexpr, BAND: tl.constexpr, FULL_D: tl.constexpr, POSITIVE_SCALE: tl.constexpr,
     FP32_IEEE: tl.constexpr, EMULATE_BF16: tl.constexpr, HAS_MASK: tl.constexpr,
 ):
     """The online softmax over the key blocks of ``[start, gap_start)`` and ``[gap_end, end)``,
-    in that order: returns the updated ``(acc, l_i, m_i)``. ``BAND``: the blocks may cross
+    in that order: returns the updated ``(acc, l_i, w_i, m_i)``. ``l_i`` sums the row's
+    probabilities, for its lse; ``w_i`` sums them as rounded for ``P·V`` (16-bit inputs; unused
+    with ``FP32_IEEE``), for the output's normalisation. ``BAND``: the blocks may cross
     the band's edges or the keys' end, so loads are bounded and logits outside the band set
     to -inf; without it (the free blocks of :func:`_key_blocks`, with an empty gap) only
     the boolean mask, if any, is applied. ``FULL_D``: the head dim fills ``BLOCK_D``, so
@@ -207,14 +209,18 @@ def _attend_blocks(
         l_i = l_i * alpha + tl.sum(p, 1)
         acc = acc * alpha[:, None]
         v = _load_rows(v_base, cols, offs_d, stride_vn, stride_vd, col_ok, d_ok, BAND, FULL_D)
-        if EMULATE_BF16:
-            acc += tl.dot(_round_to_bfloat16(p), v.to(tl.float32), input_precision="ieee")
-        elif FP32_IEEE:
+        if FP32_IEEE:
             acc += tl.dot(p, v, input_precision="ieee")
         else:
-            acc = tl.dot(p.to(v.dtype), v, acc)
+            if EMULATE_BF16:
+                rounded = _round_to_bfloat16(p)
+                acc += tl.dot(rounded, v.to(tl.float32), input_precision="ieee")
+            else:
+                rounded = p.to(v.dtype)
+                acc = tl.dot(rounded, v, acc)
+            w_i = w_i * alpha + tl.sum(rounded.to(tl.float32), 1)
         m_i = m_new
-    return acc, l_i, m_i
+    return acc, l_i, w_i, m_i
 
 
 @triton.jit(do_not_specialize=UNSPECIALISED)
@@ -278,20 +284,29 @@ def _attention_forward(
 
     m_i = tl.full([BLOCK_M], float("-inf"), dtype=tl.float32)
     l_i = tl.zeros([BLOCK_M], dtype=tl.float32)
+    w_i = tl.zeros([BLOCK_M], dtype=tl.float32)
     acc = tl.zeros([BLOCK_M, BLOCK_D], dtype=tl.float32)
     # The free blocks, then the band's edges (leading edge, then the diagonal, the window's
     # right end and the keys' end): two compiled copies of the loop body, not three.
-    acc, l_i, m_i = _attend_blocks(
-        acc, l_i, m_i, q, k_base, v_base, Mask, free_start, free_end, free_end, free_end, offs_m, offs_n, offs_d,
+    acc, l_i, w_i, m_i = _attend_blocks(
+        acc, l_i, w_i, m_i, q, k_base, v_base, Mask, free_start, free_end, free_end, free_end, offs_m, offs_n, offs_d,
         row_ok, d_ok, lo, hi, seqlen_k, stride_kn, stride_kd, stride_vn, stride_vd, stride_mm, stride_mn,
         qk_scale_log2, BLOCK_N, False, FULL_D, POSITIVE_SCALE, FP32_IEEE, EMULATE_BF16, HAS_MASK)
-    acc, l_i, m_i = _attend_blocks(
-        acc, l_i, m_i, q, k_base, v_base, Mask, n_start, free_start, free_end, n_end, offs_m, offs_n, offs_d,
+    acc, l_i, w_i, m_i = _attend_blocks(
+        acc, l_i, w_i, m_i, q, k_base, v_base, Mask, n_start, free_start, free_end, n_end, offs_m, offs_n, offs_d,
         row_ok, d_ok, lo, hi, seqlen_k, stride_kn, stride_kd, stride_vn, stride_vd, stride_mm, stride_mn,
         qk_scale_log2, BLOCK_N, True, FULL_D, POSITIVE_SCALE, FP32_IEEE, EMULATE_BF16, HAS_MASK)
 
     empty = l_i == 0.0
-    out = acc / tl.where(empty, 1.0, l_i)[:, None]
+    # 16-bit inputs: the output is normalised by the sum of the probabilities as rounded for
+    # P·V, so that its weights sum to one and a component every value shares passes through
+    # exactly. Normalised by the unrounded sum (as the lse must be), the output would be off
+    # by that component times the rows' rounding error, and the backward's delta = dO·O with
+    # it: an error on every dS_ij of the row that the exact dS cancels, and that dQ = scale·dS·K
+    # and dK amplify past float16's range where one key dominates (docs/findings.md, "float16
+    # gradients where the values share a large offset").
+    norm = l_i if FP32_IEEE else w_i
+    out = acc / tl.where(empty, 1.0, norm)[:, None]
     lse = tl.where(empty, float("-inf"), (m_i + tl.math.log2(tl.where(empty, 1.0, l_i))) * 0.6931471805599453)
     if EMULATE_BF16:
         out = _round_to_bfloat16(out)

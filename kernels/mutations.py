@@ -382,6 +382,11 @@ CATALOGUE = (
               equivalent="no result changes: the key block's K and V were loaded with their bound (0 past the "
                          "end), a key column's dK and dV depend on that column of P and dS alone, and columns "
                          "past the end are never stored; the guard only keeps those columns' P at 0"),
+    _forward("output_normalised_by_unrounded_sum", "precision",
+             "16-bit inputs: the output is divided by the sum of the unrounded probabilities, not of those "
+             "rounded for P·V: a component every value shares is scaled by that rounding error, which delta = "
+             "dO·O spreads over every dS of the row",
+             "norm = l_i if FP32_IEEE else w_i", "norm = l_i"),
     _backward("float16_ds_overflows", "precision",
               "float16 dS is rounded without range scaling, overflowing to inf where |dS| > 65504",
               "float16_ds = q.dtype == torch.float16", "float16_ds = False"),

@@ -1,4 +1,6 @@
-"""The backward's ``delta_i = dO_i·O_i`` comes from the output before it is rounded to 16 bits.
+"""The backward's ``delta_i = dO_i·O_i`` is consistent with the probabilities it recomputes:
+taken from the output before it is rounded to 16 bits, and from an output whose weights sum
+to one as rounded for ``P·V``.
 
 Found on an H100 by `flashcheck fuzz --budget 60`: float16 dQ was ``inf`` where float64
 gives -619.9 (the case below). Where one key dominates a row, the exact dS of that row
@@ -71,5 +73,57 @@ def test_the_constructed_case_catches_delta_taken_from_the_rounded_output(device
     out, _ = mutant(*leaves, softmax_scale=1.0)
     dq, _, _ = torch.autograd.grad(out, leaves, grad_out)
     expected = expectation.expect_gradients(q, k, v, grad_out, softmax_scale=1.0)
+    with pytest.raises(Violation, match="dq differs"):
+        expected.check("dq", dq)
+
+
+#: A logit gap whose probability exp(-gap) = 0.73898 float16 rounds 0.42 of its spacing
+#: away (to 0.73877), far from a tie, so that every device rounds it the same way.
+ROUNDED_GAP = 0.302490234375
+
+
+def rounded_weight_pair(device):
+    """One query, two keys that share a component of 200, values that share one of 1500, and
+    dO = 1000. ``P = (1, e^-gap) / (1 + e^-gap)``; rounded for ``P·V``, key 1's weight is off
+    by 2.1e-4. Normalised by the unrounded sum, every element of O is then off by
+    1500·2.1e-4/1.74 ≈ 0.18, delta = dO·O by 16·1000·0.18 ≈ 2.8e3, and dQ = scale·Σ_j dS_j·k_j
+    by that times the keys' shared 200: 5.7e5, past float16's range, where the exact dQ is
+    (P_0·P_1·16·1000, 0, ..., 0) = (3.9e3, 0, ...). (An error below float16's range would
+    pass: the tolerance allows delta the error of an output rounded to 16 bits, which is
+    larger.)"""
+    d = 16
+    q = torch.zeros(1, 1, 1, d)
+    q[..., 0] = ROUNDED_GAP
+    k = torch.full((1, 2, 1, d), 200.0)
+    k[0, 0, 0, 0] += 1.0
+    v = torch.full((1, 2, 1, d), 1500.0)
+    v[0, 0] += 1.0
+    grad_out = torch.full((1, 1, 1, d), 1000.0)
+    return [t.to(torch.float16).to(device) for t in (q, k, v, grad_out)]
+
+
+def test_the_constructed_pair_rounds_its_weight_far_from_a_tie():
+    weight = torch.exp2(torch.tensor(-ROUNDED_GAP * 1.4426950408889634, dtype=torch.float32))
+    spacing = 2.0**-11  # float16's spacing in [0.5, 1)
+    assert 0.4 < abs(float(weight) - float(weight.to(torch.float16))) / spacing < 0.45
+
+
+def _pair_gradients(impl, device):
+    q, k, v, grad_out = rounded_weight_pair(device)
+    leaves = [t.detach().requires_grad_() for t in (q, k, v)]
+    out, _ = impl(*leaves, softmax_scale=1.0)
+    grads = torch.autograd.grad(out, leaves, grad_out)
+    return grads, expectation.expect_gradients(q, k, v, grad_out, softmax_scale=1.0)
+
+
+def test_gradients_stay_exact_where_the_rounded_weights_would_shift_the_output(device):
+    (dq, dk, dv), expected = _pair_gradients(flash_attention, device)
+    for name, got in (("dq", dq), ("dk", dk), ("dv", dv)):
+        expected.check(name, got)
+
+
+def test_the_constructed_pair_catches_an_output_normalised_by_the_unrounded_sum(device):
+    mutant = mutations.implementation(mutations.MUTATIONS["output_normalised_by_unrounded_sum"])
+    (dq, _, _), expected = _pair_gradients(mutant, device)
     with pytest.raises(Violation, match="dq differs"):
         expected.check("dq", dq)

@@ -259,7 +259,7 @@ CATALOGUE = (
     _forward("no_max_subtraction", "online-softmax", "probabilities are exponentiated raw",
              "p = tl.math.exp2(s * qk_scale_log2 - m_safe[:, None])", "p = tl.math.exp2(s * qk_scale_log2)"),
     _forward("drop_normalisation", "normalisation", "the output is not divided by the row sum",
-             "out = acc / tl.where(empty, 1.0, l_i)[:, None]", "out = acc"),
+             "out = acc / tl.where(empty, 1.0, norm)[:, None]", "out = acc"),
     _forward("lse_in_log2", "units", "lse is returned in base 2",
              "* 0.6931471805599453)", ")"),
     _forward("scale_missing_log2e", "units",
@@ -284,7 +284,7 @@ CATALOGUE = (
     # -- forward: arithmetic, addressing, strides, GQA ---------------------------------------
     _forward("accumulator_bias", "arithmetic",
              "each key block adds 1e-3 to the accumulator, a bias inside the output's tolerance",
-             "acc = tl.dot(p.to(v.dtype), v, acc)", "acc = tl.dot(p.to(v.dtype), v, acc) + 1e-3"),
+             "acc = tl.dot(rounded, v, acc)", "acc = tl.dot(rounded, v, acc) + 1e-3"),
     _forward("gqa_modulo_mapping", "gqa", "query heads map to KV heads modulo",
              "kv_h = h // group", "kv_h = h % (heads // group)"),
     _forward("kv_batch_halved", "addressing", "pairs of batch entries share one K",

@@ -13,8 +13,8 @@ MUTATIONS = {
         Mutation("comment_only", "forward", "arithmetic", "a comment added to the rescale: nothing changes",
                  "acc = acc * alpha[:, None]", "acc = acc * alpha[:, None]  # rescaled"),
         Mutation("declared_comment_only", "forward", "normalisation", "a comment added to the normalisation",
-                 "out = acc / tl.where(empty, 1.0, l_i)[:, None]",
-                 "out = acc / tl.where(empty, 1.0, l_i)[:, None]  # normalised",
+                 "out = acc / tl.where(empty, 1.0, norm)[:, None]",
+                 "out = acc / tl.where(empty, 1.0, norm)[:, None]  # normalised",
                  equivalent="only a comment changes"),
     )
 }

@@ -8,7 +8,8 @@
 #
 # Writes, per implementation: OUT/IMPL.json (the result, --json), OUT/IMPL.log (the summary)
 # and OUT/IMPL-repro/ (a standalone script per distinct failure, --repro-dir). IMPL may carry
-# extra fuzz arguments after an "@" (e.g. "flash@--workers 32"). Exits 0 when every
+# extra fuzz arguments after an "@" (e.g. "flash@--workers 32"); an implementation named again
+# runs again, on the next GPU, as IMPL-2, IMPL-3, ... (independent seeds). Exits 0 when every
 # campaign ran to its end, whatever it found; 2 when one could not start. A speed measurement
 # compares campaigns of one run only: they share the host's CPUs.
 set -uo pipefail
@@ -27,11 +28,19 @@ if [ "${gpus:-0}" -lt 1 ]; then
 fi
 index=0
 pids=()
+names=()
 for entry in "$@"; do
     impl=${entry%%@*}
     extra=""
     [ "$entry" != "$impl" ] && extra=${entry#*@}
-    name=${impl//[^A-Za-z0-9_.-]/_}
+    base=${impl//[^A-Za-z0-9_.-]/_}
+    name=$base
+    repeat=1
+    while [[ " ${names[*]:-} " == *" $name "* ]]; do
+        repeat=$((repeat + 1))
+        name=$base-$repeat
+    done
+    names+=("$name")
     gpu=$((index % gpus))
     # shellcheck disable=SC2086  # $extra is a list of arguments
     CUDA_VISIBLE_DEVICES=$gpu TRITON_CACHE_DIR="${TMPDIR:-/tmp}/flashcheck-campaign-$(basename "$out")-$name/triton" \

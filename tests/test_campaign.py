@@ -19,7 +19,7 @@ from flashcheck.cli.commands import EXIT_FOUND, EXIT_OK, EXIT_USAGE
 from flashcheck.engine.fuzz_result import Failure, FuzzResult, case_class
 from flashcheck.engine.verdict import Outcome, decide
 from flashcheck.properties import PROPERTIES
-from tests.cli_process import flashcheck
+from tests.cli_process import flashcheck, needs_interpreter_numpy
 
 KERNELS = "tests.standalone_kernels"
 
@@ -241,6 +241,7 @@ def test_a_crash_script_says_when_the_cases_own_call_does_not_reproduce_it(tmp_p
     assert status == 0 and "DID NOT REPRODUCE" in output and "HOLDS" not in output
 
 
+@needs_interpreter_numpy  # the script runs the kernel in Triton's interpreter
 def test_the_project_kernel_script_holds_on_the_project_kernel(tmp_path):
     case = Case.from_spec("batch=1 seqlen_q=5 seqlen_k=6 heads=2 kv_heads=1 head_dim=16 dtype=float16 causal=True seed=1")
     script = repro.write(tmp_path / "flash.py", impl=peers.resolve("flash"), impl_name="flash",

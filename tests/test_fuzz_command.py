@@ -46,6 +46,12 @@ def on(event_type, handle):
     return on_event
 
 
+#: The budget of an in-process run that ends on a count of cases (``should_stop``): far past
+#: what the count takes, so that a loaded host (a GPU runner's other workers) slows the test
+#: down instead of cutting it short.
+COUNTED_BUDGET = 900
+
+
 def fuzz(tmp_path, impl, *extra, budget=8):
     """Run ``flashcheck fuzz`` in this process (seed 1 and one worker unless ``extra`` says
     otherwise); return its exit status and JSON result."""
@@ -100,7 +106,7 @@ def test_every_property_takes_its_turn_and_the_reference_comparisons_every_third
     others = [name for name in drawable if name not in primary]
     turns = []  # the property of each case run, in order
     result = fuzz_engine.fuzz_in_process(
-        buggy.correct, impl_name="tests.buggy:correct", budget=60, device="cpu",
+        buggy.correct, impl_name="tests.buggy:correct", budget=COUNTED_BUDGET, device="cpu",
         sizes=case_sizes.choose("interpreter"), seed=3,
         on_event=on(fuzz_events.Passed, lambda event: turns.append(event.property)),
         should_stop=lambda: set(turns) == set(drawable),
@@ -127,10 +133,10 @@ def test_every_property_takes_its_turn_and_the_reference_comparisons_every_third
 
 def first_cases(seed, count, properties=("out_matches_reference",), **options):
     """(property, case spec) of the first ``count`` cases an in-process run of a correct
-    implementation completes with ``seed`` (within 60 s); ``options`` go to the engine."""
+    implementation completes with ``seed``; ``options`` go to the engine."""
     cases = []
     fuzz_engine.fuzz_in_process(
-        buggy.correct, impl_name="tests.buggy:correct", budget=60, device="cpu",
+        buggy.correct, impl_name="tests.buggy:correct", budget=COUNTED_BUDGET, device="cpu",
         sizes=case_sizes.choose("interpreter"), seed=seed, properties=list(properties),
         on_event=on(fuzz_events.Passed, lambda event: cases.append((event.property, event.case))),
         should_stop=lambda: len(cases) >= count,
@@ -155,7 +161,7 @@ def test_fuzzed_cases_cover_every_dtype_of_the_profile_in_proportion():
     sizes = case_sizes.choose("interpreter")
     drawn = []  # (property, case) of each case run
     fuzz_engine.fuzz_in_process(
-        buggy.correct, impl_name="tests.buggy:correct", budget=120, device="cpu", sizes=sizes, seed=5,
+        buggy.correct, impl_name="tests.buggy:correct", budget=COUNTED_BUDGET, device="cpu", sizes=sizes, seed=5,
         properties=["out_matches_reference", "grads_match_reference"],
         on_event=on(fuzz_events.Passed, lambda event: drawn.append((event.property, Case.from_spec(event.case)))),
         should_stop=lambda: len(drawn) >= 60,
@@ -1020,8 +1026,11 @@ def test_releasing_cached_memory_on_the_cpu_leaves_cuda_uninitialised():
 
 @pytest.mark.gpu
 @cuda
-def test_a_checked_case_leaves_no_gpu_memory_cached_for_the_workers_sharing_the_gpu():
+@pytest.mark.parametrize("share, given_back", [(0.0, True), (1.0, False)], ids=["beyond-the-share", "within-it"])
+def test_a_checked_case_gives_back_the_gpu_memory_it_cached_only_beyond_a_workers_share(monkeypatch, share,
+                                                                                        given_back):
     # The float64 reference alone needs 2 x 4 x 2048^2 scores of 8 bytes (256 MiB) at a time.
+    monkeypatch.setattr(protocol, "RELEASE_SHARE", share)
     case = Case(batch=2, seqlen_q=2048, seqlen_k=2048, heads=4, kv_heads=2, head_dim=64, dtype="float16")
     torch.cuda.empty_cache()
     before = torch.cuda.memory_reserved()
@@ -1034,7 +1043,7 @@ def test_a_checked_case_leaves_no_gpu_memory_cached_for_the_workers_sharing_the_
     assert taken >= 256 * 2**20, f"the case reserved only {taken} bytes at its peak"
     # What may stay is what the libraries keep for good (cuBLAS's workspaces come from the
     # same allocator; an H100 kept some after a first case), far below the case's own need.
-    assert kept <= taken // 4, f"{kept} of the {taken} bytes reserved at the peak stayed reserved"
+    assert (kept <= taken // 4) == given_back, f"{kept} of the {taken} bytes reserved at the peak stayed reserved"
 
 
 @pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux's /proc, where nothing can be created")

@@ -31,8 +31,7 @@
 # worker count). Benchmarks: $FLASHCHECK_BENCH_PEERS=1 measures the peers in the same run, for
 # the comparison table (about 15 minutes more on an H100); $FLASHCHECK_BENCH_SELECT, if set, is
 # a further -k expression; $FLASHCHECK_BENCH_REFERENCE, a pytest-benchmark JSON (.json or
-# .json.gz): the reference run to gate against instead of the storage's latest run
-# ($FLASHCHECK_BENCH_BASELINE, its former name, is still read, deprecated). Without either,
+# .json.gz): the reference run to gate against instead of the storage's latest run. Without it,
 # an H100 whose storage holds no saved run is gated against ci/bench-reference-h100.json.gz
 # when that file exists; none is recorded yet, so such a runner's benchmarks are not gated.
 # Measured durations: docs/performance.md ("How long CI takes on a GPU").
@@ -164,13 +163,7 @@ echo "== speed benchmarks (tests/benchmarks; report: $out/bench/bench.md)"
 # is not this project's regression.
 storage="${FLASHCHECK_BENCH_STORAGE:-.benchmarks}"
 machine=$(python3 -c 'from pytest_benchmark.utils import get_machine_id; print(get_machine_id())' 2>/dev/null || true)
-# The reference run to gate against: FLASHCHECK_BENCH_REFERENCE. FLASHCHECK_BENCH_BASELINE,
-# its name before, is still read for one release (deprecated; remove it in the next).
-reference="${FLASHCHECK_BENCH_REFERENCE:-}"
-if [ -z "$reference" ] && [ -n "${FLASHCHECK_BENCH_BASELINE:-}" ]; then
-    echo "FLASHCHECK_BENCH_BASELINE is deprecated: set FLASHCHECK_BENCH_REFERENCE instead" >&2
-    reference="$FLASHCHECK_BENCH_BASELINE"
-fi
+reference="${FLASHCHECK_BENCH_REFERENCE:-}"  # the reference run to gate against
 if [ -z "$reference" ] && [ "$storage" = .benchmarks ] \
     && ! compgen -G "$storage/$machine/[0-9][0-9][0-9][0-9]_*.json" >/dev/null \
     && nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1 | grep -q 'H100' \

@@ -24,7 +24,7 @@ import torch
 from flashcheck import case_domain, case_phases, compile_classes
 from flashcheck.case_domain import CaseDomain
 from flashcheck.compare import Violation
-from flashcheck.divergences import KnownDivergence, as_known_divergence
+from flashcheck.divergences import as_known_divergence, KnownDivergence
 
 #: The protocol's features, plus three extensions: "out" (accepts preallocated ``out=`` and
 #: ``lse_out=`` tensors and writes them in place), "tf32" (multiplies float32 operands as
@@ -332,7 +332,7 @@ def unchanged(tensors: dict, during: str):
 
     Every property that compares values runs the implementation through this
     (:func:`flashcheck.properties.common.call_checked`,
-    :func:`flashcheck.backward_inputs.gradients`): an implementation that writes into its
+    :func:`flashcheck.backward_pass.gradients`): an implementation that writes into its
     inputs is reported for the write, not for what the write does to the comparisons (a
     result that differs from the reference, or a reference computed from the modified inputs
     that agrees with it)."""

@@ -6,7 +6,8 @@ from __future__ import annotations
 import torch
 
 from flashcheck import compare, protocol
-from flashcheck.backward_inputs import ds_range_inputs, gradients, upstream
+from flashcheck.backward_inputs import ds_range_inputs, upstream
+from flashcheck.backward_pass import gradients
 from flashcheck.expectation import held_to
 from flashcheck.properties.common import (
     batched, check_none, empty_rows, expect_gradients, format_batched_index, materialize,
@@ -39,7 +40,7 @@ def grads_match_reference_where_ds_exceeds_float16(impl, case, *, device=None):
     beyond the range, the overflow rule of every comparison applies). Drawn for float16
     only: bfloat16 and float32 share float32's exponent range, where dS cannot overflow
     before the gradients do."""
-    inputs, grad_out = ds_range_inputs(case, device)
+    inputs, grad_out = ds_range_inputs(case, device or protocol.default_device())
     (dq, dk, dv), _, _ = gradients(impl, case, inputs, grad_out)  # no upstream gradient of lse
     expected = expect_gradients(impl, case, inputs, grad_out, None)
     for name, got in (("dv", dv), ("dk", dk), ("dq", dq)):

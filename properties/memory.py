@@ -9,7 +9,7 @@ from typing import Callable
 import torch
 
 from flashcheck import compare, protocol
-from flashcheck.backward_inputs import gradients
+from flashcheck.backward_pass import gradients
 from flashcheck.compare import Violation
 from flashcheck.properties.common import call_checked, check_none, materialize
 from flashcheck.properties.registry import prop

@@ -8,7 +8,7 @@ import functools
 import torch
 
 from flashcheck import compare, protocol
-from flashcheck.backward_inputs import gradients
+from flashcheck.backward_pass import gradients
 from flashcheck.compare import Violation
 from flashcheck.expectation import held_to
 from flashcheck.properties.common import call_checked, check_none, expect, expect_gradients, materialize

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from flashcheck import expectation, peers, protocol
-from flashcheck.backward_inputs import gradients
+from flashcheck.backward_pass import gradients
 from flashcheck.case import Case
 from flashcheck.peers.sdpa import Adapter, _run_sdpa_math
 

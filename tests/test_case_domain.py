@@ -104,7 +104,7 @@ def test_a_decline_inside_the_declared_domain_is_reported_as_the_declaration_bei
 
 
 def test_the_fuzz_summary_and_json_show_the_domain_and_the_declines_inside_it(capsys):
-    from flashcheck.engine import fuzz_console
+    from flashcheck.cli import fuzz_console
     from flashcheck.engine.fuzz_result import FuzzResult
 
     result = FuzzResult(case_domain=SQUARE.as_dict(), compile_key=["dtype", "head_dim"])

@@ -9,10 +9,11 @@ import torch
 
 from flashcheck import peers, protocol
 from flashcheck.case import Case
-from flashcheck.divergences import (
-    KnownDivergence, backward_extremes, float16_backward_overflows, float16_subnormal_probabilities,
-    sdpa_no_keys_backward_overflows, sdpa_no_keys_forward_overflows, under,
+from flashcheck.case_predicates import (
+    backward_extremes, float16_backward_overflows, float16_subnormal_probabilities, sdpa_no_keys_backward_overflows,
+    sdpa_no_keys_forward_overflows, under,
 )
+from flashcheck.divergences import KnownDivergence
 
 #: sdpa-cudnn's dQ was NaN where -9147.75 is exact: |dS| reaches 1.0e5.
 CUDNN_DS = Case.from_spec("batch=1 seqlen_q=127 seqlen_k=127 heads=1 kv_heads=1 head_dim=160 dtype=float16 "
@@ -220,7 +221,7 @@ NO_KEYS_LARGE_DO = Case(seqlen_q=29, seqlen_k=0, heads=8, kv_heads=2, dtype="flo
 def test_the_backward_cause_holds_exactly_where_sdpa_maths_dq_is_nan(case, nan):
     """dQ = dO.sum()·0: NaN where the seeded dO sums beyond float16's range (seed 2's,
     also of scale 1e3, sums to -2.5e4)."""
-    from flashcheck.backward_inputs import gradients
+    from flashcheck.backward_pass import gradients
 
     (dq, _, _), _, _ = gradients(peers.resolve("sdpa-math"), case, case.materialize("cpu"))
     assert nan == sdpa_no_keys_backward_overflows(case)
@@ -261,7 +262,7 @@ def test_the_negative_scale_divergence_covers_negative_scales_only():
 
 
 def test_a_divergence_declared_on_every_property_joins_each_propertys_own():
-    from flashcheck.divergences import NEGATIVE_SCALE, KnownDivergence
+    from flashcheck.divergences import KnownDivergence, NEGATIVE_SCALE
     from flashcheck.peers.common import Library, Peer
     from flashcheck.properties import PROPERTIES
 
@@ -281,7 +282,7 @@ def test_a_divergence_declared_on_every_property_joins_each_propertys_own():
 def test_the_scaled_ds_extreme_is_a_magnitude_under_a_negative_scale():
     # |scale·dS| is what a kernel storing the scaled dS in float16 must hold: a negative scale
     # must not turn it into a negative number that never reaches the overflow threshold.
-    from flashcheck.divergences import backward_extremes
+    from flashcheck.case_predicates import backward_extremes
 
     spec = "batch=1 seqlen_q=1 seqlen_k=75 heads=9 kv_heads=9 head_dim=128 dtype=float16 layout=mixed values=normal seed=157"
     negative = backward_extremes(Case.from_spec(spec + " softmax_scale=-2.0"), "ds_range")

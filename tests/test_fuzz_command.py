@@ -27,7 +27,8 @@ import torch
 from hypothesis import settings
 
 from flashcheck import case_sizes, protocol
-from flashcheck.engine import crash_store, fuzz_console, fuzz_events, fuzz_workers, property_cases
+from flashcheck.cli import fuzz_console
+from flashcheck.engine import crash_store, fuzz_events, fuzz_workers, property_cases
 from flashcheck.case import Case
 from flashcheck.engine import fuzz as fuzz_engine
 from flashcheck.properties import PROPERTIES

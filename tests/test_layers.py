@@ -143,7 +143,8 @@ PROPERTIES = REPOSITORY / "properties"
 #: model and comparisons, strategies, the protocol. Everything else builds on them.
 CORE_MODULES = frozenset({
     "case", "case_domain", "case_phases", "compile_classes", "maskspec", "unchecked", "masks", "packing", "reference", "same_precision", "tolerance", "expectation",
-    "compare", "divergences", "protocol", "strategies", "case_sizes", "hypothesis_profiles", "backward_inputs",
+    "compare", "divergences", "case_predicates", "protocol", "strategies", "case_sizes", "hypothesis_profiles",
+    "backward_inputs", "backward_pass",
     "interruption", "output_paths",
 })
 #: The pytest plugin and the property suite it runs: entry points, above the engine.
@@ -258,3 +259,51 @@ def test_the_checker_flags_an_import_above_the_layer(statement, package, layer):
 ])
 def test_the_checker_allows_the_layer_and_those_below(statement, package, layer):
     assert verifier_violations(statement, package, layer) == []
+
+
+# -- no import loop inside the core ----------------------------------------------------------------
+
+
+def core_import_graph() -> dict[str, set[str]]:
+    """For each core module, the core modules it imports (at the top or inside a function)."""
+    graph = {}
+    for name in sorted(CORE_MODULES):
+        path = VERIFIER / f"{name}.py"
+        imported = {module.split(".")[1] for _, module in imported_modules(path.read_text(), "flashcheck")
+                    if module.startswith("flashcheck.") and len(module.split(".")) > 1}
+        graph[name] = imported & CORE_MODULES - {name}
+    return graph
+
+
+def import_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One cycle of ``graph`` as the path of modules around it, or None when it has none."""
+    state: dict[str, str] = {}  # "open" while on the path, "done" once explored
+    path: list[str] = []
+
+    def visit(node):
+        state[node] = "open"
+        path.append(node)
+        for successor in sorted(graph.get(node, ())):
+            if state.get(successor) == "open":
+                return path[path.index(successor):] + [successor]
+            if successor not in state and (cycle := visit(successor)):
+                return cycle
+        path.pop()
+        state[node] = "done"
+        return None
+
+    for node in sorted(graph):
+        if node not in state and (cycle := visit(node)):
+            return cycle
+    return None
+
+
+def test_the_finder_sees_a_loop_through_a_function_level_import():
+    assert import_cycle({"protocol": {"divergences"}, "divergences": {"protocol"}}) == \
+        ["divergences", "protocol", "divergences"]
+    assert import_cycle({"protocol": {"divergences"}, "divergences": set()}) is None
+
+
+def test_the_cores_modules_import_one_another_without_a_loop():
+    # A loop forces one of its imports inside a function, and the module order to matter.
+    assert import_cycle(core_import_graph()) is None

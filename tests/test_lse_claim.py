@@ -47,8 +47,8 @@ def test_the_project_kernel_and_the_flashattention_4_adapters_claim_it():
 
 
 def test_without_the_claim_every_summary_says_the_lse_gradient_was_not_checked(capsys):
-    from flashcheck.backward_inputs import LSE_GRADIENT_UNCHECKED
-    from flashcheck.engine import fuzz_console
+    from flashcheck.backward_pass import LSE_GRADIENT_UNCHECKED
+    from flashcheck.cli import fuzz_console
 
     result = fuzz_gradients(domain_kernels.detached_lse_unclaimed, "plain", 6)
     assert result.not_checked[LSE_GRADIENT_UNCHECKED]["grads_match_reference"] == result.cases >= 6

@@ -20,7 +20,7 @@ from flashcheck.case import Case
 from flashcheck.compare import PropertyFailure
 from flashcheck.properties import PROPERTIES
 from flashcheck.properties.registry import Property
-from flashcheck.engine import verdict
+from flashcheck.engine import attribution, verdict
 from flashcheck.engine.verdict import FlashcheckError, Outcome, decide
 from tests import buggy, declared, misbehaving, stubs, unusual
 
@@ -296,10 +296,10 @@ REPO = Path(__file__).resolve().parent.parent
 def installed_as(monkeypatch):
     """``installed_as(stdlib, platstdlib, site)``: the interpreter's paths as a virtualenv's
     (its ``platstdlib`` is ``<venv>/lib/python3.X``, which holds its ``site-packages``) or a
-    system install's; every location flashcheck's verdict has cached forgotten, before and
+    system install's; every location flashcheck's attribution has cached forgotten, before and
     after."""
     def forget():
-        for function in vars(verdict).values():
+        for function in vars(attribution).values():
             if hasattr(function, "cache_clear"):
                 function.cache_clear()
 
@@ -319,12 +319,12 @@ def test_in_a_virtualenv_only_the_standard_library_is_library_code_not_what_its_
         tmp_path, installed_as):
     base, venv = tmp_path / "python" / "lib" / "python3.11", tmp_path / "venv" / "lib" / "python3.11"
     installed_as(base, venv, venv / "site-packages")
-    assert verdict._is_library(str(base / "json" / "decoder.py"))
-    assert not verdict._is_library(str(venv / "site-packages" / "mykernel" / "attention.py"))
-    assert not verdict._is_library(str(venv / "site-packages" / "flashcheck" / "peers" / "fa4.py"))
+    assert attribution._is_library(str(base / "json" / "decoder.py"))
+    assert not attribution._is_library(str(venv / "site-packages" / "mykernel" / "attention.py"))
+    assert not attribution._is_library(str(venv / "site-packages" / "flashcheck" / "peers" / "fa4.py"))
     # Installed into the interpreter itself, or by a distribution's own pip.
-    assert not verdict._is_library(str(base / "site-packages" / "mykernel.py"))
-    assert not verdict._is_library(str(base / "dist-packages" / "mykernel.py"))
+    assert not attribution._is_library(str(base / "site-packages" / "mykernel.py"))
+    assert not attribution._is_library(str(base / "dist-packages" / "mykernel.py"))
 
 
 def test_flashcheck_installed_as_a_package_tells_its_adapters_and_its_kernels_from_its_checking_code(monkeypatch):
@@ -333,17 +333,17 @@ def test_flashcheck_installed_as_a_package_tells_its_adapters_and_its_kernels_fr
     installed = Path("/venv/lib/python3.11/site-packages/flashcheck")
     where = {"flashcheck": installed, "flashcheck.properties": installed / "properties",
              "flashcheck.peers": installed / "peers", "flashcheck.kernels": installed / "kernels"}
-    monkeypatch.setattr(verdict, "_package_folder", lambda name: str(where[name]) if name in where else None)
-    for function in (verdict._checking_folders, verdict._is_checking_code):
+    monkeypatch.setattr(attribution, "_package_folder", lambda name: str(where[name]) if name in where else None)
+    for function in (attribution._checking_folders, attribution._is_checking_code):
         function.cache_clear()
     try:
-        assert verdict._is_checking_code(str(installed / "engine" / "verdict.py"))
-        assert verdict._is_checking_code(str(installed / "properties" / "forward.py"))
-        assert not verdict._is_checking_code(str(installed / "peers" / "fa4.py"))
-        assert not verdict._is_checking_code(str(installed / "kernels" / "interface.py"))
+        assert attribution._is_checking_code(str(installed / "engine" / "verdict.py"))
+        assert attribution._is_checking_code(str(installed / "properties" / "forward.py"))
+        assert not attribution._is_checking_code(str(installed / "peers" / "fa4.py"))
+        assert not attribution._is_checking_code(str(installed / "kernels" / "interface.py"))
     finally:
         monkeypatch.undo()
-        for function in vars(verdict).values():
+        for function in vars(attribution).values():
             if hasattr(function, "cache_clear"):
                 function.cache_clear()
 

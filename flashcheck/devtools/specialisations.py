@@ -39,7 +39,7 @@ from triton._C.libtriton import native_specialize_impl
 from triton.backends.compiler import BaseBackend
 
 from flashcheck import case_sizes, protocol
-from flashcheck.backward_inputs import gradients
+from flashcheck.backward_pass import gradients
 from flashcheck.engine import property_cases
 from flashcheck.kernels import config, interface, launcher
 from flashcheck.properties import PROPERTIES

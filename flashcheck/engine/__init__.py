@@ -2,6 +2,8 @@
 
 - :mod:`flashcheck.engine.verdict`: the verdict of one property on one case, the single
   place where a pass, a decline, a known divergence, a failure or a fatal error is decided;
+- :mod:`flashcheck.engine.attribution`: who raised an exception caught around a call into an
+  implementation: the implementation (declining the case or not) or flashcheck's own code;
 - :mod:`flashcheck.engine.fuzz`: the in-process fuzzer, properties taking turns on cases
   hypothesis draws until a time budget is spent;
 - :mod:`flashcheck.engine.fuzz_events`: what a fuzzing run reports as it goes, one type per
@@ -15,9 +17,9 @@
 - :mod:`flashcheck.engine.compile_clock`: a case's time compiling Triton kernels, told apart
   from its running time;
 - :mod:`flashcheck.engine.focus`: how many compile classes a fuzz worker draws in, widened
-  as its compilations pay off;
-- :mod:`flashcheck.engine.fuzz_console`: the fuzzer's console output.
+  as its compilations pay off.
 
 Built on the core (flashcheck's top-level modules), the properties and the implementations'
-registry; nothing here imports the command line.
+registry; nothing here imports the command line, which prints what a run reports
+(:mod:`flashcheck.cli.fuzz_console`).
 """

@@ -16,7 +16,7 @@ attention kernel. :class:`Peer` does the part that is the same for every library
 
 Every ``raise NotImplementedError`` of an adapter is a statement in flashcheck/peers/, so
 that flashcheck's verdict counts it as the implementation's deliberate decline
-(:func:`flashcheck.engine.verdict.deliberate_decline`).
+(:func:`flashcheck.engine.attribution.deliberate_decline`).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from typing import Callable, Iterable, Mapping
 import torch
 
 from flashcheck import masks, packing
-from flashcheck.divergences import KnownDivergence, as_known_divergence, combined
+from flashcheck.divergences import as_known_divergence, combined, KnownDivergence
 from flashcheck.protocol import ALL_FEATURES, DTYPE_NAMES
 
 VARLEN_ARGUMENTS = packing.VARLEN_ARGUMENTS

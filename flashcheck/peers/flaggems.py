@@ -61,7 +61,8 @@ from __future__ import annotations
 import torch
 
 from flashcheck.case import Case
-from flashcheck.divergences import NEGATIVE_SCALE, KnownDivergence, combined, with_empty_rows
+from flashcheck.divergences import combined, KnownDivergence, NEGATIVE_SCALE
+from flashcheck.case_predicates import with_empty_rows
 from flashcheck.peers.common import (
     HALF, ContiguousGradient, Library, Peer, Request, allowed, dense_from_packed, last_dim_contiguous,
     varlen_arguments, row_major,

@@ -87,10 +87,11 @@ from typing import Callable, Mapping
 import torch
 
 from flashcheck import packing
-from flashcheck.divergences import (
-    NEGATIVE_SCALE, KnownDivergence, as_known_divergence, either, float16_backward_overflows, float16_subnormal_probabilities,
-    is_float16, sdpa_no_keys_backward_overflows, sdpa_no_keys_forward_overflows, under, with_empty_rows, without_keys,
+from flashcheck.case_predicates import (
+    either, float16_backward_overflows, float16_subnormal_probabilities, is_float16, sdpa_no_keys_backward_overflows,
+    sdpa_no_keys_forward_overflows, under, with_empty_rows, without_keys,
 )
+from flashcheck.divergences import NEGATIVE_SCALE, KnownDivergence, as_known_divergence
 from flashcheck.masks import UNBOUNDED, as_4d, band, check_attn_mask, effective_window
 from flashcheck.peers.common import on_every_property
 from flashcheck.protocol import DTYPE_NAMES
@@ -445,13 +446,13 @@ _STRIDE_DEPENDENT_MATMUL = KnownDivergence(
 #: newer than 2.11, and under 2.11 the divergence never shows.
 _EMPTY_KEYS_FORWARD = KnownDivergence(
     "on an empty key axis SDPA's frontend returns zeros + (q.sum() + k.sum() + v.sum())·0 in the "
-    "input dtype, NaN where the sum of q overflows (flashcheck.divergences.sdpa_no_keys_forward_overflows; "
+    "input dtype, NaN where the sum of q overflows (flashcheck.case_predicates.sdpa_no_keys_forward_overflows; "
     "[2.13 CPU])",
     sdpa_no_keys_forward_overflows, steer=without_keys,
 )
 _EMPTY_KEYS_BACKWARD = KnownDivergence(
     "on an empty key axis SDPA's frontend backward gives dQ = dO.sum()·0 in the input dtype, NaN where "
-    "the upstream gradient sums beyond the range (flashcheck.divergences.sdpa_no_keys_backward_overflows; "
+    "the upstream gradient sums beyond the range (flashcheck.case_predicates.sdpa_no_keys_backward_overflows; "
     "[2.13 CPU])",
     sdpa_no_keys_backward_overflows, steer=without_keys,
 )
@@ -462,7 +463,7 @@ _EMPTY_KEYS_STRESSED = KnownDivergence(
 _EMPTY_KEYS_BOTH = KnownDivergence(
     "on an empty key axis SDPA's frontend returns zeros + (q.sum() + k.sum() + v.sum())·0 and its "
     "backward dQ = dO.sum()·0, in the input dtype: NaN where either sum overflows "
-    "(flashcheck.divergences.sdpa_no_keys_forward_overflows, sdpa_no_keys_backward_overflows; [2.13 CPU])",
+    "(flashcheck.case_predicates.sdpa_no_keys_forward_overflows, sdpa_no_keys_backward_overflows; [2.13 CPU])",
     either(sdpa_no_keys_forward_overflows, sdpa_no_keys_backward_overflows), steer=without_keys,
 )
 
@@ -496,7 +497,7 @@ _ATOMIC_DQ = "dQ is accumulated with floating-point atomic adds, in an order tha
 _FLOAT16_RANGE = KnownDivergence(
     "float16: rounds an intermediate of the backward to float16 where the exact one exceeds "
     "its range (|dS|, or a single query head's dK/dV summed afterwards for GQA), giving inf "
-    "and NaN where the exact gradient is finite (flashcheck.divergences.float16_backward_overflows)",
+    "and NaN where the exact gradient is finite (flashcheck.case_predicates.float16_backward_overflows)",
     float16_backward_overflows,
 )
 

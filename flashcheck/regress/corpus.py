@@ -30,10 +30,11 @@ import hashlib
 import torch
 
 from flashcheck import compare, expectation, protocol
-from flashcheck.backward_inputs import GRAD_SCALES, gradients
+from flashcheck.backward_inputs import GRAD_SCALES
+from flashcheck.backward_pass import gradients
 from flashcheck.case import Case
 from flashcheck.compare import Violation, replay_command
-from flashcheck.engine import verdict
+from flashcheck.engine import attribution, verdict
 
 #: Every output a case can be measured on, in report order.
 OUTPUTS = ("out", "lse", "dq", "dk", "dv")
@@ -166,7 +167,7 @@ def run_case(impl, case: Case, device, *, elementwise: bool = False) -> CaseResu
     """:func:`measure` one case; or a skipped :class:`CaseResult` saying why: ``impl`` does not
     declare a feature the case needs, or declines the case (a ``NotImplementedError`` of its
     own, the adapters' way of saying a peer cannot express it:
-    :func:`flashcheck.engine.verdict.deliberate_decline`); or, when the implementation raised
+    :func:`flashcheck.engine.attribution.deliberate_decline`); or, when the implementation raised
     anything else (a ``NotImplementedError`` of torch's included) or returned what the
     protocol does not allow (:class:`~flashcheck.compare.Violation`), a result naming it.
     flashcheck's own errors, and an error that leaves the process's CUDA context dead
@@ -175,14 +176,14 @@ def run_case(impl, case: Case, device, *, elementwise: bool = False) -> CaseResu
     if missing:
         return CaseResult(case, skipped=f"needs {', '.join(sorted(missing))}")
     try:
-        return CaseResult(case, measure(verdict.calling(impl), case, device, elementwise=elementwise))
+        return CaseResult(case, measure(attribution.calling(impl), case, device, elementwise=elementwise))
     except Exception as error:  # noqa: BLE001 - classified by who raised it
         # A Violation here is the protocol broken by what the implementation returned.
-        raiser = verdict.Raiser.IMPLEMENTATION if isinstance(error, Violation) else verdict.raised_by(error, impl)
-        if raiser is verdict.Raiser.FLASHCHECK or verdict.is_fatal(error):
+        raiser = attribution.Raiser.IMPLEMENTATION if isinstance(error, Violation) else attribution.raised_by(error, impl)
+        if raiser is attribution.Raiser.FLASHCHECK or verdict.is_fatal(error):
             raise
         message = verdict.first_line(error)
-        if raiser is verdict.Raiser.DECLINE:
+        if raiser is attribution.Raiser.DECLINE:
             return CaseResult(case, skipped=f"declined: {message or 'NotImplementedError'}")
         return CaseResult(case, raised=f"{type(error).__name__}: {message}".rstrip(": "))
 

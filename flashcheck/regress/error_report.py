@@ -10,7 +10,7 @@ worst elementwise error/allowed, and over all elements a histogram of the ratios
 - in ``report.md``: the verdict, the environment, the figures and a table of the worst ratio
   of every case and output, with the case specs to replay.
 
-(Not to be confused with :mod:`flashcheck.engine.fuzz_console`, the fuzzer's console output.)
+(Not to be confused with :mod:`flashcheck.cli.fuzz_console`, the fuzzer's console output.)
 """
 
 from __future__ import annotations

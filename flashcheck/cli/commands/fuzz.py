@@ -175,7 +175,7 @@ def run(args, device) -> int:
         print(f"flashcheck: {error}", file=sys.stderr)
         return EXIT_USAGE
     interruption.check()  # a Ctrl-C that something caught while the implementation was loaded
-    from flashcheck.engine import fuzz_console
+    from flashcheck.cli import fuzz_console
 
     # From here on Ctrl-C ends the run (the engine's own handler, while it runs), never the report.
     with interruption.deferred():
@@ -225,7 +225,7 @@ def _report(result, args, device) -> bool:
     """The summary, and the ``--json`` file when one was asked for; False when that file
     could not be written after all (its folder removed during the run, the disk full), said
     in one line naming it: the summary above holds what the run found."""
-    from flashcheck.engine import fuzz_console
+    from flashcheck.cli import fuzz_console
 
     fuzz_console.print_fuzz_result(result, args.impl, device, shrunk=args.shrink_time > 0)
     if args.json:

@@ -1,0 +1,203 @@
+"""Predicates of a case that say what its inputs demand of any implementation: computed from
+the case alone (in float64 where they need numbers), never from what an implementation did.
+
+The known divergences of the adapters (:mod:`flashcheck.divergences`) confine themselves to
+the cases these cover (``KnownDivergence.covers``) and steer drawing off them
+(``KnownDivergence.steer``); the causes here were found in torch's fused SDPA backends,
+FlashAttention-4 and FlagGems (docs/findings.md).
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Callable
+
+import torch
+
+from flashcheck.backward_inputs import ds_range_inputs, upstream
+from flashcheck.case import Case
+from flashcheck.expectation import overflow_threshold
+
+#: float16's smallest normal number: a probability below it, rounded to float16, keeps an
+#: absolute precision of 2^-25 only, not a relative one.
+FLOAT16_SMALLEST_NORMAL = 2.0**-14
+
+
+@dataclass(frozen=True)
+class BackwardExtremes:
+    """Float64 magnitudes inside a case's exact backward pass (the seeded upstream gradient
+    dO of :func:`flashcheck.backward_inputs.upstream`, no lse gradient), over allowed
+    scores only: the largest ``|dS|`` and ``|scale·dS|`` (``dS = P∘(dP - delta)``), the
+    largest gradient of one query head's own K and V (what an implementation that repeats
+    KV heads computes before summing each group), and the smallest nonzero probability."""
+
+    ds: float
+    scaled_ds: float
+    per_head_dk: float
+    per_head_dv: float
+    smallest_probability: float
+
+
+#: The inputs a backward runs on, by the property that runs it: ``"plain"``, the case's own
+#: inputs and the seeded dO of ``grads_match_reference`` (and of the other gradient
+#: properties); ``"ds_range"``, the scaled inputs and dO of
+#: ``grads_match_reference_where_ds_exceeds_float16``.
+STRESSES = ("plain", "ds_range")
+
+
+def _check_stress(stress: str) -> None:
+    if stress not in STRESSES:
+        raise ValueError(f"stress: expected one of {STRESSES}, got {stress!r}")
+
+
+def _backward_inputs(case: Case, stress: str):
+    if stress == "ds_range":
+        (q, k, v), grad_out = ds_range_inputs(case, "cpu")
+        return q, k, v, grad_out
+    q, k, v = case.materialize("cpu")[:3]
+    out_like = torch.empty(case.out_shape, dtype=case.torch_dtype)
+    return q, k, v, upstream(case, out_like, None)[0]
+
+
+@functools.lru_cache(maxsize=64)
+def _extremes(spec: str, stress: str) -> BackwardExtremes:
+    case = Case.from_spec(spec)
+    q, k, v, grad_out = (t.to(torch.float64) for t in _backward_inputs(case, stress))
+    if case.varlen:  # packed (T, H, D): one batch over the packed tokens, as case.allowed is
+        q, k, v = (t.unsqueeze(0) for t in (q, k, v))
+    grad_out = grad_out.reshape(q.shape)
+    group = case.heads // case.kv_heads
+    allowed = case.allowed("cpu")  # (B|1, H|1, Nq, Nk)
+    ds_max = dk_max = dv_max = 0.0
+    smallest = 1.0
+    # One query head at a time: at GPU sizes the float64 scores of all heads at once would
+    # take gigabytes, and every extreme is a maximum or minimum over heads.
+    for head in range(case.heads):
+        qh, dout = q[:, :, head], grad_out[:, :, head]  # (B, N, D)
+        kh, vh = k[:, :, head // group], v[:, :, head // group]
+        mask = allowed[:, head if allowed.shape[1] > 1 else 0]
+        scores = (case.scale * qh @ kh.transpose(-1, -2)).masked_fill(~mask, float("-inf"))
+        probs = torch.softmax(scores, dim=-1).nan_to_num(0.0)  # rows without keys: 0
+        dp = dout @ vh.transpose(-1, -2)
+        delta = (dout * (probs @ vh)).sum(-1, keepdim=True)
+        ds = probs * (dp - delta)
+        if ds.numel():
+            ds_max = max(ds_max, float(ds.abs().max()))
+            dk_max = max(dk_max, float((case.scale * ds.transpose(-1, -2) @ qh).abs().max()))
+            dv_max = max(dv_max, float((probs.transpose(-1, -2) @ dout).abs().max()))
+        nonzero = probs[probs > 0]
+        if nonzero.numel():
+            smallest = min(smallest, float(nonzero.min()))
+    # Rounding is monotonic, so the largest |scale·dS| is the largest |dS| scaled, exactly.
+    return BackwardExtremes(ds=ds_max, scaled_ds=abs(case.scale) * ds_max, per_head_dk=dk_max, per_head_dv=dv_max,
+                            smallest_probability=smallest)
+
+
+def backward_extremes(case: Case, stress: str = "plain") -> BackwardExtremes:
+    """The :class:`BackwardExtremes` of ``case``'s backward on the inputs of ``stress`` (one
+    of :data:`STRESSES`; computed once per case and stress)."""
+    _check_stress(stress)
+    return _extremes(case.spec(), stress)
+
+
+def float16_backward_overflows(case: Case, stress: str = "plain") -> bool:
+    """A float16 case whose exact backward (on the inputs of ``stress``) holds a value
+    beyond float16's range that a correct result does not need: some ``|dS|`` (scaled by
+    the softmax scale or not, as a kernel may store either), or, with GQA, some gradient of
+    a single query head's K or V (a sum over the group can be finite where its per-head
+    parts are not). A kernel that rounds such an intermediate to float16 gets infinities,
+    and NaN where they cancel."""
+    if case.dtype != "float16":
+        return False
+    limit = overflow_threshold(torch.float16)
+    extremes = backward_extremes(case, stress)
+    if max(extremes.ds, extremes.scaled_ds) >= limit:
+        return True
+    return case.kv_heads < case.heads and max(extremes.per_head_dk, extremes.per_head_dv) >= limit
+
+
+def float16_subnormal_probabilities(case: Case, stress: str = "plain") -> bool:
+    """A float16 case with an allowed probability (on the inputs of ``stress``) below
+    float16's smallest normal number (2^-14): rounded to float16 it keeps an absolute
+    precision of 2^-25 only, so a kernel that forms ``dS = P∘(dP - delta)`` from float16
+    probabilities errs by up to ``2^-25·|dP - delta|`` however small dS is."""
+    return (case.dtype == "float16"
+            and backward_extremes(case, stress).smallest_probability < FLOAT16_SMALLEST_NORMAL)
+
+
+def under(stress: str, predicate: Callable[..., bool]) -> Callable[[Case], bool]:
+    """``predicate`` (a cause above) evaluated on the inputs of ``stress``, for the known
+    divergence of a property that runs the backward on those inputs."""
+    _check_stress(stress)
+    return lambda case: predicate(case, stress)
+
+
+def negative_softmax_scale(case: Case) -> bool:
+    """A case with an explicit negative ``softmax_scale``.
+
+    [2.11 H100] FlashAttention-4 (4.0.0b36), torch SDPA's flash and cuDNN backends and
+    FlagGems' flash kernels (5.0.2) return NaN outputs (and an infinite lse) for every negative
+    scale tried, where float64 attention is finite; none documents the scale as positive
+    (docs/findings.md, docs/repros/). The project kernel and SDPA's math and efficient backends
+    compute them right."""
+    return case.softmax_scale is not None and case.softmax_scale < 0
+
+
+def is_float16(case: Case) -> bool:
+    """A float16 case: what steers drawing off a float16 divergence of a property that puts
+    every case into the regime it needs (the dS-range property)."""
+    return case.dtype == "float16"
+
+
+def without_keys(case: Case) -> bool:
+    """A case with an empty key axis (dense ``seqlen_k = 0``, or packed with no key at all)."""
+    return case.seqlen_k == 0
+
+
+def with_empty_rows(case: Case) -> bool:
+    """A case with a query that has no allowed key."""
+    return case.has_empty_rows
+
+
+def either(*predicates: Callable[[Case], bool]) -> Callable[[Case], bool]:
+    """A predicate true where any of ``predicates`` is."""
+    return lambda case: any(predicate(case) for predicate in predicates)
+
+
+def _sum_may_overflow(tensor: torch.Tensor) -> bool:
+    """Whether the sum of all elements of ``tensor``, formed in its dtype (accumulated in
+    float32, as torch does for float16 and bfloat16, then rounded), may round to an infinity:
+    the float64 sum is within float32 summation's error bound (``n·2^-24·Σ|x|``) of the
+    dtype's :func:`~flashcheck.expectation.overflow_threshold` or beyond it."""
+    if tensor.numel() == 0:
+        return False
+    values = tensor.to(torch.float64)
+    slack = tensor.numel() * 2.0**-24 * float(values.abs().sum())
+    return abs(float(values.sum())) + slack >= overflow_threshold(tensor.dtype)
+
+
+def sdpa_no_keys_forward_overflows(case: Case) -> bool:
+    """A case without any key (an empty key axis: dense ``seqlen_k = 0``, or packed with no
+    key in any sequence) whose q sums beyond its dtype's range.
+
+    On an empty key axis, ``torch.nn.functional.scaled_dot_product_attention`` returns, before
+    any backend runs, ``zeros + (q.sum() + k.sum() + v.sum())·0`` with the sums in the input
+    dtype (see the sdpa-math adapter): where the sum of q overflows, ``inf·0`` makes every
+    output element NaN, though the exact output is 0. Rows without keys in a call that has
+    keys are not affected."""
+    if case.seqlen_k != 0:
+        return False
+    return _sum_may_overflow(case.materialize("cpu").q)
+
+
+def sdpa_no_keys_backward_overflows(case: Case, stress: str = "plain") -> bool:
+    """A case without any key whose upstream gradient dO (that of the gradient properties'
+    backward on the inputs of ``stress``, see :data:`STRESSES`) sums beyond its dtype's
+    range: the backward of SDPA's empty-key result (:func:`sdpa_no_keys_forward_overflows`)
+    multiplies ``dO.sum()`` by 0, which makes every element of dQ NaN where that sum
+    overflows, though the exact dQ is 0."""
+    _check_stress(stress)
+    if case.seqlen_k != 0:
+        return False
+    return _sum_may_overflow(_backward_inputs(case, stress)[3])

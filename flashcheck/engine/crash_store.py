@@ -1,6 +1,8 @@
 """Where a fuzzing run keeps what it found between runs: one hypothesis example database
-folder per implementation (:func:`database_folder`), and in it the crash store
-(:class:`CrashStore`), the cases that crashed or hung a worker.
+folder per implementation (:func:`database_folder`, :func:`example_database`), and in it the
+crash store (:class:`CrashStore`), the cases that crashed or hung a worker. With a shared
+database (a Redis server, :mod:`flashcheck.engine.shared_database`), both are multiplexed
+with it: read from either, written to both.
 
 Crashes and hangs cannot enter hypothesis's example database: the process that would save
 them is gone. So the parent keeps them in ``crashes.json`` inside the database folder, and
@@ -32,20 +34,42 @@ class CrashStoreError(ValueError):
     It is left as it is: the user decides what it held."""
 
 
+def example_database(folder, shared: str | None = None):
+    """Hypothesis's example database of the folder ``folder`` (:func:`database_folder`),
+    multiplexed with the shared database of URL ``shared`` when one is given."""
+    from hypothesis.database import DirectoryBasedExampleDatabase, MultiplexedDatabase
+
+    local = DirectoryBasedExampleDatabase(str(folder))
+    if shared is None:
+        return local
+    from flashcheck.engine import shared_database
+
+    return MultiplexedDatabase(local, shared_database.examples(shared, Path(folder).name))
+
+
 class CrashStore:
     """Cases that crashed or hung a worker, kept as JSON (a list of ``{"property",
     "case", "kind"}``) so that the next run replays them first. ``path`` None keeps nothing.
+    ``shared``: the same entries on a shared database
+    (:class:`flashcheck.engine.shared_database.SharedCrashes`), or None; its entries are read
+    after the file's, and every write goes to both.
 
     Every read checks the file: one that is not such a list raises :class:`CrashStoreError`
     naming it, and is never overwritten. Writes keep every entry they do not remove,
     stale ones included."""
 
-    def __init__(self, path: Path | None):
+    def __init__(self, path: Path | None, shared=None):
         self.path = path
+        self.shared = shared
 
     @classmethod
-    def in_database(cls, folder) -> "CrashStore":
-        """The crash store of the example database folder ``folder`` (None: one that keeps nothing)."""
+    def in_database(cls, folder, shared: str | None = None) -> "CrashStore":
+        """The crash store of the example database folder ``folder`` (None: one that keeps
+        nothing), with that of the shared database of URL ``shared`` when one is given."""
+        if shared is not None and folder is not None:
+            from flashcheck.engine.shared_database import SharedCrashes
+
+            return cls(Path(folder) / FILE_NAME, SharedCrashes(shared, Path(folder).name))
         return cls(Path(folder) / FILE_NAME if folder is not None else None)
 
     def _load(self) -> list[dict]:
@@ -64,7 +88,10 @@ class CrashStore:
         return entries
 
     def entries(self) -> list[tuple[str, str]]:
-        return [(entry["property"], entry["case"]) for entry in self._load()]
+        found = [(entry["property"], entry["case"]) for entry in self._load()]
+        if self.shared is not None:
+            found += [pair for pair in ((e["property"], e["case"]) for e in self.shared.entries()) if pair not in found]
+        return found
 
     def replayable(self) -> tuple[list[tuple[str, str]], list[dict]]:
         """The entries to replay, as ``(property, case spec)``, and the stale ones, as
@@ -90,12 +117,16 @@ class CrashStore:
     def add(self, prop: str, spec: str, kind: str) -> None:
         entries = [e for e in self._load() if (e["property"], e["case"]) != (prop, spec)]
         self._save(entries + [{"property": prop, "case": spec, "kind": kind}])
+        if self.shared is not None:
+            self.shared.add(prop, spec, kind)
 
     def remove(self, prop: str, spec: str) -> None:
         entries = self._load()
         kept = [e for e in entries if (e["property"], e["case"]) != (prop, spec)]
         if kept != entries:
             self._save(kept)
+        if self.shared is not None:
+            self.shared.remove(prop, spec)
 
     def _save(self, entries: list[dict]) -> None:
         if self.path is None:

@@ -19,7 +19,6 @@ from typing import Callable
 
 from hypothesis import HealthCheck, Phase, given, seed as hypothesis_seed, settings
 from hypothesis import strategies as st
-from hypothesis.database import DirectoryBasedExampleDatabase
 from hypothesis.errors import Unsatisfiable
 
 from flashcheck import protocol
@@ -27,7 +26,7 @@ from flashcheck.case import Case
 from flashcheck.compare import PropertyFailure
 from flashcheck.properties import PROPERTIES
 from flashcheck.properties.registry import Property
-from flashcheck.engine import fuzz_events
+from flashcheck.engine import crash_store, fuzz_events
 from flashcheck.engine.campaign import CampaignState
 from flashcheck.engine.fuzz_result import case_class
 from flashcheck.engine.property_cases import UNSATISFIABLE, case_strategy, not_applicable_because
@@ -93,6 +92,7 @@ def fuzz_in_process(
     sizes,
     seed: int | None = None,
     database: str | None = None,
+    shared_database: str | None = None,
     properties: list[str] | None = None,
     on_event: Callable[[fuzz_events.Event], None] | None = None,
     before_case: Callable[[str, Case], None] | None = None,
@@ -117,6 +117,10 @@ def fuzz_in_process(
     at the end as drawn.
 
     Each case's verdict comes from :func:`flashcheck.engine.verdict.decide`.
+
+    ``database``: the example database folder (hypothesis's; :func:`flashcheck.engine.
+    crash_store.database_folder`), None for none; ``shared_database``: a Redis server's URL
+    whose examples are multiplexed with it (:mod:`flashcheck.engine.shared_database`).
 
     What happens is reported through ``on_event(event)``, one event of
     :mod:`flashcheck.engine.fuzz_events` each: :class:`~flashcheck.engine.fuzz_events.Passed`
@@ -157,7 +161,7 @@ def fuzz_in_process(
     """
     return InProcessFuzzer(
         impl, impl_name=impl_name, budget=budget, device=device, sizes=sizes, seed=seed, database=database,
-        properties=properties, on_event=on_event, before_case=before_case, after_case=after_case,
+        shared_database=shared_database, properties=properties, on_event=on_event, before_case=before_case, after_case=after_case,
         should_stop=should_stop, shrink_time=shrink_time, replay_only=replay_only,
         simplest_run_elsewhere=simplest_run_elsewhere, keep_going=keep_going, campaign=campaign,
     ).run()
@@ -170,6 +174,7 @@ class InProcessFuzzer:
 
     def __init__(self, impl, *, impl_name: str, budget: float, device: str, sizes, seed: int | None,
                  database: str | None, properties: list[str] | None,
+                 shared_database: str | None = None,
                  on_event: Callable[[fuzz_events.Event], None] | None,
                  before_case: Callable[[str, Case], None] | None, after_case: Callable[[Verdict], None] | None,
                  should_stop: Callable[[], bool], shrink_time: float | None, replay_only: bool,
@@ -197,7 +202,7 @@ class InProcessFuzzer:
         #: Properties whose every case is one to draw rarely: drawn without steering.
         self.unsteered: set[str] = set()
         self.chosen = [PROPERTIES[name] for name in properties] if properties else list(PROPERTIES.values())
-        self.examples = DirectoryBasedExampleDatabase(database) if database else None
+        self.examples = crash_store.example_database(database, shared_database) if database else None
         self.result = FuzzResult()
         #: The properties taking turns, in their order; one drops out when it turns out not
         #: applicable or a known divergence of the whole property.

@@ -42,7 +42,8 @@ class FuzzOptions:
 
     ``impl``: a name :func:`flashcheck.peers.resolve` understands. ``sizes``: the name of
     the case sizes (:mod:`flashcheck.case_sizes`) or None (chosen by the device). ``database``: the hypothesis example
-    database folder or None. ``seed``: None for a random run. ``replay_only``: run the
+    database folder or None; ``shared_database``: the URL of a Redis server multiplexed with it
+    (:mod:`flashcheck.engine.shared_database`), or None. ``seed``: None for a random run. ``replay_only``: run the
     stored crashes, hangs and failures, then stop (no new cases). ``keep_going``: a campaign,
     which goes on past failures to the end of the budget (:mod:`flashcheck.engine.fuzz_workers`).
     """
@@ -54,6 +55,7 @@ class FuzzOptions:
     properties: tuple[str, ...] | None = None
     sizes: str | None = None
     database: str | None = None
+    shared_database: str | None = None
     workers: int = 1
     case_timeout: float = 120.0
     shrink_time: float = 30.0
@@ -177,6 +179,7 @@ class Worker:
         fuzz.fuzz_in_process(
             self.impl, impl_name=options.impl, budget=max(0.0, self.task.wall_deadline - time.time()),
             device=options.device, sizes=self.focus.sizes, seed=self.task.seed, database=options.database,
+            shared_database=options.shared_database,
             properties=list(options.properties or ()) or None,
             on_event=self.report, before_case=self.before_case, after_case=self.after_case,
             should_stop=stop.is_set, shrink_time=options.shrink_time, replay_only=options.replay_only,

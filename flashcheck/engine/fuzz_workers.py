@@ -132,7 +132,7 @@ class WorkerPoolRun:
         self.options, self.interrupted, self.on_progress = options, interrupted, on_progress
         self.context = multiprocessing.get_context("spawn")
         self.messages = self.context.Queue()
-        self.store = CrashStore.in_database(options.database)
+        self.store = CrashStore.in_database(options.database, options.shared_database)
         self.result = FuzzResult()
         self.slots = [_Slot(i, gpu) for i, gpu in enumerate(_worker_pins(options))]
         self.slots[0].replay, self.result.stale = (list(replay), []) if replay is not None else self.store.replayable()

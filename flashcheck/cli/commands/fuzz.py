@@ -81,9 +81,10 @@ def register(subparsers) -> None:
              "failure into DIR (created if missing; it must be writable)",
     )
     parser.add_argument(
-        "--database", default=".flashcheck/examples",
+        "--database", default=LOCAL_DATABASE,
         help="hypothesis example database folder (created if missing; it must be writable); failures found "
-             "are replayed first next time",
+             "are replayed first next time. Or a Redis server several machines share, redis://HOST:PORT/DB "
+             f"(needs flashcheck[redis]), multiplexed with the local folder {LOCAL_DATABASE}",
     )
     parser.add_argument(
         "--replay-only", action="store_true",
@@ -112,8 +113,18 @@ def worker_count(value: str, device: str) -> int:
     return count
 
 
-def _holds_examples(database: Path) -> bool:
-    """Whether hypothesis's example database in ``database`` holds anything (beside the crash store)."""
+#: The local example database folder: ``--database``'s default, and the folder a shared
+#: database is multiplexed with.
+LOCAL_DATABASE = ".flashcheck/examples"
+
+
+def _holds_examples(database: Path, shared: str | None) -> bool:
+    """Whether hypothesis's example database in ``database`` (or the shared one of URL
+    ``shared``) holds anything beside the crash store."""
+    from flashcheck.engine import shared_database  # imports hypothesis
+
+    if shared is not None and shared_database.holds_examples(shared, database.name):
+        return True
     return database.is_dir() and any(path.is_file() and path.name != crash_store.FILE_NAME
                                      for path in database.rglob("*"))
 
@@ -156,17 +167,23 @@ def run(args, device) -> int:
             check_writable_file(args.json, "--json")
         if args.repro_dir is not None:
             check_writable_folder(Path(args.repro_dir), "--repro-dir")
-        database = crash_store.database_folder(args.database, args.impl)
-        check_writable_folder(database, "--database", given=args.database)
-        replayable, stale = crash_store.CrashStore.in_database(database).replayable()  # a damaged store: an error
-        if args.replay_only and not replayable and not _holds_examples(database):
+        from flashcheck.engine import shared_database  # imports hypothesis
+
+        shared = args.database if shared_database.is_url(args.database) else None
+        if shared is not None:
+            shared_database.check_reachable(shared)
+        database = crash_store.database_folder(LOCAL_DATABASE if shared else args.database, args.impl)
+        check_writable_folder(database, "--database", given=LOCAL_DATABASE if shared else args.database)
+        # A damaged store is an error.
+        replayable, stale = crash_store.CrashStore.in_database(database, shared).replayable()
+        if args.replay_only and not replayable and not _holds_examples(database, shared):
             raise ValueError(f"--replay-only: nothing stored to replay in {database}"
                              + (f" ({len(stale)} stale crash-store entries, which no longer parse)" if stale else ""))
         setup = time.monotonic() - args.started  # loading the implementation counts against the budget
         options = fuzz_workers.FuzzOptions(
             impl=args.impl, device=device, budget=max(args.budget - setup, 0.1), seed=args.seed,
             properties=tuple(args.properties) if args.properties else None, sizes=sizes.name,
-            database=str(database),
+            database=str(database), shared_database=shared,
             workers=args.workers, case_timeout=args.case_timeout, shrink_time=args.shrink_time,
             max_crashes=args.max_crashes, replay_only=args.replay_only, keep_going=args.keep_going,
         )

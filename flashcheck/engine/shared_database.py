@@ -1,0 +1,193 @@
+"""A Redis server that the runs of several machines share (``--database redis://HOST:PORT/DB``).
+
+What a run stores goes there as well as to its local folder: hypothesis's example database
+(a :class:`hypothesis.extra.redis.RedisExampleDatabase` multiplexed with the local
+:class:`~hypothesis.database.DirectoryBasedExampleDatabase`) and the crash store
+(:class:`SharedCrashes`, beside the local ``crashes.json``). So a failure, crash or hang
+that one machine found is replayed first by the next run on any machine sharing the server.
+
+The server is checked before any work (:func:`check_reachable`): a malformed URL, an
+unreachable server or a missing ``redis`` client is a usage error naming ``--database``. If
+the server becomes unreachable during a run, the run goes on with its local folder alone:
+one warning per process, nothing lost locally, the exit status unchanged.
+
+Warnings and errors show the URL with its password starred out. Keys:
+``flashcheck:<implementation>:examples:...`` (hypothesis's) and
+``flashcheck:<implementation>:crashes`` (a set of JSON entries, so that concurrent writers
+neither lose nor duplicate one another's entries). ``redis`` is imported only when a URL is
+given; it comes with the ``redis`` extra.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from urllib.parse import urlsplit
+
+from hypothesis.database import ExampleDatabase
+
+#: The scheme of a shared database's ``--database`` value.
+SCHEME = "redis"
+#: What installs the Redis client.
+INSTALL = "pip install 'flashcheck[redis]'"
+#: Seconds to wait for the server before taking it for unreachable (at start: a usage error;
+#: during a run: the local folder alone from then on).
+TIMEOUT_SECONDS = 5.0
+
+
+def is_url(value) -> bool:
+    """Whether a ``--database`` value is a URL (a server, which :func:`parse` accepts only as
+    ``redis://``) rather than a folder."""
+    return isinstance(value, str) and "://" in value
+
+
+def parse(url: str) -> tuple[str, int, int, str | None]:
+    """``(host, port, db, password)`` of ``redis://[:PASSWORD@]HOST:PORT/DB`` (port 6379 and db
+    0 when left out, no password); ValueError naming ``--database`` otherwise."""
+    expected = f"expected {SCHEME}://[:PASSWORD@]HOST:PORT/DB (or a folder), got {shown(url)!r}"
+    parts = urlsplit(url)
+    try:
+        port = parts.port or 6379
+    except ValueError:
+        raise ValueError(f"--database: the port is not a number: {expected}") from None
+    if (parts.scheme != SCHEME or not parts.hostname or parts.query or parts.fragment
+            or (parts.username and not parts.password)):
+        raise ValueError(f"--database: {expected}")
+    path = parts.path.strip("/")
+    if path and not path.isdigit():
+        raise ValueError(f"--database: the database is not a number: {expected}")
+    return parts.hostname, port, int(path or 0), parts.password
+
+
+def shown(url: str) -> str:
+    """``url`` as messages show it: its password, if any, starred out."""
+    parts = urlsplit(url)
+    return url if not parts.password else url.replace(f":{parts.password}@", ":***@", 1)
+
+
+def _redis_module():
+    try:
+        import redis
+    except ImportError:
+        raise ValueError(f"--database: a Redis database needs the redis client, which is not installed: "
+                         f"{INSTALL}") from None
+    return redis
+
+
+def client(url: str):
+    """A ``redis.Redis`` client of ``url`` whose calls give up after :data:`TIMEOUT_SECONDS`."""
+    host, port, db, password = parse(url)
+    return _redis_module().Redis(host=host, port=port, db=db, password=password, socket_timeout=TIMEOUT_SECONDS,
+                                 socket_connect_timeout=TIMEOUT_SECONDS)
+
+
+def check_reachable(url: str) -> None:
+    """ValueError naming ``--database`` unless the server of ``url`` answers."""
+    redis = _redis_module()
+    try:
+        client(url).ping()
+    except redis.exceptions.RedisError as error:
+        raise ValueError(f"--database: the Redis server at {shown(url)} does not answer ({error})") from None
+
+
+class _Reach:
+    """Whether the server still answers, for one process: the first failure is warned about
+    (once) and every later use is skipped, so that a run goes on with its local folder."""
+
+    def __init__(self, url: str):
+        self.url = shown(url)
+        self.up = True
+        self._errors = _redis_module().exceptions.RedisError
+
+    def attempt(self, action, default=None):
+        if not self.up:
+            return default
+        try:
+            return action()
+        except self._errors as error:
+            self.up = False
+            print(f"flashcheck: warning: the shared database {self.url} stopped answering ({error}); this "
+                  f"process goes on with its local folder alone", file=sys.stderr, flush=True)
+            return default
+
+
+class _Degrading(ExampleDatabase):
+    """An example database whose failures :class:`_Reach` turns into one warning."""
+
+    def __init__(self, inner: ExampleDatabase, reach: _Reach):
+        super().__init__()
+        self.inner = inner
+        self.reach = reach
+
+    def save(self, key: bytes, value: bytes) -> None:
+        self.reach.attempt(lambda: self.inner.save(key, value))
+
+    def fetch(self, key: bytes):
+        return iter(self.reach.attempt(lambda: list(self.inner.fetch(key)), default=[]))
+
+    def delete(self, key: bytes, value: bytes) -> None:
+        self.reach.attempt(lambda: self.inner.delete(key, value))
+
+    def move(self, src: bytes, dest: bytes, value: bytes) -> None:
+        self.reach.attempt(lambda: self.inner.move(src, dest, value))
+
+
+def _prefix(key: str) -> str:
+    return f"flashcheck:{key}:"
+
+
+def holds_examples(url: str, key: str) -> bool:
+    """Whether the server of ``url`` holds any of implementation ``key``'s examples (False
+    when it does not answer)."""
+    pattern = _prefix(key) + "examples:*"
+    return bool(_Reach(url).attempt(lambda: next(client(url).scan_iter(match=pattern, count=100), None), None))
+
+
+def examples(url: str, key: str) -> ExampleDatabase:
+    """The shared part of implementation ``key``'s example database (multiplex it with the
+    local folder: :func:`flashcheck.engine.crash_store.example_database`)."""
+    from hypothesis.extra.redis import RedisExampleDatabase
+
+    shared = RedisExampleDatabase(client(url), key_prefix=(_prefix(key) + "examples:").encode())
+    return _Degrading(shared, _Reach(url))
+
+
+class SharedCrashes:
+    """The crash store's entries (``{"property", "case", "kind"}``) of implementation ``key``
+    on the server of ``url``: a set of JSON strings, which concurrent writers update
+    atomically. Unreachable, it reads as empty and writes nothing (one warning)."""
+
+    def __init__(self, url: str, key: str):
+        self.url = url
+        self._redis = client(url)
+        self._key = _prefix(key) + "crashes"
+        self._reach = _Reach(url)
+
+    def _members(self) -> list[tuple[bytes, dict]]:
+        """``(stored member, entry)`` of each well-formed entry; others are left alone."""
+        members = self._reach.attempt(lambda: self._redis.smembers(self._key), default=set())
+        found = []
+        for member in sorted(members):
+            try:
+                entry = json.loads(member)
+            except ValueError:
+                continue
+            if isinstance(entry, dict) and isinstance(entry.get("property"), str) and isinstance(entry.get("case"), str):
+                found.append((member, entry))
+        return found
+
+    def entries(self) -> list[dict]:
+        return [entry for _, entry in self._members()]
+
+    def add(self, prop: str, spec: str, kind: str) -> None:
+        self.remove(prop, spec)
+        self._reach.attempt(lambda: self._redis.sadd(self._key, _member(prop, spec, kind)))
+
+    def remove(self, prop: str, spec: str) -> None:
+        stale = [member for member, entry in self._members() if (entry["property"], entry["case"]) == (prop, spec)]
+        if stale:
+            self._reach.attempt(lambda: self._redis.srem(self._key, *stale))
+
+
+def _member(prop: str, spec: str, kind) -> str:
+    return json.dumps({"property": prop, "case": spec, "kind": kind}, sort_keys=True)

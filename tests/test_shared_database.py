@@ -69,6 +69,24 @@ def test_a_failure_found_on_one_machine_is_replayed_first_on_another_that_shares
 
 
 @needs_redis_server
+def test_a_campaign_reports_a_failure_another_machine_shrank_and_does_not_shrink_it_again(
+        tmp_path, monkeypatch, server):
+    campaign = ["--keep-going", "--property", "out_matches_reference", "--shrink-time", "10"]
+    first = machine(tmp_path, monkeypatch, "first")
+    assert fuzz(server.url, *campaign, budget=30, json_path=first / "found.json") == EXIT_FOUND
+    found = {failure["signature"]: failure for failure in json.loads((first / "found.json").read_text())["failures"]
+             if failure["kind"] == "property" and failure["shrunk"] is not False}
+    assert found and not any(failure["shrunk_elsewhere"] for failure in found.values())
+    second = machine(tmp_path, monkeypatch, "second")
+    assert fuzz(server.url, *campaign, budget=15, json_path=second / "again.json") == EXIT_FOUND
+    again = json.loads((second / "again.json").read_text())["failures"]
+    met = [failure for failure in again if failure["signature"] in found]
+    assert met, "the second machine met none of the first one's failures (hypothesis replays them first)"
+    for failure in met:
+        assert failure["shrunk_elsewhere"] and failure["case"] == found[failure["signature"]]["case"]
+
+
+@needs_redis_server
 def test_a_crash_stored_on_one_machine_is_replayed_first_on_another(tmp_path, monkeypatch, server):
     machine(tmp_path, monkeypatch, "first")
     crashing = ["--impl", "tests.misbehaving:segfault", "--max-crashes", "1"]

@@ -125,7 +125,8 @@ def print_fuzz_result(result, impl_name: str, device: str, *, shrunk: bool = Tru
         times = f" ({count} times)" if count > 1 else ""
         if failure.kind == "property":
             drawn = not shrunk or failure.shrunk is False
-            title = ("counterexample (as drawn, not shrunk)" if drawn else "counterexample (shrunk)") + times
+            title = ("counterexample (shrunk by an earlier run sharing the database)" if failure.shrunk_elsewhere
+                     else "counterexample (as drawn, not shrunk)" if drawn else "counterexample (shrunk)") + times
         elif failure.kind == "fatal":
             title = "fatal error (the worker could run no further case; not shrunk)" + times
         else:

@@ -76,6 +76,10 @@ class Failure:
     count: int = 1
     #: Where its standalone reproduction script was written (``--repro-dir``), or why none was.
     script: str | None = None
+    #: Of a campaign's failure: its case is the one an earlier run sharing the database shrunk
+    #: (:mod:`flashcheck.engine.shared_database`); this run met its signature and did not
+    #: shrink it again.
+    shrunk_elsewhere: bool = False
 
     @property
     def signature(self) -> str:
@@ -126,7 +130,8 @@ class Failure:
     def to_json(self) -> dict:
         return {"kind": self.kind, "property": self.property, "case": self.case, "evidence": self.evidence,
                 "replay": self.reproduction(), "seconds": self.seconds, "shrunk": self.shrunk,
-                "signature": self.signature, "count": self.count, "script": self.script}
+                "signature": self.signature, "count": self.count, "script": self.script,
+                "shrunk_elsewhere": self.shrunk_elsewhere}
 
     def __str__(self) -> str:
         what = {"property": "failed", "crash": "crashed the process", "hang": "hung",

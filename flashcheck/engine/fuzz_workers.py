@@ -133,6 +133,16 @@ class WorkerPoolRun:
         self.context = multiprocessing.get_context("spawn")
         self.messages = self.context.Queue()
         self.store = CrashStore.in_database(options.database, options.shared_database)
+        #: A campaign sharing a database: the failures earlier runs shrank there, by signature
+        #: (:class:`flashcheck.engine.shared_database.SharedFailures`), which the workers count
+        #: as repeats instead of shrinking them again.
+        self.shared_failures = None
+        self.shrunk_elsewhere: dict = {}
+        if options.keep_going and options.shared_database is not None and options.database is not None:
+            from flashcheck.engine.shared_database import SharedFailures
+
+            self.shared_failures = SharedFailures(options.shared_database, Path(options.database).name)
+            self.shrunk_elsewhere = self.shared_failures.load()
         self.result = FuzzResult()
         self.slots = [_Slot(i, gpu) for i, gpu in enumerate(_worker_pins(options))]
         self.slots[0].replay, self.result.stale = (list(replay), []) if replay is not None else self.store.replayable()
@@ -237,7 +247,11 @@ class WorkerPoolRun:
                 first = self.finders.pop(index, None)
                 self.report(dataclasses.replace(event.failure, seconds=first.seconds if first is not None else now))
             case fuzz_events.Repeated():
-                result.repeated(event.signature)
+                stored = self.shrunk_elsewhere.get(event.signature)
+                if stored is not None and result.failure_with(event.signature) is None:
+                    self.report(dataclasses.replace(stored, seconds=now, count=1, shrunk_elsewhere=True))
+                else:
+                    result.repeated(event.signature)
             case fuzz_events.Replayed():
                 slot.replay = [entry for entry in slot.replay if entry != (event.property, event.case)]
                 if not event.still_fails:
@@ -369,11 +383,14 @@ class WorkerPoolRun:
         reported = self.result.add_failure(failure, campaign=self.options.keep_going)
         if self.board is not None and reported is failure:
             self.publish()
+        if (self.shared_failures is not None and reported is failure and failure.kind == "property"
+                and failure.shrunk is not False and not failure.shrunk_elsewhere):
+            self.shared_failures.save(failure)
         return reported
 
     def publish(self) -> None:
         """Tell the workers of a campaign what the parent has heard (:mod:`flashcheck.engine.campaign`)."""
-        self.board.publish(CampaignState(frozenset(f.signature for f in self.result.failures),
+        self.board.publish(CampaignState(frozenset(f.signature for f in self.result.failures) | set(self.shrunk_elsewhere),
                                          frozenset(self.avoided), frozenset(k.property for k in self.result.known)))
 
     def stop_all(self) -> None:

@@ -191,3 +191,38 @@ class SharedCrashes:
 
 def _member(prop: str, spec: str, kind) -> str:
     return json.dumps({"property": prop, "case": spec, "kind": kind}, sort_keys=True)
+
+
+#: The fields of a :class:`~flashcheck.engine.fuzz_result.Failure` a shared failure keeps.
+_FAILURE_FIELDS = ("kind", "property", "case", "evidence", "impl", "case_timeout")
+
+
+class SharedFailures:
+    """The shrunk failures of implementation ``key``'s campaigns on the server of ``url``, by
+    signature. Unreachable, it reads as empty and writes nothing (one warning)."""
+
+    def __init__(self, url: str, key: str):
+        self._redis = client(url)
+        self._key = _prefix(key) + "failures"
+        self._reach = _Reach(url)
+
+    def load(self) -> dict:
+        """Signature -> :class:`~flashcheck.engine.fuzz_result.Failure` of every well-formed entry."""
+        from flashcheck.engine.fuzz_result import Failure
+
+        stored = self._reach.attempt(lambda: self._redis.hgetall(self._key), default={})
+        found = {}
+        for signature, raw in stored.items():
+            try:
+                fields = json.loads(raw)
+                failure = Failure(**{name: fields[name] for name in _FAILURE_FIELDS})
+            except (ValueError, TypeError, KeyError):
+                continue  # not one of ours: left alone
+            found[signature.decode() if isinstance(signature, bytes) else signature] = failure
+        return found
+
+    def save(self, failure) -> None:
+        """Keep ``failure`` under its signature, unless a failure of that signature is kept."""
+        fields = json.dumps({name: getattr(failure, name) for name in _FAILURE_FIELDS}, sort_keys=True)
+        self._reach.attempt(lambda: self._redis.hsetnx(self._key, failure.signature, fields))
+

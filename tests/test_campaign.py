@@ -300,6 +300,11 @@ def test_a_repro_dir_that_cannot_be_written_is_refused_before_any_work(tmp_path,
     ("sdpa-public-math", "batch=2 seqlen_q=5 seqlen_k=5 heads=4 kv_heads=2 head_dim=16 causal=True seed=5"),
     ("sdpa-public-math", "batch=2 seqlen_q=6 seqlen_k=4 heads=2 head_dim=8 causal=True window=1,0 seed=6"),
     ("sdpa-public-math", MASKED),
+    ("flaggems-flash", "batch=2 seqlen_q=5 seqlen_k=7 heads=4 kv_heads=2 head_dim=32 dtype=float16 causal=True "
+                       "window=3,-1 layout=heads-first seed=7"),
+    ("flaggems-varlen", "batch=2 seqlen_q=5 seqlen_k=7 heads=2 head_dim=16 dtype=float16 window=2,1 seed=8"),
+    ("flaggems-varlen", "heads=2 kv_heads=1 head_dim=16 dtype=bfloat16 causal=True seed=9 seqlens=3:4/0:2/2:2 "
+                        "batch=1 seqlen_q=5 seqlen_k=8"),
 ])
 def test_a_script_calls_the_library_itself_exactly_as_the_adapter_does(monkeypatch, adapter, spec):
     from flashcheck.peers import fa4
@@ -307,12 +312,13 @@ def test_a_script_calls_the_library_itself_exactly_as_the_adapter_does(monkeypat
     from tests import peer_fakes
 
     monkeypatch.setitem(sys.modules, "flash_attn.cute", peer_fakes.fake_fa4())
+    monkeypatch.setitem(sys.modules, "flag_gems.ops", peer_fakes.fake_flaggems())
     monkeypatch.setattr(fa4, "_capability", lambda device: (9, 0))
     section = calls.call_section(adapter)
     imported = {alias.name.split(".")[0] for node in ast.walk(ast.parse(section.source))
                 if isinstance(node, (ast.Import, ast.ImportFrom))
                 for alias in (node.names if isinstance(node, ast.Import) else [ast.alias(node.module or "")])}
-    assert "flashcheck" not in imported and imported <= {"math", "sys", "torch", "flash_attn"}
+    assert "flashcheck" not in imported and imported <= {"math", "sys", "torch", "flash_attn", "flag_gems"}
     namespace = {}
     exec(section.source, namespace)  # noqa: S102 - the script's kernel section, as the script runs it
     case = Case.from_spec(spec)

@@ -16,7 +16,7 @@ import sys
 import pytest
 import torch
 
-from flashcheck.peers import flaggems
+from flashcheck.peers import flaggems, flaggems_call
 from tests import peer_fakes
 
 
@@ -135,7 +135,7 @@ def test_flash_and_varlen_are_forward_only_half_precision(fake):
 def test_paged_keys_are_pages_of_one_token_in_sequence_order():
     k = torch.arange(2 * 6 * 3, dtype=torch.float32).reshape(6, 2, 3)
     cu_k = torch.tensor([0, 2, 2, 6], dtype=torch.int32)
-    k_cache, v_cache, table, seqused = flaggems.paged_keys(k, k.clone(), cu_k, 4)
+    k_cache, v_cache, table, seqused = flaggems_call.paged_keys(k, k.clone(), cu_k, 4)
     assert k_cache.shape == (6, 1, 2, 3) and k_cache.stride() == v_cache.stride()
     assert table.dtype == torch.int32 and seqused.dtype == torch.int32
     assert seqused.tolist() == [2, 0, 4]

@@ -58,15 +58,10 @@ found is declared below as known divergences, each confined to the cases it cove
 
 from __future__ import annotations
 
-import torch
-
-from flashcheck.case import Case
-from flashcheck.divergences import combined, KnownDivergence, NEGATIVE_SCALE
 from flashcheck.case_predicates import with_empty_rows
-from flashcheck.peers.common import (
-    HALF, ContiguousGradient, Library, Peer, Request, allowed, dense_from_packed, last_dim_contiguous,
-    varlen_arguments, row_major,
-)
+from flashcheck.divergences import NEGATIVE_SCALE, KnownDivergence, combined
+from flashcheck.peers import flaggems_call
+from flashcheck.peers.common import HALF, ContiguousGradient, Library, Peer, Request, allowed, row_major
 from flashcheck.protocol import DTYPE_NAMES
 
 LIBRARY = Library("flag_gems.ops", ("flag-gems",), extra="flaggems")
@@ -132,41 +127,25 @@ def _run_sdpa(module, q, k, v, request: Request):
 
 
 def _run_flash(module, q, k, v, request: Request):
-    """flag_gems.ops.flash_attention_forward: out (B, Nq, H, D), lse (B, H, Nq)."""
-    q, k, v = (last_dim_contiguous(t) for t in (q, k, v))
-    out, lse, *_ = module.flash_attention_forward(
-        q, k, v, None, None, request.nq, request.nk, 0.0, request.causal, False,
-        scale=request.scale, window_size_left=request.left, window_size_right=request.right)
-    return out, lse
-
-
-def paged_keys(k, v, cu_seqlens_k, max_seqlen_k: int):
-    """Packed keys ``(Tk, Hkv, D)`` as FlagGems' paged cache of one-token pages:
-    ``(k_cache, v_cache, block_table, seqused_k)``, the cache ``(Tk, 1, Hkv, D)``
-    contiguous, ``block_table[s, j] = cu_seqlens_k[s] + j`` (int32 ``(S, max(max_seqlen_k, 1))``,
-    entries past a sequence's end held at a valid page) and ``seqused_k`` the key lengths."""
-    total = k.shape[0]
-    offsets = cu_seqlens_k.to(torch.int64)
-    positions = torch.arange(max(max_seqlen_k, 1), device=k.device)
-    table = (offsets[:-1, None] + positions[None, :]).clamp(max=max(total - 1, 0)).to(torch.int32)
-    seqused = (offsets[1:] - offsets[:-1]).to(torch.int32)
-    return (k.contiguous().reshape(total, 1, *k.shape[1:]), v.contiguous().reshape(total, 1, *v.shape[1:]),
-            table, seqused)
+    """flag_gems.ops.flash_attention_forward: out (B, Nq, H, D), lse (B, H, Nq)
+    (:func:`flashcheck.peers.flaggems_call.flash`)."""
+    return flaggems_call.flash(module.flash_attention_forward, q, k, v, **_band(request))
 
 
 def _run_varlen(module, q, k, v, request: Request):
     """flag_gems.ops.flash_attn_varlen_func on one-token pages: out (Tq, H, D), lse (H, Tq); a
-    dense batch goes in packed as one sequence per batch entry and comes back dense."""
+    dense batch goes in packed as one sequence per batch entry and comes back dense
+    (:func:`flashcheck.peers.flaggems_call.varlen`)."""
     packed = request.packed
-    qp, kp, vp, cu_q, cu_k, max_q, max_k = varlen_arguments(q, k, v, request)
-    k_cache, v_cache, table, seqused = paged_keys(kp, vp, cu_k, max_k)
-    out, lse = module.flash_attn_varlen_func(
-        qp, k_cache, v_cache, max_seqlen_q=max_q, cu_seqlens_q=cu_q, max_seqlen_k=max_k, seqused_k=seqused,
-        dropout_p=0.0, softmax_scale=request.scale, causal=request.causal, window_size=(request.left, request.right),
-        block_table=table, return_softmax_lse=True)
-    if packed is not None:
-        return out, lse
-    return dense_from_packed(out, lse, request.batch, request.nq)
+    arguments = {} if packed is None else dict(
+        cu_seqlens_q=packed.cu_seqlens_q, cu_seqlens_k=packed.cu_seqlens_k, max_seqlen_q=packed.max_seqlen_q,
+        max_seqlen_k=packed.max_seqlen_k)
+    return flaggems_call.varlen(module.flash_attn_varlen_func, q, k, v, **_band(request), **arguments)
+
+
+def _band(request: Request) -> dict:
+    """The scale and band the plain calls take (as a standalone script builds them)."""
+    return dict(scale=request.scale, causal=request.causal, left=request.left, right=request.right)
 
 
 #: The Triton autotuner of FlagGems' SDPA forward is keyed on the key length and the head dim

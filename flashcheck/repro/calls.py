@@ -21,7 +21,7 @@ import inspect
 from dataclasses import dataclass
 
 from flashcheck import peers
-from flashcheck.peers import fa4_call, sdpa_public, sdpa_public_call
+from flashcheck.peers import fa4_call, flaggems_call, sdpa_public, sdpa_public_call
 
 
 @dataclass(frozen=True)
@@ -49,6 +49,17 @@ PLAIN = {
     "fa4-varlen": Plain("flash-attn-4 (flash_attn.cute)", "from flash_attn.cute import flash_attn_varlen_func",
                         fa4_call, _FA4_VARLEN),
 }
+
+#: FlagGems' forward-only flash calls (flashcheck.peers.flaggems).
+PLAIN.update({
+    "flaggems-flash": Plain("flag-gems (flag_gems.ops)", "from flag_gems.ops import flash_attention_forward",
+                            flaggems_call, "flash(flash_attention_forward, q, k, v, **request)"),
+    "flaggems-varlen": Plain("flag-gems (flag_gems.ops)", "from flag_gems.ops import flash_attn_varlen_func",
+                             flaggems_call,
+                             "varlen(flash_attn_varlen_func, q, k, v, cu_seqlens_q=cu_seqlens_q, "
+                             "cu_seqlens_k=cu_seqlens_k, max_seqlen_q=max_seqlen_q, max_seqlen_k=max_seqlen_k, "
+                             "**request)"),
+})
 
 #: torch's public SDPA with one backend forced (flashcheck.peers.sdpa_public), by adapter name.
 PLAIN.update({

@@ -1,0 +1,63 @@
+"""FlagGems' forward-only flash calls as flashcheck makes them: the protocol's arguments
+translated into ``flag_gems.ops``' (``flash_attention_forward``, ``flash_attn_varlen_func``), in
+plain torch.
+
+The ``flaggems-flash`` and ``flaggems-varlen`` adapters (:mod:`flashcheck.peers.flaggems`) call
+these functions, and a standalone reproduction script of their failures
+(:mod:`flashcheck.repro.calls`) carries this module's source, so that the script calls FlagGems
+exactly as flashcheck did, without flashcheck. It imports nothing but torch.
+
+``scale`` is the softmax scale in effect; ``left`` and ``right`` the band that ``causal`` and
+``window`` make together (-1 unbounded, causal's right side 0), which FlagGems takes as
+FlashAttention-2 does.
+"""
+
+import torch
+
+
+def flash(flash_attention_forward, q, k, v, *, scale, causal, left, right):
+    """``flash_attention_forward`` (aten's ``_flash_attention_forward``): out ``(B, Nq, H, D)``,
+    lse ``(B, H, Nq)``. Its inputs need a contiguous last dimension ("Input tensor must have
+    contiguous last dimension"), so any other goes in as a contiguous copy."""
+    q, k, v = (t if t.stride(-1) == 1 or t.shape[-1] <= 1 else t.contiguous() for t in (q, k, v))
+    out, lse, *_ = flash_attention_forward(q, k, v, None, None, q.shape[1], k.shape[1], 0.0, causal, False,
+                                           scale=scale, window_size_left=left, window_size_right=right)
+    return out, lse
+
+
+def paged_keys(k, v, cu_seqlens_k, max_seqlen_k: int):
+    """Packed keys ``(Tk, Hkv, D)`` as FlagGems' paged cache of one-token pages:
+    ``(k_cache, v_cache, block_table, seqused_k)``, the cache ``(Tk, 1, Hkv, D)`` contiguous
+    (``mha_varlan_fwd`` asserts ``k.stride() == v.stride()``), ``block_table[s, j] =
+    cu_seqlens_k[s] + j`` (int32 ``(S, max(max_seqlen_k, 1))``, entries past a sequence's end
+    held at a valid page) and ``seqused_k`` the key lengths."""
+    total = k.shape[0]
+    offsets = cu_seqlens_k.to(torch.int64)
+    positions = torch.arange(max(max_seqlen_k, 1), device=k.device)
+    table = (offsets[:-1, None] + positions[None, :]).clamp(max=max(total - 1, 0)).to(torch.int32)
+    seqused = (offsets[1:] - offsets[:-1]).to(torch.int32)
+    return (k.contiguous().reshape(total, 1, *k.shape[1:]), v.contiguous().reshape(total, 1, *v.shape[1:]),
+            table, seqused)
+
+
+def varlen(flash_attn_varlen_func, q, k, v, *, scale, causal, left, right, cu_seqlens_q=None, cu_seqlens_k=None,
+           max_seqlen_q=None, max_seqlen_k=None):
+    """``flash_attn_varlen_func`` (vLLM's interface) on one-token pages, with lse: packed out
+    ``(Tq, H, D)`` and lse ``(H, Tq)``; a dense batch (no ``cu_seqlens_q``) goes in packed as one
+    sequence per batch entry (a reshape) and comes back dense, out ``(B, Nq, H, D)`` and lse
+    ``(B, H, Nq)``."""
+    dense_batch = cu_seqlens_q is None
+    if dense_batch:
+        batch, nq, nk = q.shape[0], q.shape[1], k.shape[1]
+        steps = torch.arange(batch + 1, device=q.device, dtype=torch.int32)
+        cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k = steps * nq, steps * nk, nq, nk
+        q, k, v = (t.reshape(-1, *t.shape[2:]) for t in (q, k, v))
+    k_cache, v_cache, table, seqused = paged_keys(k, v, cu_seqlens_k, max_seqlen_k)
+    out, lse = flash_attn_varlen_func(q, k_cache, v_cache, max_seqlen_q=max_seqlen_q, cu_seqlens_q=cu_seqlens_q,
+                                      max_seqlen_k=max_seqlen_k, seqused_k=seqused, dropout_p=0.0,
+                                      softmax_scale=scale, causal=causal, window_size=(left, right),
+                                      block_table=table, return_softmax_lse=True)
+    if dense_batch:
+        out = out.reshape(batch, nq, *out.shape[1:])
+        lse = lse.reshape(lse.shape[0], batch, nq).permute(1, 0, 2)
+    return out, lse

@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from flashcheck import case_sizes, protocol
 from flashcheck.case import Case
 from flashcheck.engine import property_cases
-from flashcheck.peers import REGISTRY, resolve, sdpa
+from flashcheck.peers import REGISTRY, common, resolve, sdpa
 from flashcheck.properties import PROPERTIES
 from flashcheck.protocol import DEFAULT_FEATURES, DTYPE_NAMES, PROTOCOL_FEATURES, features_of
 
@@ -213,7 +213,7 @@ def test_resolve_module_attr():
     assert resolve("flashcheck.protocol:features_of") is features_of
     public_sdpa = torch.nn.functional.scaled_dot_product_attention
     assert resolve("torch.nn.functional:scaled_dot_product_attention") is public_sdpa
-    assert resolve("flashcheck.peers.sdpa:Adapter.__call__") is sdpa.Adapter.__call__
+    assert resolve("flashcheck.peers.common:Peer.__call__") is common.Peer.__call__
 
 
 def test_resolve_flash_returns_the_project_kernel():
@@ -341,7 +341,13 @@ def test_cuda_only_peers_refuse_cpu_tensors(name):
 def _as_cpu_adapter(name):
     """The peer's CUDA declaration on a CPU stand-in, to test the refusals without a GPU."""
     impl = resolve(name)
-    return sdpa.Adapter(name, {"cpu": features_of(impl, "cuda")}, lambda q, k, v, req: (q, None))
+    return common.Peer(name, common.TORCH, {"cpu": features_of(impl, "cuda")}, lambda module, q, k, v, req: (q, None))
+
+
+def _request(batch, nq, nk, heads, kv_heads, scale, causal, left, right, head_dim=8) -> common.Request:
+    """A dense request as :meth:`flashcheck.peers.common.Peer.request` validates it (float16, CPU)."""
+    return common.Request(batch, nq, nk, heads, kv_heads, head_dim, torch.float16, torch.device("cpu"), scale,
+                          causal, left, right)
 
 
 @pytest.mark.parametrize("name", ["sdpa-flash", "sdpa-cudnn"])
@@ -363,9 +369,9 @@ def test_flash_and_cudnn_declarations_refuse_what_they_cannot_express(name):
 @pytest.mark.parametrize("run", [sdpa._run_sdpa_flash, sdpa._run_sdpa_cudnn])
 def test_flash_and_cudnn_refuse_non_square_causal_before_calling_torch(run):
     q, k, v = make_inputs(1, 4, 6, 2, 2, 8, dtype=torch.float16)
-    request = sdpa._Request(1, 4, 6, 2, 2, 0.35, True, -1, 0, None)
+    request = _request(1, 4, 6, 2, 2, 0.35, True, -1, 0)
     with pytest.raises(NotImplementedError, match="Nq != Nk"):
-        run(q, k, v, request)
+        run(torch, q, k, v, request)
 
 
 @pytest.mark.parametrize("name", ["sdpa-flash", "sdpa-cudnn"])
@@ -385,8 +391,8 @@ def test_what_flash_and_cudnn_declare_not_applicable_draws_only_cases_they_decli
         def declined(case):
             assert case.mask.is_none and not case.varlen and case.causal
             left, right = case.band
-            request = sdpa._Request(case.batch, case.seqlen_q, case.seqlen_k, case.heads, case.kv_heads, 1.0,
-                                    case.causal, left, right, None)
+            request = _request(case.batch, case.seqlen_q, case.seqlen_k, case.heads, case.kv_heads, 1.0,
+                               case.causal, left, right)
             with pytest.raises(NotImplementedError, match="Nq != Nk"):
                 sdpa._square_causal(name, request)
 
@@ -430,7 +436,7 @@ def test_sdpa_math_refuses_nothing_it_declares_and_validates_inputs():
 
 
 def test_additive_bias_is_exact_aligned_and_broadcast():
-    request = sdpa._Request(3, 5, 7, 4, 2, 0.3, False, 2, 1, None)
+    request = _request(3, 5, 7, 4, 2, 0.3, False, 2, 1)
     allowed = allowed_keys(5, 7, False, (2, 1), random_mask(3, 5, 7))
     bias = sdpa._additive_bias(allowed, request, torch.float16)
     assert bias.shape == (3, 4, 5, 7) and bias.dtype == torch.float16
@@ -478,7 +484,7 @@ CUDA_CASES = [
 def _cuda_case_supported(impl, case, dtype):
     b, nq, nk, h, hkv, d, causal, window, with_mask = case
     feats = features_of(impl, "cuda")
-    needs = {sdpa.dtype_name(dtype)}
+    needs = {common.dtype_name(dtype)}
     needs |= {"causal"} if causal else set()
     needs |= {"window"} if window != (-1, -1) else set()
     needs |= {"mask"} if with_mask else set()
@@ -496,7 +502,7 @@ def test_cuda_peer_matches_float64(name, index):
     # minutes; for the same reason flex is checked here in half precision only.
     impl, case = resolve(name), CUDA_CASES[index]
     candidates = (torch.float16, torch.bfloat16) if name == "flex" else (torch.float16, torch.bfloat16, torch.float32)
-    dtypes = [t for t in candidates if sdpa.dtype_name(t) in impl.flashcheck_features]
+    dtypes = [t for t in candidates if common.dtype_name(t) in impl.flashcheck_features]
     dtype = dtypes[index % len(dtypes)]
     if not _cuda_case_supported(impl, case, dtype):
         pytest.skip(f"{name} does not declare what this case needs")

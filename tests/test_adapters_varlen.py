@@ -9,7 +9,8 @@ import torch
 from flashcheck import expectation, peers, protocol
 from flashcheck.backward_pass import gradients
 from flashcheck.case import Case
-from flashcheck.peers.sdpa import Adapter, _run_sdpa_math
+from flashcheck.peers.common import TORCH, Peer
+from flashcheck.peers.sdpa import _run_sdpa_math
 
 PACKED = Case.packed(((3, 5), (0, 2), (2, 0), (4, 4), (1, 1)), heads=2, kv_heads=1, causal=True, dtype="float32",
                      layout="padded", seed=3)
@@ -47,7 +48,7 @@ def test_sdpa_math_gradients_match_and_vanish_on_rows_without_keys(case):
 
 
 def test_packed_input_is_refused_without_the_feature():
-    dense_only = Adapter("dense-only", {"cpu": frozenset({"causal", "mask"}) | protocol.DTYPE_NAMES}, _run_sdpa_math)
+    dense_only = Peer("dense-only", TORCH, {"cpu": frozenset({"causal", "mask"}) | protocol.DTYPE_NAMES}, _run_sdpa_math)
     with pytest.raises(NotImplementedError, match="varlen"):
         protocol.call(dense_only, PACKED.materialize(), PACKED)
 

@@ -9,13 +9,14 @@ imports what it needs when it is called.
 ``flash`` is the project's Triton kernel (:mod:`flashcheck.kernels`). torch's own kernels:
 :mod:`~flashcheck.peers.sdpa` (``sdpa-math``, and SDPA's fused backends through their private
 operators: ``sdpa-flash``, ``sdpa-efficient``, ``sdpa-cudnn``) and :mod:`~flashcheck.peers.flex`
-(``flex``), both behind :class:`~flashcheck.peers.sdpa.Adapter`.
+(``flex``).
 
 Other libraries, one module each: :mod:`~flashcheck.peers.fa4` (FlashAttention-4,
 ``flash_attn.cute``), :mod:`~flashcheck.peers.fa2` (FlashAttention-2, ``flash_attn``),
 :mod:`~flashcheck.peers.flaggems` (FlagGems, ``flag_gems``), :mod:`~flashcheck.peers.xformers`
 (``xformers.ops``) and :mod:`~flashcheck.peers.sdpa_public` (torch's public
-``scaled_dot_product_attention`` with each backend forced). Each adapter is a :class:`~flashcheck.peers.common.Peer`: it declares its
+``scaled_dot_product_attention`` with each backend forced). Every adapter, torch's included, is a
+:class:`~flashcheck.peers.common.Peer`: it declares its
 features from the library's documented contract and source, declines what the library
 documents it does not support, and translates conventions only.
 

@@ -93,6 +93,10 @@ class Library:
                                  f"{': ' + first[0] if first else ''} ({self.install})") from error
 
 
+#: torch itself, whose SDPA backends and FlexAttention come with it.
+TORCH = Library("torch", ("torch",))
+
+
 @dataclass(frozen=True)
 class Packed:
     """The packed arguments of a varlen call, validated, with the per-sequence lengths."""
@@ -186,6 +190,10 @@ class Peer:
     ``compile_key``: the case attributes that select one of the library's compiled variants
     (``flashcheck_compile_key``, :func:`flashcheck.protocol.compile_key_of`); None: Triton's
     specialisation; empty: nothing is compiled per case.
+    ``packed_as_dense``: the library takes dense input only, and a packed call (``varlen``
+    declared) runs as a dense batch of one under the document mask
+    (:func:`flashcheck.packing.as_dense`; ``mask`` must be declared too), its out and lse
+    returned packed; ``run`` then sees dense requests only.
     """
 
     def __init__(self, name: str, library: Library, features: Mapping[str, Iterable[str]], run: Callable,
@@ -194,8 +202,9 @@ class Peer:
                  every_property: KnownDivergence | None = None,
                  not_applicable: Mapping[str, str] | None = None,
                  case_domain: Mapping[str, Mapping] | Callable[[], Mapping[str, Mapping]] | None = None,
-                 compile_key: tuple[str, ...] | None = None):
+                 compile_key: tuple[str, ...] | None = None, packed_as_dense: bool = False):
         self.name = name
+        self._packed_as_dense = packed_as_dense
         self.library = library
         self.flashcheck_features_by_device = {kind: check_features(f) for kind, f in features.items()}
         self._known = {name: as_known_divergence(value) for name, value in (known_divergences or {}).items()}
@@ -239,6 +248,13 @@ class Peer:
         request = self.request(q, k, v, causal=causal, window=window, softmax_scale=softmax_scale,
                                attn_mask=attn_mask, cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k,
                                max_seqlen_q=max_seqlen_q, max_seqlen_k=max_seqlen_k)
+        if request.packed is not None and self._packed_as_dense:
+            kwargs = dict(causal=causal, window=window, softmax_scale=softmax_scale, attn_mask=attn_mask,
+                          cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k, max_seqlen_q=max_seqlen_q,
+                          max_seqlen_k=max_seqlen_k)
+            q4, k4, v4, dense, _ = packing.as_dense(q, k, v, kwargs)  # builds the document mask
+            out, lse = self(q4, k4, v4, **dense)
+            return out[0], None if lse is None else lse[0]
         if self._check is not None:
             self._check(q, request)
         return self._run(self.library.load(), q, k, v, request)
@@ -352,6 +368,11 @@ def dense_from_packed(out: torch.Tensor, lse: torch.Tensor | None, batch: int, n
     if lse is not None:
         lse = lse.reshape(lse.shape[0], batch, nq).permute(1, 0, 2)
     return out, lse
+
+
+def bhnd(t: torch.Tensor) -> torch.Tensor:
+    """``(B, N, H, D)`` as ``(B, H, N, D)`` and back (a view): torch's SDPA layout."""
+    return t.transpose(1, 2)
 
 
 def last_dim_contiguous(t: torch.Tensor) -> torch.Tensor:

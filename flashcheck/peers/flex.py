@@ -24,7 +24,7 @@ to differentiate, so "backward" is declared for CUDA only.  Fully masked rows
 [2.13 CPU, 2.11 H100]: out = 0, lse = -inf, zero gradients.
 
 Layout and scale are translated as for every adapter of torch's kernels, behind the same
-front (:class:`flashcheck.peers.sdpa.Adapter`).
+front (:class:`flashcheck.peers.common.Peer`).
 """
 from __future__ import annotations
 
@@ -34,7 +34,8 @@ import warnings
 import torch
 
 from flashcheck.masks import UNBOUNDED, as_4d
-from flashcheck.peers.sdpa import _FLOAT16_RANGE_STRESSED, Adapter, _bhnd, _Request
+from flashcheck.peers.common import TORCH, Peer, Request, bhnd
+from flashcheck.peers.sdpa import FLOAT16_RANGE_STRESSED
 from flashcheck.protocol import DTYPE_NAMES
 
 __all__ = ["flex"]
@@ -81,7 +82,7 @@ def _flex_kernel_options(compiled: bool) -> dict:
     return {"kernel_options": {"BACKEND": "TRITON"}}
 
 
-def _flex_mask_mod(req: _Request, device):
+def _flex_mask_mod(req: Request, device):
     """A mask_mod for the band and the user's mask, or None when every key is allowed.
 
     The bounds are captured as 0-dim tensors, not Python ints, so that a compiled
@@ -102,7 +103,7 @@ def _flex_mask_mod(req: _Request, device):
     return mask_mod
 
 
-def _flex_block_mask(req: _Request, device):
+def _flex_block_mask(req: Request, device):
     from torch.nn.attention.flex_attention import create_block_mask
 
     mask_mod = _flex_mask_mod(req, device)
@@ -116,7 +117,7 @@ def _flex_block_mask(req: _Request, device):
     return create_block_mask(mask_mod, b, h, req.nq, req.nk, device=device)
 
 
-def _run_flex(q, k, v, req: _Request):
+def _run_flex(torch_module, q, k, v, req: Request):
     """flex_attention with a bottom-right mask_mod, enable_gqa, and its natural-log lse."""
     from torch.nn.attention import flex_attention as fa
 
@@ -146,10 +147,10 @@ def _run_flex(q, k, v, req: _Request):
         # The eager CPU path is chosen deliberately; its performance warning is noise here.
         warnings.filterwarnings("ignore", message="flex_attention called without torch.compile")
         out, aux = _flex_function(q.device)(
-            _bhnd(q), _bhnd(k), _bhnd(v), block_mask=block_mask, scale=req.scale,
+            bhnd(q), bhnd(k), bhnd(v), block_mask=block_mask, scale=req.scale,
             enable_gqa=req.heads != req.kv_heads, **lse_request, **_flex_kernel_options(compiled),
         )
-    return _bhnd(out), getattr(aux, "lse", aux)
+    return bhnd(out), getattr(aux, "lse", aux)
 
 
 #: What torch.compile specialises compiled FlexAttention on: the dtype, the head dim and GQA
@@ -158,9 +159,9 @@ def _run_flex(q, k, v, req: _Request):
 FLEX_COMPILE_KEY = ("dtype", "head_dim", "gqa_ratio", "mode", "band")
 
 
-def flex() -> Adapter:
+def flex() -> Peer:
     cpu = frozenset({"causal", "window", "gqa", "mask", "varlen", "lse"}) | DTYPE_NAMES
     # Compiled FlexAttention's head dims start at 16 (its NYI error, declined above).
-    return Adapter("flex", {"cpu": cpu, "cuda": cpu | {"backward"}}, _run_flex, compile_key=FLEX_COMPILE_KEY,
-                   case_domain={"cuda": {"min_head_dim": 16}},
-                   known_divergences={"grads_match_reference_where_ds_exceeds_float16": _FLOAT16_RANGE_STRESSED})
+    return Peer("flex", TORCH, {"cpu": cpu, "cuda": cpu | {"backward"}}, _run_flex, compile_key=FLEX_COMPILE_KEY,
+                case_domain={"cuda": {"min_head_dim": 16}}, packed_as_dense=True,
+                known_divergences={"grads_match_reference_where_ds_exceeds_float16": FLOAT16_RANGE_STRESSED})

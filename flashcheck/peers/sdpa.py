@@ -1,5 +1,5 @@
-"""torch's SDPA backends as flashcheck implementations, and ``Adapter``, the protocol front
-that they and FlexAttention (:mod:`flashcheck.peers.flex`) share.
+"""torch's SDPA backends as flashcheck implementations: :class:`~flashcheck.peers.common.Peer`
+adapters of torch itself, as every other adapter is.
 
 Every adapter of torch's kernels is a callable with the implementation protocol's signature
 (see docs/protocol.md)::
@@ -80,122 +80,25 @@ Translations, adapter by adapter:
 """
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
-from typing import Callable, Mapping
-
 import torch
 
-from flashcheck import packing
 from flashcheck.case_predicates import (
     either, float16_backward_overflows, float16_subnormal_probabilities, is_float16, sdpa_no_keys_backward_overflows,
     sdpa_no_keys_forward_overflows, under, with_empty_rows, without_keys,
 )
-from flashcheck.divergences import NEGATIVE_SCALE, KnownDivergence, as_known_divergence
-from flashcheck.masks import UNBOUNDED, as_4d, band, check_attn_mask, effective_window
-from flashcheck.peers.common import on_every_property
+from flashcheck.divergences import NEGATIVE_SCALE, KnownDivergence
+from flashcheck.masks import UNBOUNDED, as_4d
+from flashcheck.peers.common import HALF, TORCH, Peer, Request, allowed, bhnd
 from flashcheck.protocol import DTYPE_NAMES
 
-__all__ = [
-    "sdpa_math",
-    "sdpa_flash",
-    "sdpa_efficient",
-    "sdpa_cudnn",
-    "Adapter",
-    "dtype_name",
-]
+__all__ = ["sdpa_math", "sdpa_flash", "sdpa_efficient", "sdpa_cudnn"]
 
 
-_HALF = frozenset({"float16", "bfloat16"})
 # scaled_dot_product_attention gained enable_gqa in torch 2.5; before it, KV heads are repeated.
 _SDPA_HAS_GQA = torch.torch_version.TorchVersion(torch.__version__) >= (2, 5)
 
 
-def dtype_name(dtype: torch.dtype) -> str:
-    """The feature name of a torch dtype: ``torch.bfloat16`` -> ``"bfloat16"``."""
-    return str(dtype).removeprefix("torch.")
-
-
-# ---------------------------------------------------------------- the request
-
-
-@dataclass(frozen=True)
-class _Request:
-    """A validated dense request; ``left``/``right`` as masks.effective_window gives them (-1 = unbounded)."""
-
-    batch: int
-    nq: int
-    nk: int
-    heads: int
-    kv_heads: int
-    scale: float
-    causal: bool
-    left: int
-    right: int
-    mask: torch.Tensor | None
-
-    @property
-    def banded(self) -> bool:
-        return self.left != UNBOUNDED or self.right != UNBOUNDED
-
-
-def _check_shapes(q, k, v) -> None:
-    if q.dim() != 4 or k.dim() != 4 or v.dim() != 4:
-        raise ValueError(
-            "dense layout needs q (B, Nq, H, D) and k, v (B, Nk, Hkv, D); got shapes "
-            f"{tuple(q.shape)}, {tuple(k.shape)}, {tuple(v.shape)}"
-        )
-    if k.shape != v.shape or q.shape[0] != k.shape[0] or q.shape[3] != k.shape[3]:
-        raise ValueError(f"incompatible q {tuple(q.shape)}, k {tuple(k.shape)}, v {tuple(v.shape)}")
-    if k.shape[2] == 0 or q.shape[2] % k.shape[2]:
-        raise ValueError(f"H={q.shape[2]} must be a multiple of Hkv={k.shape[2]}")
-    if not (q.dtype == k.dtype == v.dtype):
-        raise ValueError(f"q, k, v dtypes differ: {q.dtype}, {k.dtype}, {v.dtype}")
-
-
-def _check_mask(mask, shape: tuple[int, int, int, int], device: torch.device) -> None:
-    check_attn_mask(mask, *shape)  # a bool tensor broadcastable to (B, H, Nq, Nk)
-    if mask.device != device:
-        raise ValueError(f"attn_mask is on {mask.device}, q on {device}")
-
-
-def _refuse(adapter: str, features: frozenset, needed: str, what: str) -> None:
-    if needed not in features:
-        raise NotImplementedError(f"{adapter} does not support {what} (feature {needed!r} not declared)")
-
-
-def _check_features(name, features, q, k, v, causal, left, right, attn_mask, varlen_args) -> None:
-    """Raise NotImplementedError for any requested feature outside ``features``."""
-    for arg, value in varlen_args.items():
-        if value is not None:
-            _refuse(name, features, "varlen", f"{arg} (packed variable-length input)")
-    if dtype_name(q.dtype) not in features:
-        raise NotImplementedError(f"{name} does not support q.dtype={dtype_name(q.dtype)}")
-    if causal:
-        _refuse(name, features, "causal", "causal=True")
-    if left != UNBOUNDED or (right != UNBOUNDED and not causal):
-        _refuse(name, features, "window", f"window=({left}, {right})")
-    if attn_mask is not None:
-        _refuse(name, features, "mask", "attn_mask")
-    if q.shape[2] != k.shape[2]:
-        _refuse(name, features, "gqa", f"H={q.shape[2]} != Hkv={k.shape[2]} (GQA/MQA)")
-    if torch.is_grad_enabled() and any(t.requires_grad for t in (q, k, v)):
-        _refuse(name, features, "backward", f"gradients on {q.device.type} (inputs require grad)")
-
-
-# ---------------------------------------------------------------- masks
-
-
-def _allowed(req: _Request, device) -> torch.Tensor | None:
-    """Bool mask broadcastable to (B, H, Nq, Nk) combining band and user mask, or None."""
-    rows = torch.arange(req.nq, device=device)
-    allowed = band(rows, req.nq, req.nk, req.left, req.right) if req.banded else None
-    if req.mask is not None:
-        allowed = req.mask if allowed is None else req.mask & allowed
-    return allowed
-
-
-def _additive_bias(allowed: torch.Tensor, req: _Request, dtype, align: int = 16) -> torch.Tensor:
+def _additive_bias(allowed: torch.Tensor, req: Request, dtype, align: int = 16) -> torch.Tensor:
     """0 / -inf bias of shape (B, H, Nq, Nk) in ``dtype``, key axis storage padded to ``align``."""
     allowed = as_4d(allowed)
     bm, hm = allowed.shape[0], allowed.shape[1]
@@ -209,10 +112,6 @@ def _additive_bias(allowed: torch.Tensor, req: _Request, dtype, align: int = 16)
 def _repeat_kv(t: torch.Tensor, heads: int) -> torch.Tensor:
     """(B, N, Hkv, D) -> (B, N, heads, D); query head h reads KV head h // (heads // Hkv)."""
     return t if t.shape[2] == heads else t.repeat_interleave(heads // t.shape[2], dim=2)
-
-
-def _bhnd(t: torch.Tensor) -> torch.Tensor:
-    return t.transpose(1, 2)
 
 
 def _kernel_ready(t: torch.Tensor) -> torch.Tensor:
@@ -234,100 +133,28 @@ def _kernel_ready(t: torch.Tensor) -> torch.Tensor:
     return t if aligned else t.clone(memory_format=torch.contiguous_format)
 
 
-def _prepare_kv_and_layout(q, k, v, req: _Request):
+def _prepare_kv_and_layout(q, k, v, req: Request):
     """q, k, v in (B, H, N, D), kernel-ready, with K/V heads repeated to H."""
     k, v = _repeat_kv(k, req.heads), _repeat_kv(v, req.heads)
-    return tuple(_bhnd(_kernel_ready(t)) for t in (q, k, v))
-
-
-# ---------------------------------------------------------------- the adapter
-
-
-class Adapter:
-    """A protocol implementation wrapping one torch peer.
-
-    ``run(q, k, v, request)`` receives validated protocol-layout tensors and a
-    ``_Request``; it returns ``(out, lse)`` in protocol layout.  ``features``
-    maps each device kind the peer runs on to what it supports there;
-    ``not_applicable`` maps each property the peer's documented contract excludes to the
-    reason (``flashcheck_not_applicable``, docs/protocol.md); ``compile_key`` what selects one of
-    its compiled variants (``flashcheck_compile_key``; empty: nothing is compiled per case);
-    ``case_domain`` by device kind, the values of a case it runs (``flashcheck_case_domain_by_device``).
-    """
-
-    def __init__(self, name: str, features: Mapping[str, frozenset], run: Callable, doc: str = "",
-                 known_divergences: Mapping[str, str | KnownDivergence] | None = None,
-                 every_property: KnownDivergence | None = None,
-                 not_applicable: Mapping[str, str] | None = None, compile_key: tuple[str, ...] | None = (),
-                 case_domain: Mapping[str, Mapping] | None = None):
-        self.name = name
-        self.flashcheck_case_domain_by_device = case_domain
-        #: torch's fused SDPA kernels are compiled ahead of time: nothing is compiled per case.
-        self.flashcheck_compile_key = compile_key
-        self._known = {key: as_known_divergence(value) for key, value in (known_divergences or {}).items()}
-        self._every_property = every_property
-        self.flashcheck_not_applicable = dict(not_applicable or {})
-        self.flashcheck_features_by_device = {kind: frozenset(f) for kind, f in features.items()}
-        self.flashcheck_features = frozenset().union(*self.flashcheck_features_by_device.values())
-        self.device_kinds = frozenset(self.flashcheck_features_by_device)
-        self._run = run
-        self.__doc__ = doc or run.__doc__
-
-    @property
-    def flashcheck_known_divergences(self) -> dict[str, KnownDivergence]:
-        """The declared known divergences (:func:`flashcheck.peers.common.on_every_property`)."""
-        return on_every_property(self._known, self._every_property)
-
-    def __repr__(self) -> str:
-        return f"<flashcheck adapter {self.name!r} on {sorted(self.device_kinds)}>"
-
-    def __call__(self, q, k, v, *, causal=False, window=(-1, -1), softmax_scale=None,
-                 attn_mask=None, cu_seqlens_q=None, cu_seqlens_k=None,
-                 max_seqlen_q=None, max_seqlen_k=None):
-        kind = q.device.type
-        if kind not in self.device_kinds:
-            raise NotImplementedError(f"{self.name} runs on {sorted(self.device_kinds)} only, got q on {q.device}")
-        varlen = dict(cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k,
-                      max_seqlen_q=max_seqlen_q, max_seqlen_k=max_seqlen_k)
-        if any(value is not None for value in varlen.values()):
-            _refuse(self.name, self.flashcheck_features_by_device[kind], "varlen",
-                    "cu_seqlens_*/max_seqlen_* (packed variable-length input)")
-            return self._packed(q, k, v, causal, window, softmax_scale, attn_mask, varlen)
-        left, right = effective_window(bool(causal), window)
-        _check_shapes(q, k, v)
-        _check_features(self.name, self.flashcheck_features_by_device[kind], q, k, v,
-                        causal, left, right, attn_mask, varlen)
-        b, nq, h, d = q.shape
-        if attn_mask is not None:
-            _check_mask(attn_mask, (b, h, nq, k.shape[1]), q.device)
-        scale = 1.0 / math.sqrt(d) if softmax_scale is None else float(softmax_scale)
-        req = _Request(b, nq, k.shape[1], h, k.shape[2], scale, bool(causal), left, right, attn_mask)
-        return self._run(q, k, v, req)
-
-    def _packed(self, q, k, v, causal, window, softmax_scale, attn_mask, varlen):
-        """A packed call as a batch of one under the document mask; packed out and lse."""
-        kwargs = dict(causal=causal, window=window, softmax_scale=softmax_scale, attn_mask=attn_mask, **varlen)
-        q4, k4, v4, dense, _ = packing.as_dense(q, k, v, kwargs)  # validates, builds the document mask
-        out, lse = self(q4, k4, v4, **dense)
-        return out[0], None if lse is None else lse[0]
+    return tuple(bhnd(_kernel_ready(t)) for t in (q, k, v))
 
 
 # ---------------------------------------------------------------- sdpa peers
 
 
-def _run_sdpa_math(q, k, v, req: _Request):
+def _run_sdpa_math(torch_module, q, k, v, req: Request):
     """SDPA forced to the math backend; explicit bool mask; lse is None (not exposed)."""
     from torch.nn.attention import SDPBackend, sdpa_kernel
 
-    allowed = _allowed(req, q.device)
+    keep = allowed(req)
     gqa = {"enable_gqa": req.heads != req.kv_heads}
     if not _SDPA_HAS_GQA:
         k, v, gqa = _repeat_kv(k, req.heads), _repeat_kv(v, req.heads), {}
     with sdpa_kernel(SDPBackend.MATH):
         out = torch.nn.functional.scaled_dot_product_attention(
-            _bhnd(q), _bhnd(k), _bhnd(v), attn_mask=allowed, scale=req.scale, **gqa
+            bhnd(q), bhnd(k), bhnd(v), attn_mask=keep, scale=req.scale, **gqa
         )
-    return _bhnd(out), None
+    return bhnd(out), None
 
 
 def _output_and_lse(op, result):
@@ -357,7 +184,7 @@ EMPTY_ROWS_LSE_ZERO = KnownDivergence(
 )
 
 
-def _square_causal(name: str, req: _Request) -> bool:
+def _square_causal(name: str, req: Request) -> bool:
     """Native ``is_causal`` is used only where top-left and bottom-right agree (Nq == Nk)."""
     if req.causal and req.nq != req.nk:
         raise NotImplementedError(
@@ -367,17 +194,17 @@ def _square_causal(name: str, req: _Request) -> bool:
     return req.causal
 
 
-def _run_sdpa_flash(q, k, v, req: _Request):
+def _run_sdpa_flash(torch_module, q, k, v, req: Request):
     """aten._scaled_dot_product_flash_attention; causal only for Nq == Nk; GQA by repeating KV."""
     op = torch.ops.aten._scaled_dot_product_flash_attention.default
     causal = _square_causal("sdpa-flash", req)
     result = op(*_prepare_kv_and_layout(q, k, v, req), dropout_p=0.0, is_causal=causal,
                 return_debug_mask=False, scale=req.scale)
     out, lse = _output_and_lse(op, result)
-    return _bhnd(out)[..., : q.shape[-1]], lse
+    return bhnd(out)[..., : q.shape[-1]], lse
 
 
-def _run_sdpa_cudnn(q, k, v, req: _Request):
+def _run_sdpa_cudnn(torch_module, q, k, v, req: Request):
     """aten._scaled_dot_product_cudnn_attention; causal only for Nq == Nk; GQA by repeating KV."""
     op = torch.ops.aten._scaled_dot_product_cudnn_attention.default
     if req.nq == req.nk == 1 and any(t.requires_grad for t in (q, k, v)):
@@ -391,20 +218,20 @@ def _run_sdpa_cudnn(q, k, v, req: _Request):
     out, lse = _output_and_lse(op, result)
     if lse.dim() == 4:  # cuDNN keeps a trailing stats dim of size 1
         lse = lse.squeeze(-1)
-    return _bhnd(out)[..., : q.shape[-1]], lse
+    return bhnd(out)[..., : q.shape[-1]], lse
 
 
-def _run_sdpa_efficient(q, k, v, req: _Request):
+def _run_sdpa_efficient(torch_module, q, k, v, req: Request):
     """aten._scaled_dot_product_efficient_attention; restrictions as a 0/-inf bias; lse sliced to Nq."""
     op = torch.ops.aten._scaled_dot_product_efficient_attention.default
     # The kernel's own causal path where it is exact; the bias path for everything else.
     native_causal = req.causal and req.nq == req.nk and req.left == UNBOUNDED and req.mask is None
-    allowed = None if native_causal else _allowed(req, q.device)
-    bias = None if allowed is None else _additive_bias(allowed, req, q.dtype)
+    keep = None if native_causal else allowed(req)
+    bias = None if keep is None else _additive_bias(keep, req, q.dtype)
     result = op(*_prepare_kv_and_layout(q, k, v, req), attn_bias=bias, compute_log_sumexp=True,
                 dropout_p=0.0, is_causal=native_causal, scale=req.scale)
     out, lse = _output_and_lse(op, result)
-    return _bhnd(out)[..., : q.shape[-1]], lse[..., : req.nq]
+    return bhnd(out)[..., : q.shape[-1]], lse[..., : req.nq]
 
 
 # ---------------------------------------------------------------- known divergences and the factories
@@ -468,12 +295,12 @@ _EMPTY_KEYS_BOTH = KnownDivergence(
 )
 
 
-def sdpa_math() -> Adapter:
+def sdpa_math() -> Peer:
     features = frozenset({"causal", "window", "gqa", "mask", "varlen", "backward"}) | DTYPE_NAMES
     forward = ("out_matches_reference", "outputs_finite", "empty_rows_exact", "key_shift_invariance",
                "value_linearity")
-    return Adapter("sdpa-math", {"cpu": features, "cuda": features}, _run_sdpa_math,
-                   known_divergences={"layout_invariance": _STRIDE_DEPENDENT_MATMUL,
+    return Peer("sdpa-math", TORCH, {"cpu": features, "cuda": features}, _run_sdpa_math, compile_key=(),
+                packed_as_dense=True, known_divergences={"layout_invariance": _STRIDE_DEPENDENT_MATMUL,
                                       **{name: _EMPTY_KEYS_FORWARD for name in forward},
                                       "grads_match_reference": _EMPTY_KEYS_BACKWARD,
                                       "empty_rows_get_zero_dq": _EMPTY_KEYS_BACKWARD,
@@ -522,7 +349,7 @@ _FLOAT16_EFFICIENT = KnownDivergence(
 #: this happen, so the cause is computed on those inputs, not on the case's own. Compiled
 #: FlexAttention the same (flex survey, profile smoke): dK NaN where 8742 is exact (float16,
 #: packed 1589 queries and 980 keys, GQA 12:3, D = 96; exact |dS| 7.1e5 on the scaled inputs).
-_FLOAT16_RANGE_STRESSED = KnownDivergence(
+FLOAT16_RANGE_STRESSED = KnownDivergence(
     "float16: rounds dS to float16 where the property's scaled inputs make the exact |dS| "
     "exceed its range (float16_backward_overflows on the inputs of the dS-range property)",
     under("ds_range", float16_backward_overflows), steer=is_float16,
@@ -556,19 +383,19 @@ _SDPA_CAUSAL_ONLY_NOT_APPLICABLE = {"empty_rows_exact": _NO_EMPTY_ROWS_SDPA_CAUS
                                     "empty_rows_get_zero_dq": _NO_EMPTY_ROWS_SDPA_CAUSAL}
 
 
-def sdpa_flash() -> Adapter:
-    return Adapter("sdpa-flash", {"cuda": _BASIC | _HALF}, _run_sdpa_flash,
-                   known_divergences={"backward_deterministic": _ATOMIC_DQ,
+def sdpa_flash() -> Peer:
+    return Peer("sdpa-flash", TORCH, {"cuda": _BASIC | HALF}, _run_sdpa_flash, compile_key=(),
+                known_divergences={"backward_deterministic": _ATOMIC_DQ,
                                       "grads_match_reference": _FLOAT16_RANGE,
-                                      "grads_match_reference_where_ds_exceeds_float16": _FLOAT16_RANGE_STRESSED,
+                                      "grads_match_reference_where_ds_exceeds_float16": FLOAT16_RANGE_STRESSED,
                                       "gqa_grads_match_repeated_kv": _FLOAT16_RANGE},
                    every_property=NEGATIVE_SCALE, not_applicable=_SDPA_CAUSAL_ONLY_NOT_APPLICABLE)
 
 
-def sdpa_efficient() -> Adapter:
+def sdpa_efficient() -> Peer:
     features = _BASIC | {"window", "mask"} | DTYPE_NAMES
-    return Adapter("sdpa-efficient", {"cuda": features}, _run_sdpa_efficient,
-                   known_divergences={"backward_deterministic": _ATOMIC_DQ,
+    return Peer("sdpa-efficient", TORCH, {"cuda": features}, _run_sdpa_efficient, compile_key=(),
+                known_divergences={"backward_deterministic": _ATOMIC_DQ,
                                       "grads_match_reference": _FLOAT16_EFFICIENT,
                                       "grads_match_reference_where_ds_exceeds_float16": _FLOAT16_EFFICIENT_STRESSED,
                                       "gqa_grads_match_repeated_kv": _FLOAT16_RANGE},
@@ -580,11 +407,11 @@ _CUDNN_DQ = ("its backward is not bitwise reproducible at scale: [2.11 H100] dQ 
              "elements between two identical backward passes (B=4, H=32, N=2048, D=128, bfloat16)")
 
 
-def sdpa_cudnn() -> Adapter:
-    return Adapter("sdpa-cudnn", {"cuda": _BASIC | _HALF}, _run_sdpa_cudnn,
-                   known_divergences={"backward_deterministic": _CUDNN_DQ,
+def sdpa_cudnn() -> Peer:
+    return Peer("sdpa-cudnn", TORCH, {"cuda": _BASIC | HALF}, _run_sdpa_cudnn, compile_key=(),
+                known_divergences={"backward_deterministic": _CUDNN_DQ,
                                       "grads_match_reference": _FLOAT16_RANGE,
-                                      "grads_match_reference_where_ds_exceeds_float16": _FLOAT16_RANGE_STRESSED,
+                                      "grads_match_reference_where_ds_exceeds_float16": FLOAT16_RANGE_STRESSED,
                                       "gqa_grads_match_repeated_kv": _FLOAT16_RANGE},
                    every_property=NEGATIVE_SCALE,
                    # See _NO_EMPTY_ROWS_SDPA_CAUSAL: attn_bias=None, is_causal top-left (torch's docstring).

@@ -45,10 +45,10 @@ from flashcheck.case_predicates import (
 )
 from flashcheck.divergences import NEGATIVE_SCALE, KnownDivergence
 from flashcheck.peers import sdpa_public_call
-from flashcheck.peers.common import HALF, Library, Peer, Request
+from flashcheck.peers.common import HALF, TORCH, Peer, Request
 from flashcheck.protocol import DTYPE_NAMES
 
-LIBRARY = Library("torch", ("torch",))
+LIBRARY = TORCH
 
 #: The backends, by adapter suffix: (SDPBackend member, torch.backends.cuda check, device kinds, features).
 _FULL = frozenset({"causal", "window", "gqa", "mask", "backward"})

@@ -13,12 +13,12 @@ import pytest
 
 from flashcheck.regress import baseline, corpus
 from flashcheck.cli import main
-from tests import noisy
+from tests.support import noisy
 
 REPO = Path(__file__).resolve().parent.parent
-HALF = "tests.noisy:half_allowed"
-TWICE = "tests.noisy:twice_allowed"
-TORCH_LACKS = "tests.stubs:needs_an_operator_torch_lacks_on_the_cpu"
+HALF = "tests.support.noisy:half_allowed"
+TWICE = "tests.support.noisy:twice_allowed"
+TORCH_LACKS = "tests.support.stubs:needs_an_operator_torch_lacks_on_the_cpu"
 
 
 def _baseline(buckets: dict[str, float]) -> baseline.Baseline:
@@ -139,7 +139,7 @@ def test_worse_implementation_within_tolerance_fails_check_naming_the_bucket(tmp
 
 def test_missing_bucket_fails(tmp_path, device, capsys):
     # Recorded from an implementation with lse; sdpa-math returns none, so the lse buckets are missing.
-    status, path = _record(tmp_path, device, impl="tests.buggy:correct")
+    status, path = _record(tmp_path, device, impl="tests.support.buggy:correct")
     assert status == 0
     lse_keys = [key for key in baseline.read(path).buckets if key.startswith("lse ")]
     assert lse_keys

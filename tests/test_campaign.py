@@ -19,9 +19,9 @@ from flashcheck.cli.commands import EXIT_FOUND, EXIT_OK, EXIT_USAGE
 from flashcheck.engine.fuzz_result import Failure, FuzzResult, case_class
 from flashcheck.engine.verdict import Outcome, decide
 from flashcheck.properties import PROPERTIES
-from tests.cli_process import flashcheck, needs_interpreter_numpy
+from tests.support.cli_process import flashcheck, needs_interpreter_numpy
 
-KERNELS = "tests.standalone_kernels"
+KERNELS = "tests.support.standalone_kernels"
 
 
 def campaign(tmp_path, impl, budget, *extra):
@@ -166,7 +166,7 @@ def run_without_flashcheck(scripts, cwd=None) -> dict:
     return {script: tuple(result) for script, result in json.loads(run.stdout.splitlines()[-1]).items()}
 
 
-#: Planted bugs of :mod:`tests.standalone_kernels`, each with a property that catches it and a case
+#: Planted bugs of :mod:`tests.support.standalone_kernels`, each with a property that catches it and a case
 #: (dense, packed, masked; forward and gradients) where it shows.
 PLANTED = [
     ("causal_off_by_one", "out_matches_reference", DENSE),
@@ -309,7 +309,7 @@ def test_a_repro_dir_that_cannot_be_written_is_refused_before_any_work(tmp_path,
 def test_a_script_calls_the_library_itself_exactly_as_the_adapter_does(monkeypatch, adapter, spec):
     from flashcheck.peers import fa4
     from flashcheck.repro import calls
-    from tests import peer_fakes
+    from tests.support import peer_fakes
 
     monkeypatch.setitem(sys.modules, "flash_attn.cute", peer_fakes.fake_fa4())
     monkeypatch.setitem(sys.modules, "flag_gems.ops", peer_fakes.fake_flaggems())

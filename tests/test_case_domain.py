@@ -20,8 +20,8 @@ from flashcheck.cli.commands import EXIT_USAGE
 from flashcheck.engine.focus import UNCHECKED_TO_LEAVE, WideningFocus
 from flashcheck.engine.fuzz import fuzz_in_process
 from flashcheck.engine.verdict import Outcome
-from tests import domain_kernels
-from tests.cli_process import flashcheck
+from tests.support import domain_kernels
+from tests.support.cli_process import flashcheck
 
 CPU = case_sizes.choose("interpreter")
 GPU = case_sizes.choose("gpu")
@@ -152,7 +152,7 @@ def test_a_compile_key_naming_no_case_attribute_is_refused():
 ])
 def test_fuzz_refuses_a_bad_declaration_with_exit_2_before_any_work(impl, message, capsys):
     status = flashcheck(["fuzz", "--device", "cpu", "--workers", "1", "--budget", "5",
-                         "--impl", f"tests.domain_kernels:{impl}"])
+                         "--impl", f"tests.support.domain_kernels:{impl}"])
     assert status == EXIT_USAGE
     error = capsys.readouterr().err
     assert message in error and len(error.strip().splitlines()) == 1

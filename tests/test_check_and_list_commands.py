@@ -15,8 +15,8 @@ from flashcheck.divergences import KnownDivergence
 from flashcheck.cli.commands import EXIT_FOUND, EXIT_INTERNAL, EXIT_OK, EXIT_UNCHECKED, EXIT_USAGE
 from flashcheck.properties import PROPERTIES
 from flashcheck.properties.registry import Property
-from tests import buggy, stubs
-from tests.cli_process import REPO, flashcheck, needs_interpreter_numpy
+from tests.support import buggy, stubs
+from tests.support.cli_process import REPO, flashcheck, needs_interpreter_numpy
 
 MASKED_CASE = "batch=1 seqlen_q=4 seqlen_k=6 heads=1 kv_heads=1 head_dim=8 dtype=float32 seed=3 mask=random:0.5"
 PLAIN_CASE = "batch=1 seqlen_q=4 seqlen_k=6 heads=1 kv_heads=1 head_dim=8 dtype=float32 seed=3"
@@ -42,20 +42,20 @@ def test_list_shows_each_property_s_whole_description(capsys):
 
 
 def test_check_passes_a_correct_implementation(capsys):
-    assert check("tests.buggy:correct", "out_matches_reference", MASKED_CASE) == EXIT_OK
-    assert "holds for tests.buggy:correct" in capsys.readouterr().out
+    assert check("tests.support.buggy:correct", "out_matches_reference", MASKED_CASE) == EXIT_OK
+    assert "holds for tests.support.buggy:correct" in capsys.readouterr().out
 
 
 def test_check_fails_a_buggy_one_with_the_evidence_and_its_own_replay_line(capsys):
-    assert check("tests.buggy:ignores_mask", "out_matches_reference", MASKED_CASE) == EXIT_FOUND
+    assert check("tests.support.buggy:ignores_mask", "out_matches_reference", MASKED_CASE) == EXIT_FOUND
     out = capsys.readouterr().out
-    assert "property out_matches_reference failed for tests.buggy:ignores_mask" in out
+    assert "property out_matches_reference failed for tests.support.buggy:ignores_mask" in out
     assert "exceed the allowed error" in out
-    assert "reproduce: flashcheck check --impl tests.buggy:ignores_mask --property out_matches_reference" in out
+    assert "reproduce: flashcheck check --impl tests.support.buggy:ignores_mask --property out_matches_reference" in out
 
 
 def declared_mask_bug(q, k, v, **kwargs):
-    """tests.buggy.ignores_mask, declaring it as a known divergence on masked cases."""
+    """tests.support.buggy.ignores_mask, declaring it as a known divergence on masked cases."""
     return buggy.ignores_mask(q, k, v, **kwargs)
 
 
@@ -73,27 +73,27 @@ def test_check_replays_a_known_divergence_as_the_failure_it_is_and_says_it_is_ex
 
 
 def test_check_reports_an_implementation_that_raises_as_a_failure_as_fuzz_does(capsys):
-    # tests.misbehaving's implementations misbehave on more than one query; ``raising`` raises.
+    # tests.support.misbehaving's implementations misbehave on more than one query; ``raising`` raises.
     # Unmasked: it declares no mask, and check refuses a case needing an undeclared feature.
-    assert check("tests.misbehaving:raising", "out_matches_reference", PLAIN_CASE) == EXIT_FOUND
+    assert check("tests.support.misbehaving:raising", "out_matches_reference", PLAIN_CASE) == EXIT_FOUND
     assert "the implementation raised RuntimeError: planted" in capsys.readouterr().out
 
 
 def test_check_reports_a_fatal_error_as_fatal_with_its_replay_line(capsys):
     # ``fatal_cuda_error`` raises what torch raises once the CUDA context is lost.
-    assert check("tests.misbehaving:fatal_cuda_error", "out_matches_reference", PLAIN_CASE) == EXIT_FOUND
+    assert check("tests.support.misbehaving:fatal_cuda_error", "out_matches_reference", PLAIN_CASE) == EXIT_FOUND
     out = capsys.readouterr().out
-    assert "property out_matches_reference failed for tests.misbehaving:fatal_cuda_error" in out
+    assert "property out_matches_reference failed for tests.support.misbehaving:fatal_cuda_error" in out
     assert "fatal: the implementation raised RuntimeError: CUDA error: an illegal memory access" in out
     spec = Case.from_spec(PLAIN_CASE).spec()
-    assert f"reproduce: flashcheck check --impl tests.misbehaving:fatal_cuda_error --property " \
+    assert f"reproduce: flashcheck check --impl tests.support.misbehaving:fatal_cuda_error --property " \
            f"out_matches_reference --case '{spec}'" in out
 
 
 def test_check_of_a_case_the_implementation_declines_says_nothing_was_checked(capsys):
-    assert check("tests.stubs:declines_everything", "out_matches_reference", PLAIN_CASE) == EXIT_UNCHECKED
+    assert check("tests.support.stubs:declines_everything", "out_matches_reference", PLAIN_CASE) == EXIT_UNCHECKED
     err = capsys.readouterr().err
-    assert "tests.stubs:declines_everything declines this case: not written yet (nothing was checked)" in err
+    assert "tests.support.stubs:declines_everything declines this case: not written yet (nothing was checked)" in err
 
 
 EMPTY_ROW_CASE = "batch=1 seqlen_q=6 seqlen_k=4 heads=1 kv_heads=1 head_dim=8 dtype=float32 causal=True seed=3"
@@ -102,18 +102,18 @@ EMPTY_ROW_CASE = "batch=1 seqlen_q=6 seqlen_k=4 heads=1 kv_heads=1 head_dim=8 dt
 def test_check_of_a_property_declared_not_applicable_runs_nothing_and_exits_3_saying_why(capsys):
     # Not a pass (0), and not a usage error (2): the case is valid, the implementation's
     # declared contract excludes the property, so nothing was checked, as for a declined case.
-    assert check("tests.stubs:square_causal_declared", "empty_rows_exact", EMPTY_ROW_CASE) == EXIT_UNCHECKED
+    assert check("tests.support.stubs:square_causal_declared", "empty_rows_exact", EMPTY_ROW_CASE) == EXIT_UNCHECKED
     captured = capsys.readouterr()
     assert captured.out == ""
     assert captured.err.strip() == (
-        "flashcheck: empty_rows_exact is not applicable to tests.stubs:square_causal_declared, declared not "
+        "flashcheck: empty_rows_exact is not applicable to tests.support.stubs:square_causal_declared, declared not "
         f"applicable by the implementation: {stubs.SQUARE_CAUSAL_ONLY} (nothing was checked)")
     # Only the property it names: the others run as ever.
-    assert check("tests.stubs:square_causal_declared", "out_matches_reference", PLAIN_CASE) == EXIT_OK
+    assert check("tests.support.stubs:square_causal_declared", "out_matches_reference", PLAIN_CASE) == EXIT_OK
 
 
 def test_check_of_a_property_whose_case_is_declined_without_a_declaration_still_says_declined(capsys):
-    assert check("tests.stubs:square_causal_undeclared", "empty_rows_exact", EMPTY_ROW_CASE) == EXIT_UNCHECKED
+    assert check("tests.support.stubs:square_causal_undeclared", "empty_rows_exact", EMPTY_ROW_CASE) == EXIT_UNCHECKED
     assert "declines this case: causal with Nq=6 != Nk=4" in capsys.readouterr().err
 
 
@@ -125,7 +125,7 @@ def test_list_shows_the_properties_an_implementation_declares_not_applicable(cap
 
 
 def test_check_fails_an_output_on_another_device_as_a_failure_of_the_implementation(capsys):
-    assert check("tests.stubs:out_on_meta", "out_matches_reference", PLAIN_CASE) == EXIT_FOUND
+    assert check("tests.support.stubs:out_on_meta", "out_matches_reference", PLAIN_CASE) == EXIT_FOUND
     assert "protocol: out must be on q's device cpu, got a tensor on meta" in capsys.readouterr().out
 
 
@@ -136,11 +136,11 @@ def _property_with_a_bug(impl, case, *, device=None):
 def test_check_reports_an_error_of_flashchecks_own_code_as_flashchecks_with_its_traceback(monkeypatch, capsys):
     monkeypatch.setitem(PROPERTIES, "property_with_a_bug",
                         Property("property_with_a_bug", _property_with_a_bug, "a property with a bug"))
-    assert check("tests.buggy:correct", "property_with_a_bug", PLAIN_CASE) == EXIT_INTERNAL
+    assert check("tests.support.buggy:correct", "property_with_a_bug", PLAIN_CASE) == EXIT_INTERNAL
     captured = capsys.readouterr()
     assert "failed for" not in captured.out, "not a finding about the implementation"
     assert "flashcheck's own code raised ValueError while checking property property_with_a_bug for " \
-           "tests.buggy:correct: a bug in flashcheck, not a finding about tests.buggy:correct" in captured.err
+           "tests.support.buggy:correct: a bug in flashcheck, not a finding about tests.support.buggy:correct" in captured.err
     assert "Traceback (most recent call last)" in captured.err
     assert "ValueError: a bug in this property's own code" in captured.err
 
@@ -157,20 +157,20 @@ def properties_restored():
 def test_check_in_a_worker_reports_an_error_of_flashchecks_own_code_as_flashchecks_exit_4(properties_restored,
                                                                                            capsys):
     # The worker imports the implementation's module, which registers the property with a bug.
-    status = flashcheck(["check", "--impl", "tests.flashcheck_bug:attention", "--property", "property_with_a_bug",
+    status = flashcheck(["check", "--impl", "tests.support.flashcheck_bug:attention", "--property", "property_with_a_bug",
                          "--case", PLAIN_CASE, "--device", "cpu", "--case-timeout", "120"])
     captured = capsys.readouterr()
     assert status == EXIT_INTERNAL, captured.out + captured.err
     assert "failed for" not in captured.out and "hung" not in captured.out, "not a finding about the implementation"
     assert "flashcheck's own code raised ValueError while checking property property_with_a_bug for " \
-           "tests.flashcheck_bug:attention: a bug in flashcheck, not a finding about tests.flashcheck_bug:attention" \
+           "tests.support.flashcheck_bug:attention: a bug in flashcheck, not a finding about tests.support.flashcheck_bug:attention" \
            in captured.err
     assert "Traceback (most recent call last)" in captured.err
     assert "ValueError: a bug in this property's own code" in captured.err
 
 
 def float16_lse(q, k, v, **kwargs):
-    """tests.buggy.correct, with its lse rounded to float16 (the protocol asks for float32)."""
+    """tests.support.buggy.correct, with its lse rounded to float16 (the protocol asks for float32)."""
     out, lse = buggy.correct(q, k, v, **kwargs)
     return out, lse.half()
 
@@ -184,43 +184,43 @@ def test_an_lse_of_the_wrong_dtype_is_named_with_the_dtype_it_has(capsys):
     assert "lse must be a float32 tensor" in out and "torch.float16" in out
 
 
-#: A case with more than one query, where tests.misbehaving's implementations misbehave.
+#: A case with more than one query, where tests.support.misbehaving's implementations misbehave.
 TWO_QUERIES = "batch=1 seqlen_q=2 seqlen_k=3 heads=1 kv_heads=1 head_dim=8 dtype=float32 seed=1"
 
 
 def test_check_with_a_case_timeout_runs_the_case_in_a_worker_and_reports_a_hang_as_fuzz_does(capsys):
     arguments = ["--property", "out_matches_reference", "--case", TWO_QUERIES, "--device", "cpu", "--case-timeout"]
-    assert flashcheck(["check", "--impl", "tests.misbehaving:hang", *arguments, "2"]) == EXIT_FOUND
+    assert flashcheck(["check", "--impl", "tests.support.misbehaving:hang", *arguments, "2"]) == EXIT_FOUND
     out = capsys.readouterr().out
-    assert "property out_matches_reference hung for tests.misbehaving:hang" in out
+    assert "property out_matches_reference hung for tests.support.misbehaving:hang" in out
     assert "the case ran longer than the per-case timeout of 2 s" in out
     assert f"case: {Case.from_spec(TWO_QUERIES).spec()}" in out
     # A case that takes its process down is reported as fuzz reports it, not suffered.
-    assert flashcheck(["check", "--impl", "tests.misbehaving:segfault", *arguments, "2"]) == EXIT_FOUND
+    assert flashcheck(["check", "--impl", "tests.support.misbehaving:segfault", *arguments, "2"]) == EXIT_FOUND
     out = capsys.readouterr().out
-    assert "property out_matches_reference crashed the process for tests.misbehaving:segfault" in out
+    assert "property out_matches_reference crashed the process for tests.support.misbehaving:segfault" in out
     assert "SIGSEGV" in out
     # Compiling Triton kernels does not count, as in fuzz: a case that compiles for longer
     # than its timeout and then passes holds.
-    assert flashcheck(["check", "--impl", "tests.misbehaving:compiles_slowly", *arguments, "1"]) == EXIT_OK
-    assert "holds for tests.misbehaving:compiles_slowly" in capsys.readouterr().out
+    assert flashcheck(["check", "--impl", "tests.support.misbehaving:compiles_slowly", *arguments, "1"]) == EXIT_OK
+    assert "holds for tests.support.misbehaving:compiles_slowly" in capsys.readouterr().out
 
 
 def test_check_with_a_case_timeout_reaches_the_verdict_it_reaches_in_this_process(capsys):
     arguments = ["--property", "out_matches_reference", "--case", TWO_QUERIES, "--device", "cpu", "--case-timeout", "60"]
-    assert flashcheck(["check", "--impl", "tests.stubs:declines_everything", *arguments]) == EXIT_UNCHECKED
+    assert flashcheck(["check", "--impl", "tests.support.stubs:declines_everything", *arguments]) == EXIT_UNCHECKED
     assert "declines this case: not written yet (nothing was checked)" in capsys.readouterr().err
-    assert flashcheck(["check", "--impl", "tests.misbehaving:fatal_cuda_error", *arguments]) == EXIT_FOUND
+    assert flashcheck(["check", "--impl", "tests.support.misbehaving:fatal_cuda_error", *arguments]) == EXIT_FOUND
     out = capsys.readouterr().out
-    assert "property out_matches_reference ended the process with a fatal error for tests.misbehaving:fatal_cuda_error" in out
+    assert "property out_matches_reference ended the process with a fatal error for tests.support.misbehaving:fatal_cuda_error" in out
     assert "CUDA error: an illegal memory access" in out
 
 
 @needs_interpreter_numpy
 def test_check_with_a_case_timeout_reports_an_error_of_flashchecks_own_code_as_flashchecks():
-    # The property is registered by the module --impl names (tests/bug_in_flashcheck.py), in
+    # The property is registered by the module --impl names (tests/support/bug_in_flashcheck.py), in
     # the command's process and its worker's: a command of its own.
-    command = [sys.executable, "-m", "flashcheck.cli", "check", "--impl", "tests.bug_in_flashcheck:attention",
+    command = [sys.executable, "-m", "flashcheck.cli", "check", "--impl", "tests.support.bug_in_flashcheck:attention",
                "--property", "property_with_a_bug", "--case", TWO_QUERIES, "--device", "cpu", "--case-timeout", "60"]
     run = subprocess.run(command, cwd=REPO, env={**os.environ, "TRITON_INTERPRET": "1"}, capture_output=True,
                          text=True, timeout=300)
@@ -231,32 +231,32 @@ def test_check_with_a_case_timeout_reports_an_error_of_flashchecks_own_code_as_f
 
 
 @pytest.mark.parametrize("impl, prop, case, message", [
-    ("tests.buggy:correct", "no_such_property", MASKED_CASE, "--property"),
-    ("tests.buggy:correct", "out_matches_reference", "seqlen_q=banana", "seqlen_q"),
+    ("tests.support.buggy:correct", "no_such_property", MASKED_CASE, "--property"),
+    ("tests.support.buggy:correct", "out_matches_reference", "seqlen_q=banana", "seqlen_q"),
     ("no_such_module:attention", "out_matches_reference", MASKED_CASE, "no_such_module"),
     # The pure-torch implementation declares no backward: the gradient property does not apply.
-    ("tests.buggy:correct", "grads_match_reference", MASKED_CASE, "does not apply"),
+    ("tests.support.buggy:correct", "grads_match_reference", MASKED_CASE, "does not apply"),
     # Nor does a property to a case needing a feature the implementation does not declare:
     # calling it with such a case would test what it never claimed.
-    ("tests.stubs:no_features", "out_matches_reference", MASKED_CASE,
-     "does not apply to this case for tests.stubs:no_features: the case needs the feature mask"),
+    ("tests.support.stubs:no_features", "out_matches_reference", MASKED_CASE,
+     "does not apply to this case for tests.support.stubs:no_features: the case needs the feature mask"),
     # A module that raises at import, whatever it raises, and a misspelt feature: one line each.
-    ("tests.raises_at_import:attention", "out_matches_reference", MASKED_CASE,
-     "flashcheck: --impl: cannot import module 'tests.raises_at_import' of 'tests.raises_at_import:attention': "
+    ("tests.support.raises_at_import:attention", "out_matches_reference", MASKED_CASE,
+     "flashcheck: --impl: cannot import module 'tests.support.raises_at_import' of 'tests.support.raises_at_import:attention': "
      "RuntimeError: this module is broken at import"),
-    ("tests.exits_at_import:attention", "out_matches_reference", MASKED_CASE,
-     "flashcheck: --impl: cannot import module 'tests.exits_at_import' of 'tests.exits_at_import:attention': "
+    ("tests.support.exits_at_import:attention", "out_matches_reference", MASKED_CASE,
+     "flashcheck: --impl: cannot import module 'tests.support.exits_at_import' of 'tests.support.exits_at_import:attention': "
      "SystemExit: this module is a script"),
-    ("tests.raises_base_exception_at_import:attention", "out_matches_reference", MASKED_CASE,
-     "flashcheck: --impl: cannot import module 'tests.raises_base_exception_at_import' of "
-     "'tests.raises_base_exception_at_import:attention': Abandoned: this module gave up at import"),
-    ("tests.stubs:unknown_feature", "out_matches_reference", MASKED_CASE,
-     "flashcheck: --impl tests.stubs:unknown_feature: flashcheck_features names unknown feature 'casual'; known:"),
-    ("tests.stubs:device_kind_misspelt", "out_matches_reference", MASKED_CASE,
-     "flashcheck: --impl tests.stubs:device_kind_misspelt: flashcheck_features_by_device names 'gpu', not a device "
+    ("tests.support.raises_base_exception_at_import:attention", "out_matches_reference", MASKED_CASE,
+     "flashcheck: --impl: cannot import module 'tests.support.raises_base_exception_at_import' of "
+     "'tests.support.raises_base_exception_at_import:attention': Abandoned: this module gave up at import"),
+    ("tests.support.stubs:unknown_feature", "out_matches_reference", MASKED_CASE,
+     "flashcheck: --impl tests.support.stubs:unknown_feature: flashcheck_features names unknown feature 'casual'; known:"),
+    ("tests.support.stubs:device_kind_misspelt", "out_matches_reference", MASKED_CASE,
+     "flashcheck: --impl tests.support.stubs:device_kind_misspelt: flashcheck_features_by_device names 'gpu', not a device "
      "kind torch knows"),
-    ("tests.stubs:misnamed_not_applicable", "out_matches_reference", PLAIN_CASE,
-     "flashcheck: --impl tests.stubs:misnamed_not_applicable: flashcheck_not_applicable names unknown property "
+    ("tests.support.stubs:misnamed_not_applicable", "out_matches_reference", PLAIN_CASE,
+     "flashcheck: --impl tests.support.stubs:misnamed_not_applicable: flashcheck_not_applicable names unknown property "
      "'empty_row_exact' (did you mean 'empty_rows_exact'?)"),
 ], ids=["property", "case", "module", "not-applicable", "case-outside-the-features", "raises-at-import", "exits-at-import",
         "raises-base-exception-at-import", "unknown-feature", "unknown-device-kind", "unknown-not-applicable-property"])
@@ -269,7 +269,7 @@ def test_check_usage_errors_exit_2_with_one_line_naming_the_problem(impl, prop, 
 
 @pytest.mark.parametrize("timeout", ["0", "-1", "nan"])
 def test_check_refuses_a_case_timeout_that_is_not_a_positive_number_of_seconds(timeout, capsys):
-    assert flashcheck(["check", "--impl", "tests.buggy:correct", "--property", "out_matches_reference",
+    assert flashcheck(["check", "--impl", "tests.support.buggy:correct", "--property", "out_matches_reference",
                        "--case", MASKED_CASE, "--device", "cpu", "--case-timeout", timeout]) == EXIT_USAGE
     assert "--case-timeout: expected a positive number of seconds" in capsys.readouterr().err
 
@@ -283,7 +283,7 @@ def test_an_interpreter_that_cannot_run_kernels_is_a_usage_error_naming_the_devi
     from flashcheck.cli import interpreter_check
 
     monkeypatch.setattr(interpreter_check, "problem", lambda: "Triton's interpreter does not run with numpy 9.9")
-    assert check("tests.buggy:correct", "out_matches_reference", MASKED_CASE) == EXIT_USAGE
+    assert check("tests.support.buggy:correct", "out_matches_reference", MASKED_CASE) == EXIT_USAGE
     err = capsys.readouterr().err
     assert "--device cpu" in err and "numpy 9.9" in err
 

@@ -10,7 +10,7 @@ import pytest
 
 from flashcheck.case import Case
 from flashcheck.regress import corpus
-from tests import buggy, stubs
+from tests.support import buggy, stubs
 
 CASE = Case.from_spec("batch=1 seqlen_q=8 seqlen_k=8 heads=2 kv_heads=2 head_dim=16 dtype=float32 causal=False "
                       "window=-1,-1 softmax_scale=None layout=contiguous values=normal seed=5")

@@ -40,7 +40,7 @@ def test_report_writes_markdown_and_the_figures_it_references(tmp_path, device, 
 
 
 def test_report_of_an_implementation_beyond_its_allowance_fails_but_is_written(tmp_path, device, capsys):
-    status, out = _report(tmp_path, device, impl="tests.noisy:twice_allowed")
+    status, out = _report(tmp_path, device, impl="tests.support.noisy:twice_allowed")
     assert status == 1
     markdown = (out / "report.md").read_text()
     assert "FAILED" in markdown and re.search(r"\*\*\d", markdown)  # the ratios beyond 1 in bold
@@ -49,7 +49,7 @@ def test_report_of_an_implementation_beyond_its_allowance_fails_but_is_written(t
 
 @pytest.mark.cpu  # its stub raises only on the CPU
 def test_report_of_an_implementation_that_raises_fails_and_marks_the_cases(tmp_path, capsys):
-    impl = "tests.stubs:needs_an_operator_torch_lacks_on_the_cpu"
+    impl = "tests.support.stubs:needs_an_operator_torch_lacks_on_the_cpu"
     status, out = _report(tmp_path, "cpu", impl=impl)
     assert status == 1
     markdown = (out / "report.md").read_text()

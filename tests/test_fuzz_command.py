@@ -1,8 +1,8 @@
 """``flashcheck fuzz`` end to end: exit codes, counterexamples with their replay line, the
 example database, and crash and hang isolation in spawned worker processes.
 
-The implementations fuzzed here are small pure-torch ones (``tests/buggy.py``,
-``tests/misbehaving.py``), so that each run costs seconds even in CPU CI; the project
+The implementations fuzzed here are small pure-torch ones (``tests/support/buggy.py``,
+``tests/support/misbehaving.py``), so that each run costs seconds even in CPU CI; the project
 kernel's own fuzzing is what the README's first command runs.
 """
 
@@ -34,8 +34,8 @@ from flashcheck.engine import fuzz as fuzz_engine
 from flashcheck.properties import PROPERTIES
 from flashcheck.properties.registry import Property
 from flashcheck.engine.verdict import FlashcheckError, Outcome, decide
-from tests import buggy, misbehaving, stubs
-from tests.cli_process import REPO, flashcheck, needs_interpreter_numpy
+from tests.support import buggy, misbehaving, stubs
+from tests.support.cli_process import REPO, flashcheck, needs_interpreter_numpy
 from flashcheck.cli.commands import EXIT_FOUND, EXIT_INTERNAL, EXIT_OK, EXIT_UNCHECKED, EXIT_USAGE
 
 
@@ -67,7 +67,7 @@ def fuzz(tmp_path, impl, *extra, budget=8):
 
 def test_a_correct_implementation_is_never_flagged_and_the_run_keeps_to_its_budget(tmp_path):
     budget = 8
-    status, result = fuzz(tmp_path, "tests.buggy:correct", "--workers", "2", budget=budget)
+    status, result = fuzz(tmp_path, "tests.support.buggy:correct", "--workers", "2", budget=budget)
     assert status == EXIT_OK
     assert not result["found"] and result["failures"] == []
     assert result["cases"] > 0 and len(result["by_property"]) > 1
@@ -94,7 +94,7 @@ def test_by_default_one_worker_runs_per_core_up_to_sixteen_per_gpu(tmp_path, mon
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")
     assert fuzz_workers.default_workers("cuda") == 16
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
-    status, result = fuzz(tmp_path, "tests.buggy:correct", "--workers", "auto", budget=6)
+    status, result = fuzz(tmp_path, "tests.support.buggy:correct", "--workers", "auto", budget=6)
     # What is asserted is the worker count; on a loaded machine their start-up may take the whole
     # budget (nothing checked, exit 3), which is not this test's concern.
     assert status in (EXIT_OK, EXIT_UNCHECKED) and [worker["worker"] for worker in result["workers"]] == [0, 1]
@@ -107,7 +107,7 @@ def test_every_property_takes_its_turn_and_the_reference_comparisons_every_third
     others = [name for name in drawable if name not in primary]
     turns = []  # the property of each case run, in order
     result = fuzz_engine.fuzz_in_process(
-        buggy.correct, impl_name="tests.buggy:correct", budget=COUNTED_BUDGET, device="cpu",
+        buggy.correct, impl_name="tests.support.buggy:correct", budget=COUNTED_BUDGET, device="cpu",
         sizes=case_sizes.choose("interpreter"), seed=3,
         on_event=on(fuzz_events.Passed, lambda event: turns.append(event.property)),
         should_stop=lambda: set(turns) == set(drawable),
@@ -137,7 +137,7 @@ def first_cases(seed, count, properties=("out_matches_reference",), **options):
     implementation completes with ``seed``; ``options`` go to the engine."""
     cases = []
     fuzz_engine.fuzz_in_process(
-        buggy.correct, impl_name="tests.buggy:correct", budget=COUNTED_BUDGET, device="cpu",
+        buggy.correct, impl_name="tests.support.buggy:correct", budget=COUNTED_BUDGET, device="cpu",
         sizes=case_sizes.choose("interpreter"), seed=seed, properties=list(properties),
         on_event=on(fuzz_events.Passed, lambda event: cases.append((event.property, event.case))),
         should_stop=lambda: len(cases) >= count,
@@ -162,7 +162,7 @@ def test_fuzzed_cases_cover_every_dtype_of_the_profile_in_proportion():
     sizes = case_sizes.choose("interpreter")
     drawn = []  # (property, case) of each case run
     fuzz_engine.fuzz_in_process(
-        buggy.correct, impl_name="tests.buggy:correct", budget=COUNTED_BUDGET, device="cpu", sizes=sizes, seed=5,
+        buggy.correct, impl_name="tests.support.buggy:correct", budget=COUNTED_BUDGET, device="cpu", sizes=sizes, seed=5,
         properties=["out_matches_reference", "grads_match_reference"],
         on_event=on(fuzz_events.Passed, lambda event: drawn.append((event.property, Case.from_spec(event.case)))),
         should_stop=lambda: len(drawn) >= 60,
@@ -191,7 +191,7 @@ def test_a_cycle_gives_the_reference_comparisons_every_third_turn():
 
 
 def test_a_bug_is_found_shrunk_replayable_and_replayed_first_next_time(tmp_path, capsys):
-    status, result = fuzz(tmp_path, "tests.buggy:additive_mask", budget=120)
+    status, result = fuzz(tmp_path, "tests.support.buggy:additive_mask", budget=120)
     assert status == EXIT_FOUND
     [failure] = result["failures"]
     assert failure["kind"] == "property" and failure["property"] in failure["replay"]
@@ -209,7 +209,7 @@ def test_a_bug_is_found_shrunk_replayable_and_replayed_first_next_time(tmp_path,
     # The example database hands the shrunk case back on the next run, whatever its seed,
     # before new cases are drawn (what it replays first is what it kept: the failure, and
     # the cases hypothesis's targeting found most interesting).
-    status, again = fuzz(tmp_path, "tests.buggy:additive_mask", "--seed", "99", budget=120)
+    status, again = fuzz(tmp_path, "tests.support.buggy:additive_mask", "--seed", "99", budget=120)
     assert status == EXIT_FOUND
     assert again["failures"][0]["case"] == failure["case"]
     assert again["cases"] < result["cases"]
@@ -240,7 +240,7 @@ def test_with_no_shrink_time_the_failure_is_reported_as_drawn():
     def reported_and_first_found(shrink_time):
         found = []
         result = fuzz_engine.fuzz_in_process(
-            buggy.additive_mask, impl_name="tests.buggy:additive_mask", budget=120, device="cpu",
+            buggy.additive_mask, impl_name="tests.support.buggy:additive_mask", budget=120, device="cpu",
             sizes=case_sizes.choose("interpreter"), seed=1, properties=["out_matches_reference"],
             on_event=on(fuzz_events.Found, lambda event: found.append(event.failure.case)), shrink_time=shrink_time,
         )
@@ -253,13 +253,13 @@ def test_with_no_shrink_time_the_failure_is_reported_as_drawn():
 
 
 def test_the_command_labels_an_unshrunk_counterexample_as_drawn(tmp_path, capsys):
-    status, _ = fuzz(tmp_path, "tests.buggy:additive_mask", "--shrink-time", "0", budget=60)
+    status, _ = fuzz(tmp_path, "tests.support.buggy:additive_mask", "--shrink-time", "0", budget=60)
     assert status == EXIT_FOUND
     assert "counterexample (as drawn, not shrunk)" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("impl, signal_name", [("tests.misbehaving:segfault", "SIGSEGV"),
-                                               ("tests.misbehaving:abort", "SIGABRT")])
+@pytest.mark.parametrize("impl, signal_name", [("tests.support.misbehaving:segfault", "SIGSEGV"),
+                                               ("tests.support.misbehaving:abort", "SIGABRT")])
 def test_a_worker_that_dies_is_a_failure_with_its_case_and_the_run_goes_on(tmp_path, impl, signal_name):
     status, result = fuzz(tmp_path, impl, "--max-crashes", "2", budget=60)
     assert status == EXIT_FOUND
@@ -278,37 +278,37 @@ def test_a_worker_that_dies_is_a_failure_with_its_case_and_the_run_goes_on(tmp_p
 
 
 def test_stored_crashes_are_replayed_first_and_forgotten_once_they_pass(tmp_path):
-    status, first = fuzz(tmp_path, "tests.misbehaving:segfault", "--max-crashes", "1", budget=60)
+    status, first = fuzz(tmp_path, "tests.support.misbehaving:segfault", "--max-crashes", "1", budget=60)
     assert status == EXIT_FOUND
-    status, second = fuzz(tmp_path, "tests.misbehaving:segfault", "--max-crashes", "1", budget=60)
+    status, second = fuzz(tmp_path, "tests.support.misbehaving:segfault", "--max-crashes", "1", budget=60)
     assert status == EXIT_FOUND
     assert second["failures"][0]["case"] == first["failures"][0]["case"]
     assert second["cases"] == 0, "the stored crash is the first case the next run tries"
 
     # The same database under a fixed implementation: the stored case passes and leaves the store.
-    store = tmp_path / "examples" / "tests.misbehaving_segfault" / "crashes.json"
-    fixed_store = tmp_path / "examples" / "tests.buggy_correct" / "crashes.json"
+    store = tmp_path / "examples" / "tests.support.misbehaving_segfault" / "crashes.json"
+    fixed_store = tmp_path / "examples" / "tests.support.buggy_correct" / "crashes.json"
     fixed_store.parent.mkdir(parents=True)
     fixed_store.write_text(store.read_text())
-    status, fixed = fuzz(tmp_path, "tests.buggy:correct", budget=6)
+    status, fixed = fuzz(tmp_path, "tests.support.buggy:correct", budget=6)
     assert status == EXIT_OK and fixed["cases"] >= 1
     assert json.loads(fixed_store.read_text()) == []
 
 
 def test_replay_only_runs_the_stored_cases_and_draws_nothing_new(tmp_path):
-    store = tmp_path / "examples" / "tests.buggy_correct" / "crashes.json"
+    store = tmp_path / "examples" / "tests.support.buggy_correct" / "crashes.json"
     store.parent.mkdir(parents=True)
     spec = ("batch=1 seqlen_q=3 seqlen_k=5 heads=2 kv_heads=1 head_dim=8 dtype=float32 causal=False window=-1,-1 "
             "softmax_scale=None layout=contiguous values=normal seed=0")
     store.write_text(json.dumps([{"property": "out_matches_reference", "case": spec, "kind": "hang"}]))
-    status, result = fuzz(tmp_path, "tests.buggy:correct", "--replay-only", budget=60)
+    status, result = fuzz(tmp_path, "tests.support.buggy:correct", "--replay-only", budget=60)
     assert status == EXIT_OK
     assert result["by_property"] == {"out_matches_reference": 1}, "the stored case, and nothing drawn"
     assert result["seconds"] < 30, "the run ends with the replay, not at the budget"
 
 
 def test_a_case_that_hangs_is_killed_and_reported(tmp_path, capsys):
-    status, result = fuzz(tmp_path, "tests.misbehaving:hang", "--case-timeout", "2", "--max-crashes", "1", budget=60)
+    status, result = fuzz(tmp_path, "tests.support.misbehaving:hang", "--case-timeout", "2", "--max-crashes", "1", budget=60)
     assert status == EXIT_FOUND
     [hang] = result["failures"]
     assert hang["kind"] == "hang" and "timeout of 2 s" in hang["evidence"]
@@ -319,7 +319,7 @@ def test_a_case_that_hangs_is_killed_and_reported(tmp_path, capsys):
     assert hang["replay"].endswith(" --case-timeout 2") and hang["replay"] in capsys.readouterr().out
     started = time.monotonic()
     assert flashcheck(shlex.split(hang["replay"])[1:] + ["--device", "cpu"]) == EXIT_FOUND
-    assert "hung for tests.misbehaving:hang" in capsys.readouterr().out
+    assert "hung for tests.support.misbehaving:hang" in capsys.readouterr().out
     assert time.monotonic() - started < 30
 
 
@@ -327,10 +327,10 @@ def test_time_spent_compiling_kernels_does_not_count_towards_the_case_timeout(tm
     # The same seconds per case, compiling in one and running in the other: only the
     # running counts against the 1 s timeout (a compilation of minutes is not a hang).
     (tmp_path / "compiling").mkdir(), (tmp_path / "running").mkdir()
-    status, result = fuzz(tmp_path / "compiling", "tests.misbehaving:compiles_slowly", "--case-timeout", "1",
+    status, result = fuzz(tmp_path / "compiling", "tests.support.misbehaving:compiles_slowly", "--case-timeout", "1",
                           budget=4 * misbehaving.SLOW_SECONDS)
     assert status == EXIT_OK and result["failures"] == [] and result["cases"] >= 2
-    status, result = fuzz(tmp_path / "running", "tests.misbehaving:runs_slowly", "--case-timeout", "1",
+    status, result = fuzz(tmp_path / "running", "tests.support.misbehaving:runs_slowly", "--case-timeout", "1",
                           "--max-crashes", "1", budget=4 * misbehaving.SLOW_SECONDS)
     assert status == EXIT_FOUND
     [hang] = result["failures"]
@@ -342,13 +342,13 @@ def test_the_run_reports_its_pace_and_the_share_of_case_time_spent_compiling(tmp
     # announced compilation and almost nothing else; the correct pure-torch implementation
     # compiles nothing.
     (tmp_path / "compiling").mkdir(), (tmp_path / "plain").mkdir()
-    status, result = fuzz(tmp_path / "compiling", "tests.misbehaving:compiles_slowly", budget=4 * misbehaving.SLOW_SECONDS)
+    status, result = fuzz(tmp_path / "compiling", "tests.support.misbehaving:compiles_slowly", budget=4 * misbehaving.SLOW_SECONDS)
     pace = result["pace"]
     assert status == EXIT_OK and sum(pace["cases_per_span"]) == result["cases"] >= 2
     assert pace["compile_seconds"] >= misbehaving.SLOW_SECONDS * 0.99
     assert pace["compile_seconds"] / pace["case_seconds"] > 0.9
     assert "of case time compiling" in capsys.readouterr().out
-    status, result = fuzz(tmp_path / "plain", "tests.buggy:correct", budget=8)
+    status, result = fuzz(tmp_path / "plain", "tests.support.buggy:correct", budget=8)
     assert status == EXIT_OK and result["pace"]["compile_seconds"] == 0 < result["pace"]["case_seconds"]
 
 
@@ -364,7 +364,7 @@ def test_the_pace_is_counted_per_span_of_the_run():
 
 
 def test_a_case_still_running_when_the_budget_ends_is_reported_unfinished_not_passed(tmp_path, capsys):
-    status, result = fuzz(tmp_path, "tests.misbehaving:hang", "--case-timeout", "100", budget=6)
+    status, result = fuzz(tmp_path, "tests.support.misbehaving:hang", "--case-timeout", "100", budget=6)
     assert status == EXIT_OK and result["failures"] == []
     [unfinished] = result["unfinished"]
     assert unfinished["case"] is not None and unfinished["running_for"] > 0
@@ -373,7 +373,7 @@ def test_a_case_still_running_when_the_budget_ends_is_reported_unfinished_not_pa
 
 
 def test_a_declared_known_divergence_is_reported_as_expected_not_as_a_finding(tmp_path, capsys):
-    status, result = fuzz(tmp_path, "tests.misbehaving:racy_declared", "--property", "deterministic",
+    status, result = fuzz(tmp_path, "tests.support.misbehaving:racy_declared", "--property", "deterministic",
                           "--property", "out_matches_reference", budget=6)
     assert status == EXIT_OK and result["failures"] == []
     [known] = result["known"]
@@ -385,12 +385,12 @@ def test_a_declared_known_divergence_is_reported_as_expected_not_as_a_finding(tm
 
 def test_a_divergence_confined_to_some_cases_leaves_the_others_checked(tmp_path):
     (tmp_path / "explained").mkdir(), (tmp_path / "unexplained").mkdir()
-    status, result = fuzz(tmp_path / "explained", "tests.declared:too_large_when_causal", "--property", "out_matches_reference")
+    status, result = fuzz(tmp_path / "explained", "tests.support.declared:too_large_when_causal", "--property", "out_matches_reference")
     assert status == EXIT_OK and result["failures"] == []
     [known] = result["known"]
     assert "causal=True" in known["case"] and "planted" in known["evidence"]
     assert result["by_property"].get("out_matches_reference", 0) > 0, "the uncovered cases go on being checked"
-    status, result = fuzz(tmp_path / "unexplained", "tests.declared:too_large_everywhere", "--property", "out_matches_reference")
+    status, result = fuzz(tmp_path / "unexplained", "tests.support.declared:too_large_everywhere", "--property", "out_matches_reference")
     assert status == EXIT_FOUND
     [finding] = result["failures"]
     assert finding["kind"] == "property" and "causal=False" in finding["case"]
@@ -412,16 +412,16 @@ def test_usage_errors_exit_2_naming_the_argument(arguments, message, capsys):
 
 
 @pytest.mark.parametrize("impl, message", [
-    ("tests.raises_at_import:attention", "flashcheck: --impl: cannot import module 'tests.raises_at_import' of "
-                                         "'tests.raises_at_import:attention': RuntimeError: this module is broken at import"),
-    ("tests.raises_base_exception_at_import:attention",
-     "flashcheck: --impl: cannot import module 'tests.raises_base_exception_at_import' of "
-     "'tests.raises_base_exception_at_import:attention': Abandoned: this module gave up at import"),
-    ("tests.stubs:unknown_feature", "flashcheck: --impl tests.stubs:unknown_feature: flashcheck_features names unknown "
+    ("tests.support.raises_at_import:attention", "flashcheck: --impl: cannot import module 'tests.support.raises_at_import' of "
+                                         "'tests.support.raises_at_import:attention': RuntimeError: this module is broken at import"),
+    ("tests.support.raises_base_exception_at_import:attention",
+     "flashcheck: --impl: cannot import module 'tests.support.raises_base_exception_at_import' of "
+     "'tests.support.raises_base_exception_at_import:attention': Abandoned: this module gave up at import"),
+    ("tests.support.stubs:unknown_feature", "flashcheck: --impl tests.support.stubs:unknown_feature: flashcheck_features names unknown "
                                     "feature 'casual'; known: backward, bfloat16, causal,"),
-    ("tests.stubs:device_kind_misspelt", "flashcheck: --impl tests.stubs:device_kind_misspelt: "
+    ("tests.support.stubs:device_kind_misspelt", "flashcheck: --impl tests.support.stubs:device_kind_misspelt: "
                                          "flashcheck_features_by_device names 'gpu', not a device kind torch knows"),
-    ("tests.stubs:misnamed_not_applicable", "flashcheck: --impl tests.stubs:misnamed_not_applicable: "
+    ("tests.support.stubs:misnamed_not_applicable", "flashcheck: --impl tests.support.stubs:misnamed_not_applicable: "
                                             "flashcheck_not_applicable names unknown property 'empty_row_exact' "
                                             "(did you mean 'empty_rows_exact'?)"),
 ], ids=["raises-at-import", "raises-base-exception-at-import", "unknown-feature", "unknown-device-kind",
@@ -433,7 +433,7 @@ def test_an_implementation_that_cannot_load_or_names_an_unknown_feature_is_one_l
 
 
 def test_a_stub_that_declines_every_case_is_not_a_pass_and_the_summary_tallies_the_reasons(tmp_path, capsys):
-    status, result = fuzz(tmp_path, "tests.stubs:declines_everything", "--property", "out_matches_reference",
+    status, result = fuzz(tmp_path, "tests.support.stubs:declines_everything", "--property", "out_matches_reference",
                           "--property", "lse_matches_reference", budget=6)
     assert status == EXIT_UNCHECKED
     assert not result["found"] and not result["checked_anything"] and result["cases"] == 0
@@ -455,13 +455,13 @@ def test_an_implementation_declaring_no_features_is_fuzzed_and_what_it_cannot_re
     expected = {"future_keys_cannot_change_output": hiding, "masked_keys_with_huge_logits_change_nothing": hiding,
                 "unseen_keys_get_zero_gradient": "needs the feature backward",
                 "lse_matches_reference": "needs the feature lse"}
-    status, result = fuzz(tmp_path, "tests.stubs:no_features", "--property", "out_matches_reference",
+    status, result = fuzz(tmp_path, "tests.support.stubs:no_features", "--property", "out_matches_reference",
                           *[argument for name in expected for argument in ("--property", name)], budget=6)
     assert status == EXIT_OK and result["failures"] == []
     assert result["by_property"].get("out_matches_reference", 0) > 0
     assert result["not_applicable"] == expected
     out = capsys.readouterr().out
-    assert "4 properties not applicable to tests.stubs:no_features, not run:" in out
+    assert "4 properties not applicable to tests.support.stubs:no_features, not run:" in out
     assert f"{hiding}: future_keys_cannot_change_output, masked_keys_with_huge_logits_change_nothing" in out
 
 
@@ -471,19 +471,19 @@ def test_a_property_whose_filter_rejects_every_case_drawn_is_not_applicable_and_
     # property is dropped the run ends, whatever budget is left, and having checked nothing it
     # says so.
     budget = 600
-    status, result = fuzz(tmp_path, "tests.stubs:mask_only", "--property", "mask_equal_to_band_matches_flag",
+    status, result = fuzz(tmp_path, "tests.support.stubs:mask_only", "--property", "mask_equal_to_band_matches_flag",
                           budget=budget)
     assert status == EXIT_UNCHECKED and result["cases"] == 0
     assert result["not_applicable"] == {"mask_equal_to_band_matches_flag": fuzz_engine.UNSATISFIABLE}
     assert result["seconds"] < budget / 2
     out = capsys.readouterr().out
-    assert "1 property not applicable to tests.stubs:mask_only, not run:" in out
+    assert "1 property not applicable to tests.support.stubs:mask_only, not run:" in out
     assert f"{fuzz_engine.UNSATISFIABLE}: mask_equal_to_band_matches_flag" in out
     assert "no counterexample" not in out
 
 
 def test_a_property_declared_not_applicable_is_not_run_and_shown_as_not_applicable_with_its_reason(tmp_path, capsys):
-    status, result = fuzz(tmp_path, "tests.stubs:square_causal_declared", "--property", "empty_rows_exact",
+    status, result = fuzz(tmp_path, "tests.support.stubs:square_causal_declared", "--property", "empty_rows_exact",
                           "--property", "out_matches_reference", budget=8)
     assert status == EXIT_OK and result["failures"] == []
     reason = f"{property_cases.DECLARED}: {stubs.SQUARE_CAUSAL_ONLY}"
@@ -491,13 +491,13 @@ def test_a_property_declared_not_applicable_is_not_run_and_shown_as_not_applicab
     assert "empty_rows_exact" not in result["by_property"] and "empty_rows_exact" not in result["declined_by_property"]
     assert result["by_property"]["out_matches_reference"] > 0, "only the property it names is left out"
     out = capsys.readouterr().out
-    assert "1 property not applicable to tests.stubs:square_causal_declared, not run:" in out
+    assert "1 property not applicable to tests.support.stubs:square_causal_declared, not run:" in out
     assert f"  {reason}: empty_rows_exact" in out
     assert "never checked" not in out
 
 
 def test_only_properties_declared_not_applicable_is_a_usage_error_saying_why(tmp_path, capsys):
-    status, result = fuzz(tmp_path, "tests.stubs:square_causal_declared", "--property", "empty_rows_exact")
+    status, result = fuzz(tmp_path, "tests.support.stubs:square_causal_declared", "--property", "empty_rows_exact")
     assert status == EXIT_USAGE and result is None
     err = capsys.readouterr().err
     assert "no chosen property applies" in err and f"empty_rows_exact {property_cases.DECLARED}" in err
@@ -505,7 +505,7 @@ def test_only_properties_declared_not_applicable_is_a_usage_error_saying_why(tmp
 
 
 def test_a_property_whose_every_case_is_declined_without_a_declaration_is_never_checked(tmp_path, capsys):
-    status, result = fuzz(tmp_path, "tests.stubs:square_causal_undeclared", "--property", "empty_rows_exact", budget=6)
+    status, result = fuzz(tmp_path, "tests.support.stubs:square_causal_undeclared", "--property", "empty_rows_exact", budget=6)
     assert status == EXIT_UNCHECKED
     assert result["not_applicable"] == {} and not result["checked_anything"]
     assert set(result["declined_by_property"]) == {"empty_rows_exact"}
@@ -525,7 +525,7 @@ def test_the_engine_leaves_a_declared_property_out_before_drawing_a_case_for_it(
 
 
 def test_a_fatal_error_ends_the_worker_and_is_reported_fatal_with_its_replay_line(tmp_path, capsys):
-    status, result = fuzz(tmp_path, "tests.misbehaving:fatal_cuda_error", "--max-crashes", "1", budget=60)
+    status, result = fuzz(tmp_path, "tests.support.misbehaving:fatal_cuda_error", "--max-crashes", "1", budget=60)
     assert status == EXIT_FOUND
     [fatal] = result["failures"]
     assert fatal["kind"] == "fatal" and fatal["property"] is not None
@@ -562,17 +562,17 @@ def test_an_error_of_flashchecks_own_code_ends_the_run_as_flashchecks_never_as_a
         error, monkeypatch):
     monkeypatch.setitem(PROPERTIES, "property_with_a_bug", _property_with_a_bug(error))
     declined = []
-    with pytest.raises(FlashcheckError, match="a bug in flashcheck, not a finding about tests.buggy:correct") as raised:
-        fuzz_engine.fuzz_in_process(buggy.correct, impl_name="tests.buggy:correct", budget=30, device="cpu",
+    with pytest.raises(FlashcheckError, match="a bug in flashcheck, not a finding about tests.support.buggy:correct") as raised:
+        fuzz_engine.fuzz_in_process(buggy.correct, impl_name="tests.support.buggy:correct", budget=30, device="cpu",
                         sizes=case_sizes.choose("interpreter"), seed=1, properties=["property_with_a_bug"],
                         on_event=on(fuzz_events.Declined, declined.append))
     assert raised.value.original is error and "Traceback" in str(raised.value)
     assert declined == []
 
 
-#: The implementation and properties of tests/bug_in_flashcheck.py, which registers them when
+#: The implementation and properties of tests/support/bug_in_flashcheck.py, which registers them when
 #: imported: in a command of its own only.
-BUG_IN_FLASHCHECK = "tests.bug_in_flashcheck:attention"
+BUG_IN_FLASHCHECK = "tests.support.bug_in_flashcheck:attention"
 
 
 def fuzz_meeting_a_bug_in_flashcheck(tmp_path, *properties, environment=()):
@@ -625,7 +625,7 @@ def test_an_error_of_flashchecks_own_code_while_a_failure_is_shrunk_reports_the_
 
 
 def test_an_implementation_that_fails_to_load_in_the_worker_is_a_usage_error(tmp_path, capsys):
-    status, result = fuzz(tmp_path, "tests.refusing_worker:attention", budget=10)
+    status, result = fuzz(tmp_path, "tests.support.refusing_worker:attention", budget=10)
     assert status == EXIT_USAGE and result is None
     assert "could not load" in capsys.readouterr().err
 
@@ -658,7 +658,7 @@ def test_an_interrupted_run_keeps_what_it_found_and_exits_130(tmp_path):
     # Ctrl-C while the worker shrinks the failure it found, so that the failure is reported
     # as drawn, not shrunk.
     marker, result_file = tmp_path / "shrinking", tmp_path / "result.json"
-    command = [sys.executable, "-m", "flashcheck.cli", "fuzz", "--impl", "tests.misbehaving:shrinks_slowly",
+    command = [sys.executable, "-m", "flashcheck.cli", "fuzz", "--impl", "tests.support.misbehaving:shrinks_slowly",
                "--budget", "300", "--seed", "1", "--device", "cpu", "--workers", "1",
                "--property", "out_matches_reference", "--database", str(tmp_path / "examples"),
                "--json", str(result_file)]
@@ -683,13 +683,13 @@ def test_an_interrupted_replay_of_what_is_stored_reports_the_case_in_flight_and_
     # the --json result marked interrupted, exit 130 and no traceback; neither a confirmed fix
     # nor "nothing replayed", and the case stays stored for the next run.
     marker, result_file, database = tmp_path / "hanging", tmp_path / "result.json", tmp_path / "examples"
-    store = crash_store.database_folder(database, "tests.misbehaving:hangs_announced") / "crashes.json"
+    store = crash_store.database_folder(database, "tests.support.misbehaving:hangs_announced") / "crashes.json"
     store.parent.mkdir(parents=True)
     spec = ("batch=1 seqlen_q=3 seqlen_k=5 heads=2 kv_heads=2 head_dim=8 dtype=float32 causal=False window=-1,-1 "
             "softmax_scale=None layout=contiguous values=normal seed=0")
     entries = [{"property": "out_matches_reference", "case": spec, "kind": "hang"}]
     store.write_text(json.dumps(entries))
-    command = [sys.executable, "-m", "flashcheck.cli", "fuzz", "--impl", "tests.misbehaving:hangs_announced",
+    command = [sys.executable, "-m", "flashcheck.cli", "fuzz", "--impl", "tests.support.misbehaving:hangs_announced",
                "--replay-only", "--budget", "300", "--case-timeout", "300", "--device", "cpu", "--workers", "1",
                "--database", str(database), "--json", str(result_file)]
     status, out, err = interrupted_once(command, misbehaving.HANGING_MARKER, marker, never="the stored case never ran")
@@ -729,14 +729,14 @@ sys.exit(main(sys.argv[3:]))
 
 
 @needs_interpreter_numpy
-@pytest.mark.parametrize("module, how", [("torch", "raised"), ("torch", "swallowed"), ("tests.buggy", "swallowed")],
+@pytest.mark.parametrize("module, how", [("torch", "raised"), ("torch", "swallowed"), ("tests.support.buggy", "swallowed")],
                          ids=["importing-torch", "swallowed-in-torch", "swallowed-loading-the-implementation"])
 def test_ctrl_c_during_start_up_reports_an_empty_interrupted_run_without_a_traceback(tmp_path, module, how):
     # Before any worker starts: the summary of a run that checked nothing, the --json result
     # marked interrupted, exit 130; never a traceback, and never the whole budget run as if
     # the Ctrl-C had not come.
     result_file, budget = tmp_path / "result.json", 60
-    command = [sys.executable, "-c", CTRL_C_AT_IMPORT, module, how, "fuzz", "--impl", "tests.buggy:correct",
+    command = [sys.executable, "-c", CTRL_C_AT_IMPORT, module, how, "fuzz", "--impl", "tests.support.buggy:correct",
                "--budget", str(budget), "--device", "cpu", "--workers", "1",
                "--database", str(tmp_path / "examples"), "--json", str(result_file)]
     started = time.monotonic()
@@ -806,7 +806,7 @@ def test_an_output_that_cannot_be_written_is_refused_before_any_work_without_tou
     arguments, named, expected = arrange(tmp_path, monkeypatch)
     monkeypatch.setattr(fuzz_workers, "fuzz", lambda *a, **k: pytest.fail("a worker was started"))
     before = tree(tmp_path)
-    status, result = fuzz(tmp_path, "tests.buggy:correct", *arguments, budget=30)
+    status, result = fuzz(tmp_path, "tests.support.buggy:correct", *arguments, budget=30)
     assert status == EXIT_USAGE and result is None
     [line] = capsys.readouterr().err.strip().splitlines()
     assert arguments[0] in line and str(named) in line and expected in line, line
@@ -817,10 +817,10 @@ def test_an_output_that_cannot_be_written_is_refused_before_any_work_without_tou
     '[{"property": "out_matches_reference", "case": "batch=1 seqlen_q=3', '{"property": "out_matches_reference"}',
     '["out_matches_reference"]'], ids=["truncated", "not a list", "entries not objects"])
 def test_a_damaged_crash_store_is_an_error_naming_it_and_is_left_as_it_was(tmp_path, capsys, content):
-    store = tmp_path / "examples" / "tests.buggy_correct" / "crashes.json"
+    store = tmp_path / "examples" / "tests.support.buggy_correct" / "crashes.json"
     store.parent.mkdir(parents=True)
     store.write_text(content)
-    status, result = fuzz(tmp_path, "tests.buggy:correct", budget=4)
+    status, result = fuzz(tmp_path, "tests.support.buggy:correct", budget=4)
     assert status == EXIT_USAGE and result is None
     [line] = capsys.readouterr().err.strip().splitlines()
     assert str(store) in line
@@ -828,7 +828,7 @@ def test_a_damaged_crash_store_is_an_error_naming_it_and_is_left_as_it_was(tmp_p
 
 
 def test_a_stored_case_that_no_longer_parses_is_reported_once_as_stale_not_as_a_crash(tmp_path, capsys):
-    store = tmp_path / "examples" / "tests.buggy_correct" / "crashes.json"
+    store = tmp_path / "examples" / "tests.support.buggy_correct" / "crashes.json"
     store.parent.mkdir(parents=True)
     spec = ("batch=1 seqlen_q=3 seqlen_k=5 heads=2 kv_heads=1 head_dim=8 dtype=float32 causal=False window=-1,-1 "
             "softmax_scale=None layout=contiguous values=normal seed=0")
@@ -836,7 +836,7 @@ def test_a_stored_case_that_no_longer_parses_is_reported_once_as_stale_not_as_a_
                {"property": "a_renamed_property", "case": spec, "kind": "hang"},
                {"property": "out_matches_reference", "case": spec, "kind": "hang"}]
     store.write_text(json.dumps(entries))
-    status, result = fuzz(tmp_path, "tests.buggy:correct", "--replay-only", budget=60)
+    status, result = fuzz(tmp_path, "tests.support.buggy:correct", "--replay-only", budget=60)
     assert status == EXIT_OK and result["failures"] == [], "a stale entry is not the implementation crashing"
     assert result["by_property"] == {"out_matches_reference": 1}, "the entry that parses is replayed"
     assert [(entry["property"], entry["case"]) for entry in result["stale"]] == \
@@ -850,7 +850,7 @@ def test_a_stored_case_that_no_longer_parses_is_reported_once_as_stale_not_as_a_
 def test_a_stored_case_outside_the_implementation_s_features_is_reported_as_stale_and_not_run(tmp_path, capsys):
     # Stored while the implementation declared "backward" and "causal"; it no longer does:
     # replaying would test what it does not claim (a gradient of a forward-only kernel).
-    store = tmp_path / "examples" / "tests.stubs_no_features" / "crashes.json"
+    store = tmp_path / "examples" / "tests.support.stubs_no_features" / "crashes.json"
     store.parent.mkdir(parents=True)
     spec = ("batch=1 seqlen_q=3 seqlen_k=5 heads=2 kv_heads=2 head_dim=8 dtype=float32 causal=False window=-1,-1 "
             "softmax_scale=None layout=contiguous values=normal seed=0")
@@ -858,7 +858,7 @@ def test_a_stored_case_outside_the_implementation_s_features_is_reported_as_stal
                {"property": "out_matches_reference", "case": spec.replace("causal=False", "causal=True"), "kind": "hang"},
                {"property": "out_matches_reference", "case": spec, "kind": "hang"}]
     store.write_text(json.dumps(entries))
-    status, result = fuzz(tmp_path, "tests.stubs:no_features", "--replay-only", budget=60)
+    status, result = fuzz(tmp_path, "tests.support.stubs:no_features", "--replay-only", budget=60)
     assert status == EXIT_OK and result["failures"] == []
     assert result["by_property"] == {"out_matches_reference": 1}, "only the entry inside the features is replayed"
     problems = {(entry["property"], entry["case"]): entry["problem"] for entry in result["stale"]}
@@ -869,11 +869,11 @@ def test_a_stored_case_outside_the_implementation_s_features_is_reported_as_stal
 
 
 def test_a_stored_crash_that_now_fails_a_property_is_reported_as_stored_not_as_shrunk(tmp_path, capsys):
-    store = tmp_path / "examples" / "tests.buggy_additive_mask" / "crashes.json"
+    store = tmp_path / "examples" / "tests.support.buggy_additive_mask" / "crashes.json"
     store.parent.mkdir(parents=True)
     spec = "batch=1 seqlen_q=2 seqlen_k=3 heads=1 kv_heads=1 head_dim=8 dtype=float32 seed=1 mask=random:0.0"
     store.write_text(json.dumps([{"property": "out_matches_reference", "case": spec, "kind": "crash"}]))
-    status, result = fuzz(tmp_path, "tests.buggy:additive_mask", "--replay-only", budget=60)
+    status, result = fuzz(tmp_path, "tests.support.buggy:additive_mask", "--replay-only", budget=60)
     assert status == EXIT_FOUND
     [failure] = result["failures"]
     assert failure["kind"] == "property" and failure["shrunk"] is False
@@ -882,19 +882,19 @@ def test_a_stored_crash_that_now_fails_a_property_is_reported_as_stored_not_as_s
 
 
 def test_replay_only_with_nothing_stored_says_so_and_is_no_confirmed_fix(tmp_path, capsys):
-    status, result = fuzz(tmp_path, "tests.buggy:correct", "--replay-only", budget=30)
+    status, result = fuzz(tmp_path, "tests.support.buggy:correct", "--replay-only", budget=30)
     assert status == EXIT_USAGE and result is None
-    database = crash_store.database_folder(tmp_path / "examples", "tests.buggy:correct")
+    database = crash_store.database_folder(tmp_path / "examples", "tests.support.buggy:correct")
     assert f"nothing stored to replay in {database}" in capsys.readouterr().err
     # Examples stored under no key of the chosen properties: found only by replaying, and still no fix confirmed.
     (database / "0123456789abcdef").mkdir(parents=True)
     (database / "0123456789abcdef" / "fedcba9876543210").write_bytes(b"\x00\x01")
-    status, result = fuzz(tmp_path, "tests.buggy:correct", "--replay-only", budget=30)
+    status, result = fuzz(tmp_path, "tests.support.buggy:correct", "--replay-only", budget=30)
     assert status == EXIT_USAGE and result["cases"] == 0
     assert f"nothing replayed from {database}" in capsys.readouterr().err
 
 
-def printed_summary(result, monkeypatch, *, width=60, impl="tests.misbehaving:segfault") -> str:
+def printed_summary(result, monkeypatch, *, width=60, impl="tests.support.misbehaving:segfault") -> str:
     """What the fuzz summary prints for ``result`` on a console ``width`` columns wide."""
     from rich.console import Console
 
@@ -911,7 +911,7 @@ def test_identical_crash_reports_print_once_with_their_count(monkeypatch):
     def crash(case, thread, seconds):
         # What faulthandler quotes differs between processes (the thread's address), not the outcome.
         evidence = f"{died}\nthe worker's last output:\n  Current thread 0x{thread:016x} (most recent call first):"
-        return fuzz_engine.Failure("crash", "out_matches_reference", case, evidence, "tests.misbehaving:segfault",
+        return fuzz_engine.Failure("crash", "out_matches_reference", case, evidence, "tests.support.misbehaving:segfault",
                                    seconds)
 
     result = fuzz_engine.FuzzResult(cases=3, seconds=9.0, failures=[
@@ -932,14 +932,14 @@ def test_identical_hang_reports_print_once_with_their_count_whatever_their_secon
         evidence = evidence or (f"{ran_long} besides {compiling} s of compiling Triton kernels, which it does not "
                                 f"count; the worker was killed")
         return fuzz_engine.Failure("hang", "out_matches_reference", case, evidence + "\nthe worker's last output:",
-                                   "tests.misbehaving:hang", seconds, case_timeout=120.0)
+                                   "tests.support.misbehaving:hang", seconds, case_timeout=120.0)
 
     compiled_too_long = ("the case spent 731 s compiling Triton kernels, past the per-case timeout of 120 s and the "
                          "600 s more allowed for compiling; the worker was killed")
     result = fuzz_engine.FuzzResult(cases=3, seconds=900.0, failures=[
         hang(spec, 12, 130.0), hang(spec, 47, 260.0), hang(spec.replace("seed=4", "seed=5"), 3, 390.0),
         hang(spec, 5, 520.0), hang(spec, 0, 850.0, compiled_too_long)])
-    out = printed_summary(result, monkeypatch, width=250, impl="tests.misbehaving:hang")
+    out = printed_summary(result, monkeypatch, width=250, impl="tests.support.misbehaving:hang")
     assert out.count(ran_long) == 2, out
     assert "hang of a worker process (3 times)" in out
     assert out.count(f"case: {spec}\n") == 2, "the hang that compiled too long is another outcome"
@@ -948,10 +948,10 @@ def test_identical_hang_reports_print_once_with_their_count_whatever_their_secon
 
 def test_the_summary_keeps_its_numbers_whole_on_a_narrow_console(monkeypatch):
     result = fuzz_engine.FuzzResult(cases=0, seconds=1.5)
-    assert "tests.buggy:correct on cpu: 0 cases in 1.5 s" in printed_summary(result, monkeypatch,
-                                                                           impl="tests.buggy:correct")
+    assert "tests.support.buggy:correct on cpu: 0 cases in 1.5 s" in printed_summary(result, monkeypatch,
+                                                                           impl="tests.support.buggy:correct")
     result.count("out_matches_reference", [])
-    assert "1 cases in 1.5 s" in printed_summary(result, monkeypatch, impl="tests.buggy:correct")
+    assert "1 cases in 1.5 s" in printed_summary(result, monkeypatch, impl="tests.support.buggy:correct")
 
 
 cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
@@ -962,7 +962,7 @@ import json, sys, torch
 from flashcheck import case_sizes, cli, protocol
 from flashcheck.engine import fuzz as fuzz_engine
 from flashcheck.properties import PROPERTIES
-from tests import buggy
+from tests.support import buggy
 status = cli.main(sys.argv[1:])
 print(json.dumps({"status": status, "cuda_initialized": torch.cuda.is_initialized()}))
 """
@@ -989,7 +989,7 @@ def test_an_illegal_address_on_the_gpu_is_fatal_and_the_parent_never_touches_cud
     # One worker: with several, every worker's first case fails at about the same moment,
     # and each of those is reported, however low --max-crashes is.
     status, result, parent_used_cuda = fuzz_on_cuda(
-        tmp_path, "tests.misbehaving:illegal_address", "--budget", "60", "--max-crashes", "1", "--workers", "1")
+        tmp_path, "tests.support.misbehaving:illegal_address", "--budget", "60", "--max-crashes", "1", "--workers", "1")
     assert status == EXIT_FOUND
     [fatal] = result["failures"]
     assert fatal["kind"] == "fatal" and fatal["case"] is not None and fatal["case"] in fatal["replay"]
@@ -1005,7 +1005,7 @@ def test_workers_are_spread_over_the_gpus(tmp_path):
     # error is what the tolerance doubles), so that no finding can stop a worker early. The
     # budget counts the workers' start: beside ci/gpu.sh's 16 test workers on 16 cores, a
     # worker given 20 s finished no case (H100 host, 2026-11-24).
-    status, result, parent_used_cuda = fuzz_on_cuda(tmp_path, "tests.buggy:correct", "--budget", "60",
+    status, result, parent_used_cuda = fuzz_on_cuda(tmp_path, "tests.support.buggy:correct", "--budget", "60",
                                                     "--property", "out_matches_reference", "--workers", str(gpus))
     assert status == EXIT_OK
     # The GPU ids the fuzzer was given: this process's own CUDA_VISIBLE_DEVICES (pytest-xdist
@@ -1037,7 +1037,7 @@ def test_a_checked_case_gives_back_the_gpu_memory_it_cached_only_beyond_a_worker
     before = torch.cuda.memory_reserved()
     torch.cuda.reset_peak_memory_stats()
     verdict = decide(PROPERTIES["out_matches_reference"], buggy.correct, case, device="cuda",
-                     impl_name="tests.buggy:correct")
+                     impl_name="tests.support.buggy:correct")
     assert verdict.outcome is Outcome.PASSED
     taken = torch.cuda.max_memory_reserved() - before
     kept = torch.cuda.memory_reserved() - before
@@ -1054,7 +1054,7 @@ def test_an_output_where_nothing_can_be_created_is_refused_before_any_work_whate
         tmp_path, monkeypatch, capsys, argument, path):
     # /proc lets root pass os.access(W_OK) and creates nothing: only trying tells.
     monkeypatch.setattr(fuzz_workers, "fuzz", lambda *a, **k: pytest.fail("a worker was started"))
-    status = flashcheck(["fuzz", "--impl", "tests.buggy:correct", "--budget", "30", "--device", "cpu",
+    status = flashcheck(["fuzz", "--impl", "tests.support.buggy:correct", "--budget", "30", "--device", "cpu",
                          "--workers", "1", *(["--database", str(tmp_path / "examples")] if argument == "--json" else []),
                          argument, path])
     assert status == EXIT_USAGE
@@ -1073,7 +1073,7 @@ def test_a_json_file_that_cannot_be_written_at_the_end_is_one_line_after_the_sum
         return fuzz_engine.FuzzResult(cases=3, seconds=1.0)
 
     monkeypatch.setattr(fuzz_workers, "fuzz", run_that_loses_the_folder)
-    status = flashcheck(["fuzz", "--impl", "tests.buggy:correct", "--budget", "30", "--device", "cpu", "--workers",
+    status = flashcheck(["fuzz", "--impl", "tests.support.buggy:correct", "--budget", "30", "--device", "cpu", "--workers",
                          "1", "--database", str(tmp_path / "examples"), "--json", str(folder / "result.json")])
     assert status == EXIT_USAGE
     captured = capsys.readouterr()

@@ -11,9 +11,9 @@ import pytest
 from flashcheck import case_sizes
 from flashcheck.engine import fuzz, fuzz_events
 from flashcheck.engine.fuzz_result import Failure
-from tests import buggy
+from tests.support import buggy
 
-FAILURE = Failure("property", "out_matches_reference", "batch=1 seqlen_q=2", "out differs", "tests.buggy:correct")
+FAILURE = Failure("property", "out_matches_reference", "batch=1 seqlen_q=2", "out differs", "tests.support.buggy:correct")
 
 EVERY_EVENT = [
     fuzz_events.Passed("out_matches_reference", "batch=1 seqlen_q=2", ("float32", "causal"), 1.5, 0.5, 2),
@@ -42,7 +42,7 @@ def test_an_event_crosses_a_process_boundary_unchanged_and_cannot_be_changed(eve
 def test_the_in_process_engine_reports_what_happens_as_events_in_order():
     events = []
     result = fuzz.fuzz_in_process(
-        buggy.additive_mask, impl_name="tests.buggy:additive_mask", budget=120, device="cpu",
+        buggy.additive_mask, impl_name="tests.support.buggy:additive_mask", budget=120, device="cpu",
         sizes=case_sizes.choose("interpreter"), seed=1, properties=["grads_match_reference", "out_matches_reference"],
         on_event=events.append, shrink_time=0,
     )

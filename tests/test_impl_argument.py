@@ -9,7 +9,7 @@ import pytest
 from flashcheck.cli.commands import EXIT_USAGE
 from flashcheck.engine import fuzz_workers
 from flashcheck.regress import corpus_workers, error_report
-from tests.cli_process import flashcheck
+from tests.support.cli_process import flashcheck
 
 PLAIN_CASE = "batch=1 seqlen_q=4 seqlen_k=6 heads=1 kv_heads=1 head_dim=8 dtype=float32 seed=3"
 
@@ -35,14 +35,14 @@ def report(tmp_path):
 
 
 @pytest.mark.parametrize("impl, message", [
-    ("tests.stubs:unknown_feature",
-     "--impl tests.stubs:unknown_feature: flashcheck_features names unknown feature 'casual'; known:"),
-    ("tests.stubs:device_kind_misspelt",
-     "--impl tests.stubs:device_kind_misspelt: flashcheck_features_by_device names 'gpu', not a device kind"),
-    ("tests.stubs:misnamed_not_applicable",
-     "--impl tests.stubs:misnamed_not_applicable: flashcheck_not_applicable names unknown property 'empty_row_exact'"),
-    ("tests.raises_at_import:attention",
-     "--impl: cannot import module 'tests.raises_at_import' of 'tests.raises_at_import:attention': RuntimeError"),
+    ("tests.support.stubs:unknown_feature",
+     "--impl tests.support.stubs:unknown_feature: flashcheck_features names unknown feature 'casual'; known:"),
+    ("tests.support.stubs:device_kind_misspelt",
+     "--impl tests.support.stubs:device_kind_misspelt: flashcheck_features_by_device names 'gpu', not a device kind"),
+    ("tests.support.stubs:misnamed_not_applicable",
+     "--impl tests.support.stubs:misnamed_not_applicable: flashcheck_not_applicable names unknown property 'empty_row_exact'"),
+    ("tests.support.raises_at_import:attention",
+     "--impl: cannot import module 'tests.support.raises_at_import' of 'tests.support.raises_at_import:attention': RuntimeError"),
     ("no-such-impl", "--impl: unknown implementation 'no-such-impl'"),
 ], ids=["unknown-feature", "unknown-device-kind", "unknown-not-applicable-property", "raises-at-import", "unknown-name"])
 @pytest.mark.parametrize("command", [fuzz, check, baseline_record, baseline_check, report],

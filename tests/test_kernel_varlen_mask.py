@@ -4,7 +4,7 @@ Checked against the kernel's own dense path (varlen must equal one dense call pe
 sequence, bitwise: a sequence's programs run the same tiles in the same order as a dense
 call on its tokens) and against a float64 masked attention written out below. The checks
 are plain functions of an implementation (or of raw launchers) so that the planted bugs of
-``tests/mutants.py`` are shown to be caught by the very checks the correct kernel passes.
+``tests/support/mutants.py`` are shown to be caught by the very checks the correct kernel passes.
 Sizes are small (a few dozen tokens; 32 x 16 blocks in the interpreter, so several blocks
 per sequence).
 """
@@ -18,8 +18,8 @@ import torch
 
 from flashcheck.kernels import backward, config, flash_attention, forward
 
-from tests import mutants
-from tests.witness import allowed_matrix as band
+from tests.support import mutants
+from tests.support.witness import allowed_matrix as band
 
 DTYPES = [torch.float16, torch.bfloat16, torch.float32]
 

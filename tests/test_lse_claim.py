@@ -8,7 +8,7 @@ from flashcheck import case_sizes, protocol
 from flashcheck.engine.fuzz import fuzz_in_process
 from flashcheck.peers import fa4
 from kernels import interface
-from tests import domain_kernels, standalone_kernels
+from tests.support import domain_kernels, standalone_kernels
 
 
 def fuzz_gradients(impl, name: str, cases: int):
@@ -59,9 +59,9 @@ def test_without_the_claim_every_summary_says_the_lse_gradient_was_not_checked(c
 
 
 def test_check_says_what_a_passing_case_did_not_check(capsys):
-    from tests.cli_process import flashcheck
+    from tests.support.cli_process import flashcheck
 
-    status = flashcheck(["check", "--impl", "tests.domain_kernels:detached_lse_unclaimed", "--device", "cpu",
+    status = flashcheck(["check", "--impl", "tests.support.domain_kernels:detached_lse_unclaimed", "--device", "cpu",
                          "--property", "grads_match_reference", "--case",
                          "batch=1 seqlen_q=4 seqlen_k=4 heads=1 kv_heads=1 head_dim=16 dtype=float32 seed=1"])
     printed = capsys.readouterr().out

@@ -15,7 +15,7 @@ from flashcheck import peers
 from flashcheck.engine import crash_store, fuzz_workers, placement
 from flashcheck.mutation import mutants
 from flashcheck.kernels import interface, mutations
-from tests.cli_process import flashcheck, needs_interpreter_numpy
+from tests.support.cli_process import flashcheck, needs_interpreter_numpy
 
 CATALOGUE = "flashcheck.kernels.mutations"
 # 20 s per fuzz run: a worker's start alone took most of 6 s on a busy 2-core machine.
@@ -241,7 +241,7 @@ def test_a_mutation_that_changes_nothing_survives_unless_declared_equivalent(tmp
     # (an error, not a survival), so each run needs the time for a few cases beside its start
     # (8 s ran none with two mutants' workers and another test sharing 2 cores).
     report = tmp_path / "matrix.json"
-    status = flashcheck(["mutate", "--catalogue", "tests.noop_mutations", *FAST, "--budget", "20",
+    status = flashcheck(["mutate", "--catalogue", "tests.support.noop_mutations", *FAST, "--budget", "20",
                    "--properties", "out_matches_reference", "--database", str(tmp_path / "db"), "--json", str(report)])
     output = capsys.readouterr().out
     assert status == 1, output
@@ -262,7 +262,7 @@ def test_the_json_is_rewritten_after_each_mutant_so_a_stopped_run_keeps_its_matr
                 f"{{'found': False, 'cases': 1}}))", str(json_path)]
 
     monkeypatch.setattr(mutants, "fuzz_command", command)
-    flashcheck(["mutate", "--catalogue", "tests.noop_mutations", "--device", "cpu", "--budget", "3",
+    flashcheck(["mutate", "--catalogue", "tests.support.noop_mutations", "--device", "cpu", "--budget", "3",
                 "--database", str(tmp_path / "db"), "--json", str(report)])
     during = json.loads(snapshot.read_text())
     assert [m["name"] for m in during["mutants"]] == ["comment_only"] and during["pending"] == ["declared_comment_only"]

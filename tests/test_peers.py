@@ -3,7 +3,7 @@ validation of a call and its declines, and how flashcheck's commands and verdict
 
 No peer library is installed here; the per-library files (test_peers_flash_attn.py,
 test_peers_flaggems.py, test_peers_xformers.py, test_peers_sdpa_public.py) check each
-adapter's translation against a fake of its library (tests/peer_fakes.py).
+adapter's translation against a fake of its library (tests/support/peer_fakes.py).
 """
 from __future__ import annotations
 
@@ -27,8 +27,8 @@ from flashcheck.peers.common import LibraryMissing, Request
 from flashcheck.properties import PROPERTIES
 from flashcheck.protocol import ALL_FEATURES, DTYPE_NAMES, check_declaration, features_of
 from flashcheck.engine.verdict import Outcome, decide
-from tests import peer_fakes
-from tests.cli_process import flashcheck
+from tests.support import peer_fakes
+from tests.support.cli_process import flashcheck
 
 LIBRARY_PEERS = [name for name in peers.PEERS if not name.startswith("sdpa-public")]
 EXTRAS = {"fa4": "fa4", "fa4-varlen": "fa4", "fa4-deterministic": "fa4", "fa2": "fa2", "fa2-varlen": "fa2",
@@ -259,8 +259,8 @@ def test_calling_an_adapter_whose_library_is_missing_raises_library_missing(monk
 
 
 @pytest.mark.parametrize("command", [
-    ["fuzz", "--impl", "tests.stubs:unimportable_library", "--budget", "30", "--device", "cpu", "--workers", "1"],
-    ["check", "--impl", "tests.stubs:unimportable_library", "--property", "out_matches_reference", "--device", "cpu",
+    ["fuzz", "--impl", "tests.support.stubs:unimportable_library", "--budget", "30", "--device", "cpu", "--workers", "1"],
+    ["check", "--impl", "tests.support.stubs:unimportable_library", "--property", "out_matches_reference", "--device", "cpu",
      "--case", "batch=1 seqlen_q=4 seqlen_k=6 heads=1 kv_heads=1 head_dim=8 dtype=float32 seed=3"],
 ])
 def test_an_installed_library_that_cannot_be_imported_is_a_usage_error_before_any_case(command, capsys):
@@ -293,7 +293,7 @@ def test_an_adapter_that_translates_exactly_passes_a_property_against_its_fake(m
 
 
 @pytest.mark.skipif(os.environ.get("TRITON_INTERPRET") != "1",
-                    reason="runs `check --device cpu` in this process, which only a CPU test process may (tests/cli_process.py)")
+                    reason="runs `check --device cpu` in this process, which only a CPU test process may (tests/support/cli_process.py)")
 def test_check_exits_3_when_a_peer_declines_the_case(monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "flash_attn.cute", peer_fakes.fake_fa4())
     from flashcheck.peers import fa4

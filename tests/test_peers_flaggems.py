@@ -1,5 +1,5 @@
 """The FlagGems adapters (flaggems-sdpa, flaggems-flash, flaggems-varlen) against a fake of
-``flag_gems.ops`` (tests/peer_fakes.py).
+``flag_gems.ops`` (tests/support/peer_fakes.py).
 
 The fake follows the contracts the adapters assume, those of the aten operators FlagGems
 replaces: its SDPA takes ``(B, H, N, D)``, a top-left ``is_causal`` and a boolean mask with
@@ -17,7 +17,7 @@ import pytest
 import torch
 
 from flashcheck.peers import flaggems, flaggems_call
-from tests import peer_fakes
+from tests.support import peer_fakes
 
 
 @pytest.fixture

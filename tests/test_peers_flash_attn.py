@@ -1,7 +1,7 @@
 """The FlashAttention-4 (fa4, fa4-varlen, fa4-deterministic) and FlashAttention-2 (fa2,
 fa2-varlen) adapters against fakes of ``flash_attn.cute`` and ``flash_attn``.
 
-Each fake (tests/peer_fakes.py) takes its library's conventions, asserts the encodings it
+Each fake (tests/support/peer_fakes.py) takes its library's conventions, asserts the encodings it
 documents (FA4: an unbounded window side is None; FA2: -1; int32 cu_seqlens), records what
 reaches it and returns a float64 reference in its own layout (lse natural log, ``(B, H, Nq)``
 dense, ``(H, Tq)`` packed). The adapter's result must be the protocol's answer: out
@@ -16,7 +16,7 @@ import torch
 
 from flashcheck.case import Case
 from flashcheck.peers import fa2, fa4
-from tests import peer_fakes
+from tests.support import peer_fakes
 
 # (b, nq, nk, h, hkv, d, causal, window)
 CASES = [

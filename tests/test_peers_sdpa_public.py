@@ -16,7 +16,7 @@ from flashcheck.case import Case
 from flashcheck.peers import sdpa_public
 from flashcheck.properties import PROPERTIES
 from flashcheck.protocol import features_of
-from tests import peer_fakes
+from tests.support import peer_fakes
 
 #: Small cases, interpreter-size: a mask, windows, causal with Nq != Nk, GQA, empty rows, layouts.
 SPECS = [

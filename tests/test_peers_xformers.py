@@ -1,4 +1,4 @@
-"""The xformers adapter against a fake of ``xformers.ops`` (tests/peer_fakes.py).
+"""The xformers adapter against a fake of ``xformers.ops`` (tests/support/peer_fakes.py).
 
 The fake's ``memory_efficient_attention`` takes ``[B, M, H, K]`` or, for GQA, ``[B, M, G, H, K]``
 with K/V expanded over each group's heads; it reads its ``attn_bias`` classes by their
@@ -14,7 +14,7 @@ import pytest
 import torch
 
 from flashcheck.peers import xformers
-from tests import peer_fakes
+from tests.support import peer_fakes
 
 
 def install(monkeypatch, refuse=None):

@@ -15,7 +15,7 @@ from flashcheck.compare import Violation
 from flashcheck.kernels import flash_attention
 from flashcheck.properties import PROPERTIES
 
-from tests import buggy, mutants
+from tests.support import buggy, mutants
 
 GQA = dict(heads=4, kv_heads=2)
 
@@ -113,7 +113,7 @@ def test_determinism_catches_a_race(property_name, racy):
 
 #: Properties of masks and packed sequences shown to catch bugs independently of the project
 #: kernel too: (property, pure-torch implementation with a planted bug, case that exposes
-#: it). The correct pure-torch implementation (tests/buggy.py) passes each case.
+#: it). The correct pure-torch implementation (tests/support/buggy.py) passes each case.
 SMALL_PACKED = dict(heads=2, kv_heads=1, causal=True)
 CAUGHT_WITHOUT_KERNEL = [
     ("varlen_matches_separate_calls", "across_documents", Case.packed(((3, 4), (2, 5), (4, 2)), **SMALL_PACKED)),

@@ -152,12 +152,12 @@ def test_a_repro_dir_that_cannot_be_written_is_a_usage_error_before_any_test(tin
 
 
 def test_a_divergence_confined_to_some_cases_is_expected_there_and_only_there(tiny):
-    explained = run_suite(tiny, "--flashcheck-impl", "tests.declared:too_large_when_causal",
+    explained = run_suite(tiny, "--flashcheck-impl", "tests.support.declared:too_large_when_causal",
                           "-k", "out_matches_reference", "-rx")
     explained.assert_outcomes(xfailed=1)
-    explained.stdout.fnmatch_lines(["*known divergence of tests.declared:too_large_when_causal (planted*observed on*",
+    explained.stdout.fnmatch_lines(["*known divergence of tests.support.declared:too_large_when_causal (planted*observed on*",
                                     "case: *causal=True*"])
-    unexplained = run_suite(tiny, "--flashcheck-impl", "tests.declared:too_large_everywhere",
+    unexplained = run_suite(tiny, "--flashcheck-impl", "tests.support.declared:too_large_everywhere",
                             "-k", "out_matches_reference")
     unexplained.assert_outcomes(failed=1)
     unexplained.stdout.fnmatch_lines(["*property out_matches_reference failed*", "*causal=False*"])
@@ -215,10 +215,10 @@ def test_a_property_the_features_exclude_is_a_skip_saying_why(tiny):
 
 @pytest.mark.parametrize("impl, property_name, reason", [
     # Without causal, window, mask or packing no key is ever hidden from a query: known before drawing.
-    ("tests.stubs:no_features", "future_keys_cannot_change_output",
+    ("tests.support.stubs:no_features", "future_keys_cannot_change_output",
      " draws cases that hide keys from queries, which need one of the features causal, mask, window or varlen"),
     # A mask and no band: only hypothesis's filter finds that no case is band-only.
-    ("tests.stubs:mask_only", "mask_equal_to_band_matches_flag",
+    ("tests.support.stubs:mask_only", "mask_equal_to_band_matches_flag",
      ": no case drawn inside the declared features is one it applies to"),
 ], ids=["known-before-drawing", "found-by-the-filter"])
 def test_a_property_no_case_can_be_drawn_for_inside_the_features_is_a_skip_saying_why(tiny, impl, property_name, reason):
@@ -228,22 +228,22 @@ def test_a_property_no_case_can_be_drawn_for_inside_the_features_is_a_skip_sayin
 
 
 def test_a_property_declared_not_applicable_is_a_skip_with_the_reason_listed_at_the_end(tiny):
-    result = run_suite(tiny, "--flashcheck-impl", "tests.stubs:square_causal_declared",
+    result = run_suite(tiny, "--flashcheck-impl", "tests.support.stubs:square_causal_declared",
                        "-k", "empty_rows_exact or out_matches_reference", "-rs")
     result.assert_outcomes(passed=1, skipped=1)  # only the property it names is left out
     result.stdout.fnmatch_lines([
         "*flashcheck properties declared not applicable (not run)*",
-        "*tests.stubs:square_causal_declared-empty_rows_exact*: declared not applicable by the implementation: "
+        "*tests.support.stubs:square_causal_declared-empty_rows_exact*: declared not applicable by the implementation: "
         "planted: its is_causal is top-left aligned, under which every row has a key",
-        "SKIPPED*not applicable to tests.stubs:square_causal_declared: empty_rows_exact declared not applicable by "
+        "SKIPPED*not applicable to tests.support.stubs:square_causal_declared: empty_rows_exact declared not applicable by "
         "the implementation: planted: its is_causal is top-left aligned*",
     ])
 
 
 def test_a_property_whose_every_case_is_declined_without_a_declaration_still_fails(tiny):
-    result = run_suite(tiny, "--flashcheck-impl", "tests.stubs:square_causal_undeclared", "-k", "empty_rows_exact")
+    result = run_suite(tiny, "--flashcheck-impl", "tests.support.stubs:square_causal_undeclared", "-k", "empty_rows_exact")
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*nothing was checked: tests.stubs:square_causal_undeclared declined every case "
+    result.stdout.fnmatch_lines(["*nothing was checked: tests.support.stubs:square_causal_undeclared declined every case "
                                  "drawn for empty_rows_exact (* × causal with Nq=* != Nk=*"])
     result.stdout.no_fnmatch_line("*declared not applicable*")
 
@@ -269,17 +269,17 @@ def test_the_option_wins_over_the_environment_variable(tiny, monkeypatch):
          "--flashcheck-examples: expected a positive integer (examples per property), got '-3'"),
         ((), {"FLASHCHECK_EXAMPLES": "many"},
          "$FLASHCHECK_EXAMPLES: expected a positive integer (examples per property), got 'many'"),
-        (("--flashcheck-impl", "tests.raises_at_import:attention"), {},
-         "--flashcheck-impl 'tests.raises_at_import:attention': cannot import module 'tests.raises_at_import' of "
-         "'tests.raises_at_import:attention': RuntimeError: this module is broken at import"),
-        (("--flashcheck-impl", "tests.raises_base_exception_at_import:attention"), {},
-         "--flashcheck-impl 'tests.raises_base_exception_at_import:attention': cannot import module "
-         "'tests.raises_base_exception_at_import' of 'tests.raises_base_exception_at_import:attention': "
+        (("--flashcheck-impl", "tests.support.raises_at_import:attention"), {},
+         "--flashcheck-impl 'tests.support.raises_at_import:attention': cannot import module 'tests.support.raises_at_import' of "
+         "'tests.support.raises_at_import:attention': RuntimeError: this module is broken at import"),
+        (("--flashcheck-impl", "tests.support.raises_base_exception_at_import:attention"), {},
+         "--flashcheck-impl 'tests.support.raises_base_exception_at_import:attention': cannot import module "
+         "'tests.support.raises_base_exception_at_import' of 'tests.support.raises_base_exception_at_import:attention': "
          "Abandoned: this module gave up at import"),
-        (("--flashcheck-impl", "tests.stubs:unknown_feature"), {},
-         "--flashcheck-impl 'tests.stubs:unknown_feature': flashcheck_features names unknown feature 'casual'; known: *"),
-        (("--flashcheck-impl", "tests.stubs:misnamed_not_applicable"), {},
-         "--flashcheck-impl 'tests.stubs:misnamed_not_applicable': flashcheck_not_applicable names unknown property "
+        (("--flashcheck-impl", "tests.support.stubs:unknown_feature"), {},
+         "--flashcheck-impl 'tests.support.stubs:unknown_feature': flashcheck_features names unknown feature 'casual'; known: *"),
+        (("--flashcheck-impl", "tests.support.stubs:misnamed_not_applicable"), {},
+         "--flashcheck-impl 'tests.support.stubs:misnamed_not_applicable': flashcheck_not_applicable names unknown property "
          "'empty_row_exact' (did you mean 'empty_rows_exact'?)*"),
     ],
     ids=["unknown-name", "missing-attribute", "impls-from-environment", "zero-shards", "shards-from-environment",

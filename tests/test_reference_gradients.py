@@ -17,7 +17,7 @@ import torch
 
 from flashcheck import reference, same_precision
 
-from tests.witness import allowed_matrix
+from tests.support.witness import allowed_matrix
 
 U32 = 2.0**-24
 UNIT_ROUNDOFF = {torch.float16: 2.0**-11, torch.bfloat16: 2.0**-8, torch.float32: U32}

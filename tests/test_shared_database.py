@@ -1,7 +1,7 @@
 """``--database redis://HOST:PORT/DB``: what one machine's run finds, the next run on any
 machine sharing the server replays first.
 
-Against a real ``redis-server`` started here on a free loopback port (:mod:`tests.redis_server`).
+Against a real ``redis-server`` started here on a free loopback port (:mod:`tests.support.redis_server`).
 The runs of two machines are two working directories, each with a local example folder of its
 own, that share nothing but the server's URL.
 """
@@ -19,9 +19,9 @@ from flashcheck import case_sizes
 from flashcheck.cli.commands import EXIT_FOUND, EXIT_USAGE
 from flashcheck.engine import crash_store, fuzz_events, shared_database
 from flashcheck.engine.fuzz import fuzz_in_process
-from tests import buggy
-from tests.cli_process import flashcheck
-from tests.redis_server import RedisServer, free_port, needs_redis_server
+from tests.support import buggy
+from tests.support.cli_process import flashcheck
+from tests.support.redis_server import RedisServer, free_port, needs_redis_server
 
 pytest.importorskip("redis", reason="the redis client comes with the dev extra")
 
@@ -44,7 +44,7 @@ def machine(tmp_path, monkeypatch, name: str):
     return folder
 
 
-def fuzz(database, *extra, impl="tests.buggy:additive_mask", budget=120, json_path=None):
+def fuzz(database, *extra, impl="tests.support.buggy:additive_mask", budget=120, json_path=None):
     arguments = ["fuzz", "--impl", impl, *CPU, "--budget", str(budget), "--database", database, *extra]
     if json_path is not None:
         arguments += ["--json", str(json_path)]
@@ -89,9 +89,9 @@ def test_a_campaign_reports_a_failure_another_machine_shrank_and_does_not_shrink
 @needs_redis_server
 def test_a_crash_stored_on_one_machine_is_replayed_first_on_another(tmp_path, monkeypatch, server):
     machine(tmp_path, monkeypatch, "first")
-    crashing = ["--impl", "tests.misbehaving:segfault", "--max-crashes", "1"]
+    crashing = ["--impl", "tests.support.misbehaving:segfault", "--max-crashes", "1"]
     assert flashcheck(["fuzz", *crashing, *CPU, "--budget", "60", "--database", server.url]) == EXIT_FOUND
-    stored = shared_database.SharedCrashes(server.url, "tests.misbehaving_segfault").entries()
+    stored = shared_database.SharedCrashes(server.url, "tests.support.misbehaving_segfault").entries()
     assert len(stored) == 1 and stored[0]["kind"] == "crash"
     machine(tmp_path, monkeypatch, "second")
     status = flashcheck(["fuzz", *crashing, *CPU, "--budget", "60", "--database", server.url, "--replay-only"])
@@ -109,7 +109,7 @@ def test_a_server_that_stops_mid_run_costs_a_warning_and_the_local_folder_keeps_
         if len(seen) == 1:
             server.stop()
 
-    result = fuzz_in_process(buggy.additive_mask, impl_name="tests.buggy:additive_mask", budget=600, device="cpu",
+    result = fuzz_in_process(buggy.additive_mask, impl_name="tests.support.buggy:additive_mask", budget=600, device="cpu",
                              sizes=case_sizes.choose("interpreter"), seed=1, properties=["out_matches_reference"],
                              database=str(local), shared_database=server.url,
                              after_case=stop_the_server_after_the_first_case)

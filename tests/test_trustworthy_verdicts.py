@@ -14,7 +14,7 @@ from flashcheck.compare import Violation
 from flashcheck.properties import PROPERTIES, memory
 from flashcheck.properties.registry import NotRunnableHere
 
-from tests import buggy, cli_process, unusual
+from tests.support import buggy, cli_process, unusual
 
 #: Cases without a single key: dense (Nk = 0) and packed (one sequence, queries but no keys).
 NO_KEYS = [
@@ -131,7 +131,7 @@ def test_an_error_raised_by_the_implementation_s_code_outside_a_call_into_it_is_
     uses it: a finding about the implementation, where it raised, never "a bug in flashcheck"."""
     case = Case(seqlen_q=3, seqlen_k=4, heads=2, kv_heads=1, dtype="float32")
     found = verdict.decide(PROPERTIES["out_matches_reference"], unusual.returns_a_refusing_tensor, case, device="cpu",
-                           impl_name="tests.unusual:returns_a_refusing_tensor")
+                           impl_name="tests.support.unusual:returns_a_refusing_tensor")
     assert found.outcome is verdict.Outcome.FAILED, found
     assert "the implementation raised RuntimeError: Refusing does not do" in found.failure.evidence
     assert "unusual.py" in found.failure.evidence and "__torch_function__" in found.failure.evidence
@@ -230,7 +230,7 @@ def test_the_commands_say_the_memory_property_runs_on_cuda_only(capsys):
     assert cli.main(["list"]) == EXIT_OK
     assert "repeated_calls_do_not_grow_memory: Repeated identical calls" in capsys.readouterr().out
     # In a fresh process where this one runs GPU kernels: --device cpu needs the interpreter.
-    status = cli_process.flashcheck(["check", "--impl", "tests.buggy:leaks_memory", "--property",
+    status = cli_process.flashcheck(["check", "--impl", "tests.support.buggy:leaks_memory", "--property",
                                      "repeated_calls_do_not_grow_memory", "--case", "seqlen_q=2 seqlen_k=2 dtype=float32",
                                      "--device", "cpu"])
     assert status == EXIT_USAGE and "not run" in capsys.readouterr().err

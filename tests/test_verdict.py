@@ -22,9 +22,9 @@ from flashcheck.properties import PROPERTIES
 from flashcheck.properties.registry import Property
 from flashcheck.engine import attribution, verdict
 from flashcheck.engine.verdict import FlashcheckError, Outcome, decide
-from tests import buggy, declared, misbehaving, stubs, unusual
+from tests.support import buggy, declared, misbehaving, stubs, unusual
 
-#: Three queries: the planted misbehaviours of tests.misbehaving act on more than one.
+#: Three queries: the planted misbehaviours of tests.support.misbehaving act on more than one.
 CASE = Case(seqlen_q=3, seqlen_k=5, heads=2, kv_heads=1, head_dim=8, dtype="float32")
 OUT = PROPERTIES["out_matches_reference"]
 GRADS = PROPERTIES["grads_match_reference"]
@@ -52,7 +52,7 @@ def calls_an_operator_missing_on_the_cpu(q, k, v, **kwargs):
 
 
 def _with_backward(act):
-    """:data:`tests.buggy.correct` whose output goes through a custom autograd function whose
+    """:data:`tests.support.buggy.correct` whose output goes through a custom autograd function whose
     backward runs ``act()`` before it passes the gradient on."""
     class Acting(torch.autograd.Function):
         @staticmethod
@@ -87,7 +87,7 @@ def flashcheck_property(error):
 
 
 def test_a_property_that_holds_passes():
-    verdict = decide(OUT, buggy.correct, CASE, device="cpu", impl_name="tests.buggy:correct")
+    verdict = decide(OUT, buggy.correct, CASE, device="cpu", impl_name="tests.support.buggy:correct")
     assert verdict.outcome is Outcome.PASSED and verdict.checked
 
 
@@ -112,7 +112,7 @@ def test_a_property_failure_cannot_be_built_without_its_implementation_property_
 
 
 def test_an_exception_the_implementation_raises_fails_the_property_with_the_error_as_evidence():
-    verdict = decide(OUT, misbehaving.raising, CASE, device="cpu", impl_name="tests.misbehaving:raising")
+    verdict = decide(OUT, misbehaving.raising, CASE, device="cpu", impl_name="tests.support.misbehaving:raising")
     assert verdict.outcome is Outcome.FAILED
     assert "the implementation raised RuntimeError: planted" in verdict.failure.evidence
     assert "misbehaving.py" in verdict.failure.evidence, "where in the implementation it was raised"
@@ -131,7 +131,7 @@ def test_a_not_implemented_error_from_an_operator_the_implementation_calls_is_no
 
 
 def test_an_output_on_another_device_fails_the_protocol_and_is_not_a_decline():
-    verdict = decide(OUT, stubs.out_on_meta, CASE, device="cpu", impl_name="tests.stubs:out_on_meta")
+    verdict = decide(OUT, stubs.out_on_meta, CASE, device="cpu", impl_name="tests.support.stubs:out_on_meta")
     assert verdict.outcome is Outcome.FAILED
     assert "out must be on q's device cpu, got a tensor on meta" in verdict.failure.evidence
 
@@ -139,20 +139,20 @@ def test_an_output_on_another_device_fails_the_protocol_and_is_not_a_decline():
 @pytest.mark.parametrize("error", [NotImplementedError("flashcheck's own"), ValueError("flashcheck's own")],
                          ids=["NotImplementedError", "ValueError"])
 def test_an_error_of_flashchecks_own_code_is_flashchecks_never_a_decline_or_a_finding(error):
-    verdict = decide(flashcheck_property(error), buggy.correct, CASE, device="cpu", impl_name="tests.buggy:correct")
+    verdict = decide(flashcheck_property(error), buggy.correct, CASE, device="cpu", impl_name="tests.support.buggy:correct")
     assert verdict.outcome is Outcome.FLASHCHECK_ERROR and not verdict.checked and verdict.failure is None
     assert isinstance(verdict.error, FlashcheckError) and verdict.error.original is error
     report = str(verdict.error)
-    assert "a bug in flashcheck, not a finding about tests.buggy:correct" in report
+    assert "a bug in flashcheck, not a finding about tests.support.buggy:correct" in report
     assert "Traceback (most recent call last)" in report and "flashcheck's own" in report
     assert verdict.replay in report
 
 
 def test_running_out_of_memory_in_flashchecks_own_computation_is_not_called_a_finding_nor_a_bug():
     verdict = decide(flashcheck_property(torch.OutOfMemoryError("CUDA out of memory")), buggy.correct, CASE,
-                     device="cpu", impl_name="tests.buggy:correct")
+                     device="cpu", impl_name="tests.support.buggy:correct")
     assert verdict.outcome is Outcome.FLASHCHECK_ERROR
-    assert "the device ran out of memory in flashcheck's own computation, not a finding about tests.buggy:correct" \
+    assert "the device ran out of memory in flashcheck's own computation, not a finding about tests.support.buggy:correct" \
         in str(verdict.error)
 
 
@@ -166,7 +166,7 @@ def test_an_error_in_the_backward_pass_of_what_the_implementation_returned_is_th
     assert declining.outcome is Outcome.DECLINED and declining.reason == "backward: not yet"
 
 
-#: Without keys :data:`tests.unusual.zeros_from_q_only_without_keys` builds its output from q
+#: Without keys :data:`tests.support.unusual.zeros_from_q_only_without_keys` builds its output from q
 #: alone: autograd has no path to k and v.
 NO_KEYS = Case(seqlen_q=3, seqlen_k=0, heads=2, kv_heads=1, head_dim=8, dtype="float32")
 
@@ -214,7 +214,7 @@ def test_autograd_refusing_the_arguments_of_flashchecks_own_call_is_flashchecks_
         misuse(impl, case)
 
     prop = Property("misuses_autograd", check, "a property asking autograd for what it cannot give")
-    impl_name = "tests.unusual:zeros_from_q_only_without_keys"
+    impl_name = "tests.support.unusual:zeros_from_q_only_without_keys"
     verdict = decide(prop, unusual.zeros_from_q_only_without_keys, NO_KEYS, device="cpu", impl_name=impl_name)
     assert verdict.outcome is Outcome.FLASHCHECK_ERROR, verdict
     assert isinstance(verdict.error, FlashcheckError) and message in str(verdict.error.original)
@@ -266,20 +266,20 @@ def test_an_error_raised_by_what_the_implementation_recorded_for_the_backward_pa
 
 def test_a_fatal_error_is_fatal_with_the_replay_line():
     verdict = decide(OUT, misbehaving.fatal_cuda_error, CASE, device="cpu",
-                     impl_name="tests.misbehaving:fatal_cuda_error")
+                     impl_name="tests.support.misbehaving:fatal_cuda_error")
     assert verdict.outcome is Outcome.FATAL and verdict.checked
     assert "CUDA error: an illegal memory access" in str(verdict.error)
     assert "fatal: the implementation raised RuntimeError" in verdict.failure.evidence
-    assert "reproduce: flashcheck check --impl tests.misbehaving:fatal_cuda_error" in str(verdict)
+    assert "reproduce: flashcheck check --impl tests.support.misbehaving:fatal_cuda_error" in str(verdict)
 
 
 def test_a_failure_a_declared_divergence_explains_is_known_and_one_it_does_not_is_a_failure():
     causal = decide(OUT, declared.too_large_everywhere, CASE.replace(causal=True), device="cpu",
-                    impl_name="tests.declared:too_large_everywhere")
+                    impl_name="tests.support.declared:too_large_everywhere")
     assert causal.outcome is Outcome.KNOWN and causal.checked
     assert causal.reason == str(declared.CAUSAL_ONLY) and "out differs" in causal.failure.evidence
     assert decide(OUT, declared.too_large_everywhere, CASE, device="cpu",
-                  impl_name="tests.declared:too_large_everywhere").outcome is Outcome.FAILED
+                  impl_name="tests.support.declared:too_large_everywhere").outcome is Outcome.FAILED
 
 
 def test_the_implementation_is_named_as_its_replay_line_needs():
@@ -362,7 +362,7 @@ def test_flashcheck_s_adapters_still_decline_once_flashcheck_lies_in_a_virtualen
 #: library installed beside it, which raises NotImplementedError of its own.
 INSTALLED_KERNEL = '''
 import otherlib
-from tests import buggy
+from tests.support import buggy
 
 
 def attention(q, k, v, **kwargs):

@@ -2,13 +2,13 @@
 bug of flashcheck's own (:data:`PROPERTY`, raising after it called the implementation): for
 the worker processes of ``flashcheck fuzz`` and ``flashcheck check --case-timeout``, which
 know only the implementation's name and import its module, while the properties they run are
-flashcheck's. The property's code lies here, the implementation's in :mod:`tests.buggy`, so
+flashcheck's. The property's code lies here, the implementation's in :mod:`tests.support.buggy`, so
 that what the property raises is flashcheck's error, not the implementation's."""
 
 from __future__ import annotations
 
 from flashcheck.properties import PROPERTIES, Property
-from tests import buggy
+from tests.support import buggy
 
 NAME = "property_with_a_bug"
 
@@ -22,5 +22,5 @@ def _check(impl, case, *, device=None):
 PROPERTY = Property(NAME, _check, "a property whose own code raises")
 PROPERTIES.setdefault(NAME, PROPERTY)
 
-#: Correct (:data:`tests.buggy.correct`).
+#: Correct (:data:`tests.support.buggy.correct`).
 attention = buggy.correct

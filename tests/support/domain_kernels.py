@@ -1,5 +1,5 @@
 """Held-out implementations that declare a case domain or a known divergence, built on the
-plain-torch ``correct`` kernel of :mod:`tests.standalone_kernels`.
+plain-torch ``correct`` kernel of :mod:`tests.support.standalone_kernels`.
 
 - ``small_square``: runs head dims 16 and 32 with equal query and key lengths only (declines the
   rest with NotImplementedError, as a library's documented contract would), and declares exactly
@@ -17,7 +17,7 @@ import math
 
 from flashcheck.divergences import KnownDivergence
 from flashcheck.case_predicates import negative_softmax_scale
-from tests import standalone_kernels
+from tests.support import standalone_kernels
 
 FEATURES = standalone_kernels.FEATURES | {"float16", "bfloat16", "float32"}
 

@@ -3,7 +3,7 @@ paths (flashcheck must pass them), and ones with a fault whose report must name 
 cause.
 
 Each is built on flashcheck's plain same-precision attention behind the protocol
-(:data:`tests.buggy.correct`, packed input as a batch of one under the document mask),
+(:data:`tests.support.buggy.correct`, packed input as a batch of one under the document mask),
 which autograd differentiates, and declares "backward" on top of buggy's features.
 """
 from __future__ import annotations
@@ -12,7 +12,7 @@ import math
 
 import torch
 
-from tests import buggy
+from tests.support import buggy
 
 FEATURES = buggy.FEATURES | {"backward"}
 
@@ -75,7 +75,7 @@ def _rounding_per_layout(attention):
 #: Correct; rounds differently (by one ulp) when an input is a strided view.
 rounding_per_layout = _rounding_per_layout(buggy.correct)
 
-#: Reads one token past the end of packed k and v (:func:`tests.buggy.reads_past_the_end`: NaN
+#: Reads one token past the end of packed k and v (:func:`tests.support.buggy.reads_past_the_end`: NaN
 #: in the padded layout) and rounds differently per layout: a leak behind layout-dependent
 #: rounding.
 leaks_and_rounds_per_layout = _rounding_per_layout(buggy.reads_past_the_end)

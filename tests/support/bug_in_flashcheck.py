@@ -1,10 +1,10 @@
 """Properties with a bug in their own code, registered when this module is imported, beside
-an implementation that crashes once (:data:`tests.misbehaving.crashes_once`): for runs that
+an implementation that crashes once (:data:`tests.support.misbehaving.crashes_once`): for runs that
 find something and then meet an error of flashcheck's own code. A property's code is
 flashcheck's side of the check, not the implementation's (it lies in another file than the
 implementation's: :func:`flashcheck.engine.verdict.decide`).
 
-``--impl tests.bug_in_flashcheck:attention --property out_matches_reference --property
+``--impl tests.support.bug_in_flashcheck:attention --property out_matches_reference --property
 property_with_a_bug``: the first worker crashes on its first case, the next passes its
 turn of ``out_matches_reference``, then fails in ``property_with_a_bug``'s code.
 ``--property property_failing_then_with_a_bug``: a failure is found on the first case, and
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from flashcheck.compare import Violation
 from flashcheck.properties import PROPERTIES, Property
-from tests.misbehaving import crashes_once as attention  # noqa: F401  (the implementation --impl names)
+from tests.support.misbehaving import crashes_once as attention  # noqa: F401  (the implementation --impl names)
 
 #: The name the property is registered under.
 NAME = "property_with_a_bug"

@@ -20,7 +20,7 @@ import pytest
 
 from flashcheck import cli
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 #: For tests that run Triton kernels under the interpreter in a fresh process: Triton 3.6's
 #: interpreter converts one-element arrays with int(), which numpy 2.4 rejects. The CPU CI pins

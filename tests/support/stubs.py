@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import torch
 
-from tests import buggy
+from tests.support import buggy
 
 
 def declines_everything(q, k, v, **kwargs):

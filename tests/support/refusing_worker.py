@@ -6,4 +6,4 @@ import multiprocessing
 if multiprocessing.parent_process() is not None:
     raise ImportError("this module refuses to load in a worker process")
 
-from tests.buggy import correct as attention  # noqa: E402,F401
+from tests.support.buggy import correct as attention  # noqa: E402,F401

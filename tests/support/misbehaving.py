@@ -1,6 +1,6 @@
 """Implementations that take their process down, for the fuzzer's crash and hang isolation.
 
-Each wraps the correct pure-torch implementation of :mod:`tests.buggy` and misbehaves on
+Each wraps the correct pure-torch implementation of :mod:`tests.support.buggy` and misbehaves on
 every case with more than one query, so that a run meets it at once and the smallest
 case hypothesis draws first (one query) passes. Float32 only, to keep the runs short.
 """
@@ -11,7 +11,7 @@ import ctypes
 import os
 import time
 
-from tests import buggy
+from tests.support import buggy
 
 FEATURES = frozenset({"lse", "float32"})
 
@@ -94,7 +94,7 @@ illegal_address = _misbehaving(_illegal_address)
 
 
 def _racy():
-    from tests import mutants
+    from tests.support import mutants
 
     attention = mutants.nondeterministic(buggy.correct)
     attention.flashcheck_features = FEATURES

@@ -73,12 +73,12 @@ def test_a_campaign_reports_a_failure_another_machine_shrank_and_does_not_shrink
         tmp_path, monkeypatch, server):
     campaign = ["--keep-going", "--property", "out_matches_reference", "--shrink-time", "10"]
     first = machine(tmp_path, monkeypatch, "first")
-    assert fuzz(server.url, *campaign, budget=30, json_path=first / "found.json") == EXIT_FOUND
+    assert fuzz(server.url, *campaign, budget=20, json_path=first / "found.json") == EXIT_FOUND
     found = {failure["signature"]: failure for failure in json.loads((first / "found.json").read_text())["failures"]
              if failure["kind"] == "property" and failure["shrunk"] is not False}
     assert found and not any(failure["shrunk_elsewhere"] for failure in found.values())
     second = machine(tmp_path, monkeypatch, "second")
-    assert fuzz(server.url, *campaign, budget=15, json_path=second / "again.json") == EXIT_FOUND
+    assert fuzz(server.url, *campaign, budget=10, json_path=second / "again.json") == EXIT_FOUND
     again = json.loads((second / "again.json").read_text())["failures"]
     met = [failure for failure in again if failure["signature"] in found]
     assert met, "the second machine met none of the first one's failures (hypothesis replays them first)"

@@ -304,7 +304,7 @@ def _attention_forward(
     # by that component times the rows' rounding error, and the backward's delta = dO·O with
     # it: an error on every dS_ij of the row that the exact dS cancels, and that dQ = scale·dS·K
     # and dK amplify past float16's range where one key dominates (docs/findings.md, "float16
-    # gradients where the values share a large offset").
+    # output normalised by the unrounded sum").
     norm = l_i if FP32_IEEE else w_i
     out = acc / tl.where(empty, 1.0, norm)[:, None]
     lse = tl.where(empty, float("-inf"), (m_i + tl.math.log2(tl.where(empty, 1.0, l_i))) * 0.6931471805599453)

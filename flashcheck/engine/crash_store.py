@@ -44,7 +44,7 @@ def example_database(folder, shared: str | None = None):
         return local
     from flashcheck.engine import shared_database
 
-    return MultiplexedDatabase(local, shared_database.examples(shared, Path(folder).name))
+    return MultiplexedDatabase(local, shared_database.examples(shared, folder))
 
 
 class CrashStore:
@@ -69,7 +69,7 @@ class CrashStore:
         if shared is not None and folder is not None:
             from flashcheck.engine.shared_database import SharedCrashes
 
-            return cls(Path(folder) / FILE_NAME, SharedCrashes(shared, Path(folder).name))
+            return cls(Path(folder) / FILE_NAME, SharedCrashes(shared, folder))
         return cls(Path(folder) / FILE_NAME if folder is not None else None)
 
     def _load(self) -> list[dict]:

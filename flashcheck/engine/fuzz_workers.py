@@ -141,7 +141,7 @@ class WorkerPoolRun:
         if options.keep_going and options.shared_database is not None and options.database is not None:
             from flashcheck.engine.shared_database import SharedFailures
 
-            self.shared_failures = SharedFailures(options.shared_database, Path(options.database).name)
+            self.shared_failures = SharedFailures(options.shared_database, options.database)
             self.shrunk_elsewhere = self.shared_failures.load()
         self.result = FuzzResult()
         self.slots = [_Slot(i, gpu) for i, gpu in enumerate(_worker_pins(options))]

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 from urllib.parse import urlsplit
 
 from hypothesis.database import ExampleDatabase
@@ -90,9 +91,15 @@ def check_reachable(url: str) -> None:
         raise ValueError(f"--database: the Redis server at {shown(url)} does not answer ({error})") from None
 
 
+#: The servers this process has warned about: each warning is given once per process, however
+#: many stores (examples, crashes, failures) use the server.
+_WARNED: set[str] = set()
+
+
 class _Reach:
-    """Whether the server still answers, for one process: the first failure is warned about
-    (once) and every later use is skipped, so that a run goes on with its local folder."""
+    """Whether the server still answers, for one store: after the first failure every later use
+    is skipped, so that a run goes on with its local folder; the failure is warned about once
+    per server and process (:data:`_WARNED`)."""
 
     def __init__(self, url: str):
         self.url = shown(url)
@@ -106,8 +113,10 @@ class _Reach:
             return action()
         except self._errors as error:
             self.up = False
-            print(f"flashcheck: warning: the shared database {self.url} stopped answering ({error}); this "
-                  f"process goes on with its local folder alone", file=sys.stderr, flush=True)
+            if self.url not in _WARNED:
+                _WARNED.add(self.url)
+                print(f"flashcheck: warning: the shared database {self.url} stopped answering ({error}); this "
+                      f"process goes on with its local folder alone", file=sys.stderr, flush=True)
             return default
 
 
@@ -132,35 +141,36 @@ class _Degrading(ExampleDatabase):
         self.reach.attempt(lambda: self.inner.move(src, dest, value))
 
 
-def _prefix(key: str) -> str:
-    return f"flashcheck:{key}:"
+def _prefix(folder) -> str:
+    """The keys' prefix of the implementation whose example database folder is ``folder``
+    (:func:`flashcheck.engine.crash_store.database_folder`): its name, which is the implementation's."""
+    return f"flashcheck:{Path(folder).name}:"
 
 
-def holds_examples(url: str, key: str) -> bool:
-    """Whether the server of ``url`` holds any of implementation ``key``'s examples (False
-    when it does not answer)."""
-    pattern = _prefix(key) + "examples:*"
+def holds_examples(url: str, folder) -> bool:
+    """Whether the server of ``url`` holds any examples of the implementation of ``folder``
+    (False when it does not answer)."""
+    pattern = _prefix(folder) + "examples:*"
     return bool(_Reach(url).attempt(lambda: next(client(url).scan_iter(match=pattern, count=100), None), None))
 
 
-def examples(url: str, key: str) -> ExampleDatabase:
-    """The shared part of implementation ``key``'s example database (multiplex it with the
-    local folder: :func:`flashcheck.engine.crash_store.example_database`)."""
+def examples(url: str, folder) -> ExampleDatabase:
+    """The shared part of the example database of the implementation of ``folder`` (multiplex
+    it with the local folder: :func:`flashcheck.engine.crash_store.example_database`)."""
     from hypothesis.extra.redis import RedisExampleDatabase
 
-    shared = RedisExampleDatabase(client(url), key_prefix=(_prefix(key) + "examples:").encode())
+    shared = RedisExampleDatabase(client(url), key_prefix=(_prefix(folder) + "examples:").encode())
     return _Degrading(shared, _Reach(url))
 
 
 class SharedCrashes:
-    """The crash store's entries (``{"property", "case", "kind"}``) of implementation ``key``
-    on the server of ``url``: a set of JSON strings, which concurrent writers update
+    """The crash store's entries (``{"property", "case", "kind"}``) of the implementation of
+    ``folder`` on the server of ``url``: a set of JSON strings, which concurrent writers update
     atomically. Unreachable, it reads as empty and writes nothing (one warning)."""
 
-    def __init__(self, url: str, key: str):
-        self.url = url
+    def __init__(self, url: str, folder):
         self._redis = client(url)
-        self._key = _prefix(key) + "crashes"
+        self._key = _prefix(folder) + "crashes"
         self._reach = _Reach(url)
 
     def _members(self) -> list[tuple[bytes, dict]]:
@@ -198,12 +208,12 @@ _FAILURE_FIELDS = ("kind", "property", "case", "evidence", "impl", "case_timeout
 
 
 class SharedFailures:
-    """The shrunk failures of implementation ``key``'s campaigns on the server of ``url``, by
-    signature. Unreachable, it reads as empty and writes nothing (one warning)."""
+    """The shrunk failures of the campaigns of the implementation of ``folder`` on the server of
+    ``url``, by signature. Unreachable, it reads as empty and writes nothing (one warning)."""
 
-    def __init__(self, url: str, key: str):
+    def __init__(self, url: str, folder):
         self._redis = client(url)
-        self._key = _prefix(key) + "failures"
+        self._key = _prefix(folder) + "failures"
         self._reach = _Reach(url)
 
     def load(self) -> dict:

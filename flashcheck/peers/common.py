@@ -142,6 +142,17 @@ class Request:
     def gqa(self) -> bool:
         return self.heads != self.kv_heads
 
+    def plain_call_arguments(self) -> dict:
+        """What the plain-call modules (:mod:`flashcheck.peers.fa4_call`,
+        :mod:`~flashcheck.peers.flaggems_call`) take besides the tensors: the scale and the band,
+        as a standalone script builds them (:mod:`flashcheck.repro.calls`), and a packed call's
+        offsets and longest lengths."""
+        band = dict(scale=self.scale, causal=self.causal, left=self.left, right=self.right)
+        if self.packed is None:
+            return band
+        return dict(band, cu_seqlens_q=self.packed.cu_seqlens_q, cu_seqlens_k=self.packed.cu_seqlens_k,
+                    max_seqlen_q=self.packed.max_seqlen_q, max_seqlen_k=self.packed.max_seqlen_k)
+
 
 def dtype_name(dtype: torch.dtype) -> str:
     """The feature name of a torch dtype: ``torch.bfloat16`` -> ``"bfloat16"``."""

@@ -129,25 +129,18 @@ def case_domain() -> dict:
     return {"cuda": {"head_dim_multiple": 8, "min_head_dim": 8, "max_head_dim": 256}}
 
 
-def _band(request: Request) -> dict:
-    return dict(scale=request.scale, causal=request.causal, left=request.left, right=request.right)
-
-
 def _run_dense(deterministic: bool):
     def run(module, q, k, v, request: Request):
         """flash_attn.cute.flash_attn_func (:func:`flashcheck.peers.fa4_call.dense`)."""
-        return fa4_call.dense(module.flash_attn_func, q, k, v, deterministic=deterministic, **_band(request))
+        return fa4_call.dense(module.flash_attn_func, q, k, v, deterministic=deterministic,
+                              **request.plain_call_arguments())
     return run
 
 
 def _run_varlen(module, q, k, v, request: Request):
     """flash_attn.cute.flash_attn_varlen_func (:func:`flashcheck.peers.fa4_call.varlen`): packed
     cases as they are, a dense batch packed as one sequence per batch entry and unpacked back."""
-    packed = request.packed
-    lengths = {} if packed is None else dict(
-        cu_seqlens_q=packed.cu_seqlens_q, cu_seqlens_k=packed.cu_seqlens_k, max_seqlen_q=packed.max_seqlen_q,
-        max_seqlen_k=packed.max_seqlen_k)
-    return fa4_call.varlen(module.flash_attn_varlen_func, q, k, v, **lengths, **_band(request))
+    return fa4_call.varlen(module.flash_attn_varlen_func, q, k, v, **request.plain_call_arguments())
 
 
 def dense() -> Peer:

@@ -129,23 +129,14 @@ def _run_sdpa(module, q, k, v, request: Request):
 def _run_flash(module, q, k, v, request: Request):
     """flag_gems.ops.flash_attention_forward: out (B, Nq, H, D), lse (B, H, Nq)
     (:func:`flashcheck.peers.flaggems_call.flash`)."""
-    return flaggems_call.flash(module.flash_attention_forward, q, k, v, **_band(request))
+    return flaggems_call.flash(module.flash_attention_forward, q, k, v, **request.plain_call_arguments())
 
 
 def _run_varlen(module, q, k, v, request: Request):
     """flag_gems.ops.flash_attn_varlen_func on one-token pages: out (Tq, H, D), lse (H, Tq); a
     dense batch goes in packed as one sequence per batch entry and comes back dense
     (:func:`flashcheck.peers.flaggems_call.varlen`)."""
-    packed = request.packed
-    arguments = {} if packed is None else dict(
-        cu_seqlens_q=packed.cu_seqlens_q, cu_seqlens_k=packed.cu_seqlens_k, max_seqlen_q=packed.max_seqlen_q,
-        max_seqlen_k=packed.max_seqlen_k)
-    return flaggems_call.varlen(module.flash_attn_varlen_func, q, k, v, **_band(request), **arguments)
-
-
-def _band(request: Request) -> dict:
-    """The scale and band the plain calls take (as a standalone script builds them)."""
-    return dict(scale=request.scale, causal=request.causal, left=request.left, right=request.right)
+    return flaggems_call.varlen(module.flash_attn_varlen_func, q, k, v, **request.plain_call_arguments())
 
 
 #: The Triton autotuner of FlagGems' SDPA forward is keyed on the key length and the head dim

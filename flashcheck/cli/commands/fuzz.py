@@ -123,7 +123,7 @@ def _holds_examples(database: Path, shared: str | None) -> bool:
     ``shared``) holds anything beside the crash store."""
     from flashcheck.engine import shared_database  # imports hypothesis
 
-    if shared is not None and shared_database.holds_examples(shared, database.name):
+    if shared is not None and shared_database.holds_examples(shared, database):
         return True
     return database.is_dir() and any(path.is_file() and path.name != crash_store.FILE_NAME
                                      for path in database.rglob("*"))
@@ -172,8 +172,9 @@ def run(args, device) -> int:
         shared = args.database if shared_database.is_url(args.database) else None
         if shared is not None:
             shared_database.check_reachable(shared)
-        database = crash_store.database_folder(LOCAL_DATABASE if shared else args.database, args.impl)
-        check_writable_folder(database, "--database", given=LOCAL_DATABASE if shared else args.database)
+        root = LOCAL_DATABASE if shared else args.database  # a shared database is multiplexed with the local one
+        database = crash_store.database_folder(root, args.impl)
+        check_writable_folder(database, "--database", given=root)
         # A damaged store is an error.
         replayable, stale = crash_store.CrashStore.in_database(database, shared).replayable()
         if args.replay_only and not replayable and not _holds_examples(database, shared):

@@ -139,3 +139,18 @@ def test_the_constructed_pair_catches_an_output_normalised_by_the_unrounded_sum(
     (dq, _, _), expected = _pair_gradients(mutant, device)
     with pytest.raises(Violation, match="dq differs"):
         expected.check("dq", dq)
+
+
+#: A drawn case of the offset-values kind (q × 4, k + 256, v × 4 + 1500, dO of scale 1e3 by its
+#: seed) on which the output normalised by the unrounded sum overflows dQ in the interpreter.
+OFFSET_VALUES = Case.from_spec("batch=1 seqlen_q=2 seqlen_k=3 heads=7 kv_heads=1 head_dim=16 dtype=float16 "
+                               "causal=False window=-1,-1 softmax_scale=None layout=contiguous values=offset-values "
+                               "seed=11")
+
+
+@pytest.mark.cpu  # which rounded weights fall which way follows the device's last bits (above)
+def test_the_offset_values_kind_reaches_the_output_normalised_by_the_unrounded_sum():
+    mutant = mutations.implementation(mutations.MUTATIONS["output_normalised_by_unrounded_sum"])
+    with pytest.raises(Violation, match="dq differs"):
+        PROPERTIES["grads_match_reference"].check(mutant, OFFSET_VALUES, device="cpu")
+    PROPERTIES["grads_match_reference"].check(flash_attention, OFFSET_VALUES, device="cpu")

@@ -2,7 +2,9 @@
 # GPU CI, sized to finish in 10 minutes on one fresh H100 from a cold compile cache. Stages,
 # run in order and each timed ($FLASHCHECK_GPU_STAGES, default "unit baseline properties fuzz
 # bench"):
-#   unit        the unit tests, the gpu-marked ones included;
+#   unit        the unit tests whose outcome depends on the device, the gpu-marked ones
+#               included; those marked device_independent (flashcheck's own bookkeeping, the
+#               same on any device: tests/conftest.py) are left to CPU CI, which runs them all;
 #   baseline    the project kernel's regression tolerances (flashcheck baseline check against
 #               ci/baselines/flash-cuda.json);
 #   properties  the derandomized gate: the property suite on the project kernel under the
@@ -104,7 +106,7 @@ if stage unit; then
         echo "   (with the property suite on flash)"
     fi
     report_log unit
-    python3 -m pytest -q -rfExX "${targets[@]}" --flashcheck-profile "$default_profile" \
+    python3 -m pytest -q -rfExX -m "not device_independent" "${targets[@]}" --flashcheck-profile "$default_profile" \
         --junitxml="$out/unit.xml" "${reports[@]}" "${spread[@]}" "$@" || status=1
 fi
 if stage properties; then

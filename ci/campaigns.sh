@@ -9,7 +9,10 @@
 # Writes, per implementation: OUT/IMPL.json (the result, --json), OUT/IMPL.log (the summary)
 # and OUT/IMPL-repro/ (a standalone script per distinct failure, --repro-dir). IMPL may carry
 # extra fuzz arguments after an "@" (e.g. "flash@--workers 32"); an implementation named again
-# runs again, on the next GPU, as IMPL-2, IMPL-3, ... (independent seeds). Exits 0 when every
+# runs again, on the next GPU, as IMPL-2, IMPL-3, ... (independent seeds). With
+# FLASHCHECK_CAMPAIGN_DATABASE=redis://HOST:PORT/DB the campaigns share that database instead
+# (docs/cli.md, "A database several machines share"), each in a working directory of its own, so
+# that each keeps a local example folder of its own as a separate machine would. Exits 0 when every
 # campaign ran to its end, whatever it found; 2 when one could not start. A speed measurement
 # compares campaigns of one run only: they share the host's CPUs.
 set -uo pipefail
@@ -21,6 +24,8 @@ fi
 out=$1 budget=$2
 shift 2
 mkdir -p "$out" || exit 2
+out=$(cd "$out" && pwd)  # absolute: a campaign sharing a database runs in a folder of its own
+shared="${FLASHCHECK_CAMPAIGN_DATABASE:-}"
 gpus=$(python3 -c 'import torch; print(torch.cuda.device_count())' 2>/dev/null || echo 0)
 if [ "${gpus:-0}" -lt 1 ]; then
     echo "ci/campaigns.sh: no GPU visible" >&2
@@ -42,11 +47,15 @@ for entry in "$@"; do
     done
     names+=("$name")
     gpu=$((index % gpus))
+    scratch="${TMPDIR:-/tmp}/flashcheck-campaign-$(basename "$out")-$name"
+    mkdir -p "$scratch" || exit 2
+    database="$scratch/db"
+    [ -n "$shared" ] && database=$shared
     # shellcheck disable=SC2086  # $extra is a list of arguments
-    CUDA_VISIBLE_DEVICES=$gpu TRITON_CACHE_DIR="${TMPDIR:-/tmp}/flashcheck-campaign-$(basename "$out")-$name/triton" \
+    (cd "$scratch" && CUDA_VISIBLE_DEVICES=$gpu TRITON_CACHE_DIR="$scratch/triton" \
         python3 -m flashcheck.cli fuzz --impl "$impl" --device cuda --budget "$budget" --keep-going \
-        --database "${TMPDIR:-/tmp}/flashcheck-campaign-$(basename "$out")-$name/db" --json "$out/$name.json" --repro-dir "$out/$name-repro" \
-        $extra > "$out/$name.log" 2>&1 &
+        --database "$database" --json "$out/$name.json" --repro-dir "$out/$name-repro" \
+        $extra > "$out/$name.log" 2>&1) &
     pids+=($!)
     index=$((index + 1))
 done

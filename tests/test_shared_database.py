@@ -17,8 +17,9 @@ import pytest
 
 from flashcheck import case_sizes
 from flashcheck.cli.commands import EXIT_FOUND, EXIT_USAGE
-from flashcheck.engine import crash_store, fuzz_events, shared_database
+from flashcheck.engine import campaign, crash_store, fuzz_events, fuzz_workers, shared_database
 from flashcheck.engine.fuzz import fuzz_in_process
+from flashcheck.engine.fuzz_result import Failure
 from tests.support import buggy
 from tests.support.cli_process import flashcheck
 from tests.support.redis_server import RedisServer, free_port, needs_redis_server
@@ -84,6 +85,27 @@ def test_a_campaign_reports_a_failure_another_machine_shrank_and_does_not_shrink
     assert met, "the second machine met none of the first one's failures (hypothesis replays them first)"
     for failure in met:
         assert failure["shrunk_elsewhere"] and failure["case"] == found[failure["signature"]]["case"]
+
+
+@needs_redis_server
+def test_a_running_campaign_takes_in_what_another_machine_shrank_after_it_started(tmp_path, monkeypatch, server):
+    """Machines of a CI matrix start together: a failure one of them shrinks mid-run reaches
+    the workers of the others within a refresh (they count it as a repeat from then on)."""
+    impl = "tests.support.buggy:additive_mask"
+    options = fuzz_workers.FuzzOptions(impl=impl, device="cpu", budget=60, keep_going=True, shared_database=server.url,
+                                       database=str(crash_store.database_folder(tmp_path / "here", impl)))
+    running = fuzz_workers.WorkerPoolRun(options, threading.Event(), on_progress=None, replay=None)
+    running.board = campaign.Board(tmp_path / "campaign.json")
+    running.refresh_shared_failures()
+    assert not running.board.read().reported, "nothing shrunk anywhere yet"
+    shrunk = Failure(kind="property", property="out_matches_reference", evidence="out differs", impl=impl,
+                     case="batch=1 seqlen_q=17 seqlen_k=17 heads=1 kv_heads=1 head_dim=16 dtype=float16 causal=False "
+                          "window=-1,-1 softmax_scale=None layout=contiguous values=normal seed=0")
+    shared_database.SharedFailures(server.url, crash_store.database_folder(tmp_path / "elsewhere", impl)).save(shrunk)
+    monkeypatch.setattr(running, "next_shared_refresh", 0.0)  # the refresh is due
+    running.refresh_shared_failures()
+    assert shrunk.signature in running.board.read().reported
+    assert running.shrunk_elsewhere[shrunk.signature].case == shrunk.case
 
 
 @needs_redis_server

@@ -63,6 +63,10 @@ from flashcheck.engine.fuzz_worker import FATAL_EXIT, FuzzOptions, WorkerTask, w
 LOG_TAIL_LINES = 20
 #: How often the parent looks at its workers, in seconds.
 POLL_SECONDS = 0.1
+#: How often a campaign sharing a database looks there for failures that runs elsewhere have
+#: shrunk since it started: machines of a CI matrix start together, so what one shrinks in
+#: its first minute the others should count as a repeat from then on, not shrink again.
+SHARED_REFRESH_SECONDS = 5.0
 #: The most workers ``--workers auto`` starts (:func:`default_workers`) per GPU, or in all
 #: without one: as many as a GPU machine of 16 cores has, since a case's time there is mostly
 #: one core compiling.
@@ -143,6 +147,7 @@ class WorkerPoolRun:
 
             self.shared_failures = SharedFailures(options.shared_database, options.database)
             self.shrunk_elsewhere = self.shared_failures.load()
+        self.next_shared_refresh = 0.0  # monotonic time of the next look at the shared failures
         self.result = FuzzResult()
         self.slots = [_Slot(i, gpu) for i, gpu in enumerate(_worker_pins(options))]
         self.slots[0].replay, self.result.stale = (list(replay), []) if replay is not None else self.store.replayable()
@@ -187,6 +192,7 @@ class WorkerPoolRun:
                     break
                 if time.monotonic() > self.deadline and not self.stopping:
                     self.stop_all()
+                self.refresh_shared_failures()
                 for slot in self.slots:
                     self.watch(slot)
                 self.end_overtime()
@@ -387,6 +393,19 @@ class WorkerPoolRun:
                 and failure.shrunk is not False and not failure.shrunk_elsewhere):
             self.shared_failures.save(failure)
         return reported
+
+    def refresh_shared_failures(self) -> None:
+        """In a campaign sharing a database, at most every :data:`SHARED_REFRESH_SECONDS`:
+        take in the failures that runs elsewhere shrank since the last look, and tell the
+        workers, which then count them as repeats instead of shrinking them again."""
+        if self.shared_failures is None or time.monotonic() < self.next_shared_refresh:
+            return
+        self.next_shared_refresh = time.monotonic() + SHARED_REFRESH_SECONDS
+        fresh = {signature: failure for signature, failure in self.shared_failures.load().items()
+                 if signature not in self.shrunk_elsewhere and self.result.failure_with(signature) is None}
+        if fresh:
+            self.shrunk_elsewhere.update(fresh)
+            self.publish()
 
     def publish(self) -> None:
         """Tell the workers of a campaign what the parent has heard (:mod:`flashcheck.engine.campaign`)."""

@@ -14,18 +14,19 @@ import torch
 TESTS = Path(__file__).resolve().parent
 
 #: Test modules of flashcheck's own bookkeeping (drawing cases, the command line's outcomes and
-#: files, baselines, reports, campaigns, mutation testing, the layering, the adapters against
-#: fakes of their libraries): what they check does not depend on the device their kernels run
+#: files, baselines, reports, campaigns, mutation testing, the pytest plugin's reporting, the
+#: layering, the adapters against fakes of their libraries): what they check does not depend on the device their kernels run
 #: on, only their cost does (on a GPU, compiling Triton variants for cases whose outcome CPU CI
 #: already decides). They are marked ``device_independent``; GPU CI (``ci/gpu.sh``) deselects
 #: them (``-m "not device_independent"``) and leaves them to CPU CI, which runs every test. A
 #: test among them marked ``gpu`` (a crash on the device, workers spread over GPUs) stays.
 DEVICE_INDEPENDENT_MODULES = frozenset({
-    "test_baseline", "test_bench", "test_campaign", "test_case_masks", "test_compare", "test_compile_clock",
-    "test_compile_count", "test_corpus", "test_corpus_workers", "test_divergences", "test_error_report",
-    "test_focus", "test_fuzz_command", "test_fuzz_events", "test_impl_argument", "test_launcher", "test_layers",
-    "test_mutate", "test_peers_flaggems", "test_peers_flash_attn", "test_peers_xformers", "test_property_power",
-    "test_shared_database", "test_specialisations", "test_strategies",
+    "test_baseline", "test_bench", "test_campaign", "test_case_domain", "test_case_masks", "test_compare",
+    "test_compile_clock", "test_compile_count", "test_corpus", "test_corpus_workers", "test_divergences",
+    "test_error_report", "test_focus", "test_fuzz_command", "test_fuzz_events", "test_impl_argument",
+    "test_launcher", "test_layers", "test_lse_claim", "test_mutate", "test_peers_flaggems", "test_peers_flash_attn",
+    "test_peers_xformers", "test_property_power", "test_pytest_plugin", "test_shared_database",
+    "test_specialisations", "test_strategies",
 })
 
 

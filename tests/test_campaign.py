@@ -196,6 +196,31 @@ def test_a_script_fails_on_each_planted_bug_and_holds_on_the_correct_kernel_with
         assert status == want_status and verdict in output, (planted, script, output)
 
 
+def test_scripts_written_side_by_side_are_those_written_one_by_one(tmp_path):
+    """A campaign's scripts are written in several processes at once: the same files, and a
+    failure no script can decide says why, as in process."""
+    impl_name = f"{KERNELS}:correct"
+    requests = [repro.ScriptRequest(str(tmp_path / f"{folder}-{number}.py"), impl_name, property_name, spec, "cpu")
+                for folder in ("alone", "pool")
+                for number, (property_name, spec) in enumerate((("out_matches_reference", DENSE),
+                                                                ("grads_match_reference", PACKED),
+                                                                ("layout_invariance", MASKED)))]
+    alone = repro.write_all(requests[:3], processes=1)
+    pooled = repro.write_all(requests[3:], processes=2)
+    assert alone[2].startswith("none: ") and pooled[2] == alone[2]
+    for one, other in zip(alone[:2], pooled[:2]):
+        # The same script but for its payload's last bits: float64 sums of the allowances may
+        # run in another order in another process.
+        assert without_payload(Path(one).read_text()) == without_payload(Path(other).read_text())
+    outcomes = run_without_flashcheck([Path(path) for path in alone[:2] + pooled[:2]])
+    assert [status for status, _ in outcomes.values()] == [0, 0, 0, 0], outcomes
+
+
+def without_payload(script: str) -> list[str]:
+    """The lines of a script but its payload (``PAYLOAD = (`` and the quoted lines that follow)."""
+    return [line for line in script.splitlines() if not line.startswith(("PAYLOAD", "    '"))]
+
+
 def test_a_script_carries_the_inputs_bit_for_bit_with_their_strides(tmp_path):
     from flashcheck.repro import standalone
 

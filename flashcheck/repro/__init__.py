@@ -222,3 +222,50 @@ def _entry(tensor: torch.Tensor | None) -> dict | None:
     flat = tensor.new_empty(0).set_(storage, 0, (storage.nbytes() // tensor.element_size(),))
     return {"storage": flat.cpu().clone(), "size": list(tensor.shape), "stride": list(tensor.stride()),
             "offset": tensor.storage_offset()}
+
+
+@dataclass(frozen=True)
+class ScriptRequest:
+    """One script :func:`write_all` is to write: :func:`write`'s arguments, as plain data (it
+    crosses a spawn), the implementation by its name and the case by its spec."""
+
+    path: str
+    impl_name: str
+    property_name: str
+    case: str
+    device: str
+    kind: str = "property"
+    evidence: str | None = None
+
+
+def write_all(requests: list[ScriptRequest], *, processes: int, impl=None) -> list[str]:
+    """Write the script of every request; returns, per request, its path or ``"none: "`` and
+    why no script can reproduce it.
+
+    Each script costs the float64 reference and the allowances of its case (seconds for a
+    long gradient case), and a campaign hands over dozens: with ``processes`` above one and
+    more than one request they are written side by side in that many spawned processes, each
+    loading the implementation by its name (in process, ``impl`` is used when given). The
+    first error other than :class:`NoScript` is raised, as from :func:`write`."""
+    if processes < 1:
+        raise ValueError(f"processes: expected at least 1, got {processes}")
+    if len(requests) <= 1 or processes == 1:
+        return [_write_request(request, impl) for request in requests]
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(min(processes, len(requests)), mp_context=multiprocessing.get_context("spawn")) as pool:
+        return list(pool.map(_write_request, requests))
+
+
+def _write_request(request: ScriptRequest, impl=None) -> str:
+    if impl is None:
+        from flashcheck import peers
+
+        impl = peers.resolve(request.impl_name)
+    try:
+        return str(write(request.path, impl=impl, impl_name=request.impl_name, property_name=request.property_name,
+                         case=Case.from_spec(request.case), device=request.device, kind=request.kind,
+                         evidence=request.evidence))
+    except NoScript as reason:
+        return f"none: {reason}"

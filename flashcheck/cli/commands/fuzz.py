@@ -260,26 +260,27 @@ def _report(result, args, device) -> bool:
 def write_scripts(result, impl, args, device) -> None:
     """A standalone reproduction script in ``--repro-dir`` for every failure of the run
     (:mod:`flashcheck.repro`) of ``impl``, the implementation ``--impl`` loaded, its path in
-    ``failure.script``, or why there is none. Written here, after the workers have stopped: a
-    script computes the float64 reference and the allowances on the device, never calling the
-    implementation."""
+    ``failure.script``, or why there is none. Written here, after the workers have stopped, in
+    as many processes as the run had workers (a campaign's dozens of scripts, each computing
+    the float64 reference and the allowances of its case on the device, would otherwise keep
+    a CI job minutes past its budget); never calling the implementation."""
     from flashcheck import repro
-    from flashcheck.case import Case
 
     folder = Path(args.repro_dir)
     folder.mkdir(parents=True, exist_ok=True)
+    requests, scripted = [], []
     for number, failure in enumerate(result.failures, start=1):
         if failure.case is None:
             failure.script = "none: the worker died between cases"
             continue
         path = folder / f"{number:02d}-{failure.property}-{failure.kind}.py"
-        try:
-            repro.write(path, impl=impl, impl_name=args.impl, property_name=failure.property,
-                        case=Case.from_spec(failure.case), device=device, kind=failure.kind,
-                        evidence=failure.evidence)
-            failure.script = str(path)
-        except repro.NoScript as reason:
-            failure.script = f"none: {reason}"
+        requests.append(repro.ScriptRequest(str(path), args.impl, failure.property, failure.case, device,
+                                            failure.kind, failure.evidence))
+        scripted.append(failure)
+    if len(requests) > 1:
+        print(f"writing {len(requests)} reproduction scripts into {folder}…", file=sys.stderr)
+    for failure, script in zip(scripted, repro.write_all(requests, processes=args.workers, impl=impl)):
+        failure.script = script
 
 
 def exit_status(result) -> int:

@@ -27,6 +27,11 @@ environment holding flashcheck (``-p no:flashcheck`` turns it off). It provides:
     ``max_examples``: where a case costs seconds (the project kernel in Triton's interpreter)
     fewer examples keep a run within its time; else ``$FLASHCHECK_EXAMPLES``, else the
     profile's.
+``--flashcheck-database DB``
+    hypothesis's example database for the property suite: a folder, or a Redis server
+    (``redis://HOST:PORT/DB``) multiplexed with the local folder :data:`LOCAL_EXAMPLES`; else
+    ``$FLASHCHECK_DATABASE``, else the profile's. Refused with a derandomized profile, which
+    keeps no database.
 ``--run-slow``, ``--run-benchmarks`` and the markers ``gpu``, ``slow`` and ``speed``
     a ``gpu`` test is skipped where torch sees no CUDA device; a ``slow`` test is skipped
     unless ``--run-slow`` is given or the ``-m`` expression names ``slow``; a ``speed``
@@ -79,6 +84,10 @@ IMPLS_VARIABLE = "FLASHCHECK_IMPLS"
 RATIO_LOG_VARIABLE = "FLASHCHECK_RATIO_LOG"
 SHARDS_VARIABLE = "FLASHCHECK_SHARDS"
 EXAMPLES_VARIABLE = "FLASHCHECK_EXAMPLES"
+DATABASE_VARIABLE = "FLASHCHECK_DATABASE"
+#: The local folder of the property suite's examples where they are shared through a Redis
+#: server (``--flashcheck-database redis://...``, multiplexed with it).
+LOCAL_EXAMPLES = ".flashcheck/examples/pytest-suite"
 
 MARKERS = (
     "gpu: needs a CUDA device; skipped where torch sees none",
@@ -151,6 +160,13 @@ def pytest_addoption(parser):
              "failure of the property suite into DIR (created if missing; it must be writable).",
     )
     group.addoption(
+        "--flashcheck-database", dest="flashcheck_database", metavar="DB", default=None,
+        help="hypothesis's example database for the property suite, so that failures found are replayed "
+             "first next time: a folder, or a Redis server several machines share, redis://HOST:PORT/DB "
+             f"(needs flashcheck[redis]), multiplexed with the local folder {LOCAL_EXAMPLES}. Only with a "
+             f"profile that draws new cases (dev, gpu, fuzz). Default: ${DATABASE_VARIABLE}, else the profile's.",
+    )
+    group.addoption(
         "--run-slow", action="store_true", dest="run_slow", default=False,
         help="run tests marked slow (also run when the -m expression names slow).",
     )
@@ -180,6 +196,7 @@ def _early_setup(config, options) -> None:
     state.cuda = torch.cuda.is_available()
     _use_interpreter_without_cuda(state.cuda)
     _load_hypothesis_profile(state, getattr(options, "flashcheck_profile", None))
+    _use_example_database(getattr(options, "flashcheck_database", None))
 
 
 def _use_interpreter_without_cuda(cuda: bool) -> None:
@@ -212,6 +229,42 @@ def _load_hypothesis_profile(state: _State, name: str | None) -> None:
             f"{source}: unknown hypothesis profile {hypothesis_profiles.hypothesis_profile_name(name)!r}; "
             f"expected one of {', '.join(hypothesis_profiles.HYPOTHESIS_PROFILES)} ({error})"
         ) from None
+
+
+def _use_example_database(given: str | None) -> None:
+    """Load the current hypothesis profile with the example database of
+    ``--flashcheck-database`` (else ``$FLASHCHECK_DATABASE``), a folder or a Redis URL; nothing
+    without either. A derandomized profile, a malformed URL, a server that does not answer or
+    a folder that cannot be written is a ``pytest.UsageError`` naming the option, before any
+    test."""
+    source = "--flashcheck-database"
+    if given is None:
+        given, source = os.environ.get(DATABASE_VARIABLE) or None, f"${DATABASE_VARIABLE}"
+    if given is None:
+        return
+    from hypothesis import settings
+    from hypothesis.database import DirectoryBasedExampleDatabase
+
+    from flashcheck.engine import crash_store, shared_database
+    from flashcheck.output_paths import check_writable_folder
+
+    profile = settings.get_current_profile_name()
+    if settings().derandomize:
+        raise pytest.UsageError(
+            f"{source}: the hypothesis profile {profile!r} is derandomized (the same cases on every run) and keeps "
+            f"no example database; give it with a profile that draws new cases (dev, gpu or fuzz)")
+    try:
+        if shared_database.is_url(given):
+            shared_database.check_reachable(given, source)
+            check_writable_folder(LOCAL_EXAMPLES, source, given=LOCAL_EXAMPLES)
+            database = crash_store.example_database(LOCAL_EXAMPLES, given)
+        else:
+            check_writable_folder(given, source)
+            database = DirectoryBasedExampleDatabase(given)
+    except ValueError as error:
+        raise pytest.UsageError(str(error)) from None
+    settings.register_profile(f"{profile}+database", parent=settings.get_profile(profile), database=database)
+    settings.load_profile(f"{profile}+database")
 
 
 # -- GPU pinning under xdist -----------------------------------------------------------------

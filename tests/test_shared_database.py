@@ -9,6 +9,8 @@ own, that share nothing but the server's URL.
 from __future__ import annotations
 
 import json
+import os
+import re
 import subprocess
 import sys
 import threading
@@ -201,3 +203,68 @@ def test_a_password_is_starred_out_of_what_is_printed(tmp_path, monkeypatch, cap
     assert fuzz(f"redis://:hunter2@127.0.0.1:{free_port()}/0", budget=5) == EXIT_USAGE
     error = capsys.readouterr().err
     assert "does not answer" in error and "hunter2" not in error and ":***@" in error
+
+
+# -- the pytest plugin -------------------------------------------------------------------------
+
+pytest_plugins = ["pytester"]
+
+#: An implementation whose output is 1% too large on causal cases of nine keys or more: the
+#: property suite's out_matches_reference finds it in a few dozen examples, and never in the
+#: first, simplest one (a single key).
+CAUSAL_BUG = '''
+from flashcheck import same_precision
+
+def causal_too_large(q, k, v, **kwargs):
+    out, lse = same_precision.attention(q, k, v, **kwargs)
+    return (out * 1.01 if kwargs.get("causal") and k.shape[1] >= 9 else out), lse
+
+causal_too_large.flashcheck_features = {"float32", "lse", "causal"}
+'''
+
+
+def suite_run(pytester, folder, *args):
+    """The property suite's out_matches_reference on ``causalbug:causal_too_large`` in the
+    working directory ``folder`` (a machine of its own)."""
+    folder.mkdir(exist_ok=True)
+    (folder / "causalbug.py").write_text(CAUSAL_BUG)
+    os.chdir(folder)
+    return pytester.runpytest_subprocess(
+        "--pyargs", "flashcheck.property_suite", "--flashcheck-impl", "causalbug:causal_too_large",
+        "-k", "out_matches_reference", "--flashcheck-size", "interpreter", "-p", "no:xdist", "-p", "no:cacheprovider",
+        "--flashcheck-profile", "dev", "--rootdir", str(folder), *args)
+
+
+@needs_redis_server
+def test_a_property_suite_failure_found_on_one_machine_is_replayed_first_by_the_next_run_on_another(
+        pytester, tmp_path, monkeypatch, server):
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(tmp_path / "first"), os.environ.get("PYTHONPATH", "")]))
+    # Unseeded: hypothesis keeps no database for a seeded run. Causal cases of nine keys or more
+    # are common among the dev profile's 50 draws.
+    suite_run(pytester, tmp_path / "first", "--flashcheck-database", server.url).assert_outcomes(failed=1)
+    assert (tmp_path / "first" / ".flashcheck" / "examples" / "pytest-suite").is_dir(), "kept locally too"
+    one_example = ("--flashcheck-examples", "1")
+    # One example, the simplest, passes on its own; the second machine fails because it
+    # replays the first one's failure before drawing anything.
+    suite_run(pytester, tmp_path / "alone", *one_example).assert_outcomes(passed=1)
+    suite_run(pytester, tmp_path / "second", *one_example, "--flashcheck-database", server.url).assert_outcomes(
+        failed=1)
+
+
+@pytest.mark.parametrize("value, message", [
+    ("redis://host:port/0", "--flashcheck-database: the port is not a number"),
+    (None, "--flashcheck-database: the Redis server at redis://127.0.0.1:"),
+])
+def test_the_plugins_database_is_checked_before_any_test(pytester, value, message):
+    value = value or f"redis://127.0.0.1:{free_port()}/0"
+    result = pytester.runpytest_subprocess("--pyargs", "flashcheck.property_suite", "--flashcheck-profile", "dev",
+                                           "--flashcheck-database", value, "-p", "no:xdist")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert message in " ".join(result.stderr.str().split())
+
+
+def test_a_derandomized_profile_with_a_database_is_a_usage_error(pytester, tmp_path):
+    result = pytester.runpytest_subprocess("--pyargs", "flashcheck.property_suite", "--flashcheck-profile", "ci",
+                                           "--flashcheck-database", str(tmp_path / "db"), "-p", "no:xdist")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "--flashcheck-database: the hypothesis profile 'ci' is derandomized" in " ".join(result.stderr.str().split())

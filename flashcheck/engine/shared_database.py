@@ -42,21 +42,22 @@ def is_url(value) -> bool:
     return isinstance(value, str) and "://" in value
 
 
-def parse(url: str) -> tuple[str, int, int, str | None]:
+def parse(url: str, option: str = "--database") -> tuple[str, int, int, str | None]:
     """``(host, port, db, password)`` of ``redis://[:PASSWORD@]HOST:PORT/DB`` (port 6379 and db
-    0 when left out, no password); ValueError naming ``--database`` otherwise."""
+    0 when left out, no password); ValueError naming ``option`` (the command line's, by default
+    fuzz's ``--database``) otherwise."""
     expected = f"expected {SCHEME}://[:PASSWORD@]HOST:PORT/DB (or a folder), got {shown(url)!r}"
     parts = urlsplit(url)
     try:
         port = parts.port or 6379
     except ValueError:
-        raise ValueError(f"--database: the port is not a number: {expected}") from None
+        raise ValueError(f"{option}: the port is not a number: {expected}") from None
     if (parts.scheme != SCHEME or not parts.hostname or parts.query or parts.fragment
             or (parts.username and not parts.password)):
-        raise ValueError(f"--database: {expected}")
+        raise ValueError(f"{option}: {expected}")
     path = parts.path.strip("/")
     if path and not path.isdigit():
-        raise ValueError(f"--database: the database is not a number: {expected}")
+        raise ValueError(f"{option}: the database is not a number: {expected}")
     return parts.hostname, port, int(path or 0), parts.password
 
 
@@ -66,11 +67,11 @@ def shown(url: str) -> str:
     return url if not parts.password else url.replace(f":{parts.password}@", ":***@", 1)
 
 
-def _redis_module():
+def _redis_module(option: str = "--database"):
     try:
         import redis
     except ImportError:
-        raise ValueError(f"--database: a Redis database needs the redis client, which is not installed: "
+        raise ValueError(f"{option}: a Redis database needs the redis client, which is not installed: "
                          f"{INSTALL}") from None
     return redis
 
@@ -82,13 +83,14 @@ def client(url: str):
                                  socket_connect_timeout=TIMEOUT_SECONDS)
 
 
-def check_reachable(url: str) -> None:
-    """ValueError naming ``--database`` unless the server of ``url`` answers."""
-    redis = _redis_module()
+def check_reachable(url: str, option: str = "--database") -> None:
+    """ValueError naming ``option`` unless ``url`` is well formed and its server answers."""
+    redis = _redis_module(option)
+    parse(url, option)
     try:
         client(url).ping()
     except redis.exceptions.RedisError as error:
-        raise ValueError(f"--database: the Redis server at {shown(url)} does not answer ({error})") from None
+        raise ValueError(f"{option}: the Redis server at {shown(url)} does not answer ({error})") from None
 
 
 #: The servers this process has warned about: each warning is given once per process, however

@@ -86,8 +86,13 @@ ONE_CALL = [item for name in ("out_matches_reference", "lse_matches_reference", 
             for item in ("--property", name)]
 
 
+#: The budget of a campaign that must meet a few bugs (and a crash more than once): far past the
+#: seconds it takes on an idle machine, so that a loaded one (CI's workers side by side) still does.
+MEETING_BUDGET = 60
+
+
 def test_a_campaign_reports_two_independent_bugs_each_once(tmp_path):
-    status, result = campaign(tmp_path, "two_bugs", 20, "--workers", "2", "--property", "out_matches_reference",
+    status, result = campaign(tmp_path, "two_bugs", MEETING_BUDGET, "--workers", "2", "--property", "out_matches_reference",
                               "--property", "lse_matches_reference")
     assert status == EXIT_FOUND
     signatures = [failure["signature"] for failure in result["failures"]]
@@ -99,7 +104,7 @@ def test_a_campaign_reports_two_independent_bugs_each_once(tmp_path):
 
 
 def test_a_crashing_bug_neither_ends_the_campaign_nor_is_reported_twice(tmp_path):
-    budget = 20
+    budget = MEETING_BUDGET
     status, result = campaign(tmp_path, "crashes_when_dense_causal", budget, "--workers", "2", "--max-crashes", "2",
                               *ONE_CALL)
     assert status == EXIT_FOUND
@@ -322,6 +327,11 @@ def test_a_repro_dir_that_cannot_be_written_is_refused_before_any_work(tmp_path,
     ("fa4-varlen", "batch=2 seqlen_q=5 seqlen_k=7 heads=2 head_dim=16 causal=True layout=heads-first seed=3"),
     ("fa4-varlen", "heads=2 kv_heads=1 head_dim=16 causal=True seed=4 seqlens=3:4/0:2/2:2 batch=1 seqlen_q=5 "
                    "seqlen_k=8"),
+    ("fa2", "batch=2 seqlen_q=5 seqlen_k=7 heads=4 kv_heads=2 head_dim=16 dtype=float16 causal=True window=3,-1 "
+            "seed=10"),
+    ("fa2-varlen", "batch=2 seqlen_q=6 seqlen_k=4 heads=2 head_dim=8 dtype=bfloat16 window=2,1 seed=11"),
+    ("fa2-varlen", "heads=2 kv_heads=1 head_dim=16 dtype=float16 causal=True seed=12 seqlens=3:4/0:2/2:2 batch=1 "
+                   "seqlen_q=5 seqlen_k=8"),
     ("sdpa-public-math", "batch=2 seqlen_q=5 seqlen_k=5 heads=4 kv_heads=2 head_dim=16 causal=True seed=5"),
     ("sdpa-public-math", "batch=2 seqlen_q=6 seqlen_k=4 heads=2 head_dim=8 causal=True window=1,0 seed=6"),
     ("sdpa-public-math", MASKED),
@@ -332,10 +342,12 @@ def test_a_repro_dir_that_cannot_be_written_is_refused_before_any_work(tmp_path,
                         "batch=1 seqlen_q=5 seqlen_k=8"),
 ])
 def test_a_script_calls_the_library_itself_exactly_as_the_adapter_does(monkeypatch, adapter, spec):
-    from flashcheck.peers import fa4
+    from flashcheck.peers import fa2, fa4
     from flashcheck.repro import calls
     from tests.support import peer_fakes
 
+    monkeypatch.setitem(sys.modules, "flash_attn", peer_fakes.fake_fa2())
+    monkeypatch.setattr(fa2, "_capability", lambda device: (8, 0))
     monkeypatch.setitem(sys.modules, "flash_attn.cute", peer_fakes.fake_fa4())
     monkeypatch.setitem(sys.modules, "flag_gems.ops", peer_fakes.fake_flaggems())
     monkeypatch.setattr(fa4, "_capability", lambda device: (9, 0))

@@ -352,35 +352,6 @@ def allowed(request: Request) -> torch.Tensor | None:
     return band if request.mask is None else band & request.mask
 
 
-def varlen_arguments(q, k, v, request):
-    """What a varlen kernel takes for this call: ``(q, k, v, cu_seqlens_q, cu_seqlens_k,
-    max_seqlen_q, max_seqlen_k)``, the packed call's own, or a dense batch packed as one
-    sequence per batch entry (:func:`packed_as_one_sequence_per_batch`)."""
-    packed = request.packed
-    if packed is None:
-        return (*packed_as_one_sequence_per_batch(q, k, v), q.shape[1], k.shape[1])
-    return q, k, v, packed.cu_seqlens_q, packed.cu_seqlens_k, packed.max_seqlen_q, packed.max_seqlen_k
-
-
-def packed_as_one_sequence_per_batch(q, k, v):
-    """Dense ``(B, N, H, D)`` tensors as packed ``(B·N, H, D)`` with one sequence per batch:
-    ``(q, k, v, cu_seqlens_q, cu_seqlens_k)``, the offsets int32 on q's device. A reshape
-    (a copy where the strides do not allow a view): the same numbers in the packed layout."""
-    b, nq, nk = q.shape[0], q.shape[1], k.shape[1]
-    steps = torch.arange(b + 1, device=q.device, dtype=torch.int32)
-    return (q.reshape(b * nq, *q.shape[2:]), k.reshape(b * nk, *k.shape[2:]), v.reshape(b * nk, *v.shape[2:]),
-            steps * nq, steps * nk)
-
-
-def dense_from_packed(out: torch.Tensor, lse: torch.Tensor | None, batch: int, nq: int):
-    """``(out, lse)`` of one sequence per batch, packed ``(B·N, H, D)`` and ``(H, B·N)``,
-    back in the dense layout ``(B, N, H, D)`` and ``(B, H, N)`` (views)."""
-    out = out.reshape(batch, nq, *out.shape[1:])
-    if lse is not None:
-        lse = lse.reshape(lse.shape[0], batch, nq).permute(1, 0, 2)
-    return out, lse
-
-
 def bhnd(t: torch.Tensor) -> torch.Tensor:
     """``(B, N, H, D)`` as ``(B, H, N, D)`` and back (a view): torch's SDPA layout."""
     return t.transpose(1, 2)

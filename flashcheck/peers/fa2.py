@@ -47,9 +47,8 @@ from __future__ import annotations
 
 import torch
 
-from flashcheck.peers.common import (
-    HALF, Library, Peer, Request, dense_from_packed, varlen_arguments,
-)
+from flashcheck.peers import fa2_call
+from flashcheck.peers.common import HALF, Library, Peer, Request
 
 LIBRARY = Library("flash_attn", ("flash-attn",), extra="fa2")
 FEATURES = frozenset({"causal", "window", "gqa", "backward", "lse"}) | HALF
@@ -84,24 +83,14 @@ def _check(name: str):
 
 
 def _run_dense(module, q, k, v, request: Request):
-    """flash_attn.flash_attn_func with return_attn_probs=True: out (B, Nq, H, D), lse (B, H, Nq)."""
-    out, lse, _ = module.flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=request.scale, causal=request.causal,
-                                         window_size=(request.left, request.right), return_attn_probs=True)
-    return out, lse.detach()
+    """flash_attn.flash_attn_func (:func:`flashcheck.peers.fa2_call.dense`)."""
+    return fa2_call.dense(module.flash_attn_func, q, k, v, **request.plain_call_arguments())
 
 
 def _run_varlen(module, q, k, v, request: Request):
-    """flash_attn.flash_attn_varlen_func with return_attn_probs=True: out (Tq, H, D), lse (H, Tq);
-    a dense batch goes in packed as one sequence per batch entry and comes back dense."""
-    packed = request.packed
-    qp, kp, vp, cu_q, cu_k, max_q, max_k = varlen_arguments(q, k, v, request)
-    out, lse, _ = module.flash_attn_varlen_func(qp, kp, vp, cu_q, cu_k, max_q, max_k, dropout_p=0.0,
-                                                softmax_scale=request.scale, causal=request.causal,
-                                                window_size=(request.left, request.right), return_attn_probs=True)
-    lse = lse.detach()
-    if packed is not None:
-        return out, lse
-    return dense_from_packed(out, lse, request.batch, request.nq)
+    """flash_attn.flash_attn_varlen_func (:func:`flashcheck.peers.fa2_call.varlen`): packed
+    cases as they are, a dense batch as one packed sequence per batch entry."""
+    return fa2_call.varlen(module.flash_attn_varlen_func, q, k, v, **request.plain_call_arguments())
 
 
 def dense() -> Peer:

@@ -21,7 +21,7 @@ import inspect
 from dataclasses import dataclass
 
 from flashcheck import peers
-from flashcheck.peers import fa4_call, flaggems_call, sdpa_public, sdpa_public_call
+from flashcheck.peers import fa2_call, fa4_call, flaggems_call, sdpa_public, sdpa_public_call
 
 
 @dataclass(frozen=True)
@@ -49,6 +49,15 @@ PLAIN = {
     "fa4-varlen": Plain("flash-attn-4 (flash_attn.cute)", "from flash_attn.cute import flash_attn_varlen_func",
                         fa4_call, _FA4_VARLEN),
 }
+
+#: FlashAttention-2 (flashcheck.peers.fa2).
+PLAIN.update({
+    "fa2": Plain("flash-attn (flash_attn)", "from flash_attn import flash_attn_func", fa2_call,
+                 "dense(flash_attn_func, q, k, v, **request)"),
+    "fa2-varlen": Plain("flash-attn (flash_attn)", "from flash_attn import flash_attn_varlen_func", fa2_call,
+                        "varlen(flash_attn_varlen_func, q, k, v, cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k, "
+                        "max_seqlen_q=max_seqlen_q, max_seqlen_k=max_seqlen_k, **request)"),
+})
 
 #: FlagGems' forward-only flash calls (flashcheck.peers.flaggems).
 PLAIN.update({

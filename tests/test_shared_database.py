@@ -15,7 +15,7 @@ import threading
 
 import pytest
 
-from flashcheck import case_sizes
+from flashcheck.cases import sizes as case_sizes
 from flashcheck.cli.commands import EXIT_FOUND, EXIT_USAGE
 from flashcheck.engine import crash_store, fuzz_events, shared_database
 from flashcheck.engine.fuzz import fuzz_in_process

@@ -3,7 +3,7 @@
 Importing this package imports neither triton nor the project kernel: implementations are
 reached through :mod:`flashcheck.peers` by name. Nor does it import torch: ``Case`` is
 imported when first asked for, so that the ``flashcheck`` command handles Ctrl-C from its
-first instruction on, before it imports torch (:mod:`flashcheck.interruption`).
+first instruction on, before it imports torch (:mod:`flashcheck.engine.interruption`).
 """
 
 __all__ = ["Case"]
@@ -11,7 +11,7 @@ __all__ = ["Case"]
 
 def __getattr__(name):
     if name == "Case":
-        from flashcheck.case import Case
+        from flashcheck.cases.case import Case
 
         return Case
     raise AttributeError(f"module 'flashcheck' has no attribute {name!r}")

@@ -5,7 +5,7 @@ name to either a reason (a string: the divergence may show on any case) or a
 :class:`KnownDivergence` whose ``covers`` predicate confines it to the cases its cause can
 reach. A failure on a case the divergence covers is reported as expected, with its evidence;
 a failure on any other case is a failure like any other. The predicates are the cases' own
-(:mod:`flashcheck.case_predicates`).
+(:mod:`flashcheck.oracle.case_predicates`).
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from flashcheck.case import Case
-from flashcheck.case_predicates import either, negative_softmax_scale
+from flashcheck.cases.case import Case
+from flashcheck.oracle.case_predicates import either, negative_softmax_scale
 
 
 @dataclass(frozen=True)
@@ -62,6 +62,6 @@ def combined(first: KnownDivergence, second: KnownDivergence) -> KnownDivergence
 #: of each property is still checked.
 NEGATIVE_SCALE = KnownDivergence(
     "a negative softmax_scale gives NaN outputs and an infinite lse where float64 attention is finite "
-    "([2.11 H100]; flashcheck.case_predicates.negative_softmax_scale, docs/findings.md)",
+    "([2.11 H100]; flashcheck.oracle.case_predicates.negative_softmax_scale, docs/findings.md)",
     negative_softmax_scale, steer=negative_softmax_scale,
 )

@@ -58,12 +58,13 @@ from collections import Counter
 from hypothesis import given, reject, seed, settings
 from hypothesis.errors import Unsatisfiable
 
-from flashcheck import expectation, protocol, pytest_plugin, repro
-from flashcheck.compare import PropertyFailure
+from flashcheck import protocol, pytest_plugin, repro
 from flashcheck.engine import property_cases
 from flashcheck.engine.fuzz_result import Failure
-from flashcheck.properties import PROPERTIES
 from flashcheck.engine.verdict import Outcome, StopRunning, Verdict, decide
+from flashcheck.oracle import expectation
+from flashcheck.oracle.compare import PropertyFailure
+from flashcheck.properties import PROPERTIES
 
 try:
     BaseExceptionGroup

@@ -21,10 +21,10 @@ from collections.abc import Mapping
 
 import torch
 
-from flashcheck import case_domain, case_phases, compile_classes
-from flashcheck.case_domain import CaseDomain
-from flashcheck.compare import Violation
+from flashcheck.cases import compile_classes, domain as case_domain, phases as case_phases
+from flashcheck.cases.domain import CaseDomain
 from flashcheck.divergences import as_known_divergence, KnownDivergence
+from flashcheck.oracle.compare import Violation
 
 #: The protocol's features, plus three extensions: "out" (accepts preallocated ``out=`` and
 #: ``lse_out=`` tensors and writes them in place), "tf32" (multiplies float32 operands as
@@ -104,7 +104,7 @@ def check_declaration(impl) -> None:
 
 
 def declared_case_domain(impl, device=None) -> CaseDomain | None:
-    """The values of a case ``impl`` declares it runs (:mod:`flashcheck.case_domain`): with
+    """The values of a case ``impl`` declares it runs (:mod:`flashcheck.cases.domain`): with
     ``device`` and a ``flashcheck_case_domain_by_device`` naming its kind, that kind's domain;
     else ``flashcheck_case_domain``; None where it declares none. ValueError, naming the
     implementation, the attribute and the key, for a malformed declaration."""
@@ -126,11 +126,11 @@ def case_domain_of(impl, device=None) -> CaseDomain:
 
 
 def compile_key_of(impl) -> tuple[str, ...] | None:
-    """The case attributes (:data:`flashcheck.compile_classes.KEY_ATTRIBUTES`) that select
+    """The case attributes (:data:`flashcheck.cases.compile_classes.KEY_ATTRIBUTES`) that select
     one of ``impl``'s compiled variants, as it declares them in ``flashcheck_compile_key``:
     a collection of attribute names (empty: nothing is compiled per case, as for torch's
     math backend), or None when it declares none, and Triton's specialisation is assumed
-    (:class:`flashcheck.compile_classes.CompileClass`). ValueError, one line naming the
+    (:class:`flashcheck.cases.compile_classes.CompileClass`). ValueError, one line naming the
     attribute, for a name that is no case attribute."""
     declared = getattr(impl, "flashcheck_compile_key", None)
     if declared is None:
@@ -259,7 +259,7 @@ def default_device() -> str:
 def call(impl, inputs, case, **extra):
     """Call ``impl`` on ``inputs`` with ``case``'s arguments (tensors on q's device), any of
     them replaced by ``extra``; check what it returned, raising
-    :class:`~flashcheck.compare.Violation` unless it is ``(out, lse)`` with out a tensor of
+    :class:`~flashcheck.oracle.compare.Violation` unless it is ``(out, lse)`` with out a tensor of
     q's shape, dtype and device and lse a float32 tensor on q's device, or None where the
     implementation does not declare ``lse`` (packed: out ``(Tq, H, D)``, lse ``(H, Tq)``). Every property calls the implementation through here,
     so that what flashcheck goes on to compute with the results is well formed."""
@@ -332,7 +332,7 @@ def unchanged(tensors: dict, during: str):
 
     Every property that compares values runs the implementation through this
     (:func:`flashcheck.properties.common.call_checked`,
-    :func:`flashcheck.backward_pass.gradients`): an implementation that writes into its
+    :func:`flashcheck.oracle.backward_pass.gradients`): an implementation that writes into its
     inputs is reported for the write, not for what the write does to the comparisons (a
     result that differs from the reference, or a reference computed from the modified inputs
     that agrees with it)."""

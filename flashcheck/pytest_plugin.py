@@ -10,10 +10,10 @@ environment holding flashcheck (``-p no:flashcheck`` turns it off). It provides:
     CUDA-only peers where torch sees a GPU. A name that does not resolve is a usage error.
 ``--flashcheck-profile NAME``
     the hypothesis settings profile (``ci``, ``dev``, ``gpu``, ``fuzz``, ``smoke``; see
-    :mod:`flashcheck.hypothesis_profiles`); else ``$FLASHCHECK_HYPOTHESIS_PROFILE``, else ``ci`` on
+    :mod:`flashcheck.cases.hypothesis_profiles`); else ``$FLASHCHECK_HYPOTHESIS_PROFILE``, else ``ci`` on
     CI, else ``dev``. hypothesis's own ``--hypothesis-profile``, applied later, still wins.
 ``--flashcheck-size interpreter|gpu``
-    the sizes of drawn cases (:mod:`flashcheck.case_sizes`); by default chosen by the machine.
+    the sizes of drawn cases (:mod:`flashcheck.cases.sizes`); by default chosen by the machine.
 ``--flashcheck-ratio-log PATH``
     append every comparison's worst error/allowed ratio to PATH (JSON lines); else
     ``$FLASHCHECK_RATIO_LOG``.
@@ -217,7 +217,7 @@ def _load_hypothesis_profile(state: _State, name: str | None) -> None:
     from hypothesis import settings
     from hypothesis.errors import InvalidArgument
 
-    from flashcheck import hypothesis_profiles
+    from flashcheck.cases import hypothesis_profiles
 
     state.previous_hypothesis_profile = settings.get_current_profile_name()
     hypothesis_profiles.register_hypothesis_profiles()
@@ -246,7 +246,7 @@ def _use_example_database(given: str | None) -> None:
     from hypothesis.database import DirectoryBasedExampleDatabase
 
     from flashcheck.engine import crash_store, shared_database
-    from flashcheck.output_paths import check_writable_folder
+    from flashcheck.engine.output_paths import check_writable_folder
 
     profile = settings.get_current_profile_name()
     if settings().derandomize:
@@ -365,9 +365,9 @@ def implementation(config, name: str):
 
 
 def drawn_sizes(config):
-    """The :class:`flashcheck.case_sizes.CaseSizes` chosen by ``--flashcheck-size``, or by
+    """The :class:`flashcheck.cases.sizes.CaseSizes` chosen by ``--flashcheck-size``, or by
     the machine."""
-    from flashcheck import case_sizes
+    from flashcheck.cases import sizes as case_sizes
 
     return case_sizes.choose(config.getoption("flashcheck_size", None))
 
@@ -396,7 +396,7 @@ def repro_dir(config) -> str | None:
     """Where the property suite writes a standalone script per distinct failure
     (``--flashcheck-repro-dir``, an absolute path), or None; a path that cannot be made a
     writable folder is a ``pytest.UsageError`` naming the option, before any test."""
-    from flashcheck.output_paths import check_writable_folder
+    from flashcheck.engine.output_paths import check_writable_folder
 
     given = config.getoption("flashcheck_repro_dir", None)
     if given is None:

@@ -1,6 +1,6 @@
 """Properties every attention implementation must satisfy, importable as
 ``flashcheck.properties``. Each is a plain function ``check(impl, case, *, device)`` that
-raises :class:`flashcheck.compare.Violation` carrying its evidence; they are
+raises :class:`flashcheck.oracle.compare.Violation` carrying its evidence; they are
 registered by name in :data:`PROPERTIES`.
 """
 

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import torch
 
-from flashcheck import compare, expectation, protocol
-from flashcheck.compare import Violation
+from flashcheck import protocol
+from flashcheck.oracle import compare, expectation
+from flashcheck.oracle.compare import Violation
 from flashcheck.protocol import unchanged
 
 

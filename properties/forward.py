@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import torch
 
-from flashcheck import compare
+from flashcheck.oracle import compare
 from flashcheck.properties.common import (
     batched, call_checked, check_none, empty_rows, expect, format_batched_index, materialize,
 )

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import torch
 
-from flashcheck import compare, protocol
-from flashcheck.backward_inputs import ds_range_inputs, upstream
-from flashcheck.backward_pass import gradients
-from flashcheck.expectation import held_to
+from flashcheck import protocol
+from flashcheck.oracle import compare
+from flashcheck.oracle.backward_inputs import ds_range_inputs, upstream
+from flashcheck.oracle.backward_pass import gradients
+from flashcheck.oracle.expectation import held_to
 from flashcheck.properties.common import (
     batched, check_none, empty_rows, expect_gradients, format_batched_index, materialize,
 )
@@ -34,7 +35,7 @@ def grads_match_reference_where_ds_exceeds_float16(impl, case, *, device=None):
     that rounds dS to float16 before its products with Q and K (as FlashAttention-2 does)
     turns every |dS| > 65504 into inf, and dQ, dK into inf or NaN, although the exact
     gradients can be far inside the range. The case's q, k, v and a seeded dO are scaled by
-    :data:`flashcheck.backward_inputs.DS_RANGE_SCALES`, which on most cases puts the exact max |dS| beyond 65504 while
+    :data:`flashcheck.oracle.backward_inputs.DS_RANGE_SCALES`, which on most cases puts the exact max |dS| beyond 65504 while
     the exact dQ, dK and dV mostly stay within it; they must agree with the float64 gradients
     of those scaled inputs within the derived tolerance (where an exact gradient itself lies
     beyond the range, the overflow rule of every comparison applies). Drawn for float16
@@ -93,7 +94,7 @@ def gqa_grads_match_repeated_kv(impl, case, *, device=None):
     undefined (+inf and -inf give NaN) and says nothing about the GQA gradient there; those
     elements are left to ``grads_match_reference``, which holds them to the float64 value.
     A finite group sum near or beyond the dtype's range follows the overflow rule of
-    :func:`flashcheck.expectation.held_to`.
+    :func:`flashcheck.oracle.expectation.held_to`.
     """
     q, k, v = inputs = materialize(case, device)
     group = case.heads // case.kv_heads

@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import torch
 
-from flashcheck import compare, masks
-from flashcheck.case import seeded_generator
-from flashcheck.compare import Violation
+from flashcheck.cases import masks
+from flashcheck.cases.case import seeded_generator
+from flashcheck.oracle import compare
+from flashcheck.oracle.compare import Violation
 from flashcheck.properties.common import batched, call_checked, expect, materialize
 from flashcheck.properties.registry import prop
 

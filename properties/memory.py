@@ -8,9 +8,10 @@ from typing import Callable
 
 import torch
 
-from flashcheck import compare, protocol
-from flashcheck.backward_pass import gradients
-from flashcheck.compare import Violation
+from flashcheck import protocol
+from flashcheck.oracle import compare
+from flashcheck.oracle.backward_pass import gradients
+from flashcheck.oracle.compare import Violation
 from flashcheck.properties.common import call_checked, check_none, materialize
 from flashcheck.properties.registry import prop
 

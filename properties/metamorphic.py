@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import torch
 
-from flashcheck import compare
-from flashcheck.case import seeded_generator
+from flashcheck.cases.case import seeded_generator
+from flashcheck.oracle import compare
 from flashcheck.properties.common import batched, call_checked, expect, laid_out_like, materialize
 from flashcheck.properties.registry import prop
 

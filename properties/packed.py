@@ -7,10 +7,11 @@ import functools
 
 import torch
 
-from flashcheck import compare, protocol
-from flashcheck.backward_pass import gradients
-from flashcheck.compare import Violation
-from flashcheck.expectation import held_to
+from flashcheck import protocol
+from flashcheck.oracle import compare
+from flashcheck.oracle.backward_pass import gradients
+from flashcheck.oracle.compare import Violation
+from flashcheck.oracle.expectation import held_to
 from flashcheck.properties.common import call_checked, check_none, expect, expect_gradients, materialize
 from flashcheck.properties.registry import prop
 

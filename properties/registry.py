@@ -9,7 +9,7 @@ from typing import Callable
 
 import torch
 
-from flashcheck.case import DTYPES, Case
+from flashcheck.cases.case import DTYPES, Case
 
 PROPERTIES: dict[str, "Property"] = {}
 

@@ -2,7 +2,7 @@
 and of the registry (flashcheck.peers): convention translation, feature declarations, resolve().
 
 The peers are compared with a float64 attention written here, independently of
-flashcheck.reference, so that an error in either shows up as a disagreement.
+flashcheck.oracle.reference, so that an error in either shows up as a disagreement.
 """
 from __future__ import annotations
 
@@ -15,8 +15,9 @@ import pytest
 import torch
 from hypothesis import HealthCheck, given, settings
 
-from flashcheck import case_sizes, protocol
-from flashcheck.case import Case
+from flashcheck import protocol
+from flashcheck.cases import sizes as case_sizes
+from flashcheck.cases.case import Case
 from flashcheck.engine import property_cases
 from flashcheck.peers import REGISTRY, common, resolve, sdpa
 from flashcheck.properties import PROPERTIES

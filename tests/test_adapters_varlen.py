@@ -6,9 +6,10 @@ from __future__ import annotations
 import pytest
 import torch
 
-from flashcheck import expectation, peers, protocol
-from flashcheck.backward_pass import gradients
-from flashcheck.case import Case
+from flashcheck import peers, protocol
+from flashcheck.cases.case import Case
+from flashcheck.oracle import expectation
+from flashcheck.oracle.backward_pass import gradients
 from flashcheck.peers.common import TORCH, Peer
 from flashcheck.peers.sdpa import _run_sdpa_math
 

@@ -14,7 +14,7 @@ import pytest
 import torch
 
 from flashcheck import peers, repro
-from flashcheck.case import Case
+from flashcheck.cases.case import Case
 from flashcheck.cli.commands import EXIT_FOUND, EXIT_OK, EXIT_USAGE
 from flashcheck.engine.fuzz_result import Failure, FuzzResult, case_class
 from flashcheck.engine.verdict import Outcome, decide

@@ -1,4 +1,4 @@
-"""flashcheck.case: validation, the one-line spec, and materialized tensors.
+"""flashcheck.cases.case: validation, the one-line spec, and materialized tensors.
 
 A Case is the reproducible description of a problem, so: every bad field is rejected with
 an error naming it, ``from_spec(spec())`` gives back the same case, the same case gives
@@ -12,7 +12,7 @@ import math
 import pytest
 import torch
 
-from flashcheck.case import DTYPES, LAYOUTS, VALUES, Case, Inputs
+from flashcheck.cases.case import DTYPES, LAYOUTS, VALUES, Case, Inputs
 
 CUDA = torch.cuda.is_available()
 

@@ -14,8 +14,9 @@ import dataclasses
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from flashcheck import case_domain, case_sizes, compile_classes, protocol, strategies
-from flashcheck.case_domain import CaseDomain
+from flashcheck import protocol
+from flashcheck.cases import compile_classes, domain as case_domain, sizes as case_sizes, strategies
+from flashcheck.cases.domain import CaseDomain
 from flashcheck.cli.commands import EXIT_USAGE
 from flashcheck.engine.focus import UNCHECKED_TO_LEAVE, WideningFocus
 from flashcheck.engine.fuzz import fuzz_in_process
@@ -240,7 +241,7 @@ def test_a_worker_leaves_a_class_whose_cases_check_nothing():
 
 
 def test_case_phases_count_each_second_once_in_the_innermost_phase(monkeypatch):
-    from flashcheck import case_phases
+    from flashcheck.cases import phases as case_phases
 
     clock = iter([0.0, 1.0, 3.0, 10.0])  # outer starts, inner starts, inner ends, outer ends
     monkeypatch.setattr(case_phases.time, "perf_counter", lambda: next(clock))

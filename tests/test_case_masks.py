@@ -3,16 +3,16 @@ naming the field, the one-line spec, reproducible tensors that leave q, k, v of 
 case untouched, the padded packed layout, and the ``allowed`` mask with its row counts.
 
 The allowed sets are checked against the protocol text written out as loops here, not
-against flashcheck.masks.
+against flashcheck.cases.masks.
 """
 from __future__ import annotations
 
 import pytest
 import torch
 
-from flashcheck import masks
-from flashcheck.case import TRAILING_TOKENS, Case
-from flashcheck.maskspec import MaskSpec
+from flashcheck.cases import masks
+from flashcheck.cases.case import TRAILING_TOKENS, Case
+from flashcheck.cases.maskspec import MaskSpec
 
 MASKS = [
     "random:0.3",

@@ -10,9 +10,9 @@ import sys
 import pytest
 
 from flashcheck import cli, peers
-from flashcheck.case import Case
-from flashcheck.divergences import KnownDivergence
+from flashcheck.cases.case import Case
 from flashcheck.cli.commands import EXIT_FOUND, EXIT_INTERNAL, EXIT_OK, EXIT_UNCHECKED, EXIT_USAGE
+from flashcheck.divergences import KnownDivergence
 from flashcheck.properties import PROPERTIES
 from flashcheck.properties.registry import Property
 from tests.support import buggy, stubs

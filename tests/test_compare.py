@@ -8,9 +8,9 @@ import math
 import pytest
 import torch
 
-from flashcheck import compare, expectation
-from flashcheck.case import Case
-from flashcheck.compare import PropertyFailure, Violation
+from flashcheck.cases.case import Case
+from flashcheck.oracle import compare, expectation
+from flashcheck.oracle.compare import PropertyFailure, Violation
 
 
 def test_within_allowed_passes_and_reports_the_worst_ratio():

@@ -18,9 +18,9 @@ import itertools
 
 import pytest
 
-from flashcheck import compile_classes
-from flashcheck.case import LAYOUTS
-from flashcheck.case_sizes import GPU
+from flashcheck.cases import compile_classes
+from flashcheck.cases.case import LAYOUTS
+from flashcheck.cases.sizes import GPU
 from flashcheck.devtools import specialisations
 from flashcheck.kernels import config
 

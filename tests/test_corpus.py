@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from flashcheck.case import Case
+from flashcheck.cases.case import Case
 from flashcheck.regress import corpus
 from tests.support import buggy, stubs
 

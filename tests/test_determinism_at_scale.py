@@ -15,9 +15,9 @@ import pytest
 import torch
 
 from flashcheck import peers
-from flashcheck.case import Case
-from flashcheck.properties import PROPERTIES
+from flashcheck.cases.case import Case
 from flashcheck.engine.verdict import Outcome, decide
+from flashcheck.properties import PROPERTIES
 
 pytestmark = [
     pytest.mark.gpu,

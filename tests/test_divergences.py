@@ -8,12 +8,12 @@ import pytest
 import torch
 
 from flashcheck import peers, protocol
-from flashcheck.case import Case
-from flashcheck.case_predicates import (
+from flashcheck.cases.case import Case
+from flashcheck.divergences import KnownDivergence
+from flashcheck.oracle.case_predicates import (
     backward_extremes, float16_backward_overflows, float16_subnormal_probabilities, sdpa_no_keys_backward_overflows,
     sdpa_no_keys_forward_overflows, under,
 )
-from flashcheck.divergences import KnownDivergence
 
 #: sdpa-cudnn's dQ was NaN where -9147.75 is exact: |dS| reaches 1.0e5.
 CUDNN_DS = Case.from_spec("batch=1 seqlen_q=127 seqlen_k=127 heads=1 kv_heads=1 head_dim=160 dtype=float16 "
@@ -74,7 +74,7 @@ def test_the_fused_backends_gradient_divergences_are_confined_to_float16(name):
 def _extremes_by_autograd(case: Case) -> tuple:
     """The extremes through autograd on all heads at once, KV heads repeated: dS is the
     gradient of the (scaled) scores, a query head's own dK and dV the gradients of its repeated copy."""
-    from flashcheck.backward_inputs import upstream
+    from flashcheck.oracle.backward_inputs import upstream
 
     q, k, v = (t.to(torch.float64).transpose(1, 2) for t in case.materialize("cpu")[:3])
     group = case.heads // case.kv_heads
@@ -221,7 +221,7 @@ NO_KEYS_LARGE_DO = Case(seqlen_q=29, seqlen_k=0, heads=8, kv_heads=2, dtype="flo
 def test_the_backward_cause_holds_exactly_where_sdpa_maths_dq_is_nan(case, nan):
     """dQ = dO.sum()·0: NaN where the seeded dO sums beyond float16's range (seed 2's,
     also of scale 1e3, sums to -2.5e4)."""
-    from flashcheck.backward_pass import gradients
+    from flashcheck.oracle.backward_pass import gradients
 
     (dq, _, _), _, _ = gradients(peers.resolve("sdpa-math"), case, case.materialize("cpu"))
     assert nan == sdpa_no_keys_backward_overflows(case)
@@ -234,7 +234,7 @@ def test_the_backward_cause_holds_exactly_where_sdpa_maths_dq_is_nan(case, nan):
 def test_sdpa_math_without_keys_fails_only_as_declared(case):
     """Every property on a case without keys either holds for sdpa-math or fails as a
     declared divergence that covers the case."""
-    from flashcheck.compare import Violation
+    from flashcheck.oracle.compare import Violation
     from flashcheck.properties import PROPERTIES
 
     impl = peers.resolve("sdpa-math")
@@ -282,7 +282,7 @@ def test_a_divergence_declared_on_every_property_joins_each_propertys_own():
 def test_the_scaled_ds_extreme_is_a_magnitude_under_a_negative_scale():
     # |scale·dS| is what a kernel storing the scaled dS in float16 must hold: a negative scale
     # must not turn it into a negative number that never reaches the overflow threshold.
-    from flashcheck.case_predicates import backward_extremes
+    from flashcheck.oracle.case_predicates import backward_extremes
 
     spec = "batch=1 seqlen_q=1 seqlen_k=75 heads=9 kv_heads=9 head_dim=128 dtype=float16 layout=mixed values=normal seed=157"
     negative = backward_extremes(Case.from_spec(spec + " softmax_scale=-2.0"), "ds_range")

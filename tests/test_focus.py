@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from flashcheck.case_sizes import GPU, INTERPRETER
+from flashcheck.cases.sizes import GPU, INTERPRETER
 from flashcheck.engine.focus import WideningFocus
 
 

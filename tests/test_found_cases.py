@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from flashcheck import peers
-from flashcheck.case import Case
+from flashcheck.cases.case import Case
 from flashcheck.properties import PROPERTIES
 
 #: Found on an H200 by `flashcheck fuzz --impl sdpa-math --workers 2` (and reproduced on the

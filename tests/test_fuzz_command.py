@@ -26,14 +26,15 @@ import pytest
 import torch
 from hypothesis import settings
 
-from flashcheck import case_sizes, protocol
+from flashcheck import protocol
+from flashcheck.cases import sizes as case_sizes
+from flashcheck.cases.case import Case
 from flashcheck.cli import fuzz_console
 from flashcheck.engine import crash_store, fuzz_events, fuzz_workers, property_cases
-from flashcheck.case import Case
 from flashcheck.engine import fuzz as fuzz_engine
+from flashcheck.engine.verdict import FlashcheckError, Outcome, decide
 from flashcheck.properties import PROPERTIES
 from flashcheck.properties.registry import Property
-from flashcheck.engine.verdict import FlashcheckError, Outcome, decide
 from tests.support import buggy, misbehaving, stubs
 from tests.support.cli_process import REPO, flashcheck, needs_interpreter_numpy
 from flashcheck.cli.commands import EXIT_FOUND, EXIT_INTERNAL, EXIT_OK, EXIT_UNCHECKED, EXIT_USAGE
@@ -959,7 +960,8 @@ cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA de
 #: Runs the command in a fresh process and reports whether that process ever set up CUDA.
 _PARENT = """
 import json, sys, torch
-from flashcheck import case_sizes, cli, protocol
+from flashcheck import cli, protocol
+from flashcheck.cases import sizes as case_sizes
 from flashcheck.engine import fuzz as fuzz_engine
 from flashcheck.properties import PROPERTIES
 from tests.support import buggy

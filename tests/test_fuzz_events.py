@@ -8,7 +8,7 @@ import pickle
 
 import pytest
 
-from flashcheck import case_sizes
+from flashcheck.cases import sizes as case_sizes
 from flashcheck.engine import fuzz, fuzz_events
 from flashcheck.engine.fuzz_result import Failure
 from tests.support import buggy

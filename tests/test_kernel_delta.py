@@ -20,10 +20,10 @@ from __future__ import annotations
 import pytest
 import torch
 
-from flashcheck import expectation
-from flashcheck.compare import Violation
-from flashcheck.case import Case
+from flashcheck.cases.case import Case
 from flashcheck.kernels import flash_attention, mutations
+from flashcheck.oracle import expectation
+from flashcheck.oracle.compare import Violation
 from flashcheck.properties import PROPERTIES
 
 #: The fuzzer's counterexample (GPU only: see the module docstring).

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import pytest
 
-from flashcheck.case import Case
+from flashcheck.cases.case import Case
 from flashcheck.engine.verdict import Outcome, decide
 from flashcheck.kernels import config, flash_attention
 from flashcheck.properties import PROPERTIES

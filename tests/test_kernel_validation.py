@@ -12,8 +12,8 @@ import math
 import pytest
 import torch
 
-from flashcheck import reference
 from flashcheck.kernels import flash_attention, forward, launcher
+from flashcheck.oracle import reference
 
 CUDA = torch.cuda.is_available()
 needs_cuda = pytest.mark.skipif(not CUDA, reason="needs a CUDA device")

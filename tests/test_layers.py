@@ -3,11 +3,17 @@ below the verifier. Its modules import only each other, torch, triton and the st
 library, never the rest of flashcheck; tools that drive the kernel with the verifier's
 machinery live in :mod:`flashcheck.devtools`.
 
-The verifier is layered too: its core (the top-level modules: cases, the reference, the
-tolerance model, strategies, the protocol) imports nothing above it; the properties build on
-the core; the implementations (:mod:`flashcheck.peers`) on the core and, by name, the kernel;
-the engine (:mod:`flashcheck.engine`: verdicts, fuzzing, worker processes) on those; the
-regression measurements, mutation testing, the benchmarks and the pytest entry points on the
+The verifier is layered too: its core imports nothing above it. The core is the cases and
+how they are drawn (:mod:`flashcheck.cases`), what is expected of an implementation and how
+its outputs are judged (:mod:`flashcheck.oracle`: the reference, the tolerance model, the
+comparisons), and the top-level :mod:`flashcheck.protocol` and :mod:`flashcheck.divergences`;
+inside it the oracle builds on the cases, and the protocol and the known divergences on both,
+but the oracle's backward pass calls through the protocol and the strategies draw the
+protocol's features, so its modules are one layer, held to importing one another without a
+loop (:func:`import_cycle`). The properties build on the core; the implementations
+(:mod:`flashcheck.peers`) on the core and, by name, the kernel; the engine
+(:mod:`flashcheck.engine`: verdicts, fuzzing, worker processes, Ctrl-C and output paths) on
+those; the regression measurements, mutation testing, the benchmarks and the pytest entry points on the
 engine; the command line on everything but the developers' tools (:data:`MAY_IMPORT`; the
 few imports against that order, each made at call time, are named with their reasons in
 :data:`ALLOWED_UPWARD`).
@@ -29,12 +35,13 @@ KERNEL_PACKAGE = "flashcheck.kernels"
 KERNEL_DEPENDENCIES = frozenset({"torch", "triton"})
 
 
-def imported_modules(source: str, package: str) -> list[tuple[int, str]]:
+def imported_modules(source: str, package: str,
+                     packages: frozenset[str] = frozenset({"flashcheck"})) -> list[tuple[int, str]]:
     """``(line, absolute module name)`` of every import in ``source``, the source of a module
     of ``package``: ``import`` and ``from ... import`` statements anywhere in the module
     (relative ones resolved against ``package``), and ``importlib.import_module`` or
-    ``__import__`` calls with a literal name. ``from flashcheck import x`` yields
-    ``flashcheck.x``, the module it reaches into."""
+    ``__import__`` calls with a literal name. ``from P import x``, for P ``flashcheck`` or
+    another of ``packages``, yields ``P.x``, the module it reaches into."""
     found = []
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
@@ -45,7 +52,7 @@ def imported_modules(source: str, package: str) -> list[tuple[int, str]]:
                 module = ".".join(base + ([node.module] if node.module else []))
             else:
                 module = node.module
-            if module == "flashcheck" or not node.module:
+            if module in packages or not node.module:
                 found += [(node.lineno, f"{module}.{alias.name}") for alias in node.names]
             else:
                 found.append((node.lineno, module))
@@ -139,14 +146,12 @@ REPOSITORY = Path(__file__).resolve().parents[1]
 VERIFIER = REPOSITORY / "flashcheck"
 PROPERTIES = REPOSITORY / "properties"
 
-#: flashcheck's top-level modules that make up its core: cases, the reference, the tolerance
-#: model and comparisons, strategies, the protocol. Everything else builds on them.
-CORE_MODULES = frozenset({
-    "case", "case_domain", "case_phases", "compile_classes", "maskspec", "unchecked", "masks", "packing", "reference", "same_precision", "tolerance", "expectation",
-    "compare", "divergences", "case_predicates", "protocol", "strategies", "case_sizes", "hypothesis_profiles",
-    "backward_inputs", "backward_pass",
-    "interruption", "output_paths",
-})
+#: flashcheck's subpackages that belong to its core: the cases and how they are drawn, and
+#: the oracle (the reference, the tolerance model and comparisons).
+CORE_PACKAGES = frozenset({"cases", "oracle"})
+#: flashcheck's top-level modules that belong to its core: the protocol and the known
+#: divergences. Everything else builds on the core.
+CORE_MODULES = frozenset({"protocol", "divergences"})
 #: The pytest plugin and the property suite it runs: entry points, above the engine.
 PYTEST_MODULES = frozenset({"pytest_plugin", "property_suite"})
 #: The layers each layer may import besides its own modules. The core imports nothing above
@@ -183,7 +188,7 @@ def layer_of(module: str) -> str | None:
     parts = module.split(".")
     if parts[0] != "flashcheck":
         return None
-    if len(parts) == 1 or parts[1] in CORE_MODULES:
+    if len(parts) == 1 or parts[1] in CORE_PACKAGES or parts[1] in CORE_MODULES:
         return "core"
     if parts[1] in PYTEST_MODULES:
         return "pytest"
@@ -220,7 +225,7 @@ VERIFIER_MODULES = sorted(VERIFIER.rglob("*.py")) + sorted(PROPERTIES.rglob("*.p
 
 def test_the_modules_of_the_verifier_are_found():
     modules = {_verifier_module(path)[0] for path in VERIFIER_MODULES}
-    assert {"flashcheck", "flashcheck.case", "flashcheck.engine.verdict", "flashcheck.peers",
+    assert {"flashcheck", "flashcheck.cases.case", "flashcheck.engine.verdict", "flashcheck.peers",
             "flashcheck.properties.gradients", "flashcheck.cli.commands.fuzz"} <= modules
 
 
@@ -228,7 +233,7 @@ def test_the_modules_of_the_verifier_are_found():
 def test_a_module_of_the_verifier_imports_only_its_own_layer_and_those_below(path):
     module, package = _verifier_module(path)
     layer = layer_of(module)
-    assert layer is not None, f"{module} belongs to no layer: add it to CORE_MODULES, or put it in a subpackage"
+    assert layer is not None, f"{module} belongs to no layer: put it in a subpackage, or add it to CORE_MODULES"
     violations = verifier_violations(path.read_text(), package, layer, module)
     assert not violations, f"{module} ({layer}) imports above its layer: {', '.join(violations)}"
 
@@ -248,8 +253,8 @@ def test_the_checker_flags_an_import_above_the_layer(statement, package, layer):
 
 
 @pytest.mark.parametrize("statement, package, layer", [
-    ("from flashcheck import compare, protocol", "flashcheck", "core"),
-    ("from flashcheck.case import Case", "flashcheck.properties", "properties"),
+    ("from flashcheck import protocol\nfrom flashcheck.oracle import compare", "flashcheck.cases", "core"),
+    ("from flashcheck.cases.case import Case", "flashcheck.properties", "properties"),
     ("from flashcheck.properties import PROPERTIES", "flashcheck.engine", "engine"),
     ("from flashcheck.engine import placement", "flashcheck.regress", "regress"),
     ("from . import corpus", "flashcheck.regress", "regress"),
@@ -264,14 +269,26 @@ def test_the_checker_allows_the_layer_and_those_below(statement, package, layer)
 # -- no import loop inside the core ----------------------------------------------------------------
 
 
+def core_module_files() -> dict[str, Path]:
+    """The core's modules (names below flashcheck, e.g. ``cases.case`` or ``protocol``; the
+    packages' ``__init__`` left out) and their files."""
+    files = {name: VERIFIER / f"{name}.py" for name in CORE_MODULES}
+    for package in CORE_PACKAGES:
+        files.update({f"{package}.{path.stem}": path for path in (VERIFIER / package).glob("*.py")
+                      if path.stem != "__init__"})
+    return files
+
+
 def core_import_graph() -> dict[str, set[str]]:
     """For each core module, the core modules it imports (at the top or inside a function)."""
+    files = core_module_files()
+    packages = frozenset({"flashcheck"} | {f"flashcheck.{package}" for package in CORE_PACKAGES})
     graph = {}
-    for name in sorted(CORE_MODULES):
-        path = VERIFIER / f"{name}.py"
-        imported = {module.split(".")[1] for _, module in imported_modules(path.read_text(), "flashcheck")
-                    if module.startswith("flashcheck.") and len(module.split(".")) > 1}
-        graph[name] = imported & CORE_MODULES - {name}
+    for name, path in sorted(files.items()):
+        package = ".".join(["flashcheck", *name.split(".")[:-1]])
+        imported = {module.removeprefix("flashcheck.") for _, module in
+                    imported_modules(path.read_text(), package, packages)}
+        graph[name] = imported & files.keys() - {name}
     return graph
 
 
@@ -302,6 +319,14 @@ def test_the_finder_sees_a_loop_through_a_function_level_import():
     assert import_cycle({"protocol": {"divergences"}, "divergences": {"protocol"}}) == \
         ["divergences", "protocol", "divergences"]
     assert import_cycle({"protocol": {"divergences"}, "divergences": set()}) is None
+
+
+def test_the_core_graph_follows_imports_into_the_cores_packages():
+    assert imported_modules("from flashcheck.cases import masks, phases as case_phases", "flashcheck.oracle",
+                            frozenset({"flashcheck.cases"})) == [(1, "flashcheck.cases.masks"), (1, "flashcheck.cases.phases")]
+    graph = core_import_graph()
+    assert {"cases.case", "oracle.reference", "protocol", "divergences"} <= graph.keys()
+    assert "cases.masks" in graph["oracle.reference"] and "oracle.compare" in graph["protocol"]
 
 
 def test_the_cores_modules_import_one_another_without_a_loop():

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from flashcheck import case_sizes, protocol
+from flashcheck import protocol
+from flashcheck.cases import sizes as case_sizes
 from flashcheck.engine.fuzz import fuzz_in_process
 from flashcheck.peers import fa4
 from kernels import interface
@@ -47,7 +48,7 @@ def test_the_project_kernel_and_the_flashattention_4_adapters_claim_it():
 
 
 def test_without_the_claim_every_summary_says_the_lse_gradient_was_not_checked(capsys):
-    from flashcheck.backward_pass import LSE_GRADIENT_UNCHECKED
+    from flashcheck.oracle.backward_pass import LSE_GRADIENT_UNCHECKED
     from flashcheck.cli import fuzz_console
 
     result = fuzz_gradients(domain_kernels.detached_lse_unclaimed, "plain", 6)

@@ -273,7 +273,7 @@ def test_the_json_is_rewritten_after_each_mutant_so_a_stopped_run_keeps_its_matr
 @pytest.mark.parametrize("arguments, named", [
     (["--only", "no_such_mutant"], "--only: unknown mutants ['no_such_mutant']"),
     (["--catalogue", "no.such.module"], "--catalogue: cannot import 'no.such.module'"),
-    (["--catalogue", "flashcheck.case"], "--catalogue: 'flashcheck.case' has no MUTATIONS"),
+    (["--catalogue", "flashcheck.cases.case"], "--catalogue: 'flashcheck.cases.case' has no MUTATIONS"),
     (["--budget", "0"], "--budget: expected a positive number of seconds, got 0.0"),
     (["--jobs", "0"], "--jobs: expected at least 1, got 0"),
     (["--workers", "0"], "--workers: expected at least 1, got 0"),

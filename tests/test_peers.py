@@ -18,15 +18,16 @@ import pytest
 import torch
 from hypothesis import HealthCheck, given, settings
 
-from flashcheck import case_sizes, cli, peers, protocol
-from flashcheck.engine import property_cases
-from flashcheck.case import Case
+from flashcheck import cli, peers, protocol
+from flashcheck.cases import sizes as case_sizes
+from flashcheck.cases.case import Case
 from flashcheck.cli.commands import EXIT_OK, EXIT_UNCHECKED, EXIT_USAGE
+from flashcheck.engine import property_cases
+from flashcheck.engine.verdict import Outcome, decide
 from flashcheck.peers import sdpa_public, xformers
 from flashcheck.peers.common import LibraryMissing, Request
 from flashcheck.properties import PROPERTIES
 from flashcheck.protocol import ALL_FEATURES, DTYPE_NAMES, check_declaration, features_of
-from flashcheck.engine.verdict import Outcome, decide
 from tests.support import peer_fakes
 from tests.support.cli_process import flashcheck
 

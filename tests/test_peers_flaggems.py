@@ -180,7 +180,7 @@ def test_sdpa_gradients_reach_the_library_with_its_inputs_strides_also_for_one_q
 
 
 def test_the_survey_s_findings_are_declared_confined_to_the_cases_they_cover():
-    from flashcheck.case import Case
+    from flashcheck.cases.case import Case
 
     base = "batch=1 heads=4 kv_heads=2 head_dim=64 dtype=float16 causal=True seed=0"
     keyless_rows = Case.from_spec(f"seqlen_q=21 seqlen_k=5 {base}")  # bottom-right causal, Nq > Nk

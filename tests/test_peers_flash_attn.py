@@ -14,7 +14,7 @@ import sys
 import pytest
 import torch
 
-from flashcheck.case import Case
+from flashcheck.cases.case import Case
 from flashcheck.peers import fa2, fa4
 from tests.support import peer_fakes
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from flashcheck.case import Case
+from flashcheck.cases.case import Case
 from flashcheck.peers import sdpa_public
 from flashcheck.properties import PROPERTIES
 from flashcheck.protocol import features_of

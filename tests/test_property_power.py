@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import pytest
 
-from flashcheck.case import Case
-from flashcheck.compare import Violation
+from flashcheck.cases.case import Case
 from flashcheck.kernels import flash_attention
+from flashcheck.oracle.compare import Violation
 from flashcheck.properties import PROPERTIES
 
 from tests.support import buggy, mutants

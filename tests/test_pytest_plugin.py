@@ -18,7 +18,7 @@ import torch
 from hypothesis import settings
 
 import flashcheck.property_suite  # noqa: F401  (see below)
-from flashcheck import hypothesis_profiles
+from flashcheck.cases import hypothesis_profiles
 from flashcheck.engine import placement
 from flashcheck.pytest_plugin import _pin_xdist_worker, xdist_worker_number
 
@@ -26,8 +26,8 @@ pytest_plugins = ["pytester"]
 
 # flashcheck.property_suite is imported above so that the modules it needs stay loaded across inner
 # runs: pytester drops the modules an in-process run imported, but not the attributes of
-# their parent package, so a second run would mix ``from flashcheck import compare`` (the old
-# module) with ``from flashcheck.compare import Violation`` (a new class) and fail to
+# their parent package, so a second run would mix ``from flashcheck.oracle import compare`` (the old
+# module) with ``from flashcheck.oracle.compare import Violation`` (a new class) and fail to
 # catch its own Violation.
 
 # A correct implementation and one whose output is 1% too large, both declaring float32
@@ -35,7 +35,7 @@ pytest_plugins = ["pytester"]
 TINY = '''
 import os
 
-from flashcheck import same_precision
+from flashcheck.oracle import same_precision
 
 def correct(q, k, v, **kwargs):
     return same_precision.attention(q, k, v, **kwargs)

@@ -1,14 +1,14 @@
-"""The float64 reference (flashcheck.reference) against the protocol's definition.
+"""The float64 reference (flashcheck.oracle.reference) against the protocol's definition.
 
-The oracle here is deliberately naive and independent of flashcheck.reference and
-flashcheck.masks: explicit Python loops over (b, h, i) and j, the allowed set written from
+The oracle here is deliberately naive and independent of flashcheck.oracle.reference and
+flashcheck.cases.masks: explicit Python loops over (b, h, i) and j, the allowed set written from
 the protocol text (query i attends key j iff ``i + Nk - Nq - left <= j <= i + Nk - Nq + right``,
 -1 unbounded, causal = right bound 0), ``math.exp``/``math.log`` on Python floats, and GQA as
 query head h reading KV head ``h // (H // Hkv)``. Sizes stay tiny (Nq, Nk <= 7, D <= 5).
 
 Also covered: chunking invariance of the reference, the extra magnitudes of
 ``reference.evaluate``, ``masks.keys_per_row`` and ``masks.effective_window``, and the
-same-precision attention ``flashcheck.same_precision``.
+same-precision attention ``flashcheck.oracle.same_precision``.
 """
 from __future__ import annotations
 
@@ -18,7 +18,8 @@ import math
 import pytest
 import torch
 
-from flashcheck import masks, reference, same_precision
+from flashcheck.cases import masks
+from flashcheck.oracle import reference, same_precision
 
 INF = math.inf
 

@@ -15,7 +15,7 @@ import math
 import pytest
 import torch
 
-from flashcheck import reference, same_precision
+from flashcheck.oracle import reference, same_precision
 
 from tests.support.witness import allowed_matrix
 

@@ -13,8 +13,9 @@ import math
 import pytest
 import torch
 
-from flashcheck import expectation, masks, packing, reference, same_precision, tolerance
-from flashcheck.case import Case
+from flashcheck.cases import masks, packing
+from flashcheck.cases.case import Case
+from flashcheck.oracle import expectation, reference, same_precision, tolerance
 from tests.test_reference_gradients import ReferenceAttention, assert_close_float64, loss_gradients
 
 #: Small masked cases: (case, what it covers).

@@ -17,7 +17,7 @@ import threading
 
 import pytest
 
-from flashcheck import case_sizes
+from flashcheck.cases import sizes as case_sizes
 from flashcheck.cli.commands import EXIT_FOUND, EXIT_USAGE
 from flashcheck.engine import campaign, crash_store, fuzz_events, fuzz_workers, shared_database
 from flashcheck.engine.fuzz import fuzz_in_process
@@ -216,7 +216,7 @@ pytest_plugins = ["pytester"]
 #: property suite's out_matches_reference finds it in a few dozen examples, and never in the
 #: first, simplest one (a single key).
 CAUSAL_BUG = '''
-from flashcheck import same_precision
+from flashcheck.oracle import same_precision
 
 def causal_too_large(q, k, v, **kwargs):
     out, lse = same_precision.attention(q, k, v, **kwargs)

@@ -1,5 +1,5 @@
-"""Tests of flashcheck.strategies (what cases are drawn), flashcheck.case_sizes and
-flashcheck.hypothesis_profiles.
+"""Tests of flashcheck.cases.strategies (what cases are drawn), flashcheck.cases.sizes and
+flashcheck.cases.hypothesis_profiles.
 
 The strategy tests run hypothesis with explicit settings so that they behave the same
 under any loaded profile; the reachability tests use ``hypothesis.find`` with a fixed
@@ -23,9 +23,9 @@ from hypothesis import HealthCheck, Phase, find, given, settings
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 
-from flashcheck import case_sizes, compile_classes, hypothesis_profiles, strategies
-from flashcheck.case import LAYOUTS, VALUES, Case
-from flashcheck.case_sizes import CaseSizes, GPU, INTERPRETER
+from flashcheck.cases import compile_classes, hypothesis_profiles, sizes as case_sizes, strategies
+from flashcheck.cases.case import LAYOUTS, VALUES, Case
+from flashcheck.cases.sizes import CaseSizes, GPU, INTERPRETER
 
 FAST = settings(max_examples=60, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
 

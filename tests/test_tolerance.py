@@ -7,9 +7,10 @@ from hypothesis import given, settings
 
 import pytest
 
-from flashcheck import case_sizes, compare, expectation, packing, reference, same_precision, strategies, tolerance
-from flashcheck.case import Case
-from flashcheck.compare import Violation
+from flashcheck.cases import packing, sizes as case_sizes, strategies
+from flashcheck.cases.case import Case
+from flashcheck.oracle import compare, expectation, reference, same_precision, tolerance
+from flashcheck.oracle.compare import Violation
 
 SMALL = case_sizes.choose("interpreter")
 

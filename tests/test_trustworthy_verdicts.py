@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 import torch
 
-from flashcheck import compare
+from flashcheck.cases.case import Case
 from flashcheck.engine import property_cases
-from flashcheck.case import Case
 from flashcheck.engine import verdict
-from flashcheck.compare import Violation
+from flashcheck.oracle import compare
+from flashcheck.oracle.compare import Violation
 from flashcheck.properties import PROPERTIES, memory
 from flashcheck.properties.registry import NotRunnableHere
 

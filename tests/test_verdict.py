@@ -16,12 +16,12 @@ import pytest
 import torch
 
 from flashcheck import peers
-from flashcheck.case import Case
-from flashcheck.compare import PropertyFailure
-from flashcheck.properties import PROPERTIES
-from flashcheck.properties.registry import Property
+from flashcheck.cases.case import Case
 from flashcheck.engine import attribution, verdict
 from flashcheck.engine.verdict import FlashcheckError, Outcome, decide
+from flashcheck.oracle.compare import PropertyFailure
+from flashcheck.properties import PROPERTIES
+from flashcheck.properties.registry import Property
 from tests.support import buggy, declared, misbehaving, stubs, unusual
 
 #: Three queries: the planted misbehaviours of tests.support.misbehaving act on more than one.

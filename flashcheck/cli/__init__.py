@@ -32,8 +32,8 @@ import sys
 import time
 
 # Nothing here imports torch: Ctrl-C is handled from main's first instruction on, and torch
-# takes the command's first second to import (flashcheck.interruption).
-from flashcheck import interruption
+# takes the command's first second to import (flashcheck.engine.interruption).
+from flashcheck.engine import interruption
 
 
 def main(argv=None) -> int:

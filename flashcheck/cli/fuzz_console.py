@@ -53,7 +53,7 @@ def print_fuzz_result(result, impl_name: str, device: str, *, shrunk: bool = Tru
     console.print(f"{impl_name} on {device}: {result.cases} cases in {result.seconds:.1f} s", soft_wrap=True,
                   highlight=False, style="bold")
     if result.case_domain is not None:
-        from flashcheck import case_domain  # imports no torch
+        from flashcheck.cases import domain as case_domain  # imports no torch
 
         console.print(f"case domain: {case_domain.parse(result.case_domain).describe()}", markup=False,
                       highlight=False, soft_wrap=True)
@@ -151,7 +151,7 @@ def print_fuzz_result(result, impl_name: str, device: str, *, shrunk: bool = Tru
 
 def _pace(result) -> str:
     """One line on the run's speed where it timed its cases: cases/s over the first minute
-    and after it, the share of case time spent compiling, the shares of its phases (:mod:`flashcheck.case_phases`), and how many
+    and after it, the share of case time spent compiling, the shares of its phases (:mod:`flashcheck.cases.phases`), and how many
     compile classes the workers drew in by the end (:mod:`flashcheck.engine.focus`)."""
     first, after = result.rate(0, 60), result.rate(60)
     if first is None:
@@ -163,7 +163,7 @@ def _pace(result) -> str:
     if share is not None:
         parts.append(f"{share:.0%} of case time compiling")
     if result.phase_seconds and result.case_seconds > 0:
-        from flashcheck.case_phases import PHASES  # imports no torch
+        from flashcheck.cases.phases import PHASES  # imports no torch
 
         shares = [f"{name} {result.phase_seconds.get(name, 0.0) / result.case_seconds:.0%}" for name in PHASES]
         checking = 1 - sum(result.phase_seconds.values()) / result.case_seconds

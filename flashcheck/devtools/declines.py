@@ -21,15 +21,16 @@ import sys
 
 from hypothesis import HealthCheck, given, settings
 
-from flashcheck import case_sizes, peers, protocol
-from flashcheck.case_domain import CaseDomain
-from flashcheck.compile_classes import key_of
+from flashcheck import peers, protocol
+from flashcheck.cases import sizes as case_sizes
+from flashcheck.cases.compile_classes import key_of
+from flashcheck.cases.domain import CaseDomain
 from flashcheck.engine import property_cases
 from flashcheck.engine.verdict import Outcome, decide
 from flashcheck.properties import PROPERTIES
 
 #: The compile-key attributes tabulated, read off a case as a compile key reads them
-#: (:func:`flashcheck.compile_classes.key_of`).
+#: (:func:`flashcheck.cases.compile_classes.key_of`).
 _KEY_ATTRIBUTES = ("head_dim", "dtype", "layout", "mode", "band", "gqa_ratio", "scale_sign")
 _EQUAL_LENGTHS = CaseDomain(equal_lengths=True)
 

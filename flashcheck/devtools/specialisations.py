@@ -38,10 +38,11 @@ from hypothesis import HealthCheck, Phase, given, settings
 from triton._C.libtriton import native_specialize_impl
 from triton.backends.compiler import BaseBackend
 
-from flashcheck import case_sizes, protocol
-from flashcheck.backward_pass import gradients
+from flashcheck import protocol
+from flashcheck.cases import sizes as case_sizes
 from flashcheck.engine import property_cases
 from flashcheck.kernels import config, interface, launcher
+from flashcheck.oracle.backward_pass import gradients
 from flashcheck.properties import PROPERTIES
 
 #: The runtime arguments that are lengths or head counts, not strides: the default of

@@ -17,9 +17,15 @@
 - :mod:`flashcheck.engine.compile_clock`: a case's time compiling Triton kernels, told apart
   from its running time;
 - :mod:`flashcheck.engine.focus`: how many compile classes a fuzz worker draws in, widened
-  as its compilations pay off.
+  as its compilations pay off;
+- :mod:`flashcheck.engine.interruption`: Ctrl-C from a command's first instruction to its
+  exit, for the command line and the worker processes alike;
+- :mod:`flashcheck.engine.output_paths`: output files and folders checked writable before any
+  work, by a command or the pytest plugin.
 
-Built on the core (flashcheck's top-level modules), the properties and the implementations'
-registry; nothing here imports the command line, which prints what a run reports
-(:mod:`flashcheck.cli.fuzz_console`).
+Built on the core (:mod:`flashcheck.cases`, :mod:`flashcheck.oracle`, the protocol and the
+known divergences), the properties and the implementations' registry; nothing here imports the
+command line, which prints what a run reports (:mod:`flashcheck.cli.fuzz_console`). Importing
+this package imports nothing, so that the command imports
+:mod:`~flashcheck.engine.interruption` before torch.
 """

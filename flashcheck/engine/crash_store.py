@@ -97,7 +97,7 @@ class CrashStore:
         """The entries to replay, as ``(property, case spec)``, and the stale ones, as
         ``{"property", "case", "problem", "store"}``: a property no longer registered, or a
         spec that no longer parses (a renamed field, say). Stale entries stay in the file."""
-        from flashcheck.case import Case
+        from flashcheck.cases.case import Case
         from flashcheck.properties import PROPERTIES
 
         replay, stale = [], []

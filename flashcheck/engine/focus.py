@@ -2,7 +2,7 @@
 
 On a GPU a drawn case runs in milliseconds but compiles for seconds whenever its Triton
 specialisation is new (docs/performance.md). Compile-aware drawing
-(:func:`flashcheck.compile_classes.compile_classes`) keeps cases inside a catalogue of classes
+(:func:`flashcheck.cases.compile_classes.compile_classes`) keeps cases inside a catalogue of classes
 that each compile once; but a worker drawing from its whole catalogue from the start meets
 a new class, and so new compilations, on most of its cases for minutes (a cold-cache run on
 an H100 spent 94% of its case time compiling over five minutes: docs/performance.md).
@@ -20,7 +20,7 @@ start at classes of their own (``focus_start``, the worker's index): each compil
 class first, side by side with the others, and when it widens, the next class is one that
 a neighbour has already compiled, which Triton's on-disk cache hands it in milliseconds.
 Over a long run every class comes in, and one case in
-:data:`flashcheck.compile_classes.FOCUS_ESCAPE` is drawn outside any class throughout, so every
+:data:`flashcheck.cases.compile_classes.FOCUS_ESCAPE` is drawn outside any class throughout, so every
 case stays drawable from the first minute. Sizes without ``focus`` (the interpreter's) are
 left as they are.
 

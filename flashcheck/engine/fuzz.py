@@ -22,15 +22,15 @@ from hypothesis import strategies as st
 from hypothesis.errors import Unsatisfiable
 
 from flashcheck import protocol
-from flashcheck.case import Case
-from flashcheck.compare import PropertyFailure
-from flashcheck.properties import PROPERTIES
-from flashcheck.properties.registry import Property
+from flashcheck.cases.case import Case
 from flashcheck.engine import crash_store, fuzz_events
 from flashcheck.engine.campaign import CampaignState
 from flashcheck.engine.fuzz_result import case_class
 from flashcheck.engine.property_cases import UNSATISFIABLE, case_strategy, not_applicable_because
 from flashcheck.engine.verdict import Outcome, StopRunning, Verdict, decide
+from flashcheck.oracle.compare import PropertyFailure
+from flashcheck.properties import PROPERTIES
+from flashcheck.properties.registry import Property
 # The result types, in a module of their own that imports neither torch nor hypothesis.
 from flashcheck.engine.fuzz_result import PACE_SPAN, Failure, FuzzResult  # noqa: F401  (part of this module's interface)
 
@@ -146,7 +146,7 @@ def fuzz_in_process(
     ``should_stop()``, polled before each case, answers whether to stop. Shrinking stops at
     the budget's end or ``shrink_time`` seconds after the first failure, whichever comes
     first; the smallest failing case found by then is the counterexample.
-    ``sizes``: the :class:`flashcheck.case_sizes.CaseSizes` to draw with, or a function
+    ``sizes``: the :class:`flashcheck.cases.sizes.CaseSizes` to draw with, or a function
     giving them for each turn (a worker widening its compile focus,
     :class:`flashcheck.engine.focus.WideningFocus`).
     ``replay_only``: replay what the database holds and draw nothing new.

@@ -10,7 +10,7 @@ parent (:mod:`flashcheck.engine.fuzz_workers`) dispatches on the event's type.
 
 Every event is picklable (it crosses a process boundary): strings, numbers, tuples and
 :class:`~flashcheck.engine.fuzz_result.Failure` only, cases as their specs
-(:meth:`flashcheck.case.Case.spec`). Importing this module imports neither torch nor
+(:meth:`flashcheck.cases.case.Case.spec`). Importing this module imports neither torch nor
 hypothesis.
 """
 
@@ -31,7 +31,7 @@ class Passed:
     measured (:mod:`flashcheck.engine.compile_clock`): ``seconds`` of the case, ``compiling`` of
     them compiling (:mod:`flashcheck.engine.compile_clock`), ``compile_classes``, how many compile
     classes it draws in (:mod:`flashcheck.engine.focus`; None without compile-aware drawing), and
-    ``phases``, the seconds of each of :data:`flashcheck.case_phases.PHASES`; all None in process."""
+    ``phases``, the seconds of each of :data:`flashcheck.cases.phases.PHASES`; all None in process."""
 
     property: str
     case: str
@@ -48,7 +48,7 @@ class Passed:
 class Declined:
     """The implementation declined a case of ``property`` (``NotImplementedError``) with ``reason``:
     nothing was checked. ``inside_domain``: the case lies inside the case domain the
-    implementation declares (:mod:`flashcheck.case_domain`), so the declaration is wrong."""
+    implementation declares (:mod:`flashcheck.cases.domain`), so the declaration is wrong."""
 
     property: str
     case: str

@@ -24,7 +24,7 @@ _SUBJECT_LENGTH = 160
 
 
 def case_class(spec: str) -> str:
-    """The coarse class of a case (its spec, :meth:`flashcheck.case.Case.spec`) that tells one
+    """The coarse class of a case (its spec, :meth:`flashcheck.cases.case.Case.spec`) that tells one
     failure's signature from another's: whether it is dense, masked or packed, and its band
     (none, causal or a window), e.g. ``"packed causal"``: the kernel paths a bug usually lives
     in, few enough that a bug failing every case is still reported a handful of times, not once
@@ -55,7 +55,7 @@ class Failure:
     ``"fatal"`` (an error after which the process could run no further case, a CUDA error
     that lost the context: the process stopped there, unshrunk), ``"crash"`` (the process
     running the case died: a segfault, an abort) or ``"hang"`` (the case ran past its
-    timeout). ``case`` is a case spec (:meth:`flashcheck.case.Case.spec`), None when the
+    timeout). ``case`` is a case spec (:meth:`flashcheck.cases.case.Case.spec`), None when the
     process died between cases.
     """
 
@@ -114,7 +114,7 @@ class Failure:
         """One command line that replays exactly this case (None without a case)."""
         if self.case is None or self.property is None:
             return None
-        from flashcheck.compare import replay_command
+        from flashcheck.oracle.compare import replay_command
 
         return replay_command(self.impl, self.property, self.case, self.case_timeout)
 
@@ -161,14 +161,14 @@ class FuzzResult:
     declined: int = 0  # cases the implementation declined with NotImplementedError
     #: Declined cases by property, then by the message the implementation declined with.
     declined_by_property: dict[str, Counter] = field(default_factory=dict)
-    #: What passed cases could not check (:mod:`flashcheck.unchecked`), by property: counted,
+    #: What passed cases could not check (:mod:`flashcheck.oracle.unchecked`), by property: counted,
     #: shown, never a pass of its own.
     not_checked: dict[str, Counter] = field(default_factory=dict)
     #: Declined cases that lie inside the case domain the implementation declares: the
     #: declaration is wrong. ``{"property", "case", "reason", "count"}``, one per property and
     #: reason, with its first case.
     declined_inside_domain: list[dict] = field(default_factory=list)
-    #: The implementation's declared case domain (:meth:`flashcheck.case_domain.CaseDomain.as_dict`;
+    #: The implementation's declared case domain (:meth:`flashcheck.cases.domain.CaseDomain.as_dict`;
     #: None: none declared) and compile key (None: Triton's specialisation assumed), as run.
     case_domain: dict | None = None
     compile_key: list | None = None
@@ -202,7 +202,7 @@ class FuzzResult:
     #: :data:`PACE_SPAN` seconds of the run, first span first.
     case_seconds: float = 0.0
     compile_seconds: float = 0.0
-    #: Seconds of the finished cases by phase (:data:`flashcheck.case_phases.PHASES`).
+    #: Seconds of the finished cases by phase (:data:`flashcheck.cases.phases.PHASES`).
     phase_seconds: dict[str, float] = field(default_factory=dict)
     pace: list[int] = field(default_factory=list)
 
@@ -261,7 +261,7 @@ class FuzzResult:
 
     def count(self, prop: str, kinds, unchecked=()) -> None:
         """Record one completed case of property ``prop`` with case kinds ``kinds``, on which
-        the property could not check ``unchecked`` (:mod:`flashcheck.unchecked`)."""
+        the property could not check ``unchecked`` (:mod:`flashcheck.oracle.unchecked`)."""
         self.cases += 1
         self.by_property[prop] += 1
         self.by_kind.update(kinds)
@@ -271,7 +271,7 @@ class FuzzResult:
     def timed(self, at: float, seconds: float, compiling: float, phases=None) -> None:
         """Record the times of one finished case: it ended ``at`` seconds into the run,
         after ``seconds`` of its worker's time, ``compiling`` of them compiling, and
-        ``phases`` (``(phase, seconds)`` pairs, :mod:`flashcheck.case_phases`) of them by phase."""
+        ``phases`` (``(phase, seconds)`` pairs, :mod:`flashcheck.cases.phases`) of them by phase."""
         self.case_seconds += seconds
         self.compile_seconds += compiling
         for name, spent in phases or ():

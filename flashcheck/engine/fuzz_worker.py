@@ -28,7 +28,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from flashcheck import case_phases
+from flashcheck.cases import phases as case_phases
 from flashcheck.engine import compile_clock, fuzz_events, placement
 from flashcheck.engine.campaign import Board
 
@@ -41,7 +41,7 @@ class FuzzOptions:
     """Everything a worker needs to fuzz, as plain data (it crosses a spawn).
 
     ``impl``: a name :func:`flashcheck.peers.resolve` understands. ``sizes``: the name of
-    the case sizes (:mod:`flashcheck.case_sizes`) or None (chosen by the device). ``database``: the hypothesis example
+    the case sizes (:mod:`flashcheck.cases.sizes`) or None (chosen by the device). ``database``: the hypothesis example
     database folder or None; ``shared_database``: the URL of a Redis server multiplexed with it
     (:mod:`flashcheck.engine.shared_database`), or None. ``seed``: None for a random run. ``replay_only``: run the
     stored crashes, hangs and failures, then stop (no new cases). ``keep_going``: a campaign,
@@ -119,7 +119,8 @@ def worker_main(task: WorkerTask, messages, stop) -> None:
 
     faulthandler.enable()  # a segfault leaves a Python traceback in the log
     try:
-        from flashcheck import case_sizes, peers, protocol
+        from flashcheck import peers, protocol
+        from flashcheck.cases import sizes as case_sizes
         from flashcheck.engine.focus import WideningFocus
 
         impl = peers.resolve(options.impl)
@@ -200,7 +201,7 @@ class Worker:
         stored case that fails is reported and the replay goes on. Raises the
         :class:`~flashcheck.engine.verdict.FlashcheckError` of flashcheck's own failure."""
         from flashcheck import protocol
-        from flashcheck.case import Case
+        from flashcheck.cases.case import Case
         from flashcheck.engine.fuzz import case_kinds
         from flashcheck.engine.fuzz_result import Failure
         from flashcheck.engine.verdict import Outcome, decide

@@ -111,7 +111,7 @@ def fuzz(options: FuzzOptions, *, on_progress: Callable | None = None, replay: l
     loaded), and :class:`~flashcheck.engine.crash_store.CrashStoreError` before starting any
     when the crash store cannot be read.
     """
-    from flashcheck import interruption
+    from flashcheck.engine import interruption
 
     interrupted = threading.Event()
     previous_sigint = _catch_sigint(interrupted)

@@ -13,13 +13,14 @@ from typing import Callable
 
 from hypothesis import strategies as st
 
-from flashcheck import case as case_module
-from flashcheck import protocol, strategies
-from flashcheck.case import Case
-from flashcheck.case_domain import CaseDomain
+from flashcheck import protocol
+from flashcheck.cases import case as case_module
+from flashcheck.cases import strategies
+from flashcheck.cases.case import Case
+from flashcheck.cases.domain import CaseDomain
 from flashcheck.properties.registry import Property
 
-#: ``Property.draw`` keys passed straight to :func:`flashcheck.strategies.cases`.
+#: ``Property.draw`` keys passed straight to :func:`flashcheck.cases.strategies.cases`.
 _DRAW_ARGUMENTS = ("empty_rows", "mask", "varlen", "key_padding", "gqa", "dtypes", "values")
 
 
@@ -35,8 +36,8 @@ def case_strategy(prop: Property, features, sizes, *, domain: CaseDomain | None 
                   compile_key: tuple[str, ...] | None = None, rare: tuple[Callable[[Case], bool], ...] = ()):
     """Cases for ``prop`` inside ``features``, drawn as the property asks (``prop.draw``):
     ``empty_rows``, ``mask``, ``varlen``, ``key_padding``, ``gqa``, ``dtypes``, ``values`` as in
-    :func:`flashcheck.strategies.cases`; ``unmasked``: no band, mask or packing. ``domain`` and
-    ``compile_key``: the implementation's, as :func:`flashcheck.strategies.cases` takes them.
+    :func:`flashcheck.cases.strategies.cases`; ``unmasked``: no band, mask or packing. ``domain`` and
+    ``compile_key``: the implementation's, as :func:`flashcheck.cases.strategies.cases` takes them.
 
     ``rare``: predicates of cases to draw rarely, one draw in :data:`RARE_ODDS` of those any of
     them holds for kept: a campaign's case classes whose cases keep crashing workers, the cases

@@ -26,7 +26,7 @@
 Who raised an exception (the implementation, declining or not, or flashcheck) is
 :mod:`flashcheck.engine.attribution`'s to say.
 
-Every report is complete where it is built: a :class:`~flashcheck.compare.PropertyFailure`
+Every report is complete where it is built: a :class:`~flashcheck.oracle.compare.PropertyFailure`
 or :class:`FlashcheckError` names the implementation, the property, the case and the
 command line that replays it, and is never filled in afterwards.
 
@@ -44,10 +44,11 @@ from dataclasses import dataclass
 
 import torch
 
-from flashcheck import protocol, unchecked
-from flashcheck.case import Case
-from flashcheck.compare import PropertyFailure, Violation, replay_command
+from flashcheck import protocol
+from flashcheck.cases.case import Case
 from flashcheck.engine import attribution
+from flashcheck.oracle import unchecked
+from flashcheck.oracle.compare import PropertyFailure, Violation, replay_command
 
 
 class Outcome(enum.Enum):
@@ -87,7 +88,7 @@ class FlashcheckError(Exception):
 class Verdict:
     """The verdict of property ``property`` on ``case`` for the implementation ``impl_name``.
 
-    ``failure``: the complete :class:`~flashcheck.compare.PropertyFailure` for ``FAILED``,
+    ``failure``: the complete :class:`~flashcheck.oracle.compare.PropertyFailure` for ``FAILED``,
     ``KNOWN`` and ``FATAL`` (None otherwise). ``reason``: for ``DECLINED``, the message the
     implementation declined with; for ``KNOWN``, the declared divergence. ``error``: the
     exception as raised, for ``FATAL`` (the implementation's or a library's) and
@@ -101,7 +102,7 @@ class Verdict:
     failure: PropertyFailure | None = None
     reason: str | None = None
     error: BaseException | None = None
-    #: What the property could not check on this case (:mod:`flashcheck.unchecked`).
+    #: What the property could not check on this case (:mod:`flashcheck.oracle.unchecked`).
     unchecked: tuple[str, ...] = ()
 
     @property

@@ -30,7 +30,7 @@ from typing import Callable, Iterable, Mapping
 
 import torch
 
-from flashcheck import masks, packing
+from flashcheck.cases import masks, packing
 from flashcheck.divergences import as_known_divergence, combined, KnownDivergence
 from flashcheck.protocol import ALL_FEATURES, DTYPE_NAMES
 
@@ -114,7 +114,7 @@ class Request:
     """A validated call. Dense: ``batch``, ``nq``, ``nk`` are B, Nq, Nk. Packed
     (``packed`` set): ``batch`` is the number of sequences and ``nq``, ``nk`` the token
     counts Tq, Tk. ``left``/``right`` are the band that ``causal`` and ``window`` give
-    together (:func:`flashcheck.masks.effective_window`, -1 unbounded); ``mask`` the
+    together (:func:`flashcheck.cases.masks.effective_window`, -1 unbounded); ``mask`` the
     boolean attn_mask viewed as 4-D, or None; ``scale`` the softmax scale, never None;
     ``grad`` whether autograd will differentiate the call."""
 
@@ -196,14 +196,14 @@ class Peer:
     ``not_applicable``: the properties whose every case the library's documented contract
     excludes, with the reason (``flashcheck_not_applicable``, docs/protocol.md).
     ``case_domain``: by device kind, the values of a case the library documents it runs
-    (``flashcheck_case_domain_by_device``, :mod:`flashcheck.case_domain`), or a function giving
+    (``flashcheck_case_domain_by_device``, :mod:`flashcheck.cases.domain`), or a function giving
     that mapping, for a contract that depends on the GPU found at run time.
     ``compile_key``: the case attributes that select one of the library's compiled variants
     (``flashcheck_compile_key``, :func:`flashcheck.protocol.compile_key_of`); None: Triton's
     specialisation; empty: nothing is compiled per case.
     ``packed_as_dense``: the library takes dense input only, and a packed call (``varlen``
     declared) runs as a dense batch of one under the document mask
-    (:func:`flashcheck.packing.as_dense`; ``mask`` must be declared too), its out and lse
+    (:func:`flashcheck.cases.packing.as_dense`; ``mask`` must be declared too), its out and lse
     returned packed; ``run`` then sees dense requests only.
     """
 

@@ -51,7 +51,7 @@ from __future__ import annotations
 import torch
 
 from flashcheck.divergences import KnownDivergence, NEGATIVE_SCALE
-from flashcheck.case_predicates import float16_backward_overflows, is_float16, under
+from flashcheck.oracle.case_predicates import float16_backward_overflows, is_float16, under
 from flashcheck.peers import fa4_call
 from flashcheck.peers.common import HALF, Library, Peer, Request
 
@@ -74,7 +74,7 @@ NONDETERMINISTIC_BACKWARD = (
 #: float16 for the dQ and dK products. Observed on the property that drives |dS| there.
 FLOAT16_RANGE = {"grads_match_reference_where_ds_exceeds_float16": KnownDivergence(
     "float16: rounds dS to float16 where the exact |dS| exceeds its range, giving NaN and infinite gradients "
-    "(flashcheck.case_predicates.float16_backward_overflows; [4.0.0b36, 2.11 H100])",
+    "(flashcheck.oracle.case_predicates.float16_backward_overflows; [4.0.0b36, 2.11 H100])",
     under("ds_range", float16_backward_overflows), steer=is_float16,
 )}
 

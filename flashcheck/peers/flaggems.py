@@ -58,8 +58,8 @@ found is declared below as known divergences, each confined to the cases it cove
 
 from __future__ import annotations
 
-from flashcheck.case_predicates import with_empty_rows
 from flashcheck.divergences import NEGATIVE_SCALE, KnownDivergence, combined
+from flashcheck.oracle.case_predicates import with_empty_rows
 from flashcheck.peers import flaggems_call
 from flashcheck.peers.common import HALF, ContiguousGradient, Library, Peer, Request, allowed, row_major
 from flashcheck.protocol import DTYPE_NAMES

@@ -33,7 +33,7 @@ import warnings
 
 import torch
 
-from flashcheck.masks import UNBOUNDED, as_4d
+from flashcheck.cases.masks import UNBOUNDED, as_4d
 from flashcheck.peers.common import TORCH, Peer, Request, bhnd
 from flashcheck.peers.sdpa import FLOAT16_RANGE_STRESSED
 from flashcheck.protocol import DTYPE_NAMES

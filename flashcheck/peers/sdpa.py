@@ -16,7 +16,7 @@ argument; nothing is ever silently ignored.
 
 Packed variable-length input ("varlen": ``sdpa-math`` and ``flex``) is run as a packed
 batch of one, q ``(1, Tq, H, D)``, under the block-diagonal document mask with the
-causal/window band applied per sequence (:func:`flashcheck.masks.document`): SDPA math
+causal/window band applied per sequence (:func:`flashcheck.cases.masks.document`): SDPA math
 gets it as its boolean ``attn_mask``, Flex as a ``mask_mod`` over per-token sequence ids
 and positions.  out and lse come back in the packed layout.
 
@@ -82,12 +82,12 @@ from __future__ import annotations
 
 import torch
 
-from flashcheck.case_predicates import (
+from flashcheck.cases.masks import UNBOUNDED, as_4d
+from flashcheck.divergences import NEGATIVE_SCALE, KnownDivergence
+from flashcheck.oracle.case_predicates import (
     either, float16_backward_overflows, float16_subnormal_probabilities, is_float16, sdpa_no_keys_backward_overflows,
     sdpa_no_keys_forward_overflows, under, with_empty_rows, without_keys,
 )
-from flashcheck.divergences import NEGATIVE_SCALE, KnownDivergence
-from flashcheck.masks import UNBOUNDED, as_4d
 from flashcheck.peers.common import HALF, TORCH, Peer, Request, allowed, bhnd
 from flashcheck.protocol import DTYPE_NAMES
 
@@ -273,13 +273,13 @@ _STRIDE_DEPENDENT_MATMUL = KnownDivergence(
 #: newer than 2.11, and under 2.11 the divergence never shows.
 _EMPTY_KEYS_FORWARD = KnownDivergence(
     "on an empty key axis SDPA's frontend returns zeros + (q.sum() + k.sum() + v.sum())·0 in the "
-    "input dtype, NaN where the sum of q overflows (flashcheck.case_predicates.sdpa_no_keys_forward_overflows; "
+    "input dtype, NaN where the sum of q overflows (flashcheck.oracle.case_predicates.sdpa_no_keys_forward_overflows; "
     "[2.13 CPU])",
     sdpa_no_keys_forward_overflows, steer=without_keys,
 )
 _EMPTY_KEYS_BACKWARD = KnownDivergence(
     "on an empty key axis SDPA's frontend backward gives dQ = dO.sum()·0 in the input dtype, NaN where "
-    "the upstream gradient sums beyond the range (flashcheck.case_predicates.sdpa_no_keys_backward_overflows; "
+    "the upstream gradient sums beyond the range (flashcheck.oracle.case_predicates.sdpa_no_keys_backward_overflows; "
     "[2.13 CPU])",
     sdpa_no_keys_backward_overflows, steer=without_keys,
 )
@@ -290,7 +290,7 @@ _EMPTY_KEYS_STRESSED = KnownDivergence(
 _EMPTY_KEYS_BOTH = KnownDivergence(
     "on an empty key axis SDPA's frontend returns zeros + (q.sum() + k.sum() + v.sum())·0 and its "
     "backward dQ = dO.sum()·0, in the input dtype: NaN where either sum overflows "
-    "(flashcheck.case_predicates.sdpa_no_keys_forward_overflows, sdpa_no_keys_backward_overflows; [2.13 CPU])",
+    "(flashcheck.oracle.case_predicates.sdpa_no_keys_forward_overflows, sdpa_no_keys_backward_overflows; [2.13 CPU])",
     either(sdpa_no_keys_forward_overflows, sdpa_no_keys_backward_overflows), steer=without_keys,
 )
 
@@ -324,7 +324,7 @@ _ATOMIC_DQ = "dQ is accumulated with floating-point atomic adds, in an order tha
 _FLOAT16_RANGE = KnownDivergence(
     "float16: rounds an intermediate of the backward to float16 where the exact one exceeds "
     "its range (|dS|, or a single query head's dK/dV summed afterwards for GQA), giving inf "
-    "and NaN where the exact gradient is finite (flashcheck.case_predicates.float16_backward_overflows)",
+    "and NaN where the exact gradient is finite (flashcheck.oracle.case_predicates.float16_backward_overflows)",
     float16_backward_overflows,
 )
 

@@ -39,11 +39,11 @@ import warnings
 
 import torch
 
-from flashcheck.case_predicates import (
+from flashcheck.divergences import NEGATIVE_SCALE, KnownDivergence
+from flashcheck.oracle.case_predicates import (
     either, float16_backward_overflows, float16_subnormal_probabilities, is_float16, sdpa_no_keys_backward_overflows,
     sdpa_no_keys_forward_overflows, under, without_keys,
 )
-from flashcheck.divergences import NEGATIVE_SCALE, KnownDivergence
 from flashcheck.peers import sdpa_public_call
 from flashcheck.peers.common import HALF, TORCH, Peer, Request
 from flashcheck.protocol import DTYPE_NAMES
@@ -68,7 +68,7 @@ _STRIDE_DEPENDENT_MATMUL = KnownDivergence(
 _ATOMIC_DQ = "dQ is accumulated with floating-point atomic adds, in an order that varies between runs (as sdpa-*)"
 _FLOAT16_RANGE = KnownDivergence(
     "float16: rounds an intermediate of the backward to float16 where the exact one exceeds its range "
-    "(flashcheck.case_predicates.float16_backward_overflows; measured as sdpa-flash/sdpa-cudnn)",
+    "(flashcheck.oracle.case_predicates.float16_backward_overflows; measured as sdpa-flash/sdpa-cudnn)",
     float16_backward_overflows)
 _FLOAT16_EFFICIENT = KnownDivergence(
     "float16: forms dS from probabilities rounded to float16 (subnormals), and overflows float16 where the "
@@ -86,11 +86,11 @@ _FLOAT16_EFFICIENT_STRESSED = KnownDivergence(
 #: The fused backends refuse an empty key axis (check_nonzero_sequence_lengths_dense): declined.
 _EMPTY_KEYS_FORWARD = KnownDivergence(
     "on an empty key axis SDPA's frontend returns zeros + (q.sum() + k.sum() + v.sum())·0 in the input dtype, "
-    "NaN where the sum of q overflows (flashcheck.case_predicates.sdpa_no_keys_forward_overflows; measured as "
+    "NaN where the sum of q overflows (flashcheck.oracle.case_predicates.sdpa_no_keys_forward_overflows; measured as "
     "sdpa-math, [2.13 CPU])", sdpa_no_keys_forward_overflows, steer=without_keys)
 _EMPTY_KEYS_BACKWARD = KnownDivergence(
     "on an empty key axis SDPA's frontend backward gives dQ = dO.sum()·0 in the input dtype, NaN where the "
-    "upstream gradient sums beyond the range (flashcheck.case_predicates.sdpa_no_keys_backward_overflows; measured "
+    "upstream gradient sums beyond the range (flashcheck.oracle.case_predicates.sdpa_no_keys_backward_overflows; measured "
     "as sdpa-math, [2.13 CPU])", sdpa_no_keys_backward_overflows, steer=without_keys)
 _EMPTY_KEYS_STRESSED = KnownDivergence(_EMPTY_KEYS_BACKWARD.reason + ", on the property's scaled inputs",
                                        under("ds_range", sdpa_no_keys_backward_overflows), steer=without_keys)

@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import torch
 
-from flashcheck import masks
+from flashcheck.cases import masks
 from flashcheck.peers.common import Library, Peer, Request, allowed, last_dim_contiguous
 from flashcheck.protocol import DTYPE_NAMES
 

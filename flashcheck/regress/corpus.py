@@ -4,7 +4,7 @@ The fuzzer looks for a case that breaks a property; regression baselines and err
 need the opposite: the *same* cases every time, and how close the implementation comes to
 its allowance on each, as a number rather than a pass or a failure. This module holds both.
 
-A :class:`Corpus` is a named, ordered tuple of :class:`~flashcheck.case.Case` with fixed
+A :class:`Corpus` is a named, ordered tuple of :class:`~flashcheck.cases.case.Case` with fixed
 seeds; its :meth:`~Corpus.digest` changes whenever a case (or the way cases are measured,
 :data:`MEASURE_VERSION`) changes, so a baseline recorded on one corpus is never compared
 with measurements of another. Two families:
@@ -18,7 +18,7 @@ with measurements of another. Two families:
 
 :func:`measure` runs one case forward (and backward when the implementation declares
 "backward") and returns, per output (out, lse, dq, dk, dv), the comparison's
-:class:`~flashcheck.compare.Metrics` against the float64 reference under the derived
+:class:`~flashcheck.oracle.compare.Metrics` against the float64 reference under the derived
 elementwise allowance; ``worst_ratio`` is the largest elementwise error/allowed.
 """
 
@@ -29,12 +29,13 @@ import hashlib
 
 import torch
 
-from flashcheck import compare, expectation, protocol
-from flashcheck.backward_inputs import GRAD_SCALES
-from flashcheck.backward_pass import gradients
-from flashcheck.case import Case
-from flashcheck.compare import Violation, replay_command
+from flashcheck import protocol
+from flashcheck.cases.case import Case
 from flashcheck.engine import attribution, verdict
+from flashcheck.oracle import compare, expectation
+from flashcheck.oracle.backward_inputs import GRAD_SCALES
+from flashcheck.oracle.backward_pass import gradients
+from flashcheck.oracle.compare import Violation, replay_command
 
 #: Every output a case can be measured on, in report order.
 OUTPUTS = ("out", "lse", "dq", "dk", "dv")
@@ -86,7 +87,7 @@ class OutputError:
     ``metrics``: the elementwise comparison (``metrics.worst_ratio`` is the largest
     error/allowed, ``metrics.exceeding`` the elements beyond their allowance). ``limit``: for
     out and lse, the aggregate rule's largest error allowed anywhere (see
-    :mod:`flashcheck.tolerance`), None for gradients. ``ratios``: with ``elementwise=True``,
+    :mod:`flashcheck.oracle.tolerance`), None for gradients. ``ratios``: with ``elementwise=True``,
     every element's error/allowed as a flat float64 CPU tensor (0 where exact, inf where
     nothing was allowed but something differs).
     """
@@ -113,14 +114,14 @@ def measure(impl, case: Case, device, *, elementwise: bool = False) -> dict[str,
     Returns ``{output: OutputError}`` for the outputs of :func:`outputs_for` (the
     implementation's declared features on ``device``). The comparison is the properties'
     (``out_matches_reference``, ``lse_matches_reference``, ``grads_match_reference``): the
-    same expectation, allowances and overflow rule (:func:`flashcheck.expectation.held_to`),
+    same expectation, allowances and overflow rule (:func:`flashcheck.oracle.expectation.held_to`),
     and for the gradients the same seeded upstream gradients
-    (:func:`flashcheck.backward_inputs.upstream`, dlse included when the
+    (:func:`flashcheck.oracle.backward_inputs.upstream`, dlse included when the
     implementation's lse is differentiable). ``elementwise=True`` also
     keeps every element's error/allowed (for histograms).
 
     Raises ValueError when ``case`` needs a feature ``impl`` does not declare (see
-    :func:`needed_features`), :class:`~flashcheck.compare.Violation` when what the implementation
+    :func:`needed_features`), :class:`~flashcheck.oracle.compare.Violation` when what the implementation
     returns breaks the protocol, and lets the implementation's own exceptions through.
     """
     features = protocol.features_of(impl, device)
@@ -169,7 +170,7 @@ def run_case(impl, case: Case, device, *, elementwise: bool = False) -> CaseResu
     own, the adapters' way of saying a peer cannot express it:
     :func:`flashcheck.engine.attribution.deliberate_decline`); or, when the implementation raised
     anything else (a ``NotImplementedError`` of torch's included) or returned what the
-    protocol does not allow (:class:`~flashcheck.compare.Violation`), a result naming it.
+    protocol does not allow (:class:`~flashcheck.oracle.compare.Violation`), a result naming it.
     flashcheck's own errors, and an error that leaves the process's CUDA context dead
     (:func:`flashcheck.engine.verdict.is_fatal`), propagate."""
     missing = needed_features(case) - protocol.features_of(impl, device)

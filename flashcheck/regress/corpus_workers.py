@@ -27,9 +27,9 @@ import multiprocessing
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 
-from flashcheck.regress import corpus as corpora
 from flashcheck.engine import placement
-from flashcheck.compare import replay_command
+from flashcheck.oracle.compare import replay_command
+from flashcheck.regress import corpus as corpora
 
 #: The most worker processes ``default_jobs`` picks: beyond this the GPU, not the compiler, is
 #: the limit, and each worker holds a CUDA context and the corpus's largest case in memory.
@@ -115,7 +115,7 @@ def _implementation(name: str):
 def _measure(impl_name: str, spec: str, device: str, elementwise: bool):
     """In a worker: ``(outputs, skipped, raised)`` of :func:`flashcheck.regress.corpus.run_case` on the case
     ``spec`` describes (the parent keeps its own Case object)."""
-    from flashcheck.case import Case
+    from flashcheck.cases.case import Case
 
     result = corpora.run_case(_implementation(impl_name), Case.from_spec(spec), device, elementwise=elementwise)
     return result.outputs, result.skipped, result.raised

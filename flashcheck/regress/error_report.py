@@ -114,7 +114,7 @@ def _markdown(report: ErrorReport, figures) -> str:
     lines += [
         "",
         f"Worst error/allowed over the corpus: {worst:.3g}. The allowance of each element is derived from "
-        "the dtype, the reduction lengths and the data (`flashcheck/tolerance.py`); a ratio above 1 is a failure.",
+        "the dtype, the reduction lengths and the data (`flashcheck/oracle/tolerance.py`); a ratio above 1 is a failure.",
         "",
         "## Environment",
         "",

@@ -36,10 +36,11 @@ from pathlib import Path
 
 import torch
 
-from flashcheck import expectation, protocol
-from flashcheck.backward_inputs import ds_range_inputs, upstream
-from flashcheck.case import Case
+from flashcheck import protocol
+from flashcheck.cases.case import Case
 from flashcheck.engine.fuzz_result import PROCESS_KINDS
+from flashcheck.oracle import expectation
+from flashcheck.oracle.backward_inputs import ds_range_inputs, upstream
 from flashcheck.properties import PROPERTIES
 from flashcheck.repro import calls, standalone
 
@@ -49,7 +50,7 @@ class Scripted:
     """How a script checks a property: ``check``, one of
     :data:`flashcheck.repro.standalone.CHECKS`; ``outputs`` compared with float64 (a
     ``reference`` check); ``backward``: it runs the backward pass; ``ds_range``: on the float16
-    dS-range stress's scaled inputs (:func:`flashcheck.backward_inputs.ds_range_inputs`)."""
+    dS-range stress's scaled inputs (:func:`flashcheck.oracle.backward_inputs.ds_range_inputs`)."""
 
     check: str
     outputs: tuple[str, ...] = ()

@@ -16,7 +16,7 @@ workers).
 """
 from __future__ import annotations
 
-from flashcheck.compare import Violation
+from flashcheck.oracle.compare import Violation
 from flashcheck.properties import PROPERTIES, Property
 from tests.support.misbehaving import crashes_once as attention  # noqa: F401  (the implementation --impl names)
 

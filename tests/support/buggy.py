@@ -10,7 +10,8 @@ import math
 
 import torch
 
-from flashcheck import masks, packing, same_precision
+from flashcheck.cases import masks, packing
+from flashcheck.oracle import same_precision
 
 FEATURES = frozenset({"causal", "window", "gqa", "mask", "varlen", "lse", "float16", "bfloat16", "float32"})
 

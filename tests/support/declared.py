@@ -7,8 +7,8 @@ divergence (its failures on non-causal cases are findings). Float32 only, to kee
 
 from __future__ import annotations
 
-from flashcheck import same_precision
 from flashcheck.divergences import KnownDivergence
+from flashcheck.oracle import same_precision
 
 FEATURES = frozenset({"float32", "lse", "causal"})
 CAUSAL_ONLY = KnownDivergence("planted: the output is 1% too large on causal cases", lambda case: case.causal)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 
 from flashcheck.divergences import KnownDivergence
-from flashcheck.case_predicates import negative_softmax_scale
+from flashcheck.oracle.case_predicates import negative_softmax_scale
 from tests.support import standalone_kernels
 
 FEATURES = standalone_kernels.FEATURES | {"float16", "bfloat16", "float32"}

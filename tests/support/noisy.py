@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import torch
 
-from flashcheck import expectation, peers
+from flashcheck import peers
+from flashcheck.oracle import expectation
 
 
 def displaced(peer: str, fraction: float):

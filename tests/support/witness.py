@@ -1,5 +1,5 @@
 """The protocol's causal/window band written out from its text, independent of
-``flashcheck.masks``: tests compare the verifier's and the kernel's masking with it."""
+``flashcheck.cases.masks``: tests compare the verifier's and the kernel's masking with it."""
 
 from __future__ import annotations
 

@@ -15,10 +15,10 @@ from __future__ import annotations
 import sys
 
 from flashcheck.cli.commands import EXIT_FOUND, EXIT_OK, EXIT_USAGE
-from flashcheck.compare import replay_command
 from flashcheck.cli.commands.common import (
     add_device_argument, add_impl_argument, add_jobs_argument, jobs_for, load_implementation,
 )
+from flashcheck.oracle.compare import replay_command
 
 #: The property that fails when an output exceeds its allowance (for replay lines).
 PROPERTY_OF = {"out": "out_matches_reference", "lse": "lse_matches_reference",
@@ -155,7 +155,7 @@ def _run(args, chosen, device):
 
 
 def _beyond_line(impl_name, case, output, error) -> str:
-    from flashcheck.compare import replay_command
+    from flashcheck.oracle.compare import replay_command
 
     metrics = error.metrics
     if metrics.exceeding:

@@ -14,11 +14,11 @@ from __future__ import annotations
 import math
 import sys
 
-from flashcheck import interruption
 from flashcheck.cli.commands import EXIT_FOUND, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_UNCHECKED, EXIT_USAGE
 from flashcheck.cli.commands.common import (
     add_impl_arguments, add_one_case_arguments, fuzz_in_workers, load_one_case, prepare, say_flashcheck_error,
 )
+from flashcheck.engine import interruption
 
 
 def register(subparsers) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 # Output paths are checked the same way by the commands and the pytest plugin.
-from flashcheck.output_paths import check_writable_file, check_writable_folder  # noqa: F401
+from flashcheck.engine.output_paths import check_writable_file, check_writable_folder  # noqa: F401
 
 
 def add_impl_argument(parser) -> None:
@@ -58,7 +58,8 @@ def load_implementation(spec: str):
     module or the feature, when it cannot be loaded (an unknown name, any exception at the
     module's import, a library missing) or declares a feature, a device kind or a property
     that does not exist."""
-    from flashcheck import interruption, peers, protocol
+    from flashcheck import peers, protocol
+    from flashcheck.engine import interruption
 
     try:
         impl = peers.resolve(spec)
@@ -83,7 +84,7 @@ def load_one_case(args):
     """The implementation, the property and the case that ``--impl``, ``--property`` and
     ``--case`` name: ValueError, one line naming the option, for an unknown property or a case
     spec that does not parse."""
-    from flashcheck.case import Case
+    from flashcheck.cases.case import Case
     from flashcheck.properties import PROPERTIES
 
     impl, _ = load(args)
@@ -99,7 +100,7 @@ def load_one_case(args):
 def load(args):
     """The implementation ``args.impl`` names (:func:`load_implementation`) and the case sizes
     ``args.size`` chooses."""
-    from flashcheck import case_sizes
+    from flashcheck.cases import sizes as case_sizes
 
     return load_implementation(args.impl), case_sizes.choose(args.size)
 

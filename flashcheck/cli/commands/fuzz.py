@@ -15,11 +15,11 @@ import sys
 import time
 from pathlib import Path
 
-from flashcheck import interruption
 from flashcheck.cli.commands import EXIT_FOUND, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_UNCHECKED, EXIT_USAGE
 from flashcheck.cli.commands.common import (
     add_impl_arguments, check_writable_file, check_writable_folder, fuzz_in_workers, load, say_flashcheck_error,
 )
+from flashcheck.engine import interruption
 from flashcheck.engine import crash_store  # imports neither torch nor hypothesis
 
 

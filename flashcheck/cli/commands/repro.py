@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import sys
 
-from flashcheck import interruption
 from flashcheck.cli.commands import EXIT_OK, EXIT_USAGE
 from flashcheck.cli.commands.common import (
     add_impl_arguments, add_one_case_arguments, check_writable_file, load_one_case,
 )
+from flashcheck.engine import interruption
 
 
 def register(subparsers) -> None:

@@ -3,16 +3,18 @@ flashcheck runs them, and the check of a claimed differentiable lse.
 
 The gradient properties (:mod:`flashcheck.properties.gradients`) compare these gradients with
 the reference; the regression corpora (:mod:`flashcheck.regress.corpus`) measure the same ones.
-The upstream gradients are :func:`flashcheck.backward_inputs.upstream`'s.
+The upstream gradients are :func:`flashcheck.oracle.backward_inputs.upstream`'s.
 """
 
 from __future__ import annotations
 
 import torch
 
-from flashcheck import case_phases, protocol, unchecked
-from flashcheck.backward_inputs import upstream
-from flashcheck.compare import Violation
+from flashcheck import protocol
+from flashcheck.cases import phases as case_phases
+from flashcheck.oracle import unchecked
+from flashcheck.oracle.backward_inputs import upstream
+from flashcheck.oracle.compare import Violation
 
 
 #: What a gradient property says it did not check where the lse is not differentiable.
@@ -21,7 +23,7 @@ LSE_GRADIENT_UNCHECKED = ("the lse's gradient: the implementation returned an ls
 
 
 def check_lse_claim(impl, lse, device) -> None:
-    """Raise :class:`~flashcheck.compare.Violation` where ``impl`` declares ``lse_grad`` (a
+    """Raise :class:`~flashcheck.oracle.compare.Violation` where ``impl`` declares ``lse_grad`` (a
     differentiable lse) and returned, from inputs that require grad, no lse or one that autograd
     does not track: a loss through that lse would silently get no gradient from it."""
     if "lse_grad" not in protocol.features_of(impl, device):

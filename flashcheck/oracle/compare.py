@@ -64,7 +64,7 @@ class PropertyFailure(AssertionError):
     """A property does not hold for an implementation on a case: complete where it is built.
 
     ``evidence`` is the human-readable report; ``property_name``, ``case`` (a
-    :class:`~flashcheck.case.Case`) and ``impl_name`` (a built-in name or ``module:attr``)
+    :class:`~flashcheck.cases.case.Case`) and ``impl_name`` (a built-in name or ``module:attr``)
     are required, so that ``replay``, the command line that reproduces exactly this
     failure, always names the implementation that failed.
     """

@@ -8,7 +8,7 @@ line that :meth:`Case.from_spec` parses back, which is what reproduction command
 
 Two modes beyond a plain dense batch:
 
-- a boolean ``attn_mask`` (field ``mask``, a :class:`~flashcheck.maskspec.MaskSpec`, in a
+- a boolean ``attn_mask`` (field ``mask``, a :class:`~flashcheck.cases.maskspec.MaskSpec`, in a
   spec e.g. ``mask=random:0.3,rows:1,shape:B1QK``), drawn from its own generator seeded by
   ``seed`` so that q, k and v are those of the same case without a mask;
 - packed variable-length sequences (field ``seqlens``, per-sequence ``(nq, nk)`` pairs, in a
@@ -30,8 +30,8 @@ from typing import NamedTuple
 
 import torch
 
-from flashcheck import case_phases, masks
-from flashcheck.maskspec import MaskSpec
+from flashcheck.cases import masks, phases as case_phases
+from flashcheck.cases.maskspec import MaskSpec
 
 DTYPES = {"float16": torch.float16, "bfloat16": torch.bfloat16, "float32": torch.float32}
 

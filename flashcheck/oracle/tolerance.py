@@ -50,7 +50,7 @@ the comparison demands exactly those values.
 The cross-check
 ---------------
 Two rules tie the model to flashcheck's own same-precision standard attention
-(:mod:`flashcheck.same_precision`) on the same inputs, the "at most k times a plain implementation"
+(:mod:`flashcheck.oracle.same_precision`) on the same inputs, the "at most k times a plain implementation"
 rule of flash-attention's tests with k = 2:
 
 * elementwise, the allowed error is never below ``2 ×`` the plain implementation's largest
@@ -77,7 +77,7 @@ from typing import NamedTuple
 
 import torch
 
-from flashcheck.reference import Reference
+from flashcheck.oracle.reference import Reference
 
 UNIT_ROUNDOFF = {torch.float16: 2.0**-11, torch.bfloat16: 2.0**-8, torch.float32: 2.0**-24}
 TF32_ROUNDOFF = 2.0**-11
@@ -117,8 +117,8 @@ def bound_for(
 ) -> Bound:
     """The allowed error of ``output`` ("out" or "lse") for inputs of ``dtype``.
 
-    ``ref`` is :func:`flashcheck.reference.evaluate` on the same inputs; ``same_precision``
-    is the ``(out, lse)`` of :func:`flashcheck.same_precision.attention` on them (omit it to use
+    ``ref`` is :func:`flashcheck.oracle.reference.evaluate` on the same inputs; ``same_precision``
+    is the ``(out, lse)`` of :func:`flashcheck.oracle.same_precision.attention` on them (omit it to use
     the model alone). ``tf32`` says the implementation multiplies float32 operands as TF32.
     """
     if output not in ("out", "lse"):

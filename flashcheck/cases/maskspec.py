@@ -1,6 +1,6 @@
 """A boolean ``attn_mask`` described by its structure, drawn from a seed.
 
-A :class:`MaskSpec` is what a :class:`~flashcheck.case.Case` records about its mask: a
+A :class:`MaskSpec` is what a :class:`~flashcheck.cases.case.Case` records about its mask: a
 kind with its parameters, some fully masked rows and columns, and which dimensions of
 ``(B, H, Nq, Nk)`` the tensor has (the others are broadcast). :meth:`MaskSpec.draw` makes
 the tensor from a generator, so the mask replays from the case's seed like q, k and v.

@@ -2,11 +2,11 @@
 
 :func:`expect` runs the float64 reference and the same-precision attention on the
 inputs and derives the tolerance of each output; :meth:`Expectation.check` compares an
-implementation's ``(out, lse)`` with it and raises :class:`~flashcheck.compare.Violation`
+implementation's ``(out, lse)`` with it and raises :class:`~flashcheck.oracle.compare.Violation`
 with the evidence.
 
 Both take the protocol's keyword arguments. A packed (varlen) problem is checked as the
-dense batch of one under its document mask (:mod:`flashcheck.packing`); the comparisons
+dense batch of one under its document mask (:mod:`flashcheck.cases.packing`); the comparisons
 then take and report the implementation's packed layout (out ``(Tq, H, D)``, lse
 ``(H, Tq)``, dk ``(Tk, Hkv, D)``), each index with its sequence and position.
 """
@@ -22,7 +22,8 @@ import torch
 from hypothesis import target
 from hypothesis.control import currently_in_test_context
 
-from flashcheck import case_phases, compare, packing, reference, same_precision, tolerance
+from flashcheck.cases import packing, phases as case_phases
+from flashcheck.oracle import compare, reference, same_precision, tolerance
 
 
 #: The observers of the comparisons made in this context (see :func:`observing`).
@@ -85,7 +86,7 @@ class Expectation(_Layout):
         return self.view(name, getattr(self, name).allowed)
 
     def check_out(self, got: torch.Tensor) -> compare.Metrics:
-        """Both rules of :mod:`flashcheck.tolerance` for the output."""
+        """Both rules of :mod:`flashcheck.oracle.tolerance` for the output."""
         allowed = self.allowed("out")
         metrics = compare.check_close("out", got, held_to(self.expected_out, got, allowed), allowed,
                                       explain=self.explain_out, locate=self.locate("out"))
@@ -223,7 +224,7 @@ class GradientExpectation(_Layout):
 @case_phases.phase("reference")
 def expect_gradients(q, k, v, grad_out, grad_lse=None, *, tf32=False, **kwargs) -> GradientExpectation:
     """Reference gradients of ``q, k, v`` for upstream ``grad_out`` (and ``grad_lse``) and
-    the allowed error of each (see :func:`flashcheck.tolerance.gradient_bounds`).
+    the allowed error of each (see :func:`flashcheck.oracle.tolerance.gradient_bounds`).
     ``kwargs``: the protocol's, as for :func:`expect`; upstream gradients in the
     implementation's layout (packed: grad_out ``(Tq, H, D)``, grad_lse ``(H, Tq)``)."""
     q, k, v, kwargs, packed = packing.as_dense(q, k, v, kwargs)

@@ -1,14 +1,14 @@
 """Hypothesis strategies for attention cases: structure and a seed, never tensor contents.
 
 Everything here draws *descriptions*: lengths, heads, head dims, masks, dtypes, layouts,
-value distributions, a softmax scale and a seed. :meth:`flashcheck.case.Case.materialize`
+value distributions, a softmax scale and a seed. :meth:`flashcheck.cases.case.Case.materialize`
 then makes the tensors from the seed, so hypothesis shrinks structure (shorter sequences,
 fewer heads, no mask, default scale) and every case replays from its one-line spec.
 
 Contracts:
 
-- :func:`cases` draws valid :class:`~flashcheck.case.Case` objects within a
-  :class:`~flashcheck.case_sizes.CaseSizes`: ``batch <= max_batch``, ``heads <=
+- :func:`cases` draws valid :class:`~flashcheck.cases.case.Case` objects within a
+  :class:`~flashcheck.cases.sizes.CaseSizes`: ``batch <= max_batch``, ``heads <=
   max_heads``, ``heads // kv_heads <= max_kv_ratio``, ``1 <= seqlen <= long_seqlen``,
   ``head_dim <= max_head_dim``, ``batch * heads * seqlen_q * seqlen_k <= max_elements``,
   a dtype the sizes allow. Asked for ``features``, it draws only cases an implementation
@@ -48,16 +48,17 @@ import random
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 
-from flashcheck import case as case_module
-from flashcheck import case_sizes, protocol
-from flashcheck.case import Case
-from flashcheck.case_domain import CaseDomain
-from flashcheck.case_sizes import CaseSizes
-from flashcheck.compile_classes import (
+from flashcheck import protocol
+from flashcheck.cases import case as case_module
+from flashcheck.cases import sizes as case_sizes
+from flashcheck.cases.case import Case
+from flashcheck.cases.compile_classes import (
     EXACTLY_ONE, FOCUS_ESCAPE, GQA_RATIOS, HEAD_DIMS, MASK_SHAPES, ROW_MASK_SHAPES, CompileClass, KeyedClass,
     band_kind, compile_classes, keyed_classes, pin_lengths, pin_packed, snap,
 )
-from flashcheck.maskspec import MaskSpec
+from flashcheck.cases.domain import CaseDomain
+from flashcheck.cases.maskspec import MaskSpec
+from flashcheck.cases.sizes import CaseSizes
 
 __all__ = [
     "OUTSIDE_DOMAIN_ODDS",
@@ -80,7 +81,7 @@ _FEATURES = protocol.ALL_FEATURES
 _DTYPE_NAMES = tuple(case_module.DTYPES)
 
 #: One case in this many is drawn outside an implementation's declared case domain
-#: (:mod:`flashcheck.case_domain`), to check that what lies outside is still declined.
+#: (:mod:`flashcheck.cases.domain`), to check that what lies outside is still declined.
 OUTSIDE_DOMAIN_ODDS = 32
 
 
@@ -236,13 +237,13 @@ def _bounds(low: int, max_bound: int):
 
 
 def windows(*, allow_causal: bool = True, allow_window: bool = True, max_bound: int = 64, min_right: int = 0):
-    """``(causal, window)`` pairs valid for :class:`~flashcheck.case.Case`.
+    """``(causal, window)`` pairs valid for :class:`~flashcheck.cases.case.Case`.
 
     Draws: no mask ``(False, (-1, -1))`` (first, so shrinking ends there); causal
     ``(True, (-1, -1))``; with ``allow_window`` also causal with a sliding left bound or
     the explicit ``(-1, 0)``, two-sided windows with small bounds (0..3) or moderate ones
     (up to ``max_bound``), and one-sided windows (one bound -1). With causal the window's
-    right bound is always -1 or 0 (:func:`flashcheck.masks.effective_window`).
+    right bound is always -1 or 0 (:func:`flashcheck.cases.masks.effective_window`).
 
     ``min_right`` is a floor for every finite right bound, causal included (causal means
     right bound 0, so ``min_right > 0`` rules causal out). With ``Nq > Nk``, pass
@@ -321,7 +322,7 @@ def empty_row_windows(
 
 
 def mask_specs(batch: int, heads: int, seqlen_q: int, seqlen_k: int, *, empty_rows: bool = False):
-    """:class:`~flashcheck.maskspec.MaskSpec` objects valid for these sizes, never ``none``.
+    """:class:`~flashcheck.cases.maskspec.MaskSpec` objects valid for these sizes, never ``none``.
 
     Random masks of density from 0 (everything masked) to 1 (nothing), the round values
     0, 1, 0.5, 0.9 and 0.1 often; block-structured masks (tiles of 1 to 16 or the whole
@@ -365,7 +366,7 @@ def _mask_specs(draw, batch, heads, seqlen_q, seqlen_k, empty_rows, shapes=None)
 
 
 def key_padding_masks(batch: int, seqlen_k: int):
-    """Key-padding :class:`~flashcheck.maskspec.MaskSpec` objects: per batch entry a number
+    """Key-padding :class:`~flashcheck.cases.maskspec.MaskSpec` objects: per batch entry a number
     of valid keys, often 0, 1, ``seqlen_k - 1`` or ``seqlen_k``. Shrinks towards all keys valid."""
     _check_int("batch", batch, minimum=1)
     _check_int("seqlen_k", seqlen_k, minimum=0)
@@ -464,11 +465,11 @@ def cases(
     domain: CaseDomain | None = None,
     compile_key: tuple[str, ...] | None = None,
 ):
-    """:class:`~flashcheck.case.Case` objects within ``sizes``: dense, with a boolean
+    """:class:`~flashcheck.cases.case.Case` objects within ``sizes``: dense, with a boolean
     mask, or packed.
 
-    - ``sizes``: a :class:`~flashcheck.case_sizes.CaseSizes`, its name, or ``None`` for
-      :func:`flashcheck.case_sizes.choose`'s choice for this machine.
+    - ``sizes``: a :class:`~flashcheck.cases.sizes.CaseSizes`, its name, or ``None`` for
+      :func:`flashcheck.cases.sizes.choose`'s choice for this machine.
     - ``dtypes``: dtype names to draw from (default: the sizes').
     - ``features``: what the implementation supports, as in the protocol's
       ``flashcheck_features``. Without ``"causal"`` no case is causal; without
@@ -478,8 +479,8 @@ def cases(
       protocol features (``backward``, ``lse``, ``out``, ...) do not concern the cases and
       are ignored; names outside the protocol's set raise ``InvalidArgument``. ``None``:
       everything.
-    - ``layouts``, ``values``: from :data:`flashcheck.case.LAYOUTS` and
-      :data:`flashcheck.case.VALUES` (default: all).
+    - ``layouts``, ``values``: from :data:`flashcheck.cases.case.LAYOUTS` and
+      :data:`flashcheck.cases.case.VALUES` (default: all).
     - ``empty_rows``: ``True`` draws only cases where some query has no allowed key
       (:attr:`Case.has_empty_rows`; needs ``"causal"`` or ``"window"``), ``False`` only
       cases without, ``None`` either. Rows may be emptied by the band, by a mask's
@@ -501,14 +502,14 @@ def cases(
     sign of the scale, layout and, with a mask, its broadcast shape and whether the batch
     is 1; lengths are drawn as above and then moved to the class's residues mod 16.
 
-    - ``domain``: the implementation's declared :class:`~flashcheck.case_domain.CaseDomain`
+    - ``domain``: the implementation's declared :class:`~flashcheck.cases.domain.CaseDomain`
       (head dims, lengths, scale, layouts); all but one case in :data:`OUTSIDE_DOMAIN_ODDS`
       lie inside it, the favoured values inside it still favoured. A draw the request forces
       outside (rows emptied by the band under equal lengths) falls outside.
     - ``compile_key``: the implementation's compile key (:func:`flashcheck.protocol.compile_key_of`).
       Under sizes with ``focus``: None draws in Triton's compile classes
-      (:func:`flashcheck.compile_classes.compile_classes`), an empty key draws no classes, and
-      a key draws in its :func:`~flashcheck.compile_classes.keyed_classes`.
+      (:func:`flashcheck.cases.compile_classes.compile_classes`), an empty key draws no classes, and
+      a key draws in its :func:`~flashcheck.cases.compile_classes.keyed_classes`.
 
     Raises ``InvalidArgument`` for requests no case can meet, e.g. ``empty_rows=True``
     with features naming neither ``"causal"`` nor ``"window"``, or a domain that allows no

@@ -1,6 +1,6 @@
 """How big drawn cases may be.
 
-A :class:`CaseSizes` bounds the structure that :mod:`flashcheck.strategies` draws: batch,
+A :class:`CaseSizes` bounds the structure that :mod:`flashcheck.cases.strategies` draws: batch,
 heads, GQA ratio, sequence lengths, head dim, the kernel block sizes whose neighbours
 (``b - 1``, ``b``, ``b + 1``) are worth drawing often, the dtypes, and ``max_elements``, a
 cap on ``batch * heads * seqlen_q * seqlen_k`` (the number of attention scores) so that one
@@ -14,18 +14,18 @@ case stays cheap for both the kernel and the float64 reference. Two are named (t
 
 **Compile-aware drawing** (``focus``). On a GPU a drawn case costs milliseconds to run and
 seconds to compile whenever its Triton specialisation is new, so sizes with ``focus``
-draw most cases inside a few *compile classes* (:func:`flashcheck.compile_classes.compile_classes`):
+draw most cases inside a few *compile classes* (:func:`flashcheck.cases.compile_classes.compile_classes`):
 each pins what decides a compilation (dtype, packed or masked, head-dim bucket and its
 residue, sign of the scale, layout, head counts, the lengths' residues mod 16) and leaves
 the rest free (lengths within their residue, windows, masks, batch, values, seed). The
 classes jointly reach every pair of kernel-variant choices (dtype, head-dim tile, full tile
-or not, mode, sign of the scale); one case in :data:`flashcheck.compile_classes.FOCUS_ESCAPE` is
+or not, mode, sign of the scale); one case in :data:`flashcheck.cases.compile_classes.FOCUS_ESCAPE` is
 drawn without them, so that every case stays drawable. ``focus_seed`` picks the classes:
 another seed, other classes (each fuzz run draws one, shared by its workers, each of which
 starts at the class ``focus_start`` of its own).
 
 :func:`choose` picks them by name, or by the machine when no name is given. (Not to be
-confused with hypothesis's settings profiles, :mod:`flashcheck.hypothesis_profiles`.)
+confused with hypothesis's settings profiles, :mod:`flashcheck.cases.hypothesis_profiles`.)
 """
 
 from __future__ import annotations
@@ -39,14 +39,14 @@ _DTYPE_NAMES = ("float16", "bfloat16", "float32")
 
 @dataclasses.dataclass(frozen=True)
 class CaseSizes:
-    """Bounds on the cases :mod:`flashcheck.strategies` draws.
+    """Bounds on the cases :mod:`flashcheck.cases.strategies` draws.
 
     ``max_seqlen`` bounds the lengths drawn routinely; ``long_seqlen`` (>= ``max_seqlen``)
     bounds the lengths drawn now and then, beyond it. ``max_kv_ratio`` bounds
     ``heads // kv_heads``. ``block_sizes`` are the kernel's tile sizes on this kind of
     device, whose neighbours ``b - 1``, ``b``, ``b + 1`` are drawn often. ``max_elements``
     caps ``batch * heads * seqlen_q * seqlen_k``. ``dtypes`` are dtype names from
-    :data:`flashcheck.case.DTYPES`, simplest first. With ``focus``, ``focus_seed`` picks
+    :data:`flashcheck.cases.case.DTYPES`, simplest first. With ``focus``, ``focus_seed`` picks
     the compile classes and ``focus_classes`` (None: all) how many of them (in the catalogue's order)
     cases are drawn in, starting at class ``focus_start`` (counted modulo the catalogue's
     length, wrapping round: workers of one run share a catalogue and start apart).

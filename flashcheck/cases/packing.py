@@ -4,7 +4,7 @@ The protocol's varlen call takes q ``(Tq, H, D)``, k and v ``(Tk, Hkv, D)`` and 
 offsets ``cu_seqlens_q``, ``cu_seqlens_k``; it returns out ``(Tq, H, D)`` and lse
 ``(H, Tq)``. Exactly the same numbers are those of dense attention on the batch of one
 ``(1, Tq, H, D)``, ``(1, Tk, Hkv, D)`` under the block-diagonal document mask
-(:func:`flashcheck.masks.document`, the causal/window band applied per sequence), with out
+(:func:`flashcheck.cases.masks.document`, the causal/window band applied per sequence), with out
 ``(1, Tq, H, D)`` and lse ``(1, H, Tq)``. :func:`as_dense` makes that translation for the
 reference, the same-precision attention and the tolerance model; :class:`Packing` maps
 indices back to ``(sequence, position)`` for reports.
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import torch
 
-from flashcheck import masks
+from flashcheck.cases import masks
 
 VARLEN_ARGUMENTS = ("cu_seqlens_q", "cu_seqlens_k", "max_seqlen_q", "max_seqlen_k")
 

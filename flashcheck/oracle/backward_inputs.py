@@ -1,8 +1,8 @@
 """The inputs of a case's backward pass, as every part of flashcheck makes them: the seeded
 upstream gradients and the scaled inputs of the float16 dS-range stress.
 
-Gradients through an implementation (:mod:`flashcheck.backward_pass`) run on them; the case
-predicates (:mod:`flashcheck.case_predicates`) recompute a case's exact backward from the same
+Gradients through an implementation (:mod:`flashcheck.oracle.backward_pass`) run on them; the case
+predicates (:mod:`flashcheck.oracle.case_predicates`) recompute a case's exact backward from the same
 upstream gradients to decide whether a cause covers it. Drawn from the case's seed, so each is
 reproducible from the case alone.
 """
@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import torch
 
-from flashcheck import case_phases
-from flashcheck.case import seeded_generator
+from flashcheck.cases import phases as case_phases
+from flashcheck.cases.case import seeded_generator
 
 #: Scales of the upstream gradient dO, chosen by the case's seed.
 GRAD_SCALES = (1.0, 1e-3, 1e3)

@@ -1,5 +1,5 @@
 """Flashcheck's own same-precision standard attention: the "plain implementation" of the
-tolerance model's ``2 ×`` rule (:data:`flashcheck.tolerance.SAME_PRECISION_FACTOR`).
+tolerance model's ``2 ×`` rule (:data:`flashcheck.oracle.tolerance.SAME_PRECISION_FACTOR`).
 
 The tolerance model cross-checks itself against the error this makes (flash-attention's
 tests accept a kernel whose error is at most a few times that of a plain implementation in
@@ -18,7 +18,7 @@ import math
 
 import torch
 
-from flashcheck import masks
+from flashcheck.cases import masks
 
 CHUNK_ELEMENTS = 1 << 25
 

@@ -15,9 +15,9 @@ from typing import Callable
 
 import torch
 
-from flashcheck.backward_inputs import ds_range_inputs, upstream
-from flashcheck.case import Case
-from flashcheck.expectation import overflow_threshold
+from flashcheck.cases.case import Case
+from flashcheck.oracle.backward_inputs import ds_range_inputs, upstream
+from flashcheck.oracle.expectation import overflow_threshold
 
 #: float16's smallest normal number: a probability below it, rounded to float16, keeps an
 #: absolute precision of 2^-25 only, not a relative one.
@@ -27,7 +27,7 @@ FLOAT16_SMALLEST_NORMAL = 2.0**-14
 @dataclass(frozen=True)
 class BackwardExtremes:
     """Float64 magnitudes inside a case's exact backward pass (the seeded upstream gradient
-    dO of :func:`flashcheck.backward_inputs.upstream`, no lse gradient), over allowed
+    dO of :func:`flashcheck.oracle.backward_inputs.upstream`, no lse gradient), over allowed
     scores only: the largest ``|dS|`` and ``|scale·dS|`` (``dS = P∘(dP - delta)``), the
     largest gradient of one query head's own K and V (what an implementation that repeats
     KV heads computes before summing each group), and the smallest nonzero probability."""
@@ -169,7 +169,7 @@ def _sum_may_overflow(tensor: torch.Tensor) -> bool:
     """Whether the sum of all elements of ``tensor``, formed in its dtype (accumulated in
     float32, as torch does for float16 and bfloat16, then rounded), may round to an infinity:
     the float64 sum is within float32 summation's error bound (``n·2^-24·Σ|x|``) of the
-    dtype's :func:`~flashcheck.expectation.overflow_threshold` or beyond it."""
+    dtype's :func:`~flashcheck.oracle.expectation.overflow_threshold` or beyond it."""
     if tensor.numel() == 0:
         return False
     values = tensor.to(torch.float64)

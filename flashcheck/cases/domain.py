@@ -7,7 +7,7 @@ seven head dims, some kernels only equal query and key lengths or lengths that a
 multiple of a block. An implementation declares those as ``flashcheck_case_domain``, a
 mapping of the keys in :data:`KEYS` (or ``flashcheck_case_domain_by_device``, a mapping from
 device kind to such a mapping, like the features), and the strategies then draw cases inside
-it (all but one in :data:`flashcheck.strategies.OUTSIDE_DOMAIN_ODDS`, which checks that the
+it (all but one in :data:`flashcheck.cases.strategies.OUTSIDE_DOMAIN_ODDS`, which checks that the
 implementation still declines what lies outside). A decline of a case inside the declared
 domain is the declaration being wrong, and every summary shows it.
 
@@ -25,7 +25,7 @@ from collections.abc import Collection, Mapping
 #: The largest head dim the protocol asks a kernel to run; a domain must allow one at or below it.
 PROTOCOL_MAX_HEAD_DIM = 256
 
-#: The case layouts (:data:`flashcheck.case.LAYOUTS`; repeated here so that this module imports no torch).
+#: The case layouts (:data:`flashcheck.cases.case.LAYOUTS`; repeated here so that this module imports no torch).
 _LAYOUTS = ("contiguous", "heads-first", "padded", "mixed")
 
 #: The keys a declared domain may have, each with what it expects.
@@ -82,7 +82,7 @@ class CaseDomain:
         return length % self.length_multiple == 0 and (self.max_seqlen is None or length <= self.max_seqlen)
 
     def outside_because(self, case) -> str | None:
-        """Why ``case`` (a :class:`flashcheck.case.Case`) lies outside the domain, or None
+        """Why ``case`` (a :class:`flashcheck.cases.case.Case`) lies outside the domain, or None
         when it lies inside."""
         if not self.allows_head_dim(case.head_dim):
             return f"head dim {case.head_dim} is outside {self.describe_head_dims()}"

@@ -2,7 +2,7 @@
 
 A GPU kernel written in a JIT (Triton, the CuTe DSL, torch.compile) compiles a variant per
 combination of what it specialises on, and a case whose variant is new spends seconds
-compiling where a warm one runs in milliseconds. So on the GPU, :func:`flashcheck.strategies.cases`
+compiling where a warm one runs in milliseconds. So on the GPU, :func:`flashcheck.cases.strategies.cases`
 draws most cases inside a few compile classes, each a set of cases that compile once, and a
 fuzz worker widens its set of classes as its compilations pay off
 (:mod:`flashcheck.engine.focus`). Two kinds of class:
@@ -18,7 +18,7 @@ fuzz worker widens its set of classes as its compilations pay off
   (:func:`compile_classes`).
 
 One case in :data:`FOCUS_ESCAPE` is drawn outside any class, so that every case stays
-drawable. Imports torch only through :mod:`flashcheck.case`.
+drawable. Imports torch only through :mod:`flashcheck.cases.case`.
 """
 
 from __future__ import annotations
@@ -28,9 +28,9 @@ import functools
 import itertools
 import random
 
-from flashcheck import case as case_module
-from flashcheck.case_domain import PROTOCOL_MAX_HEAD_DIM, CaseDomain
-from flashcheck.case_sizes import CaseSizes
+from flashcheck.cases import case as case_module
+from flashcheck.cases.domain import PROTOCOL_MAX_HEAD_DIM, CaseDomain
+from flashcheck.cases.sizes import CaseSizes
 
 #: Head dims drawn often: the block-aligned ones first (simplest), then sizes that leave a
 #: partial head-dim tile (1, 8, 40, 59, 72, 96, 111, 160) and the largest (256).
@@ -40,7 +40,7 @@ HEAD_DIMS = (16, 32, 64, 128, 8, 1, 40, 59, 72, 96, 111, 160, 256)
 #: shortcut in a kernel's head indexing can get right by accident.
 GQA_RATIOS = (1, 2, 4, 7)
 
-#: Mask shapes drawn: full first, then each way of broadcasting (see flashcheck.maskspec).
+#: Mask shapes drawn: full first, then each way of broadcasting (see flashcheck.cases.maskspec).
 MASK_SHAPES = ("BHQK", "B1QK", "1HQK", "11QK", "QK", "BH1K", "1K")
 #: The mask shapes with a query axis: the only ones that can leave a row without keys.
 ROW_MASK_SHAPES = tuple(s for s in MASK_SHAPES if "Q" in s)
@@ -357,7 +357,7 @@ BANDS = ("none", "causal", "window")
 
 def band_kind(band: tuple[int, int]) -> str:
     """``"none"``, ``"causal"`` or ``"window"`` for an effective band ``(left, right)``
-    (:func:`flashcheck.masks.effective_window`)."""
+    (:func:`flashcheck.cases.masks.effective_window`)."""
     if band == (-1, -1):
         return "none"
     return "causal" if band == (-1, 0) else "window"
@@ -400,7 +400,7 @@ def key_of(case, names) -> tuple:
 @dataclasses.dataclass(frozen=True)
 class KeyedClass:
     """The cases whose compile key has the values ``pins`` (``(attribute, value)`` pairs):
-    :func:`flashcheck.strategies.cases` draws every other part of the case freely, and takes a
+    :func:`flashcheck.cases.strategies.cases` draws every other part of the case freely, and takes a
     pinned value wherever the request and the case drawn so far allow it (a window pinned for
     lengths it would leave without keys, where rows must keep keys, is drawn instead)."""
 
@@ -419,7 +419,7 @@ _VALUES_PER_ATTRIBUTE = 32
 def keyed_classes(key: tuple[str, ...], sizes: CaseSizes, dtypes: tuple[str, ...], modes: tuple[str, ...],
                   layouts: tuple[str, ...], bands: tuple[str, ...], allow_gqa: bool, gqa: bool | None,
                   domain: CaseDomain) -> tuple[KeyedClass, ...]:
-    """The classes of compile key ``key`` that :func:`flashcheck.strategies.cases` draws in
+    """The classes of compile key ``key`` that :func:`flashcheck.cases.strategies.cases` draws in
     under sizes with ``focus``, picked by ``sizes.focus_seed``: rows of one value per key
     attribute, together containing every pair of values of two attributes (a pairwise covering
     array), each value inside the request (``dtypes``, ``modes``, ``layouts``, ``bands``, GQA

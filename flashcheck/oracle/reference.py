@@ -26,7 +26,7 @@ from typing import NamedTuple
 
 import torch
 
-from flashcheck import masks
+from flashcheck.cases import masks
 
 #: Upper bound on the elements of one chunk's score matrix (float64: 8 bytes each).
 CHUNK_ELEMENTS = 1 << 25

@@ -15,7 +15,7 @@ and with ``Nq = 5, Nk = 3`` (offset -2) queries 0 and 1 see no key at all: their
 is 0 and their lse is ``-inf``.
 
 :func:`dense_problem` reads a dense call's arguments once for the attentions that
-flashcheck computes itself (:mod:`flashcheck.reference`, :mod:`flashcheck.same_precision`):
+flashcheck computes itself (:mod:`flashcheck.oracle.reference`, :mod:`flashcheck.oracle.same_precision`):
 its sizes, its scale, its band and its checked mask, and the query chunks to compute it in.
 """
 

@@ -6,7 +6,7 @@ cases of the gpu case sizes, as a GPU run of the suite would draw them.
 On a GPU the suite is compile-bound: every launch whose Triton specialisation is new compiles
 again, for seconds. Before compile-aware drawing (``case_sizes.GPU.focus``) and the kernels'
 ``do_not_specialize`` declarations, ``grads_match_reference`` needed 518 compilations for its
-200 cases and ``out_matches_reference`` 119 (docs/performance.md, 2026-11-25); the limits below
+200 cases and ``out_matches_reference`` 119 (docs/performance.md); the limits below
 are a fifth of those.
 """
 from __future__ import annotations

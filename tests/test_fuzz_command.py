@@ -1006,7 +1006,7 @@ def test_workers_are_spread_over_the_gpus(tmp_path):
     # The plain pure-torch attention on the one property it passes by construction (its own
     # error is what the tolerance doubles), so that no finding can stop a worker early. The
     # budget counts the workers' start: beside ci/gpu.sh's 16 test workers on 16 cores, a
-    # worker given 20 s finished no case (H100 host, 2026-11-24).
+    # worker given 20 s finished no case on an H100 host.
     status, result, parent_used_cuda = fuzz_on_cuda(tmp_path, "tests.support.buggy:correct", "--budget", "60",
                                                     "--property", "out_matches_reference", "--workers", str(gpus))
     assert status == EXIT_OK

@@ -4,13 +4,14 @@
 The ``fa4`` adapters (:mod:`flashcheck.peers.fa4`) call these functions, and a standalone
 reproduction script of an ``fa4`` failure (:mod:`flashcheck.repro.calls`) carries this module's
 source, so that the script calls FlashAttention-4 exactly as flashcheck did, without flashcheck.
-It imports nothing but torch.
+It imports nothing but :mod:`flashcheck.peers.plain_packing`, whose source a script carries
+too.
 
 ``scale`` is the softmax scale in effect; ``left`` and ``right`` the band that ``causal`` and
 ``window`` make together (-1 unbounded, causal's right side 0).
 """
 
-import torch
+from flashcheck.peers.plain_packing import pack_dense, unpack_dense
 
 
 def window_size(left, right):
@@ -31,14 +32,9 @@ def varlen(flash_attn_varlen_func, q, k, v, *, scale, causal, left, right, cu_se
     entry (a reshape) and comes back dense, out ``(B, Nq, H, D)`` and lse ``(B, H, Nq)``."""
     dense_batch = cu_seqlens_q is None
     if dense_batch:
-        batch, nq, nk = q.shape[0], q.shape[1], k.shape[1]
-        steps = torch.arange(batch + 1, device=q.device, dtype=torch.int32)
-        cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k = steps * nq, steps * nk, nq, nk
-        q, k, v = (t.reshape(-1, *t.shape[2:]) for t in (q, k, v))
+        batch, nq = q.shape[0], q.shape[1]
+        q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k = pack_dense(q, k, v)
     out, lse = flash_attn_varlen_func(q, k, v, cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k,
                                       max_seqlen_q=max_seqlen_q, max_seqlen_k=max_seqlen_k, softmax_scale=scale,
                                       causal=causal, window_size=window_size(left, right), return_lse=True)
-    if dense_batch:
-        out = out.reshape(batch, nq, *out.shape[1:])
-        lse = lse.reshape(lse.shape[0], batch, nq).permute(1, 0, 2)
-    return out, lse
+    return unpack_dense(out, lse, batch, nq) if dense_batch else (out, lse)

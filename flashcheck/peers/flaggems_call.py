@@ -5,7 +5,8 @@ plain torch.
 The ``flaggems-flash`` and ``flaggems-varlen`` adapters (:mod:`flashcheck.peers.flaggems`) call
 these functions, and a standalone reproduction script of their failures
 (:mod:`flashcheck.repro.calls`) carries this module's source, so that the script calls FlagGems
-exactly as flashcheck did, without flashcheck. It imports nothing but torch.
+exactly as flashcheck did, without flashcheck. It imports nothing but torch and
+:mod:`flashcheck.peers.plain_packing`, whose source a script carries too.
 
 ``scale`` is the softmax scale in effect; ``left`` and ``right`` the band that ``causal`` and
 ``window`` make together (-1 unbounded, causal's right side 0), which FlagGems takes as
@@ -13,6 +14,8 @@ FlashAttention-2 does.
 """
 
 import torch
+
+from flashcheck.peers.plain_packing import pack_dense, unpack_dense
 
 
 def flash(flash_attention_forward, q, k, v, *, scale, causal, left, right):
@@ -48,16 +51,11 @@ def varlen(flash_attn_varlen_func, q, k, v, *, scale, causal, left, right, cu_se
     ``(B, H, Nq)``."""
     dense_batch = cu_seqlens_q is None
     if dense_batch:
-        batch, nq, nk = q.shape[0], q.shape[1], k.shape[1]
-        steps = torch.arange(batch + 1, device=q.device, dtype=torch.int32)
-        cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k = steps * nq, steps * nk, nq, nk
-        q, k, v = (t.reshape(-1, *t.shape[2:]) for t in (q, k, v))
+        batch, nq = q.shape[0], q.shape[1]
+        q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k = pack_dense(q, k, v)
     k_cache, v_cache, table, seqused = paged_keys(k, v, cu_seqlens_k, max_seqlen_k)
     out, lse = flash_attn_varlen_func(q, k_cache, v_cache, max_seqlen_q=max_seqlen_q, cu_seqlens_q=cu_seqlens_q,
                                       max_seqlen_k=max_seqlen_k, seqused_k=seqused, dropout_p=0.0,
                                       softmax_scale=scale, causal=causal, window_size=(left, right),
                                       block_table=table, return_softmax_lse=True)
-    if dense_batch:
-        out = out.reshape(batch, nq, *out.shape[1:])
-        lse = lse.reshape(lse.shape[0], batch, nq).permute(1, 0, 2)
-    return out, lse
+    return unpack_dense(out, lse, batch, nq) if dense_batch else (out, lse)

@@ -17,7 +17,9 @@
 
 from __future__ import annotations
 
+import importlib
 import inspect
+import re
 from dataclasses import dataclass
 
 from flashcheck import peers
@@ -95,6 +97,24 @@ def attention(q, k, v, *, causal=False, window=(-1, -1), softmax_scale=None, att
 '''
 
 
+#: A plain-call module's import of another plain-call module (torch only), whose source a
+#: script carries before it instead.
+_PLAIN_IMPORT = re.compile(r"^from (flashcheck\.peers\.\w+) import .*$", re.MULTILINE)
+
+
+def _carried_source(translation) -> tuple[list[str], str]:
+    """The source of the plain-call module ``translation`` without its imports of other
+    plain-call modules, and before it the sources of those modules (each commented with its
+    name), so that the script imports nothing of flashcheck."""
+    source = inspect.getsource(translation)
+    carried = []
+    for module_name in _PLAIN_IMPORT.findall(source):
+        module = importlib.import_module(module_name)
+        carried += [f"# {module_name}, which the translation below uses.",
+                    inspect.getsource(module).rstrip(), ""]
+    return carried, _PLAIN_IMPORT.sub("", source).rstrip()
+
+
 @dataclass(frozen=True)
 class Call:
     """The lines of a script that define ``attention``, and what they need besides torch."""
@@ -132,13 +152,15 @@ def call_section(impl_name: str) -> Call:
         raise ValueError(f"--impl: unknown implementation {impl_name!r}")
     if impl_name in PLAIN:
         plain = PLAIN[impl_name]
+        carried, translation = _carried_source(plain.translation)
         source = "\n".join([
             "import math",
             "import sys",
             "",
             *([plain.imports, ""] if plain.imports else []),
+            *carried,
             f"# flashcheck's translation of the protocol into this library's call ({plain.translation.__name__}).",
-            inspect.getsource(plain.translation).rstrip(),
+            translation,
             _PROTOCOL.format(name=impl_name, call=plain.call).rstrip(),
         ])
         return Call(source, plain.library)

@@ -1,11 +1,9 @@
-"""FlashAttention-2's call as flashcheck makes it: the protocol's arguments translated into
-``flash_attn``'s, in plain torch.
+"""FlashAttention-2's call in plain torch: how flashcheck turns the protocol's arguments into
+``flash_attn``'s.
 
-The ``fa2`` adapters (:mod:`flashcheck.peers.fa2`) call these functions, and a standalone
-reproduction script of an ``fa2`` failure (:mod:`flashcheck.repro.calls`) carries this module's
-source, so that the script calls FlashAttention-2 exactly as flashcheck did, without flashcheck.
-It imports nothing but :mod:`flashcheck.peers.plain_packing`, whose source a script carries
-too.
+Shared by the ``fa2`` adapters (:mod:`flashcheck.peers.fa2`) and by the standalone script of an
+``fa2`` failure, which carries this source (:mod:`flashcheck.repro.calls`) and so makes the very
+call the adapter made; its one import, :mod:`flashcheck.peers.plain_packing`, travels with it.
 
 ``scale`` is the softmax scale in effect; ``left`` and ``right`` the band that ``causal`` and
 ``window`` make together (-1 unbounded, causal's right side 0), which is FA2's own

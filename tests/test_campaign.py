@@ -338,6 +338,12 @@ def test_a_repro_dir_that_cannot_be_written_is_refused_before_any_work(tmp_path,
     ("flaggems-flash", "batch=2 seqlen_q=5 seqlen_k=7 heads=4 kv_heads=2 head_dim=32 dtype=float16 causal=True "
                        "window=3,-1 layout=heads-first seed=7"),
     ("flaggems-varlen", "batch=2 seqlen_q=5 seqlen_k=7 heads=2 head_dim=16 dtype=float16 window=2,1 seed=8"),
+    ("flaggems-sdpa", "batch=2 seqlen_q=5 seqlen_k=5 heads=4 kv_heads=2 head_dim=16 dtype=float16 causal=True "
+                      "seed=13"),
+    ("flaggems-sdpa", "batch=2 seqlen_q=6 seqlen_k=4 heads=2 head_dim=32 dtype=float16 causal=True window=1,0 "
+                      "layout=heads-first seed=14"),
+    ("flaggems-sdpa", "batch=2 seqlen_q=6 seqlen_k=6 heads=2 head_dim=16 dtype=bfloat16 layout=heads-first seed=15 "
+                      "mask=random:0.5,rows:1"),
     ("flaggems-varlen", "heads=2 kv_heads=1 head_dim=16 dtype=bfloat16 causal=True seed=9 seqlens=3:4/0:2/2:2 "
                         "batch=1 seqlen_q=5 seqlen_k=8"),
 ])

@@ -362,27 +362,3 @@ def last_dim_contiguous(t: torch.Tensor) -> torch.Tensor:
     libraries that document that requirement of their inputs."""
     return t if t.stride(-1) == 1 or t.shape[-1] <= 1 else t.contiguous()
 
-
-def row_major(t: torch.Tensor) -> torch.Tensor:
-    """``t`` with exactly the strides of a fresh contiguous tensor of its shape (a
-    differentiable copy where they differ). Not ``.contiguous()``: torch calls a tensor
-    contiguous whatever the strides of its size-1 dimensions, which a library comparing
-    strides (``query.stride() == do.stride()``) does not."""
-    expected = torch.empty(t.shape, device="meta").stride()
-    return t if t.stride() == expected else t.clone(memory_format=torch.contiguous_format)
-
-
-class ContiguousGradient(torch.autograd.Function):
-    """The identity, whose backward hands on its gradient row-major (:func:`row_major`):
-    for libraries whose backward requires a contiguous output gradient with their inputs'
-    strides (the protocol's layout is a transposed view of theirs, so autograd would hand
-    them a strided one)."""
-
-    @staticmethod
-    def forward(ctx, t):
-        return t.view_as(t)
-
-    @staticmethod
-    def backward(ctx, grad):
-        return row_major(grad)
-

@@ -61,7 +61,7 @@ from __future__ import annotations
 from flashcheck.divergences import NEGATIVE_SCALE, KnownDivergence, combined
 from flashcheck.oracle.case_predicates import with_empty_rows
 from flashcheck.peers import flaggems_call
-from flashcheck.peers.common import HALF, ContiguousGradient, Library, Peer, Request, allowed, row_major
+from flashcheck.peers.common import HALF, Library, Peer, Request
 from flashcheck.protocol import DTYPE_NAMES
 
 LIBRARY = Library("flag_gems.ops", ("flag-gems",), extra="flaggems")
@@ -110,20 +110,9 @@ def _check_varlen(q, request: Request) -> None:
 
 
 def _run_sdpa(module, q, k, v, request: Request):
-    """flag_gems.ops.scaled_dot_product_attention in (B, H, N, D); no lse."""
-    native = request.causal and request.nq == request.nk and request.left == -1 and request.mask is None
-    mask = None if native else allowed(request)
-    if mask is not None:
-        mask = mask.expand(request.batch, request.heads, request.nq, request.nk)
-    if request.grad:
-        q, k, v = (row_major(t.transpose(1, 2)) for t in (q, k, v))
-    else:
-        q, k, v = (t.transpose(1, 2) for t in (q, k, v))
-    out = module.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=0.0, is_causal=native,
-                                              scale=request.scale, enable_gqa=request.gqa)
-    if request.grad:
-        out = ContiguousGradient.apply(out)
-    return out.transpose(1, 2), None
+    """flag_gems.ops.scaled_dot_product_attention (:func:`flashcheck.peers.flaggems_call.sdpa`); no lse."""
+    return flaggems_call.sdpa(module.scaled_dot_product_attention, q, k, v, attn_mask=request.mask,
+                              **request.plain_call_arguments())
 
 
 def _run_flash(module, q, k, v, request: Request):

@@ -1,12 +1,13 @@
-"""FlagGems' forward-only flash calls as flashcheck makes them: the protocol's arguments
-translated into ``flag_gems.ops``' (``flash_attention_forward``, ``flash_attn_varlen_func``), in
-plain torch.
+"""FlagGems' calls as flashcheck makes them: the protocol's arguments translated into
+``flag_gems.ops``' (``scaled_dot_product_attention``, ``flash_attention_forward``,
+``flash_attn_varlen_func``), in plain torch.
 
-The ``flaggems-flash`` and ``flaggems-varlen`` adapters (:mod:`flashcheck.peers.flaggems`) call
+The ``flaggems-*`` adapters (:mod:`flashcheck.peers.flaggems`) call
 these functions, and a standalone reproduction script of their failures
 (:mod:`flashcheck.repro.calls`) carries this module's source, so that the script calls FlagGems
-exactly as flashcheck did, without flashcheck. It imports nothing but torch and
-:mod:`flashcheck.peers.plain_packing`, whose source a script carries too.
+exactly as flashcheck did, without flashcheck. It imports nothing but torch and the plain-call
+modules :mod:`flashcheck.peers.plain_packing` and :mod:`flashcheck.peers.sdpa_public_call`, whose
+sources a script carries too.
 
 ``scale`` is the softmax scale in effect; ``left`` and ``right`` the band that ``causal`` and
 ``window`` make together (-1 unbounded, causal's right side 0), which FlagGems takes as
@@ -16,6 +17,53 @@ FlashAttention-2 does.
 import torch
 
 from flashcheck.peers.plain_packing import pack_dense, unpack_dense
+from flashcheck.peers.sdpa_public_call import arguments
+
+
+def row_major(t):
+    """``t`` with exactly the strides of a fresh contiguous tensor of its shape (a
+    differentiable copy where they differ). Not ``.contiguous()``: torch calls a tensor
+    contiguous whatever the strides of its size-1 dimensions, which a library comparing
+    strides (``query.stride() == do.stride()``) does not."""
+    expected = torch.empty(t.shape, device="meta").stride()
+    return t if t.stride() == expected else t.clone(memory_format=torch.contiguous_format)
+
+
+class ContiguousGradient(torch.autograd.Function):
+    """The identity, whose backward hands on its gradient row-major (:func:`row_major`):
+    FlagGems' SDPA backward asserts a contiguous output gradient with its inputs' strides,
+    where the protocol's layout, a transposed view of torch's, would make autograd hand it a
+    strided one."""
+
+    @staticmethod
+    def forward(ctx, t):
+        return t.view_as(t)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return row_major(grad)
+
+
+def sdpa(scaled_dot_product_attention, q, k, v, *, scale, causal, left, right, attn_mask=None):
+    """``scaled_dot_product_attention`` in torch's layout ``(B, H, N, D)``, its ``is_causal``
+    top-left aligned: only plain causal with ``Nq == Nk`` goes as ``is_causal``, every other
+    band with the mask as one boolean ``attn_mask`` (as torch's own SDPA gets it:
+    :func:`flashcheck.peers.sdpa_public_call.arguments`) expanded to ``(B, H, Nq, Nk)``, since
+    the kernel reads it through all four strides. With gradients the inputs go in row-major
+    and the output's gradient comes back so (``scaled_dot_product_attention_backward`` asserts
+    contiguous inputs and gradient with equal strides). Out ``(B, Nq, H, D)``; no lse."""
+    batch, nq, heads, nk = q.shape[0], q.shape[1], q.shape[2], k.shape[1]
+    grad = torch.is_grad_enabled() and any(t.requires_grad for t in (q, k, v))
+    q, k, v, mask, is_causal, _ = arguments(q, k, v, causal=causal, left=left, right=right, attn_mask=attn_mask)
+    if mask is not None:
+        mask = mask.expand(batch, heads, nq, nk)
+    if grad:
+        q, k, v = (row_major(t) for t in (q, k, v))
+    out = scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=0.0, is_causal=is_causal, scale=scale,
+                                       enable_gqa=q.shape[1] != k.shape[1])
+    if grad:
+        out = ContiguousGradient.apply(out)
+    return out.transpose(1, 2), None
 
 
 def flash(flash_attention_forward, q, k, v, *, scale, causal, left, right):

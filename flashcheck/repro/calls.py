@@ -61,8 +61,11 @@ PLAIN.update({
                         "max_seqlen_q=max_seqlen_q, max_seqlen_k=max_seqlen_k, **request)"),
 })
 
-#: FlagGems' forward-only flash calls (flashcheck.peers.flaggems).
+#: FlagGems (flashcheck.peers.flaggems).
 PLAIN.update({
+    "flaggems-sdpa": Plain("flag-gems (flag_gems.ops)", "from flag_gems.ops import scaled_dot_product_attention",
+                           flaggems_call,
+                           "sdpa(scaled_dot_product_attention, q, k, v, attn_mask=attn_mask, **request)"),
     "flaggems-flash": Plain("flag-gems (flag_gems.ops)", "from flag_gems.ops import flash_attention_forward",
                             flaggems_call, "flash(flash_attention_forward, q, k, v, **request)"),
     "flaggems-varlen": Plain("flag-gems (flag_gems.ops)", "from flag_gems.ops import flash_attn_varlen_func",

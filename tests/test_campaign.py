@@ -88,7 +88,7 @@ ONE_CALL = [item for name in ("out_matches_reference", "lse_matches_reference", 
 
 #: The budget of a campaign that must meet a few bugs (and a crash more than once): far past the
 #: seconds it takes on an idle machine, so that a loaded one (CI's workers side by side) still does.
-MEETING_BUDGET = 60
+MEETING_BUDGET = 40
 
 
 def test_a_campaign_reports_two_independent_bugs_each_once(tmp_path):
@@ -332,6 +332,12 @@ def test_a_repro_dir_that_cannot_be_written_is_refused_before_any_work(tmp_path,
     ("fa2-varlen", "batch=2 seqlen_q=6 seqlen_k=4 heads=2 head_dim=8 dtype=bfloat16 window=2,1 seed=11"),
     ("fa2-varlen", "heads=2 kv_heads=1 head_dim=16 dtype=float16 causal=True seed=12 seqlens=3:4/0:2/2:2 batch=1 "
                    "seqlen_q=5 seqlen_k=8"),
+    ("xformers", "batch=2 seqlen_q=5 seqlen_k=7 heads=4 kv_heads=2 head_dim=16 dtype=float16 causal=True window=3,-1 "
+                 "seed=16"),
+    ("xformers", "batch=2 seqlen_q=6 seqlen_k=4 heads=2 head_dim=8 dtype=bfloat16 window=2,1 layout=heads-first "
+                 "seed=17"),
+    ("xformers", "batch=2 seqlen_q=6 seqlen_k=6 heads=4 kv_heads=2 head_dim=16 dtype=float16 seed=18 "
+                 "mask=random:0.5,rows:1"),
     ("sdpa-public-math", "batch=2 seqlen_q=5 seqlen_k=5 heads=4 kv_heads=2 head_dim=16 causal=True seed=5"),
     ("sdpa-public-math", "batch=2 seqlen_q=6 seqlen_k=4 heads=2 head_dim=8 causal=True window=1,0 seed=6"),
     ("sdpa-public-math", MASKED),
@@ -356,12 +362,13 @@ def test_a_script_calls_the_library_itself_exactly_as_the_adapter_does(monkeypat
     monkeypatch.setattr(fa2, "_capability", lambda device: (8, 0))
     monkeypatch.setitem(sys.modules, "flash_attn.cute", peer_fakes.fake_fa4())
     monkeypatch.setitem(sys.modules, "flag_gems.ops", peer_fakes.fake_flaggems())
+    monkeypatch.setitem(sys.modules, "xformers.ops", peer_fakes.fake_xformers())
     monkeypatch.setattr(fa4, "_capability", lambda device: (9, 0))
     section = calls.call_section(adapter)
     imported = {alias.name.split(".")[0] for node in ast.walk(ast.parse(section.source))
                 if isinstance(node, (ast.Import, ast.ImportFrom))
                 for alias in (node.names if isinstance(node, ast.Import) else [ast.alias(node.module or "")])}
-    assert "flashcheck" not in imported and imported <= {"math", "sys", "torch", "flash_attn", "flag_gems"}
+    assert "flashcheck" not in imported and imported <= {"math", "sys", "torch", "flash_attn", "flag_gems", "xformers"}
     namespace = {}
     exec(section.source, namespace)  # noqa: S102 - the script's kernel section, as the script runs it
     case = Case.from_spec(spec)

@@ -13,7 +13,7 @@ import sys
 import pytest
 import torch
 
-from flashcheck.peers import xformers
+from flashcheck.peers import xformers, xformers_call
 from tests.support import peer_fakes
 
 
@@ -59,7 +59,7 @@ def test_a_mask_and_the_band_become_one_aligned_additive_bias(fake):
     out, _ = peer_fakes.on_cpu(xformers.memory_efficient())(q, k, v, causal=True, attn_mask=mask)
     bias = called(fake)["attn_bias"]
     assert bias.dtype == q.dtype and bias.shape == (2, 4, 5, 9)
-    assert bias.stride(-2) % xformers.BIAS_ALIGNMENT == 0, "the key axis is stored padded (xformers' alignment)"
+    assert bias.stride(-2) % xformers_call.BIAS_ALIGNMENT == 0, "the key axis is stored padded (xformers' alignment)"
     torch.testing.assert_close(out, peer_fakes.reference(q, k, v, causal=True, attn_mask=mask)[0])
 
 

@@ -79,12 +79,12 @@ def test_a_campaign_reports_a_failure_another_machine_shrank_and_does_not_shrink
     # Budgets far past what finding (seconds), shrinking (at most 10 s) and replaying take on an
     # idle machine: a campaign runs to the end of its budget, and a loaded one must not cut
     # the shrinking short.
-    assert fuzz(server.url, *campaign, budget=60, json_path=first / "found.json") == EXIT_FOUND
+    assert fuzz(server.url, *campaign, budget=40, json_path=first / "found.json") == EXIT_FOUND
     found = {failure["signature"]: failure for failure in json.loads((first / "found.json").read_text())["failures"]
              if failure["kind"] == "property" and failure["shrunk"] is not False}
     assert found and not any(failure["shrunk_elsewhere"] for failure in found.values())
     second = machine(tmp_path, monkeypatch, "second")
-    assert fuzz(server.url, *campaign, budget=30, json_path=second / "again.json") == EXIT_FOUND
+    assert fuzz(server.url, *campaign, budget=20, json_path=second / "again.json") == EXIT_FOUND
     again = json.loads((second / "again.json").read_text())["failures"]
     met = [failure for failure in again if failure["signature"] in found]
     assert met, "the second machine met none of the first one's failures (hypothesis replays them first)"

@@ -41,17 +41,12 @@ wasn't built with CUDA support"), so every case was declined.
 
 from __future__ import annotations
 
-import torch
-
-from flashcheck.cases import masks
-from flashcheck.peers.common import Library, Peer, Request, allowed, last_dim_contiguous
+from flashcheck.peers import xformers_call
+from flashcheck.peers.common import Library, Peer, Request
 from flashcheck.protocol import DTYPE_NAMES
 
 LIBRARY = Library("xformers.ops", ("xformers",), extra="xformers")
 FEATURES = frozenset({"causal", "window", "gqa", "mask", "backward"}) | DTYPE_NAMES
-
-#: The key axis of a tensor bias is stored padded to this many elements.
-BIAS_ALIGNMENT = 16
 
 
 def _check(q, request: Request) -> None:
@@ -62,36 +57,6 @@ def _check(q, request: Request) -> None:
             f"xformers: GQA/MQA (H={request.heads}, Hkv={request.kv_heads}) with gradients: \"MQA/GQA is an "
             "experimental feature supported only for the forward pass\" (xformers/ops/fmha/__init__.py, "
             "memory_efficient_attention's docstring)")
-
-
-def tensor_bias(request: Request) -> torch.Tensor:
-    """The band AND the mask as an additive bias, 0 where a key may be attended and -inf
-    elsewhere, in q's dtype: ``(B, H, Nq, Nk)`` broadcast views of storage whose key axis
-    is padded to :data:`BIAS_ALIGNMENT`."""
-    keep = masks.as_4d(allowed(request))
-    bm, hm = keep.shape[0], keep.shape[1]
-    padded = -(-request.nk // BIAS_ALIGNMENT) * BIAS_ALIGNMENT
-    storage = torch.zeros(bm, hm, request.nq, max(padded, BIAS_ALIGNMENT), dtype=request.dtype, device=request.device)
-    bias = storage[..., : request.nk]
-    bias.masked_fill_(~keep.expand(bm, hm, request.nq, request.nk), float("-inf"))
-    return bias.expand(request.batch, request.heads, request.nq, request.nk)
-
-
-def attention_bias(attn_bias, request: Request):
-    """The ``attn_bias`` that expresses the request's band and mask (module docstring);
-    ``attn_bias`` is ``xformers.ops.fmha.attn_bias``."""
-    if request.mask is not None:
-        return tensor_bias(request)
-    left, right = request.left, request.right
-    if not request.banded:
-        return None
-    if right == 0 and left == masks.UNBOUNDED:
-        return attn_bias.LowerTriangularFromBottomRightMask()
-    if right == 0:
-        return attn_bias.LowerTriangularFromBottomRightMask().make_local_attention(left + 1)
-    far = max(request.nq, request.nk)
-    return attn_bias.LocalAttentionFromBottomRightMask(window_left=far if left == masks.UNBOUNDED else left,
-                                                       window_right=far if right == masks.UNBOUNDED else right)
 
 
 def _dispatcher(fmha, name: str):
@@ -107,17 +72,11 @@ def _reasons(error: NotImplementedError) -> str:
 
 
 def _run(module, q, k, v, request: Request):
-    """xformers.ops.memory_efficient_attention; no lse."""
+    """xformers.ops.memory_efficient_attention (:mod:`flashcheck.peers.xformers_call`), after
+    xformers' own dispatch has found an operator for the case; no lse."""
     fmha = module.fmha
-    bias = attention_bias(fmha.attn_bias, request)
-    q, k, v = (last_dim_contiguous(t) for t in (q, k, v))
-    if request.gqa:
-        group = request.heads // request.kv_heads
-        b, nq, nk, hkv, d = request.batch, request.nq, request.nk, request.kv_heads, request.head_dim
-        q = q.reshape(b, nq, hkv, group, d)
-        k, v = (t.unsqueeze(3).expand(b, nk, hkv, group, d) for t in (k, v))
-        if isinstance(bias, torch.Tensor):
-            bias = bias.reshape(b, hkv, group, nq, nk)
+    q, k, v, bias = xformers_call.arguments(fmha.attn_bias, q, k, v, left=request.left, right=request.right,
+                                            attn_mask=request.mask)
     inputs = fmha.Inputs(query=q, key=k, value=v, attn_bias=bias, p=0.0, scale=request.scale)
     # As memory_efficient_attention decides (_memory_efficient_attention): by requires_grad,
     # whether or not autograd records.
@@ -129,8 +88,7 @@ def _run(module, q, k, v, request: Request):
     except NotImplementedError as error:
         reasons = _reasons(error)
         raise NotImplementedError(f"xformers: no operator of this xformers supports the case: {reasons}") from None
-    out = module.memory_efficient_attention(q, k, v, attn_bias=bias, p=0.0, scale=request.scale)
-    return out.reshape(request.batch, request.nq, request.heads, out.shape[-1]), None
+    return xformers_call.call(module.memory_efficient_attention, q, k, v, bias, scale=request.scale)
 
 
 #: Every case of gqa_grads_match_repeated_kv is GQA/MQA with gradients, which _check declines:

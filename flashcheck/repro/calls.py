@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass
 
 from flashcheck import peers
-from flashcheck.peers import fa2_call, fa4_call, flaggems_call, sdpa_public, sdpa_public_call
+from flashcheck.peers import fa2_call, fa4_call, flaggems_call, sdpa_public, sdpa_public_call, xformers_call
 
 
 @dataclass(frozen=True)
@@ -74,6 +74,12 @@ PLAIN.update({
                              "cu_seqlens_k=cu_seqlens_k, max_seqlen_q=max_seqlen_q, max_seqlen_k=max_seqlen_k, "
                              "**request)"),
 })
+
+#: xformers' memory_efficient_attention (flashcheck.peers.xformers).
+PLAIN["xformers"] = Plain("xformers (xformers.ops)", "from xformers.ops import fmha, memory_efficient_attention",
+                          xformers_call,
+                          "memory_efficient(memory_efficient_attention, fmha.attn_bias, q, k, v, attn_mask=attn_mask, "
+                          "**request)")
 
 #: torch's public SDPA with one backend forced (flashcheck.peers.sdpa_public), by adapter name.
 PLAIN.update({

@@ -28,6 +28,10 @@ from flashcheck.cases.case import LAYOUTS, VALUES, Case
 from flashcheck.cases.sizes import CaseSizes, GPU, INTERPRETER
 
 FAST = settings(max_examples=60, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
+#: For tests that bound how often something is drawn: the same draws on every run, so that a
+#: count's bound, checked once, always holds (hypothesis's random draws lean to boundary
+#: values, which made such counts fail about once in a hundred runs).
+COUNTING = settings(FAST, derandomize=True)
 
 #: Small enough that materialising every drawn case costs little.
 TINY = CaseSizes(
@@ -508,7 +512,7 @@ def test_cases_of_a_compile_class_keep_its_choices_and_lengths_residues():
     classes = compile_classes.compile_classes(GPU, GPU.dtypes, _ALL_MODES, LAYOUTS)
     seen = collections.Counter()
 
-    @FAST
+    @COUNTING
     @given(strategies.cases(sizes=GPU))
     def check(case):
         within(case, GPU)
@@ -560,7 +564,7 @@ def test_focus_classes_keep_the_draws_to_the_first_classes_of_the_catalogue():
     narrow = dataclasses.replace(GPU, focus_classes=1)
     first_class, outside = classes[0], collections.Counter()
 
-    @FAST
+    @COUNTING
     @given(strategies.cases(sizes=narrow))
     def check(case):
         within(case, narrow)
@@ -584,7 +588,7 @@ def test_focus_start_draws_from_a_window_of_the_same_catalogue_wrapping_round(st
     window = [classes[(start + i) % len(classes)] for i in range(2)]
     narrow, inside = dataclasses.replace(sizes, focus_classes=2), collections.Counter()
 
-    @FAST
+    @COUNTING
     @given(strategies.cases(sizes=narrow))
     def check(case):
         within(case, narrow)

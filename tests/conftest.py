@@ -15,9 +15,9 @@ TESTS = Path(__file__).resolve().parent
 
 #: Test modules of flashcheck's own bookkeeping (drawing cases, the command line's outcomes and
 #: files, baselines, reports, campaigns, mutation testing, the pytest plugin's reporting, the
-#: layering, the adapters against fakes of their libraries): what they check does not depend on the device their kernels run
-#: on, only their cost does (on a GPU, compiling Triton variants for cases whose outcome CPU CI
-#: already decides). They are marked ``device_independent``; GPU CI (``ci/gpu.sh``) deselects
+#: layering, the adapters against fakes of their libraries): what they check does not depend on
+#: the device their kernels run on, only their cost does (on a GPU, compiling Triton variants
+#: for cases whose outcome CPU CI already decides). They are marked ``device_independent``; GPU CI (``ci/gpu.sh``) deselects
 #: them (``-m "not device_independent"``) and leaves them to CPU CI, which runs every test. A
 #: test among them marked ``gpu`` (a crash on the device, workers spread over GPUs) stays.
 DEVICE_INDEPENDENT_MODULES = frozenset({

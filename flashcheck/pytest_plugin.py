@@ -243,7 +243,6 @@ def _use_example_database(given: str | None) -> None:
     if given is None:
         return
     from hypothesis import settings
-    from hypothesis.database import DirectoryBasedExampleDatabase
 
     from flashcheck.engine import crash_store, shared_database
     from flashcheck.engine.output_paths import check_writable_folder
@@ -254,15 +253,11 @@ def _use_example_database(given: str | None) -> None:
             f"{source}: the hypothesis profile {profile!r} is derandomized (the same cases on every run) and keeps "
             f"no example database; give it with a profile that draws new cases (dev, gpu or fuzz)")
     try:
-        if shared_database.is_url(given):
-            shared_database.check_reachable(given, source)
-            check_writable_folder(LOCAL_EXAMPLES, source, given=LOCAL_EXAMPLES)
-            database = crash_store.example_database(LOCAL_EXAMPLES, given)
-        else:
-            check_writable_folder(given, source)
-            database = DirectoryBasedExampleDatabase(given)
+        folder, shared = shared_database.local_and_shared(given, LOCAL_EXAMPLES, source)
+        check_writable_folder(folder, source)
     except ValueError as error:
         raise pytest.UsageError(str(error)) from None
+    database = crash_store.example_database(folder, shared)
     settings.register_profile(f"{profile}+database", parent=settings.get_profile(profile), database=database)
     settings.load_profile(f"{profile}+database")
 

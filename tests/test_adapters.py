@@ -437,9 +437,10 @@ def test_sdpa_math_refuses_nothing_it_declares_and_validates_inputs():
 
 
 def test_additive_bias_is_exact_aligned_and_broadcast():
-    request = _request(3, 5, 7, 4, 2, 0.3, False, 2, 1)
+    from flashcheck.peers import sdpa_public_call
+
     allowed = allowed_keys(5, 7, False, (2, 1), random_mask(3, 5, 7))
-    bias = sdpa._additive_bias(allowed, request, torch.float16)
+    bias = sdpa_public_call.additive_bias(allowed, torch.float16, 3, 4)
     assert bias.shape == (3, 4, 5, 7) and bias.dtype == torch.float16
     assert bias.stride(-2) % 16 == 0 and bias.stride(1) == 0
     assert torch.equal(bias == 0, allowed.expand(3, 4, 5, 7))

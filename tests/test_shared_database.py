@@ -226,12 +226,12 @@ causal_too_large.flashcheck_features = {"float32", "lse", "causal"}
 '''
 
 
-def suite_run(pytester, folder, *args):
+def suite_run(pytester, monkeypatch, folder, *args):
     """The property suite's out_matches_reference on ``causalbug:causal_too_large`` in the
     working directory ``folder`` (a machine of its own)."""
     folder.mkdir(exist_ok=True)
     (folder / "causalbug.py").write_text(CAUSAL_BUG)
-    os.chdir(folder)
+    monkeypatch.chdir(folder)
     return pytester.runpytest_subprocess(
         "--pyargs", "flashcheck.property_suite", "--flashcheck-impl", "causalbug:causal_too_large",
         "-k", "out_matches_reference", "--flashcheck-size", "interpreter", "-p", "no:xdist", "-p", "no:cacheprovider",
@@ -244,14 +244,15 @@ def test_a_property_suite_failure_found_on_one_machine_is_replayed_first_by_the_
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(tmp_path / "first"), os.environ.get("PYTHONPATH", "")]))
     # Unseeded: hypothesis keeps no database for a seeded run. Causal cases of nine keys or more
     # are common among the dev profile's 50 draws.
-    suite_run(pytester, tmp_path / "first", "--flashcheck-database", server.url).assert_outcomes(failed=1)
+    first = suite_run(pytester, monkeypatch, tmp_path / "first", "--flashcheck-database", server.url)
+    first.assert_outcomes(failed=1)
     assert (tmp_path / "first" / ".flashcheck" / "examples" / "pytest-suite").is_dir(), "kept locally too"
     one_example = ("--flashcheck-examples", "1")
     # One example, the simplest, passes on its own; the second machine fails because it
     # replays the first one's failure before drawing anything.
-    suite_run(pytester, tmp_path / "alone", *one_example).assert_outcomes(passed=1)
-    suite_run(pytester, tmp_path / "second", *one_example, "--flashcheck-database", server.url).assert_outcomes(
-        failed=1)
+    suite_run(pytester, monkeypatch, tmp_path / "alone", *one_example).assert_outcomes(passed=1)
+    second = suite_run(pytester, monkeypatch, tmp_path / "second", *one_example, "--flashcheck-database", server.url)
+    second.assert_outcomes(failed=1)
 
 
 @pytest.mark.parametrize("value, message", [

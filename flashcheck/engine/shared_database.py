@@ -76,19 +76,29 @@ def _redis_module(option: str = "--database"):
     return redis
 
 
-def client(url: str):
-    """A ``redis.Redis`` client of ``url`` whose calls give up after :data:`TIMEOUT_SECONDS`."""
-    host, port, db, password = parse(url)
-    return _redis_module().Redis(host=host, port=port, db=db, password=password, socket_timeout=TIMEOUT_SECONDS,
-                                 socket_connect_timeout=TIMEOUT_SECONDS)
+def client(url: str, option: str = "--database"):
+    """A ``redis.Redis`` client of ``url`` whose calls give up after :data:`TIMEOUT_SECONDS`;
+    ValueError naming ``option`` where ``url`` is malformed or the client is missing."""
+    host, port, db, password = parse(url, option)
+    return _redis_module(option).Redis(host=host, port=port, db=db, password=password,
+                                       socket_timeout=TIMEOUT_SECONDS, socket_connect_timeout=TIMEOUT_SECONDS)
+
+
+def local_and_shared(given: str, local: str, option: str = "--database") -> tuple[str, str | None]:
+    """``(local folder, shared URL or None)`` of a database option's value ``given``: a Redis
+    URL, checked to answer (ValueError naming ``option`` otherwise), is shared and multiplexed
+    with the folder ``local``; anything else is the folder itself, shared with no one."""
+    if not is_url(given):
+        return given, None
+    check_reachable(given, option)
+    return local, given
 
 
 def check_reachable(url: str, option: str = "--database") -> None:
     """ValueError naming ``option`` unless ``url`` is well formed and its server answers."""
     redis = _redis_module(option)
-    parse(url, option)
     try:
-        client(url).ping()
+        client(url, option).ping()
     except redis.exceptions.RedisError as error:
         raise ValueError(f"{option}: the Redis server at {shown(url)} does not answer ({error})") from None
 

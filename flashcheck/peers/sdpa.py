@@ -82,12 +82,13 @@ from __future__ import annotations
 
 import torch
 
-from flashcheck.cases.masks import UNBOUNDED, as_4d
+from flashcheck.cases.masks import UNBOUNDED
 from flashcheck.divergences import NEGATIVE_SCALE, KnownDivergence
 from flashcheck.oracle.case_predicates import (
     either, float16_backward_overflows, float16_subnormal_probabilities, is_float16, sdpa_no_keys_backward_overflows,
     sdpa_no_keys_forward_overflows, under, with_empty_rows, without_keys,
 )
+from flashcheck.peers import sdpa_public_call
 from flashcheck.peers.common import HALF, TORCH, Peer, Request, allowed, bhnd
 from flashcheck.protocol import DTYPE_NAMES
 
@@ -96,17 +97,6 @@ __all__ = ["sdpa_math", "sdpa_flash", "sdpa_efficient", "sdpa_cudnn"]
 
 # scaled_dot_product_attention gained enable_gqa in torch 2.5; before it, KV heads are repeated.
 _SDPA_HAS_GQA = torch.torch_version.TorchVersion(torch.__version__) >= (2, 5)
-
-
-def _additive_bias(allowed: torch.Tensor, req: Request, dtype, align: int = 16) -> torch.Tensor:
-    """0 / -inf bias of shape (B, H, Nq, Nk) in ``dtype``, key axis storage padded to ``align``."""
-    allowed = as_4d(allowed)
-    bm, hm = allowed.shape[0], allowed.shape[1]
-    padded = -(-req.nk // align) * align
-    storage = torch.zeros(bm, hm, req.nq, padded, dtype=dtype, device=allowed.device)
-    bias = storage[..., : req.nk]
-    bias.masked_fill_(~allowed.expand(bm, hm, req.nq, req.nk), float("-inf"))
-    return bias.expand(req.batch, req.heads, req.nq, req.nk)
 
 
 def _repeat_kv(t: torch.Tensor, heads: int) -> torch.Tensor:
@@ -227,7 +217,7 @@ def _run_sdpa_efficient(torch_module, q, k, v, req: Request):
     # The kernel's own causal path where it is exact; the bias path for everything else.
     native_causal = req.causal and req.nq == req.nk and req.left == UNBOUNDED and req.mask is None
     keep = None if native_causal else allowed(req)
-    bias = None if keep is None else _additive_bias(keep, req, q.dtype)
+    bias = None if keep is None else sdpa_public_call.additive_bias(keep, q.dtype, req.batch, req.heads)
     result = op(*_prepare_kv_and_layout(q, k, v, req), attn_bias=bias, compute_log_sumexp=True,
                 dropout_p=0.0, is_causal=native_causal, scale=req.scale)
     out, lse = _output_and_lse(op, result)

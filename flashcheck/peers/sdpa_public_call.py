@@ -31,6 +31,21 @@ def band(nq, nk, left, right, device):
     return allowed
 
 
+def additive_bias(keep, dtype, batch, heads, align=16):
+    """The boolean ``keep`` (True = may attend, broadcastable to ``(B, H, Nq, Nk)``) as an
+    additive bias, 0 where kept and -inf elsewhere, in ``dtype``: ``(B, H, Nq, Nk)`` broadcast
+    views of storage whose key axis is padded to a multiple of ``align`` elements (at least
+    one multiple), the alignment memory-efficient kernels ask of a bias's rows. Used by the
+    translations for kernels that take a bias rather than a mask (torch's private efficient
+    operator, xformers)."""
+    keep = keep.reshape((1,) * (4 - keep.dim()) + tuple(keep.shape))
+    bm, hm, nq, nk = keep.shape
+    padded = max(-(-nk // align) * align, align)
+    bias = torch.zeros(bm, hm, nq, padded, dtype=dtype, device=keep.device)[..., :nk]
+    bias.masked_fill_(~keep, float("-inf"))
+    return bias.expand(batch, heads, nq, nk)
+
+
 def arguments(q, k, v, *, causal, left, right, attn_mask):
     """``(q, k, v, attn_mask, is_causal, gqa_kwargs)`` as SDPA takes them: ``(B, H, N, D)``
     views, the band and the mask as one boolean mask broadcastable to ``(B, H, Nq, Nk)``."""

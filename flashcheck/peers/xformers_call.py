@@ -4,7 +4,7 @@
 The ``xformers`` adapter (:mod:`flashcheck.peers.xformers`, whose docstring says where in xformers
 each convention is read) hands its call over through these functions, and so does the
 standalone script of an ``xformers`` failure (:mod:`flashcheck.repro.calls`), which carries this
-source and that of :mod:`flashcheck.peers.sdpa_public_call`, whose band it uses.
+source and that of :mod:`flashcheck.peers.sdpa_public_call`, whose band and bias it uses.
 
 ``scale`` is the softmax scale in effect; ``left`` and ``right`` the band that ``causal`` and
 ``window`` make together (-1 unbounded, causal's right side 0); ``attn_mask`` the protocol's
@@ -13,7 +13,7 @@ boolean mask (True = may attend) or None.
 
 import torch
 
-from flashcheck.peers.sdpa_public_call import band
+from flashcheck.peers.sdpa_public_call import additive_bias, band
 
 #: The key axis of a tensor bias is stored padded to this many elements (xformers' alignment
 #: hint: "attn_bias.stride(-2) % alignment").
@@ -23,15 +23,10 @@ BIAS_ALIGNMENT = 16
 def tensor_bias(q, k, left, right, attn_mask):
     """The band AND the mask as an additive bias, 0 where a key may be attended and -inf
     elsewhere, in q's dtype: ``(B, H, Nq, Nk)`` broadcast views of storage whose key axis is
-    padded to :data:`BIAS_ALIGNMENT`."""
-    batch, nq, heads, nk = q.shape[0], q.shape[1], q.shape[2], k.shape[1]
-    keep = band(nq, nk, left, right, q.device)[None, None] & attn_mask.reshape(
+    padded to :data:`BIAS_ALIGNMENT` (:func:`flashcheck.peers.sdpa_public_call.additive_bias`)."""
+    keep = band(q.shape[1], k.shape[1], left, right, q.device)[None, None] & attn_mask.reshape(
         (1,) * (4 - attn_mask.dim()) + tuple(attn_mask.shape))
-    bm, hm = keep.shape[0], keep.shape[1]
-    padded = max(-(-nk // BIAS_ALIGNMENT) * BIAS_ALIGNMENT, BIAS_ALIGNMENT)
-    bias = torch.zeros(bm, hm, nq, padded, dtype=q.dtype, device=q.device)[..., :nk]
-    bias.masked_fill_(~keep.expand(bm, hm, nq, nk), float("-inf"))
-    return bias.expand(batch, heads, nq, nk)
+    return additive_bias(keep, q.dtype, q.shape[0], q.shape[2], BIAS_ALIGNMENT)
 
 
 def attention_bias(attn_bias, q, k, *, left, right, attn_mask=None):

@@ -113,14 +113,24 @@ _PLAIN_IMPORT = re.compile(r"^from (flashcheck\.peers\.\w+) import .*$", re.MULT
 
 def _carried_source(translation) -> tuple[list[str], str]:
     """The source of the plain-call module ``translation`` without its imports of other
-    plain-call modules, and before it the sources of those modules (each commented with its
-    name), so that the script imports nothing of flashcheck."""
+    plain-call modules, and before it the sources of those modules, and of the ones they
+    import in turn, each once, before its first user, without such imports and commented with
+    its name: so that the script imports nothing of flashcheck."""
+    carried, seen = [], set()
+
+    def carry(module_name: str) -> None:
+        if module_name in seen:
+            return
+        seen.add(module_name)
+        source = inspect.getsource(importlib.import_module(module_name))
+        for dependency in _PLAIN_IMPORT.findall(source):
+            carry(dependency)
+        carried.extend([f"# {module_name}, which the translation below uses.",
+                        _PLAIN_IMPORT.sub("", source).rstrip(), ""])
+
     source = inspect.getsource(translation)
-    carried = []
-    for module_name in _PLAIN_IMPORT.findall(source):
-        module = importlib.import_module(module_name)
-        carried += [f"# {module_name}, which the translation below uses.",
-                    inspect.getsource(module).rstrip(), ""]
+    for dependency in _PLAIN_IMPORT.findall(source):
+        carry(dependency)
     return carried, _PLAIN_IMPORT.sub("", source).rstrip()
 
 

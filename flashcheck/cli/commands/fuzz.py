@@ -169,10 +169,7 @@ def run(args, device) -> int:
             check_writable_folder(Path(args.repro_dir), "--repro-dir")
         from flashcheck.engine import shared_database  # imports hypothesis
 
-        shared = args.database if shared_database.is_url(args.database) else None
-        if shared is not None:
-            shared_database.check_reachable(shared)
-        root = LOCAL_DATABASE if shared else args.database  # a shared database is multiplexed with the local one
+        root, shared = shared_database.local_and_shared(args.database, LOCAL_DATABASE, "--database")
         database = crash_store.database_folder(root, args.impl)
         check_writable_folder(database, "--database", given=root)
         # A damaged store is an error.

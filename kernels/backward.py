@@ -50,7 +50,7 @@ import triton.language as tl
 from flashcheck.kernels import launcher
 from flashcheck.kernels.config import padded_head_dim
 from flashcheck.kernels.forward import (
-    LOG2_E, _key_blocks, _load_columns, _load_rows, _mask_tile, _past_gap, _round_to_bfloat16, _sequence,
+    LOG2_E, _add_block, _key_blocks, _load_columns, _load_rows, _mask_tile, _past_gap, _round_to_bfloat16, _sequence,
     batched_strides, mask_arguments, problem_shape,
 )
 
@@ -100,17 +100,19 @@ DQ_UNSPECIALISED = ("heads", "seqlen_k", "window_left", "window_right", "stride_
 
 @triton.jit(do_not_specialize=PREPROCESS_UNSPECIALISED)
 def _preprocess(
-    Out, DOut, DLse, Delta, V, Bounds,
+    Out, DOut, DLse, Delta, V, Offset, Bounds,
     stride_ob, stride_on, stride_oh, stride_od,
     stride_db, stride_dn, stride_dh, stride_dd,
     stride_vb, stride_vn, stride_vh, stride_vd,
     heads, kv_heads, seqlen_q, seqlen_k, head_dim,
     HAS_DLSE: tl.constexpr, FLOAT16_DS: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_D: tl.constexpr,
 ):
-    """delta of ``BLOCK_M`` rows of one (batch, head); with ``FLOAT16_DS`` also the running
-    maxima ``Bounds = (max‖dO_i‖, max|delta_i|, max‖v_j‖)`` (``Bounds`` zeroed by the caller;
-    the grid then covers the keys' rows too), which are order-free, so the atomics keep the
-    backward deterministic."""
+    """delta of ``BLOCK_M`` rows of one (batch, head); with ``FLOAT16_DS`` the values' shared
+    offset ``c`` (``Offset``, float32 ``(B, Hkv, D)``) is taken out of it, ``delta_i =
+    dO_i·(O_i - c)``, to match the shifted values ``V = v - c`` the other kernels read (see
+    :func:`shared_offset`), and the running maxima ``Bounds = (max‖dO_i‖, max|delta_i|,
+    max‖v_j - c‖)`` are kept (``Bounds`` zeroed by the caller; the grid then covers the
+    keys' rows too), which are order-free, so the atomics keep the backward deterministic."""
     block_m = tl.program_id(0)
     batch_head = tl.program_id(1)
     b = batch_head // heads
@@ -121,6 +123,11 @@ def _preprocess(
     o = _load_rows(Out + b * stride_ob + h * stride_oh, offs_m, offs_d, stride_on, stride_od, row_ok, d_ok)
     do = _load_rows(DOut + b * stride_db + h * stride_dh, offs_m, offs_d, stride_dn, stride_dd, row_ok, d_ok)
     o, do = o.to(tl.float32), do.to(tl.float32)
+    if FLOAT16_DS:
+        # O - c is exact in float32 (Sterbenz, where c is not 0): the offset drops out of
+        # delta before the sum, as it does from dP = dO·(v - c).
+        kv_head = b * kv_heads + h // (heads // kv_heads)
+        o -= tl.load(Offset + kv_head * head_dim + offs_d, mask=d_ok, other=0.0)[None, :]
     delta = tl.sum(o * do, 1)
     row = batch_head * seqlen_q + offs_m  # Delta and DLse are contiguous (B, H, Nq)
     if HAS_DLSE:
@@ -237,8 +244,8 @@ def _dk_dv_blocks(
             dv += tl.dot(tl.trans(_round_to_bfloat16(p)), do, input_precision="ieee")
             dk += tl.dot(tl.trans(_round_to_bfloat16(ds)), q, input_precision="ieee")
         elif FP32_IEEE:
-            dv += tl.dot(tl.trans(p), do, input_precision="ieee")
-            dk += tl.dot(tl.trans(ds), q, input_precision="ieee")
+            dv = _add_block(dv, 1.0, tl.dot(tl.trans(p), do, input_precision="ieee"))
+            dk = _add_block(dk, 1.0, tl.dot(tl.trans(ds), q, input_precision="ieee"))
         elif SCALE_DS:
             dv += tl.dot(tl.trans(p.to(do.dtype)), do)
             # dS may exceed float16's range (65504) where the exact dK does not: each key's
@@ -367,7 +374,7 @@ def _dq_blocks(
         if EMULATE_BF16:
             dq += tl.dot(_round_to_bfloat16(ds), tl.trans(kt), input_precision="ieee")
         elif FP32_IEEE:
-            dq += tl.dot(ds, tl.trans(kt), input_precision="ieee")
+            dq = _add_block(dq, 1.0, tl.dot(ds, tl.trans(kt), input_precision="ieee"))
         elif SCALE_DS:
             down, up = _float16_safe_scales(tl.max(tl.abs(ds), 1))
             dq += tl.dot((ds * down[:, None]).to(kt.dtype), tl.trans(kt)) * up[:, None]
@@ -452,6 +459,34 @@ def _dq(
              dq.to(DQ.dtype.element_ty), mask=row_ok[:, None] & d_ok[None, :])
 
 
+def shared_offset(v: torch.Tensor, varlen: bool) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(v - c, c)`` for a float16 ``v`` (``(B, Nk, Hkv, D)``, or ``(Tk, Hkv, D)`` packed):
+    ``c``, float32 ``(B, Hkv, D)`` (B = 1 packed), is per (batch, KV head, column) a float16
+    number near the middle of that column's values, or 0 where no such number makes every
+    ``v - c`` exact.
+
+    Why: ``dS_ij = P_ij·(dP_ij - delta_i)`` with ``dP_ij = dO_i·v_j`` and ``delta_i = dO_i·O_i``.
+    Where the values share a large component, both terms are large and nearly equal, each
+    computed in float32 by its own summation (a dot; an elementwise sum), and their rounding
+    errors do not cancel: what is left, times the softmax scale and the keys' own large
+    components, can exceed float16's range in dQ where the exact gradient is small. Since the
+    weights of ``O_i`` sum to one, ``dP_ij - delta_i = dO_i·(v_j - c) - dO_i·(O_i - c)`` for any
+    vector c; with c inside the values' range both terms stay small. ``c`` is the midpoint of
+    the column's least and largest value, rounded to float16, kept only where every value lies
+    in ``[c/2, 2c]`` (``[2c, c/2]`` for a negative c), where ``v - c`` is exact (Sterbenz's
+    lemma): the shift then changes no product, and columns without a shared offset (c = 0,
+    also where a value is NaN or infinite) are passed through bit for bit."""
+    columns = v.unsqueeze(0) if varlen else v  # (B, Nk, Hkv, D)
+    if columns.shape[1] == 0:
+        return v, torch.zeros((columns.shape[0], *columns.shape[2:]), dtype=torch.float32, device=v.device)
+    low, high = (t.float() for t in torch.aminmax(columns, dim=1))
+    c = ((low + high) / 2).to(torch.float16).float()
+    exact = torch.where(c > 0, (low >= c / 2) & (high <= 2 * c), (high <= c / 2) & (low >= 2 * c))
+    c = torch.where(exact, c, 0.0).contiguous()
+    shifted = columns - c.unsqueeze(1).to(v.dtype)
+    return (shifted.squeeze(0) if varlen else shifted), c
+
+
 def launch(q, k, v, out, lse, grad_out, grad_lse, dq, dk, dv, delta, *,
            softmax_scale, left, right, config, emulate_bf16,
            mask=None, cu_seqlens_q=None, cu_seqlens_k=None, max_seqlen_q=None, max_seqlen_k=None):
@@ -481,11 +516,13 @@ def launch(q, k, v, out, lse, grad_out, grad_lse, dq, dk, dv, delta, *,
     rows_batch, rows, key_rows = (1, q.shape[0], k.shape[0]) if varlen else (batch, seqlen_q, seqlen_k)
     # max ‖dO_i‖, max |delta_i|, max ‖v_j‖: the float16 dS bound (see _float16_ds_may_overflow).
     bounds = torch.zeros(3, dtype=torch.float32, device=q.device) if float16_ds else delta
+    # float16: the kernels below read the values less their shared offset (see shared_offset).
+    v, offset = shared_offset(v, varlen) if float16_ds else (v, delta)
     if rows_batch * heads * rows:
         covered = max(rows, key_rows) if float16_ds else rows
         launcher.launch(
             _preprocess, (triton.cdiv(covered, dq_config["BLOCK_M"]), rows_batch * heads),
-            (out, grad_out, grad_lse if grad_lse is not None else delta, delta, v, bounds),
+            (out, grad_out, grad_lse if grad_lse is not None else delta, delta, v, offset, bounds),
             (*batched_strides(out, varlen), *batched_strides(grad_out, varlen), *batched_strides(v, varlen),
              heads, kv_heads, rows, key_rows, head_dim), HAS_DLSE=grad_lse is not None, FLOAT16_DS=float16_ds,
             BLOCK_M=dq_config["BLOCK_M"], BLOCK_D=block_d, **_options(dq_config),

@@ -399,6 +399,17 @@ CATALOGUE = (
               "give it): its rounding error lands whole on the nearly cancelling dS of a row one key dominates",
               "o, do = o.to(tl.float32), do.to(tl.float32)",
               "o, do = o.to(DOut.dtype.element_ty).to(tl.float32), do.to(tl.float32)"),
+    _backward("delta_with_shared_offset", "precision",
+              "float16: dP = dO·v and delta = dO·O keep the values' shared offset: where it is large both are "
+              "large and nearly equal, summed in float32 two ways, and their rounding errors, times the keys' "
+              "own offset, overflow dQ",
+              "c = torch.where(exact, c, 0.0).contiguous()", "c = torch.zeros_like(c)"),
+    _forward("pv_summed_in_one_chain", "precision",
+             "float32: each block's P·V accumulates into the running output inside the dot, one multiply-add "
+             "chain over every key, whose rounding grows with the key count (a GPU's; the interpreter's dot is "
+             "one NumPy product, so only a GPU can kill it)",
+             "acc = _add_block(acc, alpha[:, None], tl.dot(p, v, input_precision=\"ieee\"))",
+             "acc = tl.dot(p, v, acc * alpha[:, None], input_precision=\"ieee\")"),
     _backward("dq_stored_into_q", "addressing", "dQ is stored through q's pointer",
               "tl.store(DQ + b * stride_dqb", "tl.store(Q + b * stride_dqb"),
     _backward("backward_ignores_mask", "mask", "the backward recomputes P without the attn_mask",

@@ -154,3 +154,77 @@ def test_the_offset_values_kind_reaches_the_output_normalised_by_the_unrounded_s
     with pytest.raises(Violation, match="dq differs"):
         PROPERTIES["grads_match_reference"].check(mutant, OFFSET_VALUES, device="cpu")
     PROPERTIES["grads_match_reference"].check(flash_attention, OFFSET_VALUES, device="cpu")
+
+
+#: Found on four H200s by an unseeded campaign (GPU only, as above): float16 dQ was -inf where
+#: float64 gives 452.9. With offset values and dO of scale 1e3, dP = dO·v and delta = dO·O are
+#: both about 2e7 in the failing row, summed in float32 two different ways; their rounding
+#: errors, about 100, times the scale 4 and the keys' offset 256, pass float16's range.
+SHARED_OFFSET_ON_H200 = Case.from_spec(
+    "batch=1 seqlen_q=16 seqlen_k=16 heads=11 kv_heads=11 head_dim=127 dtype=float16 causal=False window=0,-1 "
+    "softmax_scale=-4.0 layout=heads-first values=offset-values seed=4697 seqlens=16:16"
+)
+
+
+@pytest.mark.gpu
+def test_the_fuzzed_shared_offset_case_holds_on_the_gpu(device):
+    PROPERTIES["grads_match_reference"].check(flash_attention, SHARED_OFFSET_ON_H200, device=device)
+
+
+def shared_offset_pair(device, seed):
+    """One query, two keys; 128 columns of values all 30000 (key 0's first one 30016) and dO
+    about 30000 (± 1%). ``dO·v`` is then about 1.2e11, where float32's spacing is 8192, so the
+    dot and delta's elementwise sum each round by thousands; the exact ``dP_j - delta`` is
+    ``dO_0·16·(P_j - [j = 0])``, under 5e3. The keys share a component of 200, which carries
+    ``Σ_j dS_j`` (exactly 0) into every element of dQ: any rounding error left in
+    ``dP - delta`` above 330 overflows it, on any device, where the exact dQ is (4.7e3, 0, …)."""
+    generator = torch.Generator().manual_seed(seed)
+    d = 128
+    q = torch.zeros(1, 1, 1, d)
+    q[..., 0] = 4.6  # key 1 takes 1% of the weight
+    k = torch.full((1, 2, 1, d), 200.0)
+    k[0, 0, 0, 0] += 1.0
+    v = torch.full((1, 2, 1, d), 30000.0)
+    v[0, 0, 0, 0] += 16.0  # float16's spacing at 30000
+    grad_out = 30000.0 * (1 + 0.01 * torch.randn(1, 1, 1, d, generator=generator))
+    return [t.to(torch.float16).to(device) for t in (q, k, v, grad_out)]
+
+
+def _offset_pair_dq(impl, device, seed):
+    q, k, v, grad_out = shared_offset_pair(device, seed)
+    leaves = [t.detach().requires_grad_() for t in (q, k, v)]
+    out, _ = impl(*leaves, softmax_scale=1.0)
+    dq, _, _ = torch.autograd.grad(out, leaves, grad_out)
+    return dq, expectation.expect_gradients(q, k, v, grad_out, softmax_scale=1.0)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_gradients_stay_finite_where_the_values_share_a_large_offset(device, seed):
+    dq, expected = _offset_pair_dq(flash_attention, device, seed)
+    assert torch.isfinite(dq).all()
+    expected.check("dq", dq)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_the_offset_pair_catches_delta_with_the_shared_offset(device, seed):
+    mutant = mutations.implementation(mutations.MUTATIONS["delta_with_shared_offset"])
+    dq, expected = _offset_pair_dq(mutant, device, seed)
+    with pytest.raises(Violation, match="dq differs"):
+        expected.check("dq", dq)
+
+
+def test_the_shared_offset_is_exact_to_subtract_and_zero_where_there_is_none():
+    from flashcheck.kernels.backward import shared_offset
+
+    v = torch.randn(2, 9, 3, 8).to(torch.float16)
+    v[1, :, 2] = v[1, :, 2] * 4 + 1500  # batch 1, KV head 2: a shared offset in every column
+    v[0, 3, 1, 5] = float("nan")  # a NaN value leaves its column unshifted
+    shifted, offset = shared_offset(v, varlen=False)
+    assert offset.shape == (2, 3, 8) and offset.dtype == torch.float32
+    assert torch.all((offset[1, 2] - 1500).abs() <= 16)
+    assert torch.count_nonzero(offset) == 8
+    restored = shifted.double() + offset.double().unsqueeze(1)
+    assert torch.equal(restored.isnan(), v.isnan())
+    assert torch.equal(restored.nan_to_num(), v.double().nan_to_num())  # every subtraction exact
+    packed, packed_offset = shared_offset(v[1], varlen=True)
+    assert torch.equal(packed, shifted[1]) and torch.equal(packed_offset, offset[1:])

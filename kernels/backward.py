@@ -348,7 +348,8 @@ def _dk_dv(
 
 @triton.jit
 def _dq_blocks(
-    dq, q, do, lse2, delta, k_base, v_base, Mask, start, gap_start, gap_end, end, offs_m, offs_n, offs_d, d_ok,
+    dq, q, do, lse2, delta, key_offset, k_base, v_base, Mask, start, gap_start, gap_end, end, offs_m, offs_n, offs_d,
+    d_ok,
     lo, hi, seqlen_q, seqlen_k, stride_kn, stride_kd, stride_vn, stride_vd, stride_mm, stride_mn,
     qk_scale_log2,
     BLOCK_N: tl.constexpr, BAND: tl.constexpr, FULL_D: tl.constexpr, FP32_IEEE: tl.constexpr,
@@ -358,7 +359,8 @@ def _dq_blocks(
     ``[gap_end, end)``; ``BAND`` and the gap as in the forward's ``_attend_blocks`` (without
     ``BAND``, the free blocks of ``_key_blocks``: rows past the queries' end have q = dO = 0
     and lse +inf there, so their P and dS are 0). ``SCALE_DS`` as in :func:`_dk_dv_blocks`,
-    with one scale per query row."""
+    with one scale per query row. In float16 (``SCALE_DS`` or not) the product is taken with
+    the keys less their shared offset ``key_offset`` (see :func:`_dq`)."""
     gap = gap_end - gap_start
     for block in range(start, end - gap, BLOCK_N):
         start_n = _past_gap(block, gap_start, gap, BAND)
@@ -377,15 +379,15 @@ def _dq_blocks(
             dq = _add_block(dq, 1.0, tl.dot(ds, tl.trans(kt), input_precision="ieee"))
         elif SCALE_DS:
             down, up = _float16_safe_scales(tl.max(tl.abs(ds), 1))
-            dq += tl.dot((ds * down[:, None]).to(kt.dtype), tl.trans(kt)) * up[:, None]
+            dq += tl.dot((ds * down[:, None]).to(kt.dtype), tl.trans(kt - key_offset[:, None])) * up[:, None]
         else:
-            dq += tl.dot(ds.to(kt.dtype), tl.trans(kt))
+            dq += tl.dot(ds.to(kt.dtype), tl.trans(kt - key_offset[:, None]))
     return dq
 
 
 @triton.jit(do_not_specialize=DQ_UNSPECIALISED)
 def _dq(
-    Q, K, V, DOut, Lse, Delta, DQ, Mask, CuSeqlensQ, CuSeqlensK, Bounds,
+    Q, K, V, DOut, Lse, Delta, DLse, KeyOffset, DQ, Mask, CuSeqlensQ, CuSeqlensK, Bounds,
     stride_qb, stride_qn, stride_qh, stride_qd,
     stride_kb, stride_kn, stride_kh, stride_kd,
     stride_vb, stride_vn, stride_vh, stride_vd,
@@ -397,8 +399,16 @@ def _dq(
     softmax_scale, qk_scale_log2, window_left, window_right,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr, FULL_D: tl.constexpr,
     FP32_IEEE: tl.constexpr, EMULATE_BF16: tl.constexpr, FLOAT16_DS: tl.constexpr, SCALE_DS: tl.constexpr,
-    HAS_MASK: tl.constexpr, IS_VARLEN: tl.constexpr,
+    HAS_MASK: tl.constexpr, IS_VARLEN: tl.constexpr, HAS_DLSE: tl.constexpr,
 ):
+    """dQ of one (batch, head, query block). In float16, ``dQ_i = scale·(Σ_j dS_ij·(k_j - c) +
+    σ_i·c)`` with ``c`` the keys' shared offset (``KeyOffset``, as :func:`shared_offset`
+    chooses it) and ``σ_i = Σ_j dS_ij`` taken exact: ``dlse_i`` on a row with keys (the
+    probabilities sum to one), 0 on one without. It equals ``scale·Σ_j dS_ij·k_j``, but the
+    rounding of dS to float16 and any error of delta (the forward's output weighs the values
+    by the probabilities as rounded for ``P·V``, the backward by the unrounded ones) leave
+    ``Σ_j dS_ij`` a little off, which keys sharing a large component would multiply by that
+    component, past float16's range where the exact dQ is small."""
     if FLOAT16_DS:  # as in _dk_dv
         if _float16_ds_may_overflow(Bounds) != SCALE_DS:
             return
@@ -417,6 +427,7 @@ def _dq(
         DQ += q_start * stride_dqn
         Lse += q_start
         Delta += q_start
+        DLse += q_start
         K += k_start * stride_kn
         V += k_start * stride_vn
     if HAS_MASK:
@@ -434,6 +445,11 @@ def _dq(
         q = q.to(tl.float32)
         do = do.to(tl.float32)
     dq = tl.zeros([BLOCK_M, BLOCK_D], dtype=tl.float32)
+    if FLOAT16_DS:
+        kv_row = (0 if IS_VARLEN else b) * (heads // group) + kv_h  # KeyOffset is (B, Hkv, D), B = 1 packed
+        key_offset = tl.load(KeyOffset + kv_row * head_dim + offs_d, mask=d_ok, other=0.0)
+    else:
+        key_offset = tl.zeros([BLOCK_D], dtype=tl.float32)
 
     offset = seqlen_k - seqlen_q
     diagonal = offs_m + offset
@@ -444,14 +460,19 @@ def _dq(
     k_base = K + b * stride_kb + kv_h * stride_kh
     v_base = V + b * stride_vb + kv_h * stride_vh
     # The free key blocks, then the band's two edges (see the forward).
-    dq = _dq_blocks(dq, q, do, lse2, delta, k_base, v_base, Mask, free_start, free_end, free_end, free_end, offs_m,
+    dq = _dq_blocks(dq, q, do, lse2, delta, key_offset.to(K.dtype.element_ty), k_base, v_base, Mask, free_start, free_end, free_end, free_end, offs_m,
                     offs_n, offs_d, d_ok, lo, hi, seqlen_q, seqlen_k, stride_kn, stride_kd, stride_vn, stride_vd,
                     stride_mm, stride_mn, qk_scale_log2, BLOCK_N, False, FULL_D, FP32_IEEE, EMULATE_BF16, SCALE_DS,
                     HAS_MASK)
-    dq = _dq_blocks(dq, q, do, lse2, delta, k_base, v_base, Mask, n_start, free_start, free_end, n_end, offs_m,
+    dq = _dq_blocks(dq, q, do, lse2, delta, key_offset.to(K.dtype.element_ty), k_base, v_base, Mask, n_start, free_start, free_end, n_end, offs_m,
                     offs_n, offs_d, d_ok, lo, hi, seqlen_q, seqlen_k, stride_kn, stride_kd, stride_vn, stride_vd,
                     stride_mm, stride_mn, qk_scale_log2, BLOCK_N, True, FULL_D, FP32_IEEE, EMULATE_BF16, SCALE_DS,
                     HAS_MASK)
+    if FLOAT16_DS:
+        rows = b * stride_lb + h * stride_lh + offs_m
+        row_sum = tl.load(DLse + rows, mask=row_ok, other=0.0) if HAS_DLSE else tl.zeros([BLOCK_M], tl.float32)
+        row_sum = tl.where(lse2 == float("inf"), 0.0, row_sum)
+        dq += row_sum[:, None] * key_offset[None, :]
     dq = dq * softmax_scale
     if EMULATE_BF16:
         dq = _round_to_bfloat16(dq)
@@ -459,32 +480,35 @@ def _dq(
              dq.to(DQ.dtype.element_ty), mask=row_ok[:, None] & d_ok[None, :])
 
 
-def shared_offset(v: torch.Tensor, varlen: bool) -> tuple[torch.Tensor, torch.Tensor]:
-    """``(v - c, c)`` for a float16 ``v`` (``(B, Nk, Hkv, D)``, or ``(Tk, Hkv, D)`` packed):
-    ``c``, float32 ``(B, Hkv, D)`` (B = 1 packed), is per (batch, KV head, column) a float16
-    number near the middle of that column's values, or 0 where no such number makes every
-    ``v - c`` exact.
+def shared_offset(x: torch.Tensor, varlen: bool) -> torch.Tensor:
+    """The shared offset ``c`` of float16 keys or values ``x`` (``(B, N, Hkv, D)``, or
+    ``(T, Hkv, D)`` packed): float32 ``(B, Hkv, D)`` (B = 1 packed), per (batch, KV head,
+    column) a float16 number near the middle of that column's entries, or 0 where no such
+    number makes every ``x - c`` exact.
 
     Why: ``dS_ij = P_ij·(dP_ij - delta_i)`` with ``dP_ij = dO_i·v_j`` and ``delta_i = dO_i·O_i``.
     Where the values share a large component, both terms are large and nearly equal, each
     computed in float32 by its own summation (a dot; an elementwise sum), and their rounding
-    errors do not cancel: what is left, times the softmax scale and the keys' own large
-    components, can exceed float16's range in dQ where the exact gradient is small. Since the
-    weights of ``O_i`` sum to one, ``dP_ij - delta_i = dO_i·(v_j - c) - dO_i·(O_i - c)`` for any
-    vector c; with c inside the values' range both terms stay small. ``c`` is the midpoint of
-    the column's least and largest value, rounded to float16, kept only where every value lies
-    in ``[c/2, 2c]`` (``[2c, c/2]`` for a negative c), where ``v - c`` is exact (Sterbenz's
-    lemma): the shift then changes no product, and columns without a shared offset (c = 0,
-    also where a value is NaN or infinite) are passed through bit for bit."""
-    columns = v.unsqueeze(0) if varlen else v  # (B, Nk, Hkv, D)
+    errors do not cancel. Since the weights of ``O_i`` sum to one, ``dP_ij - delta_i =
+    dO_i·(v_j - c) - dO_i·(O_i - c)`` for any vector c; with c inside the values' range both
+    terms stay small. The keys' offset is taken out of dQ's product likewise (see ``_dq``).
+    ``c`` is the midpoint of the column's least and largest entry, rounded to float16, kept
+    only where every entry lies in ``[c/2, 2c]`` (``[2c, c/2]`` for a negative c), where
+    ``x - c`` is exact (Sterbenz's lemma): the shift then changes no product, and columns
+    without a shared offset (c = 0, also where an entry is NaN or infinite) are passed
+    through bit for bit."""
+    columns = x.unsqueeze(0) if varlen else x  # (B, N, Hkv, D)
     if columns.shape[1] == 0:
-        return v, torch.zeros((columns.shape[0], *columns.shape[2:]), dtype=torch.float32, device=v.device)
+        return torch.zeros((columns.shape[0], *columns.shape[2:]), dtype=torch.float32, device=x.device)
     low, high = (t.float() for t in torch.aminmax(columns, dim=1))
     c = ((low + high) / 2).to(torch.float16).float()
     exact = torch.where(c > 0, (low >= c / 2) & (high <= 2 * c), (high <= c / 2) & (low >= 2 * c))
-    c = torch.where(exact, c, 0.0).contiguous()
-    shifted = columns - c.unsqueeze(1).to(v.dtype)
-    return (shifted.squeeze(0) if varlen else shifted), c
+    return torch.where(exact, c, 0.0).contiguous()
+
+
+def without_offset(x: torch.Tensor, c: torch.Tensor, varlen: bool) -> torch.Tensor:
+    """``x - c`` in x's dtype, ``c`` from :func:`shared_offset` (exact where it is not 0)."""
+    return x - (c[0] if varlen else c.unsqueeze(1)).to(x.dtype)
 
 
 def launch(q, k, v, out, lse, grad_out, grad_lse, dq, dk, dv, delta, *,
@@ -516,8 +540,11 @@ def launch(q, k, v, out, lse, grad_out, grad_lse, dq, dk, dv, delta, *,
     rows_batch, rows, key_rows = (1, q.shape[0], k.shape[0]) if varlen else (batch, seqlen_q, seqlen_k)
     # max ‖dO_i‖, max |delta_i|, max ‖v_j‖: the float16 dS bound (see _float16_ds_may_overflow).
     bounds = torch.zeros(3, dtype=torch.float32, device=q.device) if float16_ds else delta
-    # float16: the kernels below read the values less their shared offset (see shared_offset).
-    v, offset = shared_offset(v, varlen) if float16_ds else (v, delta)
+    # float16: the kernels below read the values less their shared offset, and dQ takes the
+    # keys' out of its product (see shared_offset and _dq).
+    offset, key_offset = (shared_offset(v, varlen), shared_offset(k, varlen)) if float16_ds else (delta, delta)
+    if float16_ds:
+        v = without_offset(v, offset, varlen)
     if rows_batch * heads * rows:
         covered = max(rows, key_rows) if float16_ds else rows
         launcher.launch(
@@ -550,12 +577,14 @@ def launch(q, k, v, out, lse, grad_out, grad_lse, dq, dk, dv, delta, *,
         if batch * heads * seqlen_q:
             launcher.launch(
                 _dq, (triton.cdiv(seqlen_q, dq_config["BLOCK_M"]), batch * heads),
-                (q, k, v, grad_out, lse, delta, dq, mask, cu_seqlens_q, cu_seqlens_k, bounds),
+                (q, k, v, grad_out, lse, delta, grad_lse if grad_lse is not None else delta, key_offset, dq, mask,
+                 cu_seqlens_q, cu_seqlens_k, bounds),
                 (*batched_strides(q, varlen), *batched_strides(k, varlen), *batched_strides(v, varlen),
                  *batched_strides(grad_out, varlen), *batched_strides(dq, varlen),
                  *lse_strides, *mask_strides,
                  heads, heads // kv_heads, seqlen_q, seqlen_k, head_dim,
-                 softmax_scale, softmax_scale * LOG2_E, left, right), **constants, **_blocks(dq_config),
+                 softmax_scale, softmax_scale * LOG2_E, left, right), **constants, HAS_DLSE=grad_lse is not None,
+                **_blocks(dq_config),
                 **_options(dq_config),
             )
 

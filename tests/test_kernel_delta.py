@@ -21,8 +21,8 @@ import pytest
 import torch
 
 from flashcheck.cases.case import Case
-from flashcheck.kernels import flash_attention, mutations
-from flashcheck.oracle import expectation
+from flashcheck.kernels import backward, flash_attention, mutations
+from flashcheck.oracle import expectation, reference
 from flashcheck.oracle.compare import Violation
 from flashcheck.properties import PROPERTIES
 
@@ -78,15 +78,31 @@ def test_the_fuzzed_float16_cases_hold_on_the_gpu(device, case):
     PROPERTIES["grads_match_reference"].check(flash_attention, case, device=device)
 
 
-def test_the_constructed_case_catches_delta_taken_from_the_rounded_output(device):
-    mutant = mutations.implementation(mutations.MUTATIONS["delta_from_rounded_output"])
-    q, k, v, grad_out = one_dominant_key(device)
+#: The constructed cases below are far inside the tolerance model's allowance (it allows delta
+#: the error of an output rounded to 16 bits, which these cases make large), and the kernel
+#: keeps the keys' shared offset out of dQ (see ``_dq``), so no bug of delta overflows dQ here
+#: any more: their teeth are the gradients' error relative to the largest exact gradient.
+#: float16 rounds at 2^-11 relative; 1% is twenty times that. The kernel stays under 0.5% on
+#: every constructed case; each bug below gives 5% or more.
+NORMWISE_LIMIT = 1e-2
+
+
+def normwise_errors(impl, inputs) -> dict[str, float]:
+    """``max|got - exact| / max|exact|`` of dQ, dK and dV of ``impl`` on ``(q, k, v, dO)``."""
+    q, k, v, grad_out = inputs
     leaves = [t.detach().requires_grad_() for t in (q, k, v)]
-    out, _ = mutant(*leaves, softmax_scale=1.0)
-    dq, _, _ = torch.autograd.grad(out, leaves, grad_out)
-    expected = expectation.expect_gradients(q, k, v, grad_out, softmax_scale=1.0)
-    with pytest.raises(Violation, match="dq differs"):
-        expected.check("dq", dq)
+    out, _ = impl(*leaves, softmax_scale=1.0)
+    got = torch.autograd.grad(out, leaves, grad_out)
+    exact = reference.gradients(q, k, v, grad_out, softmax_scale=1.0)
+    exact = (exact.dq, exact.dk, exact.dv)
+    return {name: float((g.double() - e).abs().max() / e.abs().max()) for name, g, e in zip(("dq", "dk", "dv"), got, exact)}
+
+
+def test_the_constructed_case_catches_delta_taken_from_the_rounded_output(device):
+    inputs = one_dominant_key(device)
+    assert max(normwise_errors(flash_attention, inputs).values()) < NORMWISE_LIMIT
+    mutant = mutations.implementation(mutations.MUTATIONS["delta_from_rounded_output"])
+    assert max(normwise_errors(mutant, inputs).values()) > NORMWISE_LIMIT
 
 
 #: A logit gap whose probability exp(-gap) = 0.73898 float16 rounds 0.42 of its spacing
@@ -135,25 +151,22 @@ def test_gradients_stay_exact_where_the_rounded_weights_would_shift_the_output(d
 
 
 def test_the_constructed_pair_catches_an_output_normalised_by_the_unrounded_sum(device):
+    inputs = rounded_weight_pair(device)
+    assert max(normwise_errors(flash_attention, inputs).values()) < NORMWISE_LIMIT
     mutant = mutations.implementation(mutations.MUTATIONS["output_normalised_by_unrounded_sum"])
-    (dq, _, _), expected = _pair_gradients(mutant, device)
-    with pytest.raises(Violation, match="dq differs"):
-        expected.check("dq", dq)
+    assert max(normwise_errors(mutant, inputs).values()) > NORMWISE_LIMIT
 
 
 #: A drawn case of the offset-values kind (q × 4, k + 256, v × 4 + 1500, dO of scale 1e3 by its
-#: seed) on which the output normalised by the unrounded sum overflows dQ in the interpreter.
+#: seed) on which the output normalised by the unrounded sum overflowed dQ in the interpreter,
+#: before dQ took the keys' shared offset out of its product.
 OFFSET_VALUES = Case.from_spec("batch=1 seqlen_q=2 seqlen_k=3 heads=7 kv_heads=1 head_dim=16 dtype=float16 "
                                "causal=False window=-1,-1 softmax_scale=None layout=contiguous values=offset-values "
                                "seed=11")
 
 
-@pytest.mark.cpu  # which rounded weights fall which way follows the device's last bits (above)
-def test_the_offset_values_kind_reaches_the_output_normalised_by_the_unrounded_sum():
-    mutant = mutations.implementation(mutations.MUTATIONS["output_normalised_by_unrounded_sum"])
-    with pytest.raises(Violation, match="dq differs"):
-        PROPERTIES["grads_match_reference"].check(mutant, OFFSET_VALUES, device="cpu")
-    PROPERTIES["grads_match_reference"].check(flash_attention, OFFSET_VALUES, device="cpu")
+def test_the_offset_values_kind_holds(device):
+    PROPERTIES["grads_match_reference"].check(flash_attention, OFFSET_VALUES, device=device)
 
 
 #: Found on four H200s by an unseeded campaign (GPU only, as above): float16 dQ was -inf where
@@ -190,41 +203,37 @@ def shared_offset_pair(device, seed):
     return [t.to(torch.float16).to(device) for t in (q, k, v, grad_out)]
 
 
-def _offset_pair_dq(impl, device, seed):
-    q, k, v, grad_out = shared_offset_pair(device, seed)
+@pytest.mark.parametrize("seed", [0, 1])
+def test_gradients_stay_accurate_where_the_values_and_keys_share_a_large_offset(device, seed):
+    inputs = shared_offset_pair(device, seed)
+    assert max(normwise_errors(flash_attention, inputs).values()) < NORMWISE_LIMIT
+    q, k, v, grad_out = inputs
     leaves = [t.detach().requires_grad_() for t in (q, k, v)]
-    out, _ = impl(*leaves, softmax_scale=1.0)
-    dq, _, _ = torch.autograd.grad(out, leaves, grad_out)
-    return dq, expectation.expect_gradients(q, k, v, grad_out, softmax_scale=1.0)
+    out, _ = flash_attention(*leaves, softmax_scale=1.0)
+    expected = expectation.expect_gradients(q, k, v, grad_out, softmax_scale=1.0)
+    for name, got in zip(("dq", "dk", "dv"), torch.autograd.grad(out, leaves, grad_out)):
+        expected.check(name, got)
 
 
 @pytest.mark.parametrize("seed", [0, 1])
-def test_gradients_stay_finite_where_the_values_share_a_large_offset(device, seed):
-    dq, expected = _offset_pair_dq(flash_attention, device, seed)
-    assert torch.isfinite(dq).all()
-    expected.check("dq", dq)
-
-
-@pytest.mark.parametrize("seed", [0, 1])
-def test_the_offset_pair_catches_delta_with_the_shared_offset(device, seed):
-    mutant = mutations.implementation(mutations.MUTATIONS["delta_with_shared_offset"])
-    dq, expected = _offset_pair_dq(mutant, device, seed)
-    with pytest.raises(Violation, match="dq differs"):
-        expected.check("dq", dq)
+@pytest.mark.parametrize("bug", ["delta_with_shared_offset", "dq_with_keys_shared_offset"])
+def test_the_offset_pair_catches_each_shared_offset_left_in(device, seed, bug):
+    mutant = mutations.implementation(mutations.MUTATIONS[bug])
+    assert max(normwise_errors(mutant, shared_offset_pair(device, seed)).values()) > NORMWISE_LIMIT
 
 
 def test_the_shared_offset_is_exact_to_subtract_and_zero_where_there_is_none():
-    from flashcheck.kernels.backward import shared_offset
-
-    v = torch.randn(2, 9, 3, 8).to(torch.float16)
+    v = torch.randn(2, 9, 3, 8, generator=torch.Generator().manual_seed(0)).to(torch.float16)
     v[1, :, 2] = v[1, :, 2] * 4 + 1500  # batch 1, KV head 2: a shared offset in every column
-    v[0, 3, 1, 5] = float("nan")  # a NaN value leaves its column unshifted
-    shifted, offset = shared_offset(v, varlen=False)
+    v[1, 3, 2, 5] = float("nan")  # a NaN value leaves its column unshifted
+    offset = backward.shared_offset(v, varlen=False)
     assert offset.shape == (2, 3, 8) and offset.dtype == torch.float32
-    assert torch.all((offset[1, 2] - 1500).abs() <= 16)
-    assert torch.count_nonzero(offset) == 8
+    assert offset[1, 2, 5] == 0 and torch.all((offset[1, 2, torch.arange(8) != 5] - 1500).abs() <= 16)
+    assert torch.count_nonzero(offset) == 7  # normal values have no offset to take out
+    shifted = backward.without_offset(v, offset, varlen=False)
     restored = shifted.double() + offset.double().unsqueeze(1)
     assert torch.equal(restored.isnan(), v.isnan())
     assert torch.equal(restored.nan_to_num(), v.double().nan_to_num())  # every subtraction exact
-    packed, packed_offset = shared_offset(v[1], varlen=True)
-    assert torch.equal(packed, shifted[1]) and torch.equal(packed_offset, offset[1:])
+    packed_offset = backward.shared_offset(v[1], varlen=True)
+    assert torch.equal(packed_offset, offset[1:])
+    assert torch.equal(backward.without_offset(v[1], packed_offset, varlen=True).nan_to_num(), shifted[1].nan_to_num())

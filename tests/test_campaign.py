@@ -352,6 +352,10 @@ def test_a_repro_dir_that_cannot_be_written_is_refused_before_any_work(tmp_path,
                       "mask=random:0.5,rows:1"),
     ("flaggems-varlen", "heads=2 kv_heads=1 head_dim=16 dtype=bfloat16 causal=True seed=9 seqlens=3:4/0:2/2:2 "
                         "batch=1 seqlen_q=5 seqlen_k=8"),
+    ("sdpa-math", "batch=2 seqlen_q=6 seqlen_k=4 heads=4 kv_heads=2 head_dim=8 causal=True window=1,0 seed=19"),
+    ("sdpa-math", MASKED),
+    ("sdpa-math", "heads=2 kv_heads=1 head_dim=16 causal=True window=2,-1 seed=20 seqlens=3:4/0:2/2:2 batch=1 "
+                  "seqlen_q=5 seqlen_k=8"),
 ])
 def test_a_script_calls_the_library_itself_exactly_as_the_adapter_does(monkeypatch, adapter, spec):
     from flashcheck.peers import fa2, fa4
@@ -374,11 +378,63 @@ def test_a_script_calls_the_library_itself_exactly_as_the_adapter_does(monkeypat
     case = Case.from_spec(spec)
     q, k, v = case.materialize("cpu")
     kwargs = case.attention_kwargs("cpu")
-    adapter_itself = peers.describe(adapter)
-    expected = (adapter_itself if adapter.startswith("sdpa") else peer_fakes.on_cpu(adapter_itself))(q, k, v, **kwargs)
+    if adapter in peers.PEERS:  # another library's adapter, here on its CPU fake
+        adapter_itself = peer_fakes.on_cpu(peers.describe(adapter))
+    else:  # torch's own
+        adapter_itself = peers.resolve(adapter)
+    expected = adapter_itself(q, k, v, **kwargs)
     got = namespace["attention"](q, k, v, **kwargs)
     for a, b in zip(got, expected):
         assert (a is None and b is None) or (a.shape == b.shape and a.stride() == b.stride() and torch.equal(a, b))
+
+
+#: torch's private fused operators run on CUDA only.
+FUSED = [
+    ("sdpa-flash", "batch=2 seqlen_q=5 seqlen_k=5 heads=4 kv_heads=2 head_dim=20 dtype=float16 causal=True seed=21"),
+    ("sdpa-cudnn", "batch=2 seqlen_q=6 seqlen_k=4 heads=2 head_dim=64 dtype=bfloat16 layout=heads-first seed=22"),
+    ("sdpa-efficient", "batch=2 seqlen_q=6 seqlen_k=4 heads=4 kv_heads=2 head_dim=16 dtype=float32 causal=True "
+                       "window=1,0 seed=23"),
+    ("sdpa-efficient", "batch=2 seqlen_q=6 seqlen_k=6 heads=2 head_dim=16 dtype=float16 seed=24 "
+                       "mask=random:0.5,rows:1"),
+]
+
+
+@pytest.mark.parametrize("adapter", sorted({name for name, _ in FUSED}))
+def test_a_fused_operator_s_script_imports_torch_alone(adapter):
+    from flashcheck.repro import calls
+
+    section = calls.call_section(adapter)
+    imported = {alias.name.split(".")[0] for node in ast.walk(ast.parse(section.source))
+                if isinstance(node, (ast.Import, ast.ImportFrom))
+                for alias in (node.names if isinstance(node, ast.Import) else [ast.alias(node.module or "")])}
+    assert imported <= {"math", "sys", "torch"}
+    exec(section.source, {})  # noqa: S102 - defines the call without running it
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("adapter, spec", FUSED)
+def test_a_fused_operator_s_script_calls_it_exactly_as_the_adapter_does(device, adapter, spec):
+    from flashcheck.repro import calls
+
+    namespace = {}
+    exec(calls.call_section(adapter).source, namespace)  # noqa: S102 - the script's kernel section
+    case = Case.from_spec(spec)
+    q, k, v = case.materialize(device)
+    kwargs = case.attention_kwargs(device)
+    expected = peers.resolve(adapter)(q, k, v, **kwargs)
+    got = namespace["attention"](q, k, v, **kwargs)
+    for a, b in zip(got, expected):
+        assert a.shape == b.shape and a.stride() == b.stride() and torch.equal(a, b)
+
+
+def test_a_script_s_document_mask_is_flashcheck_s_packed_as_dense_mask():
+    from flashcheck.cases import masks
+    from flashcheck.peers.plain_packing import document_mask
+
+    cu_q, cu_k = torch.tensor([0, 3, 3, 5, 9]), torch.tensor([0, 4, 6, 8, 8])
+    for left, right in ((-1, -1), (-1, 0), (2, 1), (0, -1), (1, 3)):
+        expected = masks.document(cu_q, cu_k, left, right, torch.arange(9))
+        assert torch.equal(document_mask(cu_q, cu_k, left, right), expected), (left, right)
 
 
 def test_a_torch_sdpa_script_runs_without_flashcheck(tmp_path):

@@ -23,7 +23,6 @@ import torch
 from flashcheck.cases.case import Case
 from flashcheck.kernels import backward, flash_attention, mutations
 from flashcheck.oracle import expectation, reference
-from flashcheck.oracle.compare import Violation
 from flashcheck.properties import PROPERTIES
 
 #: The fuzzer's counterexample (GPU only: see the module docstring).

@@ -26,3 +26,24 @@ def unpack_dense(out, lse, batch, nq):
     out = out.reshape(batch, nq, *out.shape[1:])
     lse = lse.reshape(lse.shape[0], batch, nq).permute(1, 0, 2)
     return out, lse
+
+
+def document_mask(cu_seqlens_q, cu_seqlens_k, left, right):
+    """Boolean ``(Tq, Tk)`` of packed sequences run as one dense batch: query token i may attend
+    key token j iff both are of the same sequence and, at their positions within it, j lies in
+    the band ``[i + nk - nq - left, i + nk - nq + right]`` (bottom-right per sequence; -1
+    unbounded). The same mask as flashcheck's own packed-as-dense translation, written here in
+    plain torch so that a script carries it (tests/test_campaign.py checks the two agree)."""
+    cq, ck = (c.to(torch.int64) for c in (cu_seqlens_q, cu_seqlens_k))
+    queries = torch.arange(int(cq[-1]), device=cq.device)
+    keys = torch.arange(int(ck[-1]), device=cq.device)
+    seq_q = torch.searchsorted(cq, queries, right=True) - 1
+    seq_k = torch.searchsorted(ck, keys, right=True) - 1
+    diagonal = (queries - cq[seq_q]) + (ck[1:] - ck[:-1] - cq[1:] + cq[:-1])[seq_q]
+    position_k = keys - ck[seq_k]
+    allowed = seq_q[:, None] == seq_k[None, :]
+    if left != -1:
+        allowed &= position_k[None, :] >= diagonal[:, None] - left
+    if right != -1:
+        allowed &= position_k[None, :] <= diagonal[:, None] + right
+    return allowed

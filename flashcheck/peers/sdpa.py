@@ -80,78 +80,26 @@ Translations, adapter by adapter:
 """
 from __future__ import annotations
 
-import torch
-
-from flashcheck.cases.masks import UNBOUNDED
 from flashcheck.divergences import NEGATIVE_SCALE, KnownDivergence
 from flashcheck.oracle.case_predicates import (
     either, float16_backward_overflows, float16_subnormal_probabilities, is_float16, sdpa_no_keys_backward_overflows,
     sdpa_no_keys_forward_overflows, under, with_empty_rows, without_keys,
 )
-from flashcheck.peers import sdpa_public_call
-from flashcheck.peers.common import HALF, TORCH, Peer, Request, allowed, bhnd
+from flashcheck.peers import sdpa_call
+from flashcheck.peers.common import HALF, TORCH, Peer, Request
 from flashcheck.protocol import DTYPE_NAMES
 
 __all__ = ["sdpa_math", "sdpa_flash", "sdpa_efficient", "sdpa_cudnn"]
 
 
-# scaled_dot_product_attention gained enable_gqa in torch 2.5; before it, KV heads are repeated.
-_SDPA_HAS_GQA = torch.torch_version.TorchVersion(torch.__version__) >= (2, 5)
-
-
-def _repeat_kv(t: torch.Tensor, heads: int) -> torch.Tensor:
-    """(B, N, Hkv, D) -> (B, N, heads, D); query head h reads KV head h // (heads // Hkv)."""
-    return t if t.shape[2] == heads else t.repeat_interleave(heads // t.shape[2], dim=2)
-
-
-def _kernel_ready(t: torch.Tensor) -> torch.Tensor:
-    """(B, N, H, D) as the fused CUDA kernels accept it: D zero-padded to a multiple of 8,
-    pointer and non-unit strides 16-byte aligned (else a contiguous copy).
-
-    The private ops do neither (torch's public SDPA does both before calling them); a
-    misaligned input faults with a sticky "misaligned address" CUDA error that poisons
-    the whole process.  Zero columns of q and k leave every score unchanged, and zero
-    columns of v give output columns that the caller slices off.
-    """
-    if t.shape[-1] % 8:
-        # The padded copy keeps the input's dimension order, so it may still need the copy below.
-        t = torch.nn.functional.pad(t, (0, 8 - t.shape[-1] % 8))
-    elements = 16 // t.element_size()
-    aligned = t.data_ptr() % 16 == 0 and t.stride(-1) == 1 and all(s % elements == 0 for s in t.stride()[:-1])
-    # Not .contiguous(): a view whose other dimensions have size 1 counts as contiguous
-    # and would come back as it is, misaligned pointer and all.
-    return t if aligned else t.clone(memory_format=torch.contiguous_format)
-
-
-def _prepare_kv_and_layout(q, k, v, req: Request):
-    """q, k, v in (B, H, N, D), kernel-ready, with K/V heads repeated to H."""
-    k, v = _repeat_kv(k, req.heads), _repeat_kv(v, req.heads)
-    return tuple(bhnd(_kernel_ready(t)) for t in (q, k, v))
-
-
 # ---------------------------------------------------------------- sdpa peers
+# Each adapter's call is a function of flashcheck.peers.sdpa_call (plain torch, which a
+# reproduction script carries); what a library's contract excludes is declined here first.
 
 
 def _run_sdpa_math(torch_module, q, k, v, req: Request):
     """SDPA forced to the math backend; explicit bool mask; lse is None (not exposed)."""
-    from torch.nn.attention import SDPBackend, sdpa_kernel
-
-    keep = allowed(req)
-    gqa = {"enable_gqa": req.heads != req.kv_heads}
-    if not _SDPA_HAS_GQA:
-        k, v, gqa = _repeat_kv(k, req.heads), _repeat_kv(v, req.heads), {}
-    with sdpa_kernel(SDPBackend.MATH):
-        out = torch.nn.functional.scaled_dot_product_attention(
-            bhnd(q), bhnd(k), bhnd(v), attn_mask=keep, scale=req.scale, **gqa
-        )
-    return bhnd(out), None
-
-
-def _output_and_lse(op, result):
-    """Pick (output, logsumexp) from a private op's result by the schema's return names."""
-    names = [r.name for r in op._schema.returns]
-    lse_at = next((i for i, n in enumerate(names) if "sumexp" in n), 1)
-    return result[names.index("output") if "output" in names else 0], result[lse_at]
+    return sdpa_call.run_math(q, k, v, scale=req.scale, left=req.left, right=req.right, attn_mask=req.mask)
 
 
 # Found by flashcheck's GPU runs (H100, torch 2.11.0+cu130), and declared as known divergences
@@ -186,42 +134,23 @@ def _square_causal(name: str, req: Request) -> bool:
 
 def _run_sdpa_flash(torch_module, q, k, v, req: Request):
     """aten._scaled_dot_product_flash_attention; causal only for Nq == Nk; GQA by repeating KV."""
-    op = torch.ops.aten._scaled_dot_product_flash_attention.default
-    causal = _square_causal("sdpa-flash", req)
-    result = op(*_prepare_kv_and_layout(q, k, v, req), dropout_p=0.0, is_causal=causal,
-                return_debug_mask=False, scale=req.scale)
-    out, lse = _output_and_lse(op, result)
-    return bhnd(out)[..., : q.shape[-1]], lse
+    return sdpa_call.run_flash(q, k, v, scale=req.scale, causal=_square_causal("sdpa-flash", req))
 
 
 def _run_sdpa_cudnn(torch_module, q, k, v, req: Request):
     """aten._scaled_dot_product_cudnn_attention; causal only for Nq == Nk; GQA by repeating KV."""
-    op = torch.ops.aten._scaled_dot_product_cudnn_attention.default
     if req.nq == req.nk == 1 and any(t.requires_grad for t in (q, k, v)):
         raise NotImplementedError(
             "sdpa-cudnn: one query and one key with gradients is declined: its backward refuses them, "
             "and crashed its process once (known divergence, see flashcheck.peers.sdpa)"
         )
-    causal = _square_causal("sdpa-cudnn", req)
-    result = op(*_prepare_kv_and_layout(q, k, v, req), attn_bias=None, compute_log_sumexp=True,
-                dropout_p=0.0, is_causal=causal, return_debug_mask=False, scale=req.scale)
-    out, lse = _output_and_lse(op, result)
-    if lse.dim() == 4:  # cuDNN keeps a trailing stats dim of size 1
-        lse = lse.squeeze(-1)
-    return bhnd(out)[..., : q.shape[-1]], lse
+    return sdpa_call.run_cudnn(q, k, v, scale=req.scale, causal=_square_causal("sdpa-cudnn", req))
 
 
 def _run_sdpa_efficient(torch_module, q, k, v, req: Request):
     """aten._scaled_dot_product_efficient_attention; restrictions as a 0/-inf bias; lse sliced to Nq."""
-    op = torch.ops.aten._scaled_dot_product_efficient_attention.default
-    # The kernel's own causal path where it is exact; the bias path for everything else.
-    native_causal = req.causal and req.nq == req.nk and req.left == UNBOUNDED and req.mask is None
-    keep = None if native_causal else allowed(req)
-    bias = None if keep is None else sdpa_public_call.additive_bias(keep, q.dtype, req.batch, req.heads)
-    result = op(*_prepare_kv_and_layout(q, k, v, req), attn_bias=bias, compute_log_sumexp=True,
-                dropout_p=0.0, is_causal=native_causal, scale=req.scale)
-    out, lse = _output_and_lse(op, result)
-    return bhnd(out)[..., : q.shape[-1]], lse[..., : req.nq]
+    return sdpa_call.run_efficient(q, k, v, scale=req.scale, causal=req.causal, left=req.left, right=req.right,
+                               attn_mask=req.mask)
 
 
 # ---------------------------------------------------------------- known divergences and the factories

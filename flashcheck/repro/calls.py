@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass
 
 from flashcheck import peers
-from flashcheck.peers import fa2_call, fa4_call, flaggems_call, sdpa_public, sdpa_public_call, xformers_call
+from flashcheck.peers import fa2_call, fa4_call, flaggems_call, sdpa_call, sdpa_public, sdpa_public_call, xformers_call
 
 
 @dataclass(frozen=True)
@@ -88,6 +88,21 @@ PLAIN.update({
         f"run_backend({backend!r}, *arguments(q, k, v, causal=request['causal'], left=request['left'], "
         f"right=request['right'], attn_mask=attn_mask), scale=request['scale'])")
     for suffix, (backend, *_) in sdpa_public.BACKENDS.items()
+})
+
+#: torch's private fused operators and the math backend (flashcheck.peers.sdpa): flash and cuDNN
+#: are called with causal only where Nq == Nk (the adapters decline the rest before calling).
+_BAND = "left=request['left'], right=request['right'], attn_mask=attn_mask"
+PLAIN.update({
+    "sdpa-math": Plain("torch's scaled_dot_product_attention (math backend)", "", sdpa_call,
+                       f"run_math(q, k, v, scale=request['scale'], {_BAND}, cu_seqlens_q=cu_seqlens_q, "
+                       "cu_seqlens_k=cu_seqlens_k)"),
+    "sdpa-flash": Plain("torch's aten._scaled_dot_product_flash_attention", "", sdpa_call,
+                        "run_flash(q, k, v, scale=request['scale'], causal=request['causal'])"),
+    "sdpa-cudnn": Plain("torch's aten._scaled_dot_product_cudnn_attention", "", sdpa_call,
+                        "run_cudnn(q, k, v, scale=request['scale'], causal=request['causal'])"),
+    "sdpa-efficient": Plain("torch's aten._scaled_dot_product_efficient_attention", "", sdpa_call,
+                            f"run_efficient(q, k, v, scale=request['scale'], causal=request['causal'], {_BAND})"),
 })
 
 #: How a script turns the protocol's arguments into what an adapter hands its translation, as

@@ -312,7 +312,7 @@ def _flex_attention(cfg: Config, device: torch.device):
         from torch.nn.attention.flex_attention import create_block_mask, flex_attention
     except ImportError as error:
         raise Unavailable(f"flex: {error}") from error
-    from flashcheck.peers.flex import _no_silent_fallback
+    from flashcheck.peers.flex_call import no_silent_fallback
 
     if _compiled_flex is None:
         _compiled_flex = torch.compile(flex_attention, dynamic=False)
@@ -322,7 +322,7 @@ def _flex_attention(cfg: Config, device: torch.device):
                                        cfg.seqlen, cfg.seqlen, device=device)
 
     def attention(q, k, v, *, causal):
-        with _no_silent_fallback():
+        with no_silent_fallback():
             out = _compiled_flex(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), block_mask=block_mask)
         return out.transpose(1, 2), None
 

@@ -23,7 +23,9 @@ import re
 from dataclasses import dataclass
 
 from flashcheck import peers
-from flashcheck.peers import fa2_call, fa4_call, flaggems_call, sdpa_call, sdpa_public, sdpa_public_call, xformers_call
+from flashcheck.peers import (
+    fa2_call, fa4_call, flaggems_call, flex_call, sdpa_call, sdpa_public, sdpa_public_call, xformers_call,
+)
 
 
 @dataclass(frozen=True)
@@ -104,6 +106,11 @@ PLAIN.update({
     "sdpa-efficient": Plain("torch's aten._scaled_dot_product_efficient_attention", "", sdpa_call,
                             f"run_efficient(q, k, v, scale=request['scale'], causal=request['causal'], {_BAND})"),
 })
+
+#: FlexAttention (flashcheck.peers.flex): compiled on CUDA, eager on the CPU, as the adapter runs it.
+PLAIN["flex"] = Plain("torch's FlexAttention (torch.nn.attention.flex_attention)", "", flex_call,
+                      f"run_flex(q, k, v, scale=request['scale'], {_BAND}, cu_seqlens_q=cu_seqlens_q, "
+                      "cu_seqlens_k=cu_seqlens_k)")
 
 #: How a script turns the protocol's arguments into what an adapter hands its translation, as
 #: flashcheck.peers.common.Peer.request does: the scale in effect and the band.

@@ -100,15 +100,17 @@ DQ_UNSPECIALISED = ("heads", "seqlen_k", "window_left", "window_right", "stride_
 
 @triton.jit(do_not_specialize=PREPROCESS_UNSPECIALISED)
 def _preprocess(
-    Out, DOut, DLse, Delta, V, Offset, Bounds,
+    Out, DOut, DLse, Delta, V, Offset, TokenSequences, Bounds,
     stride_ob, stride_on, stride_oh, stride_od,
     stride_db, stride_dn, stride_dh, stride_dd,
     stride_vb, stride_vn, stride_vh, stride_vd,
     heads, kv_heads, seqlen_q, seqlen_k, head_dim,
-    HAS_DLSE: tl.constexpr, FLOAT16_DS: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_D: tl.constexpr,
+    HAS_DLSE: tl.constexpr, FLOAT16_DS: tl.constexpr, IS_VARLEN: tl.constexpr, BLOCK_M: tl.constexpr,
+    BLOCK_D: tl.constexpr,
 ):
     """delta of ``BLOCK_M`` rows of one (batch, head); with ``FLOAT16_DS`` the values' shared
-    offset ``c`` (``Offset``, float32 ``(B, Hkv, D)``) is taken out of it, ``delta_i =
+    offset ``c`` (``Offset``, float32 ``(B, Hkv, D)``; packed, ``(sequences, Hkv, D)`` and
+    ``TokenSequences`` the sequence of each query token) is taken out of it, ``delta_i =
     dO_i·(O_i - c)``, to match the shifted values ``V = v - c`` the other kernels read (see
     :func:`shared_offset`), and the running maxima ``Bounds = (max‖dO_i‖, max|delta_i|,
     max‖v_j - c‖)`` are kept (``Bounds`` zeroed by the caller; the grid then covers the
@@ -126,8 +128,13 @@ def _preprocess(
     if FLOAT16_DS:
         # O - c is exact in float32 (Sterbenz, where c is not 0): the offset drops out of
         # delta before the sum, as it does from dP = dO·(v - c).
-        kv_head = b * kv_heads + h // (heads // kv_heads)
-        o -= tl.load(Offset + kv_head * head_dim + offs_d, mask=d_ok, other=0.0)[None, :]
+        kv_h = h // (heads // kv_heads)
+        if IS_VARLEN:
+            sequence = tl.load(TokenSequences + offs_m, mask=row_ok, other=0)
+            rows = (sequence * kv_heads + kv_h) * head_dim
+            o -= tl.load(Offset + rows[:, None] + offs_d[None, :], mask=row_ok[:, None] & d_ok[None, :], other=0.0)
+        else:
+            o -= tl.load(Offset + (b * kv_heads + kv_h) * head_dim + offs_d, mask=d_ok, other=0.0)[None, :]
     delta = tl.sum(o * do, 1)
     row = batch_head * seqlen_q + offs_m  # Delta and DLse are contiguous (B, H, Nq)
     if HAS_DLSE:
@@ -446,7 +453,7 @@ def _dq(
         do = do.to(tl.float32)
     dq = tl.zeros([BLOCK_M, BLOCK_D], dtype=tl.float32)
     if FLOAT16_DS:
-        kv_row = (0 if IS_VARLEN else b) * (heads // group) + kv_h  # KeyOffset is (B, Hkv, D), B = 1 packed
+        kv_row = b * (heads // group) + kv_h  # KeyOffset is (B, Hkv, D), or per sequence packed
         key_offset = tl.load(KeyOffset + kv_row * head_dim + offs_d, mask=d_ok, other=0.0)
     else:
         key_offset = tl.zeros([BLOCK_D], dtype=tl.float32)
@@ -459,14 +466,17 @@ def _dq(
                                                        window_right, BLOCK_M, BLOCK_N)
     k_base = K + b * stride_kb + kv_h * stride_kh
     v_base = V + b * stride_vb + kv_h * stride_vh
+    keys_offset = key_offset.to(K.dtype.element_ty)  # exact: a float16 number (see shared_offset)
     # The free key blocks, then the band's two edges (see the forward).
-    dq = _dq_blocks(dq, q, do, lse2, delta, key_offset.to(K.dtype.element_ty), k_base, v_base, Mask, free_start, free_end, free_end, free_end, offs_m,
-                    offs_n, offs_d, d_ok, lo, hi, seqlen_q, seqlen_k, stride_kn, stride_kd, stride_vn, stride_vd,
-                    stride_mm, stride_mn, qk_scale_log2, BLOCK_N, False, FULL_D, FP32_IEEE, EMULATE_BF16, SCALE_DS,
+    dq = _dq_blocks(dq, q, do, lse2, delta, keys_offset, k_base, v_base, Mask, free_start, free_end, free_end,
+                    free_end, offs_m, offs_n, offs_d, d_ok,
+                    lo, hi, seqlen_q, seqlen_k, stride_kn, stride_kd, stride_vn, stride_vd, stride_mm,
+                    stride_mn, qk_scale_log2, BLOCK_N, False, FULL_D, FP32_IEEE, EMULATE_BF16, SCALE_DS,
                     HAS_MASK)
-    dq = _dq_blocks(dq, q, do, lse2, delta, key_offset.to(K.dtype.element_ty), k_base, v_base, Mask, n_start, free_start, free_end, n_end, offs_m,
-                    offs_n, offs_d, d_ok, lo, hi, seqlen_q, seqlen_k, stride_kn, stride_kd, stride_vn, stride_vd,
-                    stride_mm, stride_mn, qk_scale_log2, BLOCK_N, True, FULL_D, FP32_IEEE, EMULATE_BF16, SCALE_DS,
+    dq = _dq_blocks(dq, q, do, lse2, delta, keys_offset, k_base, v_base, Mask, n_start, free_start, free_end,
+                    n_end, offs_m, offs_n, offs_d, d_ok,
+                    lo, hi, seqlen_q, seqlen_k, stride_kn, stride_kd, stride_vn, stride_vd, stride_mm,
+                    stride_mn, qk_scale_log2, BLOCK_N, True, FULL_D, FP32_IEEE, EMULATE_BF16, SCALE_DS,
                     HAS_MASK)
     if FLOAT16_DS:
         rows = b * stride_lb + h * stride_lh + offs_m
@@ -480,11 +490,17 @@ def _dq(
              dq.to(DQ.dtype.element_ty), mask=row_ok[:, None] & d_ok[None, :])
 
 
-def shared_offset(x: torch.Tensor, varlen: bool) -> torch.Tensor:
-    """The shared offset ``c`` of float16 keys or values ``x`` (``(B, N, Hkv, D)``, or
-    ``(T, Hkv, D)`` packed): float32 ``(B, Hkv, D)`` (B = 1 packed), per (batch, KV head,
-    column) a float16 number near the middle of that column's entries, or 0 where no such
-    number makes every ``x - c`` exact.
+def token_sequences(cu_seqlens: torch.Tensor, tokens: int) -> torch.Tensor:
+    """The sequence (int32) each of ``tokens`` packed tokens belongs to, by ``cu_seqlens``."""
+    positions = torch.arange(tokens, device=cu_seqlens.device, dtype=cu_seqlens.dtype)
+    return (torch.searchsorted(cu_seqlens, positions, right=True) - 1).to(torch.int32)
+
+
+def shared_offset(x: torch.Tensor, cu_seqlens: torch.Tensor | None = None) -> torch.Tensor:
+    """The shared offset ``c`` of float16 keys or values ``x``: float32 ``(B, Hkv, D)`` for a
+    dense ``x`` ``(B, N, Hkv, D)``, ``(sequences, Hkv, D)`` for a packed ``(T, Hkv, D)`` with
+    its ``cu_seqlens``: per (batch entry or sequence, KV head, column) a float16 number near
+    the middle of that column's entries, or 0 where no such number makes every ``x - c`` exact.
 
     Why: ``dS_ij = P_ij·(dP_ij - delta_i)`` with ``dP_ij = dO_i·v_j`` and ``delta_i = dO_i·O_i``.
     Where the values share a large component, both terms are large and nearly equal, each
@@ -495,20 +511,29 @@ def shared_offset(x: torch.Tensor, varlen: bool) -> torch.Tensor:
     ``c`` is the midpoint of the column's least and largest entry, rounded to float16, kept
     only where every entry lies in ``[c/2, 2c]`` (``[2c, c/2]`` for a negative c), where
     ``x - c`` is exact (Sterbenz's lemma): the shift then changes no product, and columns
-    without a shared offset (c = 0, also where an entry is NaN or infinite) are passed
-    through bit for bit."""
-    columns = x.unsqueeze(0) if varlen else x  # (B, N, Hkv, D)
-    if columns.shape[1] == 0:
-        return torch.zeros((columns.shape[0], *columns.shape[2:]), dtype=torch.float32, device=x.device)
-    low, high = (t.float() for t in torch.aminmax(columns, dim=1))
+    without a shared offset (c = 0, also where an entry is NaN or infinite, or a sequence is
+    empty) are passed through bit for bit. Per sequence, not over the whole packed batch, so
+    that a packed call computes what one dense call per sequence does."""
+    if cu_seqlens is None:
+        if x.shape[1] == 0:
+            return torch.zeros((x.shape[0], *x.shape[2:]), dtype=torch.float32, device=x.device)
+        low, high = (t.float() for t in torch.aminmax(x, dim=1))
+    else:
+        shape = (cu_seqlens.shape[0] - 1, *x.shape[1:])
+        index = token_sequences(cu_seqlens, x.shape[0]).long()[:, None, None].expand(x.shape)
+        low, high = (torch.full(shape, fill, dtype=torch.float32, device=x.device).scatter_reduce(
+            0, index, x.float(), reduce, include_self=True) for fill, reduce in ((float("inf"), "amin"),
+                                                                                (float("-inf"), "amax")))
     c = ((low + high) / 2).to(torch.float16).float()
     exact = torch.where(c > 0, (low >= c / 2) & (high <= 2 * c), (high <= c / 2) & (low >= 2 * c))
     return torch.where(exact, c, 0.0).contiguous()
 
 
-def without_offset(x: torch.Tensor, c: torch.Tensor, varlen: bool) -> torch.Tensor:
+def without_offset(x: torch.Tensor, c: torch.Tensor, cu_seqlens: torch.Tensor | None = None) -> torch.Tensor:
     """``x - c`` in x's dtype, ``c`` from :func:`shared_offset` (exact where it is not 0)."""
-    return x - (c[0] if varlen else c.unsqueeze(1)).to(x.dtype)
+    if cu_seqlens is None:
+        return x - c.unsqueeze(1).to(x.dtype)
+    return x - c[token_sequences(cu_seqlens, x.shape[0]).long()].to(x.dtype)
 
 
 def launch(q, k, v, out, lse, grad_out, grad_lse, dq, dk, dv, delta, *,
@@ -542,16 +567,20 @@ def launch(q, k, v, out, lse, grad_out, grad_lse, dq, dk, dv, delta, *,
     bounds = torch.zeros(3, dtype=torch.float32, device=q.device) if float16_ds else delta
     # float16: the kernels below read the values less their shared offset, and dQ takes the
     # keys' out of its product (see shared_offset and _dq).
-    offset, key_offset = (shared_offset(v, varlen), shared_offset(k, varlen)) if float16_ds else (delta, delta)
+    offset = key_offset = rows_sequence = delta  # stand-ins: the kernels read these in float16 only
     if float16_ds:
-        v = without_offset(v, offset, varlen)
+        offset, key_offset = shared_offset(v, cu_seqlens_k), shared_offset(k, cu_seqlens_k)
+        v = without_offset(v, offset, cu_seqlens_k)
+        if varlen:
+            rows_sequence = token_sequences(cu_seqlens_q, q.shape[0])
     if rows_batch * heads * rows:
         covered = max(rows, key_rows) if float16_ds else rows
         launcher.launch(
             _preprocess, (triton.cdiv(covered, dq_config["BLOCK_M"]), rows_batch * heads),
-            (out, grad_out, grad_lse if grad_lse is not None else delta, delta, v, offset, bounds),
+            (out, grad_out, grad_lse if grad_lse is not None else delta, delta, v, offset, rows_sequence, bounds),
             (*batched_strides(out, varlen), *batched_strides(grad_out, varlen), *batched_strides(v, varlen),
              heads, kv_heads, rows, key_rows, head_dim), HAS_DLSE=grad_lse is not None, FLOAT16_DS=float16_ds,
+            IS_VARLEN=varlen,
             BLOCK_M=dq_config["BLOCK_M"], BLOCK_D=block_d, **_options(dq_config),
         )
     mask, mask_strides = mask_arguments(mask, batch, heads, seqlen_q, seqlen_k)

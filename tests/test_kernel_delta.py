@@ -225,14 +225,22 @@ def test_the_shared_offset_is_exact_to_subtract_and_zero_where_there_is_none():
     v = torch.randn(2, 9, 3, 8, generator=torch.Generator().manual_seed(0)).to(torch.float16)
     v[1, :, 2] = v[1, :, 2] * 4 + 1500  # batch 1, KV head 2: a shared offset in every column
     v[1, 3, 2, 5] = float("nan")  # a NaN value leaves its column unshifted
-    offset = backward.shared_offset(v, varlen=False)
+    offset = backward.shared_offset(v)
     assert offset.shape == (2, 3, 8) and offset.dtype == torch.float32
     assert offset[1, 2, 5] == 0 and torch.all((offset[1, 2, torch.arange(8) != 5] - 1500).abs() <= 16)
     assert torch.count_nonzero(offset) == 7  # normal values have no offset to take out
-    shifted = backward.without_offset(v, offset, varlen=False)
+    shifted = backward.without_offset(v, offset)
     restored = shifted.double() + offset.double().unsqueeze(1)
     assert torch.equal(restored.isnan(), v.isnan())
     assert torch.equal(restored.nan_to_num(), v.double().nan_to_num())  # every subtraction exact
-    packed_offset = backward.shared_offset(v[1], varlen=True)
-    assert torch.equal(packed_offset, offset[1:])
-    assert torch.equal(backward.without_offset(v[1], packed_offset, varlen=True).nan_to_num(), shifted[1].nan_to_num())
+
+
+def test_packed_sequences_get_the_offsets_of_their_own_dense_calls():
+    v = torch.randn(2, 9, 3, 8, generator=torch.Generator().manual_seed(1)).to(torch.float16)
+    v[1] = v[1] * 4 + 1500
+    cu_seqlens = torch.tensor([0, 9, 9, 18], dtype=torch.int32)  # the second sequence is empty
+    packed = torch.cat([v[0], v[1]])
+    offset = backward.shared_offset(packed, cu_seqlens)
+    assert torch.equal(offset[[0, 2]], backward.shared_offset(v)) and torch.all(offset[1] == 0)
+    assert torch.equal(backward.without_offset(packed, offset, cu_seqlens),
+                       torch.cat(list(backward.without_offset(v, backward.shared_offset(v)))))

@@ -19,7 +19,7 @@ from flashcheck import protocol
 from flashcheck.cases import sizes as case_sizes
 from flashcheck.cases.case import Case
 from flashcheck.engine import property_cases
-from flashcheck.peers import REGISTRY, common, resolve, sdpa
+from flashcheck.peers import REGISTRY, common, resolve, sdpa, sdpa_call
 from flashcheck.properties import PROPERTIES
 from flashcheck.protocol import DEFAULT_FEATURES, DTYPE_NAMES, PROTOCOL_FEATURES, features_of
 
@@ -449,13 +449,13 @@ def test_additive_bias_is_exact_aligned_and_broadcast():
 
 def test_kernel_ready_pads_head_dim_and_aligns_storage():
     odd = torch.randn(2, 5, 3, 20, dtype=torch.bfloat16)
-    ready = sdpa._kernel_ready(odd)
+    ready = sdpa_call.kernel_ready(odd)
     assert ready.shape == (2, 5, 3, 24) and torch.equal(ready[..., :20], odd) and (ready[..., 20:] == 0).all()
     view = torch.zeros(2, 7, 4, 72, dtype=torch.bfloat16)[:, 1:6, 1:4, 4:68]  # pointer 8 bytes off
-    ready = sdpa._kernel_ready(view)
+    ready = sdpa_call.kernel_ready(view)
     assert torch.equal(ready, view) and ready.is_contiguous() and ready.data_ptr() % 16 == 0
     aligned = torch.randn(2, 5, 3, 64, dtype=torch.float16).transpose(1, 2).contiguous().transpose(1, 2)
-    assert sdpa._kernel_ready(aligned) is aligned  # heads-first storage is fine as it is
+    assert sdpa_call.kernel_ready(aligned) is aligned  # heads-first storage is fine as it is
 
 
 @pytest.mark.parametrize(
@@ -465,7 +465,7 @@ def test_kernel_ready_pads_head_dim_and_aligns_storage():
 def test_private_op_outputs_are_picked_by_schema_name(op):
     packet = getattr(torch.ops.aten, op).default
     names = [r.name for r in packet._schema.returns]
-    out, lse = sdpa._output_and_lse(packet, list(range(len(names))))
+    out, lse = sdpa_call.output_and_lse(packet, list(range(len(names))))
     assert names[out] == "output" and "sumexp" in names[lse]
 
 

@@ -18,14 +18,20 @@ from flashcheck.properties.common import batched, call_checked, expect, laid_out
 from flashcheck.properties.registry import prop
 
 
+def permuted_keys(case, inputs):
+    """key_permutation_invariance's second call: keys and values permuted jointly, by a
+    permutation drawn from the case's seed."""
+    q, k, v = inputs
+    perm = torch.randperm(case.seqlen_k, generator=seeded_generator(case, 1)).to(k.device)
+    return (q, *[t[perm] if case.varlen else t[:, perm] for t in (k, v)])
+
+
 @prop(applies=lambda case: not case.is_masked and case.seqlen_k > 1, draw={"unmasked": True})
 def key_permutation_invariance(impl, case, *, device=None):
     """Permuting keys and values jointly leaves output and lse unchanged (unmasked cases)."""
-    q, k, v = inputs = materialize(case, device)
-    perm = torch.randperm(case.seqlen_k, generator=seeded_generator(case, 1)).to(k.device)
+    inputs = materialize(case, device)
     out, lse = call_checked(impl, case, inputs)
-    permuted = [t[perm] if case.varlen else t[:, perm] for t in (k, v)]
-    out_p, lse_p = call_checked(impl, case, (q, *permuted))
+    out_p, lse_p = call_checked(impl, case, permuted_keys(case, inputs))
     exp = expect(impl, case, inputs)
     what = "the output with keys in their original order"
     compare.check_close("out", out_p, out, 2 * exp.allowed("out"), what=what)
@@ -106,25 +112,31 @@ def value_linearity(impl, case, *, device=None):
     )
 
 
-@prop(requires={"gqa"}, applies=lambda case: case.kv_heads < case.heads, draw={"gqa": True})
-def gqa_matches_repeated_kv(impl, case, *, device=None):
-    """Grouped-query attention equals attention with K and V repeated per query head."""
-    q, k, v = inputs = materialize(case, device)
+def repeated_kv(case, inputs):
+    """gqa_matches_repeated_kv's second call: ``(case, inputs)`` with K and V repeated per
+    query head."""
+    q, k, v = inputs
     group = case.heads // case.kv_heads
     # The head axis is -2 in both layouts: (B, N, H, D) and packed (T, H, D).
     repeated = (q, k.repeat_interleave(group, dim=-2), v.repeat_interleave(group, dim=-2))
+    return case.replace(kv_heads=case.heads), repeated
+
+
+@prop(requires={"gqa"}, applies=lambda case: case.kv_heads < case.heads, draw={"gqa": True})
+def gqa_matches_repeated_kv(impl, case, *, device=None):
+    """Grouped-query attention equals attention with K and V repeated per query head."""
+    inputs = materialize(case, device)
     out, lse = call_checked(impl, case, inputs)
-    out_r, lse_r = call_checked(impl, case.replace(kv_heads=case.heads), repeated)
+    out_r, lse_r = call_checked(impl, *repeated_kv(case, inputs))
     exp = expect(impl, case, inputs)
     compare.check_close("out", out, out_r, 2 * exp.allowed("out"), what="the output with K/V repeated per head")
     if lse is not None:
         compare.check_close("lse", lse, lse_r, 2 * exp.allowed("lse"), what="the lse with K/V repeated per head")
 
 
-@prop(applies=lambda case: case.batch * case.kv_heads > 1)
-def batch_head_independence(impl, case, *, device=None):
-    """The result for one batch entry and KV-head group does not depend on any other:
-    replacing every other batch entry and head with fresh values leaves it exactly equal."""
+def one_group_kept(case, device):
+    """batch_head_independence's calls: ``(inputs, other, b, g, heads)``, ``other`` fresh values
+    but for batch entry ``b``'s KV head ``g`` and its query heads ``heads`` (a slice), kept."""
     inputs = materialize(case, device)
     other = materialize(case.replace(seed=(case.seed + 7919) % 2**32), device)
     b = case.seed % case.batch
@@ -135,6 +147,14 @@ def batch_head_independence(impl, case, *, device=None):
         batched(case, other.q)[b, :, heads] = batched(case, inputs.q)[b, :, heads]
         batched(case, other.k)[b, :, g] = batched(case, inputs.k)[b, :, g]
         batched(case, other.v)[b, :, g] = batched(case, inputs.v)[b, :, g]
+    return inputs, other, b, g, heads
+
+
+@prop(applies=lambda case: case.batch * case.kv_heads > 1)
+def batch_head_independence(impl, case, *, device=None):
+    """The result for one batch entry and KV-head group does not depend on any other:
+    replacing every other batch entry and head with fresh values leaves it exactly equal."""
+    inputs, other, b, g, heads = one_group_kept(case, device)
     out, lse = call_checked(impl, case, inputs)
     out_o, lse_o = call_checked(impl, case, other)
     what = f"the output when only batch {b}, KV head {g} is kept and all else is replaced"
@@ -144,16 +164,20 @@ def batch_head_independence(impl, case, *, device=None):
                             what=what.replace("output", "lse"))
 
 
+def other_layout(case) -> str:
+    """The layout layout_invariance compares the case's own with."""
+    return "contiguous" if case.layout != "contiguous" else "padded"
+
+
 @prop()
 def layout_invariance(impl, case, *, device=None):
     """A strided view (transposed, or a slice of a larger buffer) gives exactly the result
     of a contiguous copy of the same values."""
-    other_layout = "contiguous" if case.layout != "contiguous" else "padded"
     inputs = materialize(case, device)
-    relaid = materialize(case.replace(layout=other_layout), device)
+    relaid = materialize(case.replace(layout=other_layout(case)), device)
     out, lse = call_checked(impl, case, inputs)
     out_r, lse_r = call_checked(impl, case, relaid)
-    what = f"the output for the same values in layout {other_layout!r}"
+    what = f"the output for the same values in layout {other_layout(case)!r}"
     compare.check_equal("out", out, out_r, what=what)
     if lse is not None:
         compare.check_equal("lse", lse, lse_r, what=what.replace("output", "lse"))

@@ -182,6 +182,16 @@ PLANTED = [
     ("scaled_dq", "grads_match_reference", MASKED),
     ("ignores_mask", "unseen_keys_get_zero_gradient", MASKED.replace("random:0.5,rows:1", "key-padding:3/5")),
     ("causal_off_by_one", "empty_rows_exact", "batch=1 seqlen_q=6 seqlen_k=3 heads=1 head_dim=8 causal=True seed=2"),
+    # The metamorphic properties a script decides, each from two calls.
+    ("layout_dependent", "layout_invariance", "batch=2 seqlen_q=5 seqlen_k=7 heads=2 head_dim=8 dtype=float32 "
+                                              "layout=heads-first seed=4"),
+    ("batch_coupled", "batch_head_independence", "batch=2 seqlen_q=5 seqlen_k=7 heads=4 kv_heads=2 head_dim=8 "
+                                                 "dtype=float32 causal=True seed=5"),
+    ("batch_coupled", "batch_head_independence", "heads=4 kv_heads=2 head_dim=8 dtype=float32 seed=7 "
+                                                 "seqlens=3:4/2:2/4:3 batch=1 seqlen_q=9 seqlen_k=9"),
+    ("gqa_modulo", "gqa_matches_repeated_kv", "batch=1 seqlen_q=5 seqlen_k=7 heads=4 kv_heads=2 head_dim=8 "
+                                              "dtype=float16 seed=6"),
+    ("key_order_weighted", "key_permutation_invariance", DENSE.replace("causal=True ", "")),
 ]
 
 
@@ -209,7 +219,7 @@ def test_scripts_written_side_by_side_are_those_written_one_by_one(tmp_path):
                 for folder in ("alone", "pool")
                 for number, (property_name, spec) in enumerate((("out_matches_reference", DENSE),
                                                                 ("grads_match_reference", PACKED),
-                                                                ("layout_invariance", MASKED)))]
+                                                                ("value_linearity", MASKED)))]
     alone = repro.write_all(requests[:3], processes=1)
     pooled = repro.write_all(requests[3:], processes=2)
     assert alone[2].startswith("none: ") and pooled[2] == alone[2]
@@ -288,7 +298,7 @@ def test_the_project_kernel_script_holds_on_the_project_kernel(tmp_path):
     ({"--property": "no_such_property"}, "--property"),
     ({"--case": "batch=1 seqlen_q=x"}, "--case"),
     ({"--property": "empty_rows_exact"}, "does not apply"),
-    ({"--property": "key_permutation_invariance"}, "--property key_permutation_invariance"),
+    ({"--property": "value_linearity"}, "--property value_linearity"),
     ({"-o": "/nonexistent-folder/x.py"}, "--output"),
 ])
 def test_repro_refuses_bad_input_before_writing_anything(tmp_path, capsys, change, named):
@@ -446,3 +456,19 @@ def test_a_torch_sdpa_script_runs_without_flashcheck(tmp_path):
                          property_name="grads_match_reference", case=Case.from_spec(MASKED), device="cpu")
     (status, output), = run_without_flashcheck([script]).values()
     assert status == 0 and "HOLDS" in output, output
+
+
+def test_a_failure_reported_after_the_workers_are_gone_is_counted_without_telling_them(tmp_path):
+    """A worker's last report can be drained after the run removed its folder, board included."""
+    import threading
+
+    from flashcheck.engine import fuzz_workers
+
+    options = fuzz_workers.FuzzOptions(impl=f"{KERNELS}:correct", device="cpu", budget=1, keep_going=True,
+                                       properties=("out_matches_reference",), database=str(tmp_path / "db"))
+    running = fuzz_workers.WorkerPoolRun(options, threading.Event(), on_progress=None, replay=None)
+    running.run()
+    assert not running.run_dir.exists() and running.board is None
+    late = Failure(kind="property", property="out_matches_reference", evidence="out differs", impl=options.impl,
+                   case=Case.from_spec(DENSE).spec())
+    assert running.report(late) is late and running.result.failures == [late]

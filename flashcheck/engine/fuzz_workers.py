@@ -203,8 +203,10 @@ class WorkerPoolRun:
                 if slot.process is not None:
                     _kill(slot)
             # The case files and logs served while the workers ran; what a dead worker said
-            # is already quoted in its failure.
+            # is already quoted in its failure. The board goes with them: no worker is left to
+            # read it, and a report drained below must not write into the removed folder.
             shutil.rmtree(self.run_dir, ignore_errors=True)
+            self.board = None
         self.drain()
         if self.result.flashcheck_error is not None:  # told last, by a finder shrinking: its failure as drawn
             self.drawn_failure()
@@ -387,7 +389,7 @@ class WorkerPoolRun:
         adds to its count) and, in a campaign, tell the workers its signature. Returns the
         failure that carries it."""
         reported = self.result.add_failure(failure, campaign=self.options.keep_going)
-        if self.board is not None and reported is failure:
+        if reported is failure:
             self.publish()
         if (self.shared_failures is not None and reported is failure and failure.kind == "property"
                 and failure.shrunk is not False and not failure.shrunk_elsewhere):
@@ -408,7 +410,10 @@ class WorkerPoolRun:
             self.publish()
 
     def publish(self) -> None:
-        """Tell the workers of a campaign what the parent has heard (:mod:`flashcheck.engine.campaign`)."""
+        """Tell the workers of a campaign what the parent has heard (:mod:`flashcheck.engine.campaign`);
+        nothing once the workers are gone."""
+        if self.board is None:
+            return
         self.board.publish(CampaignState(frozenset(f.signature for f in self.result.failures) | set(self.shrunk_elsewhere),
                                          frozenset(self.avoided), frozenset(k.property for k in self.result.known)))
 

@@ -12,12 +12,14 @@ where the property fails and 0 where it holds. Its checking half is
 :mod:`flashcheck.repro.standalone`, copied in verbatim.
 
 The properties a script can check on its own are :data:`SCRIPTED`: those decided against the
-float64 answer or by repeating a call. Every other property's script, for a crash, a hang or a
+float64 answer or by repeating a call, and the metamorphic ones that relate two calls (both
+calls' inputs carried, each relation bit for bit or within flashcheck's allowed error). Every
+other property's script, for a crash, a hang or a
 fatal error, makes the case's own call (and its backward for a gradient property) and reproduces
 the failure where the process dies, hangs or raises there; where the property met it in a call
 of its own on other inputs (another layout, repeated K/V), or where the error came from an earlier
 case in the process (CUDA reports errors late), the script says it did not reproduce.
-A failing relation between calls (a metamorphic property) is handed over as its replay line.
+A failure of any other relation between calls is handed over as its replay line.
 
 A payload above :data:`EMBEDDED_BYTES` (a large case: the inputs and a float64 allowance per
 element) goes into a file beside the script, ``FILE.py.xz``, which the script reads from its own
@@ -31,6 +33,7 @@ import inspect
 import io
 import lzma
 import textwrap
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,7 +44,8 @@ from flashcheck.cases.case import Case
 from flashcheck.engine.fuzz_result import PROCESS_KINDS
 from flashcheck.oracle import expectation
 from flashcheck.oracle.backward_inputs import ds_range_inputs, upstream
-from flashcheck.properties import PROPERTIES
+from flashcheck.properties import PROPERTIES, metamorphic
+from flashcheck.properties.common import batched, expect, materialize
 from flashcheck.repro import calls, standalone
 
 
@@ -50,15 +54,73 @@ class Scripted:
     """How a script checks a property: ``check``, one of
     :data:`flashcheck.repro.standalone.CHECKS`; ``outputs`` compared with float64 (a
     ``reference`` check); ``backward``: it runs the backward pass; ``ds_range``: on the float16
-    dS-range stress's scaled inputs (:func:`flashcheck.oracle.backward_inputs.ds_range_inputs`)."""
+    dS-range stress's scaled inputs (:func:`flashcheck.oracle.backward_inputs.ds_range_inputs`);
+    ``relations``: for a ``relations`` check (a metamorphic property), the function that makes
+    its calls and the relations between their results, ``(impl, case, device) -> (calls,
+    relations)`` (:func:`_call` and :func:`_relation` make their entries)."""
 
     check: str
     outputs: tuple[str, ...] = ()
     backward: bool = False
     ds_range: bool = False
+    relations: Callable | None = None
 
 
 GRADIENTS = ("dv", "dk", "dq")
+
+
+def _call(case: Case, inputs, device) -> dict:
+    """One call of a relations check: the inputs (bit for bit) and ``case``'s protocol arguments."""
+    kwargs = case.attention_kwargs(device)
+    plain = {name: value for name, value in kwargs.items() if not isinstance(value, torch.Tensor)}
+    plain["window"] = list(plain["window"])
+    return {"inputs": {name: _entry(t) for name, t in zip("qkv", inputs)}, "kwargs": plain,
+            "tensor_kwargs": {name: _entry(value) for name, value in kwargs.items() if isinstance(value, torch.Tensor)}}
+
+
+def _relation(output: str, left: int, right: int, what: str, *, allowed=None, where=None) -> dict:
+    """``output`` (out or lse) of call ``left`` against that of call ``right``: bit for bit, or
+    within the elementwise ``allowed`` error (float64); only ``where`` (a boolean tensor like the
+    output) when given. ``what`` names call ``right``'s result."""
+    return {"output": output, "left": left, "right": right, "what": what, "allowed": _entry(allowed),
+            "where": _entry(where)}
+
+
+def _layout_relations(impl, case, device):
+    layout = metamorphic.other_layout(case)
+    inputs, relaid = materialize(case, device), materialize(case.replace(layout=layout), device)
+    return [_call(case, inputs, device), _call(case, relaid, device)], [
+        _relation(name, 0, 1, f"the {name} for the same values in layout {layout!r}") for name in ("out", "lse")]
+
+
+def _independence_relations(impl, case, device):
+    inputs, other, b, g, heads = metamorphic.one_group_kept(case, device)
+    out_kept = torch.zeros(case.out_shape, dtype=torch.bool)
+    lse_kept = torch.zeros(case.lse_shape, dtype=torch.bool)
+    batched(case, out_kept)[b, :, heads] = True
+    batched(case, lse_kept)[b, heads] = True
+    what = f"when only batch {b}, KV head {g} is kept and all else is replaced"
+    return [_call(case, inputs, device), _call(case, other, device)], [
+        _relation("out", 1, 0, f"the output {what}", where=out_kept),
+        _relation("lse", 1, 0, f"the lse {what}", where=lse_kept)]
+
+
+def _permutation_relations(impl, case, device):
+    inputs = materialize(case, device)
+    expected = expect(impl, case, inputs)
+    return [_call(case, inputs, device), _call(case, metamorphic.permuted_keys(case, inputs), device)], [
+        _relation(name, 1, 0, f"the {name} with keys in their original order", allowed=2 * expected.allowed(name))
+        for name in ("out", "lse")]
+
+
+def _repeated_kv_relations(impl, case, device):
+    inputs = materialize(case, device)
+    expected = expect(impl, case, inputs)
+    repeated_case, repeated = metamorphic.repeated_kv(case, inputs)
+    return [_call(case, inputs, device), _call(repeated_case, repeated, device)], [
+        _relation(name, 0, 1, f"the {name} with K/V repeated per head", allowed=2 * expected.allowed(name))
+        for name in ("out", "lse")]
+
 
 #: The properties a script decides on its own, as the property does.
 SCRIPTED = {
@@ -72,6 +134,10 @@ SCRIPTED = {
     "unseen_keys_get_zero_gradient": Scripted("unseen_keys_zero", backward=True),
     "empty_rows_get_zero_dq": Scripted("empty_rows_zero_dq", backward=True),
     "backward_deterministic": Scripted("deterministic", backward=True),
+    "layout_invariance": Scripted("relations", relations=_layout_relations),
+    "batch_head_independence": Scripted("relations", relations=_independence_relations),
+    "key_permutation_invariance": Scripted("relations", relations=_permutation_relations),
+    "gqa_matches_repeated_kv": Scripted("relations", relations=_repeated_kv_relations),
 }
 
 
@@ -197,6 +263,8 @@ def payload(impl, case: Case, device: str, how: Scripted, *, title: str, kind: s
         "grad_out": _entry(grad_out), "grad_lse": _entry(grad_lse), "allowed": {}, "limits": {},
     }
     data["kwargs"]["window"] = list(data["kwargs"]["window"])
+    if how.relations is not None:
+        data["calls"], data["relations"] = how.relations(impl, case, device)
     if how.check == "reference" and not how.backward:
         expected = expectation.expect(*inputs, **kwargs, tf32=tf32)
         for name in how.outputs:

@@ -35,7 +35,8 @@ import torch
 #: ``unseen_keys_zero``: keys no query may attend get dK = dV = 0 exactly; ``empty_rows_zero_dq``:
 #: rows without keys get dQ = 0 exactly; ``runs``: the case's own call (and its backward) for a
 #: crash, a hang or a fatal error, which reproduces where the process dies, hangs or raises.
-CHECKS = ("reference", "finite", "empty_rows", "deterministic", "unseen_keys_zero", "empty_rows_zero_dq", "runs")
+CHECKS = ("reference", "finite", "empty_rows", "deterministic", "unseen_keys_zero", "empty_rows_zero_dq", "runs",
+          "relations")
 
 
 # -- the payload ---------------------------------------------------------------------------------
@@ -271,6 +272,53 @@ def bitwise_equal(a, b):
     return a == b
 
 
+def agree(name, got, other, allowed, what):
+    """Print how ``got`` compares with ``other``, another call's result, within the elementwise
+    ``allowed`` error; True where it holds. Equal non-finite values agree; a NaN or an infinity
+    elsewhere is never allowed."""
+    got64, other64 = got.detach().to(torch.float64), other.detach().to(torch.float64)
+    same = (got64 == other64) | (torch.isnan(got64) & torch.isnan(other64))
+    error = torch.where(same, torch.zeros_like(got64), (got64 - other64).abs()).nan_to_num(nan=math.inf)
+    allowed = allowed.expand_as(error)
+    if error.numel() == 0:
+        print(f"{name}: no elements")
+        return True
+    exceed = (error > allowed) | torch.isinf(error)
+    ratio = torch.where(error == 0, torch.zeros_like(error), error / allowed)
+    worst = torch.unravel_index(torch.argmax(ratio), error.shape)
+    print(f"{name}: {int(exceed.sum())} of {error.numel()} elements differ from {what} by more than the allowed "
+          f"error; worst at {index_text(worst)}: {float(got64[worst])!r} against {float(other64[worst])!r}, "
+          f"error {float(error[worst]):.3e}, allowed {float(allowed[worst]):.3e}")
+    return not bool(exceed.any())
+
+
+def related(attention, data, device):
+    """The ``relations`` check: every call of ``data["calls"]``, then each relation between
+    two of their results (bit for bit, or within an allowed error); True where all hold."""
+    results = []
+    for entry in data["calls"]:
+        q, k, v = (place(entry["inputs"][name], device) for name in "qkv")
+        kwargs = dict(entry["kwargs"], **{name: place(e, device) for name, e in entry["tensor_kwargs"].items()})
+        results.append(dict(zip(("out", "lse"), call(attention, q, k, v, kwargs))))
+    held = True
+    for relation in data["relations"]:
+        name = relation["output"]
+        left, right = results[relation["left"]][name], results[relation["right"]][name]
+        if left is None and right is None:
+            continue  # the kernel returns no lse
+        if left is None or right is None:
+            print(f"{name}: returned by one call and not the other")
+            held = False
+            continue
+        where = place(relation["where"], device)
+        if relation["allowed"] is None:
+            differ = ~bitwise_equal(left, right) if left.shape == right.shape else torch.ones((), dtype=torch.bool)
+            held &= none_of(name, differ if where is None else differ & where, left, f"differ from {relation['what']}")
+        else:
+            held &= agree(name, left, right, place(relation["allowed"], device), relation["what"])
+    return held
+
+
 def same_bits(name, second, first):
     differ = ~bitwise_equal(second, first)
     return none_of(name, differ, second, "differ from an identical first call")
@@ -289,6 +337,8 @@ def run_check(attention, data, device):
     grad_out = place(data.get("grad_out"), device)
     grad_lse = place(data.get("grad_lse"), device)
     outputs = data.get("outputs", ())
+    if check == "relations":
+        return related(attention, data, device)
     if check == "runs":
         call(attention, q, k, v, kwargs)
         if grad_out is not None:

@@ -11,7 +11,13 @@ independent bugs in it:
 - ``across_documents``: packed sequences attend keys of every sequence;
 - ``ignores_mask``: ``attn_mask`` is ignored;
 - ``scaled_dq``: dQ comes back 5% too large;
-- ``crashes_when_dense_causal``: the process aborts on every dense causal case (not packed, no mask).
+- ``crashes_when_dense_causal``: the process aborts on every dense causal case (not packed, no mask);
+- ``layout_dependent``: the output moves one float32 step up when q is not contiguous;
+- ``batch_coupled``: each row's maximum is taken over every batch entry and head, so that the
+  last bits of a result depend on the others' values;
+- ``gqa_modulo``: query head h reads KV head ``h % Hkv`` instead of ``h // (H // Hkv)``;
+- ``key_order_weighted``: key j's weight is scaled by ``1 + j / (100·Nk)``, so that the output
+  depends on the keys' order.
 """
 
 from __future__ import annotations
@@ -88,17 +94,27 @@ def _attention(q, k, v, *, causal=False, window=(-1, -1), softmax_scale=None, at
                        documents="across_documents" not in bugs)
     group = heads // kv_heads
     qf = q4.float().transpose(1, 2)
-    kf, vf = (t.float().transpose(1, 2).repeat_interleave(group, dim=1) for t in (k4, v4))
+    if "gqa_modulo" in bugs:
+        kf, vf = (t.float().transpose(1, 2).repeat(1, group, 1, 1) for t in (k4, v4))
+    else:
+        kf, vf = (t.float().transpose(1, 2).repeat_interleave(group, dim=1) for t in (k4, v4))
     logits = (scale * (qf @ kf.transpose(-1, -2))).masked_fill(~allowed, -math.inf)
-    if logits.shape[-1]:
+    if logits.shape[-1] and "batch_coupled" in bugs:
+        row_max = logits.amax(dim=(0, 1, 3), keepdim=True).detach().expand(*logits.shape[:-1], 1)
+    elif logits.shape[-1]:
         row_max = logits.amax(dim=-1, keepdim=True).detach()
     else:  # no keys at all
         row_max = logits.new_full((*logits.shape[:-1], 1), -math.inf)
     empty = row_max == -math.inf
     row_max = torch.where(empty, torch.zeros_like(row_max), row_max)
     weights = torch.exp(logits - row_max)
+    if "key_order_weighted" in bugs:
+        weights = weights * (1 + torch.arange(weights.shape[-1], device=q.device) / (100 * weights.shape[-1]))
     total = torch.where(empty, torch.ones_like(row_max), weights.sum(dim=-1, keepdim=True))
-    out = ((weights / total) @ vf).transpose(1, 2).to(q.dtype)
+    out = ((weights / total) @ vf).transpose(1, 2)
+    if "layout_dependent" in bugs and not q.is_contiguous():
+        out = torch.nextafter(out, torch.full_like(out, math.inf))
+    out = out.to(q.dtype)
     lse = torch.where(empty, torch.full_like(row_max, -math.inf), row_max + torch.log(total)).squeeze(-1)
     banded = causal or tuple(window) != (-1, -1) or attn_mask is not None or packed
     if "lse_off_without_band" in bugs and not banded:
@@ -125,3 +141,7 @@ across_documents = _planted("across_documents")
 ignores_mask = _planted("ignores_mask")
 scaled_dq = _planted("scaled_dq")
 crashes_when_dense_causal = _planted("crashes_when_dense_causal")
+layout_dependent = _planted("layout_dependent")
+batch_coupled = _planted("batch_coupled")
+gqa_modulo = _planted("gqa_modulo")
+key_order_weighted = _planted("key_order_weighted")

@@ -84,32 +84,45 @@ def doubling_is_exact(rounded: torch.Tensor) -> torch.Tensor:
     return rounded.abs() > torch.finfo(rounded.dtype).tiny
 
 
+def linear_values(case, v):
+    """value_linearity's values: ``(-V, 2V or None where 2V overflows, V2, V + V2)``; -V and 2V
+    in V's own layout (a kernel whose rounding depends on strides fails layout_invariance),
+    V2 drawn from the case's seed."""
+    doubled = laid_out_like(v, 2 * v) if torch.isfinite(2 * v).all() else None
+    other = torch.randn(v.shape, generator=seeded_generator(case, 3)).to(v.dtype).to(v.device)
+    return laid_out_like(v, -v), doubled, other, (v.double() + other.double()).to(v.dtype)
+
+
 @prop()
 def value_linearity(impl, case, *, device=None):
     """The output is linear in V: negating or doubling V negates or doubles it exactly,
     and out(V1 + V2) = out(V1) + out(V2) within tolerance."""
     q, k, v = inputs = materialize(case, device)
+    negated, doubled, other, total = linear_values(case, v)
     out, _ = call_checked(impl, case, inputs)
-    # In V's own layout: a kernel whose rounding depends on strides fails layout_invariance.
-    out_neg, _ = call_checked(impl, case, (q, k, laid_out_like(v, -v)))
+    out_neg, _ = call_checked(impl, case, (q, k, negated))
     compare.check_equal("out", out_neg, -out, what="minus the output for V (negating V is exact)")
-    if torch.isfinite(2 * v).all():
-        out_double, _ = call_checked(impl, case, (q, k, laid_out_like(v, 2 * v)))
+    if doubled is not None:
+        out_double, _ = call_checked(impl, case, (q, k, doubled))
         compare.check_equal(
             "out", out_double, 2 * out, where=doubling_is_exact(out),
             what="twice the output for V (doubling V is exact away from subnormals)",
         )
-    other = torch.randn(v.shape, generator=seeded_generator(case, 3)).to(v.dtype).to(v.device)
-    total = (v.double() + other.double()).to(v.dtype)
     out_other, _ = call_checked(impl, case, (q, k, other))
     out_total, _ = call_checked(impl, case, (q, k, total))
-    exps = [expect(impl, case, (q, k, x)) for x in (v, other, total)]
-    drift = (exps[2].expected_out - exps[0].expected_out - exps[1].expected_out).abs()
-    allowed = sum(e.allowed("out") for e in exps) + drift
     compare.check_close(
-        "out", out_total, out.double() + out_other.double(), allowed,
+        "out", out_total, out.double() + out_other.double(), sum_allowance(impl, case, (q, k, v), other, total),
         what="out(V1) + out(V2)",
     )
+
+
+def sum_allowance(impl, case, inputs, other, total) -> torch.Tensor:
+    """How far out(V1 + V2) may lie from out(V1) + out(V2): the three calls' allowed errors and
+    the change of the float64 answers themselves (V1 + V2 is rounded to the input dtype)."""
+    q, k, v = inputs
+    exps = [expect(impl, case, (q, k, x)) for x in (v, other, total)]
+    drift = (exps[2].expected_out - exps[0].expected_out - exps[1].expected_out).abs()
+    return sum(e.allowed("out") for e in exps) + drift
 
 
 def repeated_kv(case, inputs):

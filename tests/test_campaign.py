@@ -192,6 +192,8 @@ PLANTED = [
     ("gqa_modulo", "gqa_matches_repeated_kv", "batch=1 seqlen_q=5 seqlen_k=7 heads=4 kv_heads=2 head_dim=8 "
                                               "dtype=float16 seed=6"),
     ("key_order_weighted", "key_permutation_invariance", DENSE.replace("causal=True ", "")),
+    ("output_biased", "value_linearity", MASKED),
+    ("output_biased", "value_linearity", PACKED),
 ]
 
 
@@ -219,7 +221,7 @@ def test_scripts_written_side_by_side_are_those_written_one_by_one(tmp_path):
                 for folder in ("alone", "pool")
                 for number, (property_name, spec) in enumerate((("out_matches_reference", DENSE),
                                                                 ("grads_match_reference", PACKED),
-                                                                ("value_linearity", MASKED)))]
+                                                                ("key_shift_invariance", MASKED)))]
     alone = repro.write_all(requests[:3], processes=1)
     pooled = repro.write_all(requests[3:], processes=2)
     assert alone[2].startswith("none: ") and pooled[2] == alone[2]
@@ -298,7 +300,7 @@ def test_the_project_kernel_script_holds_on_the_project_kernel(tmp_path):
     ({"--property": "no_such_property"}, "--property"),
     ({"--case": "batch=1 seqlen_q=x"}, "--case"),
     ({"--property": "empty_rows_exact"}, "does not apply"),
-    ({"--property": "value_linearity"}, "--property value_linearity"),
+    ({"--property": "key_shift_invariance"}, "--property key_shift_invariance"),
     ({"-o": "/nonexistent-folder/x.py"}, "--output"),
 ])
 def test_repro_refuses_bad_input_before_writing_anything(tmp_path, capsys, change, named):

@@ -78,12 +78,16 @@ def _call(case: Case, inputs, device) -> dict:
             "tensor_kwargs": {name: _entry(value) for name, value in kwargs.items() if isinstance(value, torch.Tensor)}}
 
 
-def _relation(output: str, left: int, right: int, what: str, *, allowed=None, where=None) -> dict:
-    """``output`` (out or lse) of call ``left`` against that of call ``right``: bit for bit, or
-    within the elementwise ``allowed`` error (float64); only ``where`` (a boolean tensor like the
-    output) when given. ``what`` names call ``right``'s result."""
-    return {"output": output, "left": left, "right": right, "what": what, "allowed": _entry(allowed),
-            "where": _entry(where)}
+def _relation(output: str, left: int, right: int | tuple[int, ...], what: str, *, allowed=None, where=None,
+              scale: float = 1.0, where_normal: bool = False) -> dict:
+    """``output`` (out or lse) of call ``left`` against ``scale`` times that of call ``right``
+    (or, within an allowance, the float64 sum of the calls ``right``): bit for bit, or within the
+    elementwise ``allowed`` error (float64); only ``where`` (a boolean tensor like the output)
+    when given, and with ``where_normal`` only where the right-hand result is a normal number.
+    ``what`` names the right-hand side."""
+    return {"output": output, "left": left, "right": [right] if isinstance(right, int) else list(right),
+            "scale": scale, "what": what, "allowed": _entry(allowed), "where": _entry(where),
+            "where_normal": where_normal}
 
 
 def _layout_relations(impl, case, device):
@@ -113,6 +117,21 @@ def _permutation_relations(impl, case, device):
         for name in ("out", "lse")]
 
 
+def _linearity_relations(impl, case, device):
+    q, k, v = inputs = materialize(case, device)
+    negated, doubled, other, total = metamorphic.linear_values(case, v)
+    values = [v, negated, other, total] + ([doubled] if doubled is not None else [])
+    relations = [
+        _relation("out", 1, 0, "minus the output for V (negating V is exact)", scale=-1.0),
+        _relation("out", 3, (0, 2), "out(V1) + out(V2)",
+                  allowed=metamorphic.sum_allowance(impl, case, inputs, other, total)),
+    ]
+    if doubled is not None:
+        relations.append(_relation("out", 4, 0, "twice the output for V (doubling V is exact away from "
+                                   "subnormals)", scale=2.0, where_normal=True))
+    return [_call(case, (q, k, x), device) for x in values], relations
+
+
 def _repeated_kv_relations(impl, case, device):
     inputs = materialize(case, device)
     expected = expect(impl, case, inputs)
@@ -138,6 +157,7 @@ SCRIPTED = {
     "batch_head_independence": Scripted("relations", relations=_independence_relations),
     "key_permutation_invariance": Scripted("relations", relations=_permutation_relations),
     "gqa_matches_repeated_kv": Scripted("relations", relations=_repeated_kv_relations),
+    "value_linearity": Scripted("relations", relations=_linearity_relations),
 }
 
 

@@ -303,18 +303,24 @@ def related(attention, data, device):
     held = True
     for relation in data["relations"]:
         name = relation["output"]
-        left, right = results[relation["left"]][name], results[relation["right"]][name]
-        if left is None and right is None:
+        left = results[relation["left"]][name]
+        rights = [results[index][name] for index in relation["right"]]
+        if left is None and all(right is None for right in rights):
             continue  # the kernel returns no lse
-        if left is None or right is None:
-            print(f"{name}: returned by one call and not the other")
+        if left is None or any(right is None for right in rights):
+            print(f"{name}: returned by some of the calls and not by others")
             held = False
             continue
         where = place(relation["where"], device)
-        if relation["allowed"] is None:
+        if relation["where_normal"]:
+            normal = rights[0].abs() > torch.finfo(rights[0].dtype).tiny
+            where = normal if where is None else where & normal
+        if relation["allowed"] is None:  # one right-hand call, times an exact scale (1, -1, 2)
+            right = rights[0] * relation["scale"]
             differ = ~bitwise_equal(left, right) if left.shape == right.shape else torch.ones((), dtype=torch.bool)
             held &= none_of(name, differ if where is None else differ & where, left, f"differ from {relation['what']}")
         else:
+            right = sum(r.detach().to(torch.float64) for r in rights) * relation["scale"]
             held &= agree(name, left, right, place(relation["allowed"], device), relation["what"])
     return held
 

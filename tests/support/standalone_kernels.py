@@ -17,7 +17,8 @@ independent bugs in it:
   last bits of a result depend on the others' values;
 - ``gqa_modulo``: query head h reads KV head ``h % Hkv`` instead of ``h // (H // Hkv)``;
 - ``key_order_weighted``: key j's weight is scaled by ``1 + j / (100·Nk)``, so that the output
-  depends on the keys' order.
+  depends on the keys' order;
+- ``output_biased``: the output comes back 0.001 too large, so that it is not linear in V.
 """
 
 from __future__ import annotations
@@ -112,6 +113,8 @@ def _attention(q, k, v, *, causal=False, window=(-1, -1), softmax_scale=None, at
         weights = weights * (1 + torch.arange(weights.shape[-1], device=q.device) / (100 * weights.shape[-1]))
     total = torch.where(empty, torch.ones_like(row_max), weights.sum(dim=-1, keepdim=True))
     out = ((weights / total) @ vf).transpose(1, 2)
+    if "output_biased" in bugs:
+        out = out + 1e-3
     if "layout_dependent" in bugs and not q.is_contiguous():
         out = torch.nextafter(out, torch.full_like(out, math.inf))
     out = out.to(q.dtype)
@@ -145,3 +148,4 @@ layout_dependent = _planted("layout_dependent")
 batch_coupled = _planted("batch_coupled")
 gqa_modulo = _planted("gqa_modulo")
 key_order_weighted = _planted("key_order_weighted")
+output_biased = _planted("output_biased")

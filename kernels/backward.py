@@ -466,14 +466,14 @@ def _dq(
                                                        window_right, BLOCK_M, BLOCK_N)
     k_base = K + b * stride_kb + kv_h * stride_kh
     v_base = V + b * stride_vb + kv_h * stride_vh
-    keys_offset = key_offset.to(K.dtype.element_ty)  # exact: a float16 number (see shared_offset)
+    key_shift = key_offset.to(K.dtype.element_ty)  # exact: a float16 number (see shared_offset)
     # The free key blocks, then the band's two edges (see the forward).
-    dq = _dq_blocks(dq, q, do, lse2, delta, keys_offset, k_base, v_base, Mask, free_start, free_end, free_end,
+    dq = _dq_blocks(dq, q, do, lse2, delta, key_shift, k_base, v_base, Mask, free_start, free_end, free_end,
                     free_end, offs_m, offs_n, offs_d, d_ok,
                     lo, hi, seqlen_q, seqlen_k, stride_kn, stride_kd, stride_vn, stride_vd, stride_mm,
                     stride_mn, qk_scale_log2, BLOCK_N, False, FULL_D, FP32_IEEE, EMULATE_BF16, SCALE_DS,
                     HAS_MASK)
-    dq = _dq_blocks(dq, q, do, lse2, delta, keys_offset, k_base, v_base, Mask, n_start, free_start, free_end,
+    dq = _dq_blocks(dq, q, do, lse2, delta, key_shift, k_base, v_base, Mask, n_start, free_start, free_end,
                     n_end, offs_m, offs_n, offs_d, d_ok,
                     lo, hi, seqlen_q, seqlen_k, stride_kn, stride_kd, stride_vn, stride_vd, stride_mm,
                     stride_mn, qk_scale_log2, BLOCK_N, True, FULL_D, FP32_IEEE, EMULATE_BF16, SCALE_DS,
@@ -491,16 +491,18 @@ def _dq(
 
 
 def token_sequences(cu_seqlens: torch.Tensor, tokens: int) -> torch.Tensor:
-    """The sequence (int32) each of ``tokens`` packed tokens belongs to, by ``cu_seqlens``."""
+    """The sequence (int64) each of ``tokens`` packed tokens belongs to, by ``cu_seqlens``."""
     positions = torch.arange(tokens, device=cu_seqlens.device, dtype=cu_seqlens.dtype)
-    return (torch.searchsorted(cu_seqlens, positions, right=True) - 1).to(torch.int32)
+    return torch.searchsorted(cu_seqlens, positions, right=True).long() - 1
 
 
-def shared_offset(x: torch.Tensor, cu_seqlens: torch.Tensor | None = None) -> torch.Tensor:
+def shared_offset(x: torch.Tensor, sequence_of_token: torch.Tensor | None = None,
+                  sequences: int = 0) -> torch.Tensor:
     """The shared offset ``c`` of float16 keys or values ``x``: float32 ``(B, Hkv, D)`` for a
-    dense ``x`` ``(B, N, Hkv, D)``, ``(sequences, Hkv, D)`` for a packed ``(T, Hkv, D)`` with
-    its ``cu_seqlens``: per (batch entry or sequence, KV head, column) a float16 number near
-    the middle of that column's entries, or 0 where no such number makes every ``x - c`` exact.
+    dense ``x`` ``(B, N, Hkv, D)``; ``(sequences, Hkv, D)`` for a packed ``(T, Hkv, D)`` with
+    each token's sequence (:func:`token_sequences`): per (batch entry or sequence, KV head,
+    column) a float16 number near the middle of that column's entries, or 0 where no such
+    number makes every ``x - c`` exact.
 
     Why: ``dS_ij = P_ij·(dP_ij - delta_i)`` with ``dP_ij = dO_i·v_j`` and ``delta_i = dO_i·O_i``.
     Where the values share a large component, both terms are large and nearly equal, each
@@ -514,13 +516,13 @@ def shared_offset(x: torch.Tensor, cu_seqlens: torch.Tensor | None = None) -> to
     without a shared offset (c = 0, also where an entry is NaN or infinite, or a sequence is
     empty) are passed through bit for bit. Per sequence, not over the whole packed batch, so
     that a packed call computes what one dense call per sequence does."""
-    if cu_seqlens is None:
+    if sequence_of_token is None:
         if x.shape[1] == 0:
             return torch.zeros((x.shape[0], *x.shape[2:]), dtype=torch.float32, device=x.device)
         low, high = (t.float() for t in torch.aminmax(x, dim=1))
     else:
-        shape = (cu_seqlens.shape[0] - 1, *x.shape[1:])
-        index = token_sequences(cu_seqlens, x.shape[0]).long()[:, None, None].expand(x.shape)
+        shape = (sequences, *x.shape[1:])
+        index = sequence_of_token[:, None, None].expand(x.shape)
         low, high = (torch.full(shape, fill, dtype=torch.float32, device=x.device).scatter_reduce(
             0, index, x.float(), reduce, include_self=True) for fill, reduce in ((float("inf"), "amin"),
                                                                                 (float("-inf"), "amax")))
@@ -529,11 +531,10 @@ def shared_offset(x: torch.Tensor, cu_seqlens: torch.Tensor | None = None) -> to
     return torch.where(exact, c, 0.0).contiguous()
 
 
-def without_offset(x: torch.Tensor, c: torch.Tensor, cu_seqlens: torch.Tensor | None = None) -> torch.Tensor:
-    """``x - c`` in x's dtype, ``c`` from :func:`shared_offset` (exact where it is not 0)."""
-    if cu_seqlens is None:
-        return x - c.unsqueeze(1).to(x.dtype)
-    return x - c[token_sequences(cu_seqlens, x.shape[0]).long()].to(x.dtype)
+def without_offset(x: torch.Tensor, c: torch.Tensor, sequence_of_token: torch.Tensor | None = None) -> torch.Tensor:
+    """``x - c`` in x's dtype, ``c`` from :func:`shared_offset` (exact where it is not 0), and
+    packed, each token's sequence as there."""
+    return x - (c.unsqueeze(1) if sequence_of_token is None else c[sequence_of_token]).to(x.dtype)
 
 
 def launch(q, k, v, out, lse, grad_out, grad_lse, dq, dk, dv, delta, *,
@@ -569,8 +570,9 @@ def launch(q, k, v, out, lse, grad_out, grad_lse, dq, dk, dv, delta, *,
     # keys' out of its product (see shared_offset and _dq).
     offset = key_offset = rows_sequence = delta  # stand-ins: the kernels read these in float16 only
     if float16_ds:
-        offset, key_offset = shared_offset(v, cu_seqlens_k), shared_offset(k, cu_seqlens_k)
-        v = without_offset(v, offset, cu_seqlens_k)
+        keys_sequence = token_sequences(cu_seqlens_k, k.shape[0]) if varlen else None
+        offset, key_offset = shared_offset(v, keys_sequence, batch), shared_offset(k, keys_sequence, batch)
+        v = without_offset(v, offset, keys_sequence)
         if varlen:
             rows_sequence = token_sequences(cu_seqlens_q, q.shape[0])
     if rows_batch * heads * rows:

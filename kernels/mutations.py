@@ -403,12 +403,13 @@ CATALOGUE = (
               "float16: dP = dO·v and delta = dO·O keep the values' shared offset: where it is large both are "
               "large and nearly equal, summed in float32 two ways, and their rounding errors, times the keys' "
               "own offset, overflow dQ",
-              "v = without_offset(v, offset, cu_seqlens_k)", "offset = torch.zeros_like(offset)"),
+              "v = without_offset(v, offset, keys_sequence)", "offset = torch.zeros_like(offset)"),
     _backward("dq_with_keys_shared_offset", "precision",
               "float16: dQ = scale·dS·K keeps the keys' shared offset, which multiplies whatever error is left "
               "in a row's Σ_j dS_ij (dS rounded to float16; delta from the output's rounded weights) past "
               "float16's range where the exact dQ is small",
-              ", shared_offset(k, cu_seqlens_k)", ", torch.zeros_like(shared_offset(k, cu_seqlens_k))"),
+              ", shared_offset(k, keys_sequence, batch)",
+              ", torch.zeros_like(shared_offset(k, keys_sequence, batch))"),
     _forward("pv_summed_in_one_chain", "precision",
              "float32: each block's P·V accumulates into the running output inside the dot, one multiply-add "
              "chain over every key, whose rounding grows with the key count (a GPU's; the interpreter's dot is "

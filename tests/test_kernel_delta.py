@@ -240,7 +240,8 @@ def test_packed_sequences_get_the_offsets_of_their_own_dense_calls():
     v[1] = v[1] * 4 + 1500
     cu_seqlens = torch.tensor([0, 9, 9, 18], dtype=torch.int32)  # the second sequence is empty
     packed = torch.cat([v[0], v[1]])
-    offset = backward.shared_offset(packed, cu_seqlens)
+    sequence_of_token = backward.token_sequences(cu_seqlens, packed.shape[0])
+    offset = backward.shared_offset(packed, sequence_of_token, sequences=3)
     assert torch.equal(offset[[0, 2]], backward.shared_offset(v)) and torch.all(offset[1] == 0)
-    assert torch.equal(backward.without_offset(packed, offset, cu_seqlens),
+    assert torch.equal(backward.without_offset(packed, offset, sequence_of_token),
                        torch.cat(list(backward.without_offset(v, backward.shared_offset(v)))))

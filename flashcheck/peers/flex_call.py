@@ -3,10 +3,11 @@ translated into ``flex_attention``'s, in plain torch.
 
 The adapter (:mod:`flashcheck.peers.flex`, whose docstring has the findings behind each
 choice) calls :func:`run_flex`, and a standalone reproduction script of its failures
-(:mod:`flashcheck.repro.calls`) carries this module's source, and that of
-:mod:`flashcheck.peers.plain_packing`, so that the script calls FlexAttention exactly as
-flashcheck did, without flashcheck. What the adapter declines (head dims under 16 and float32
-over 128 on CUDA, no keys) is the adapter's to refuse before calling here.
+(:mod:`flashcheck.repro.calls`) carries this module's source, and those of
+:mod:`flashcheck.peers.plain_packing` and :mod:`flashcheck.peers.sdpa_public_call`, so that
+the script calls FlexAttention exactly as flashcheck did, without flashcheck. What the adapter
+declines (head dims under 16 and float32 over 128 on CUDA, no keys) is the adapter's to refuse
+before calling here.
 """
 
 import contextlib
@@ -15,6 +16,7 @@ import warnings
 import torch
 
 from flashcheck.peers.plain_packing import document_mask
+from flashcheck.peers.sdpa_public_call import as_4d
 
 _compiled_flex = None
 
@@ -82,7 +84,7 @@ def block_mask(batch, heads, nq, nk, left, right, attn_mask, device):
     from torch.nn.attention.flex_attention import create_block_mask
 
     if attn_mask is not None:
-        attn_mask = attn_mask.reshape((1,) * (4 - attn_mask.dim()) + tuple(attn_mask.shape))
+        attn_mask = as_4d(attn_mask)
     modifier = mask_mod(batch, heads, nq, nk, left, right, attn_mask, device)
     if modifier is None:
         return None

@@ -15,7 +15,7 @@ adapter's to refuse before calling here.
 import torch
 
 from flashcheck.peers.plain_packing import document_mask
-from flashcheck.peers.sdpa_public_call import HAS_GQA, additive_bias, band
+from flashcheck.peers.sdpa_public_call import HAS_GQA, additive_bias, band_and_mask
 
 
 def repeat_kv(t, heads):
@@ -52,17 +52,6 @@ def output_and_lse(op, result):
     names = [r.name for r in op._schema.returns]
     lse_at = next((i for i, n in enumerate(names) if "sumexp" in n), 1)
     return result[names.index("output") if "output" in names else 0], result[lse_at]
-
-
-def band_and_mask(q, k, *, left, right, attn_mask):
-    """The band AND the mask, boolean broadcastable to ``(B, H, Nq, Nk)``; None when every key
-    is allowed."""
-    if left == -1 and right == -1 and attn_mask is None:
-        return None
-    allowed = band(q.shape[1], k.shape[1], left, right, q.device)[None, None]
-    if attn_mask is None:
-        return allowed
-    return allowed & attn_mask.reshape((1,) * (4 - attn_mask.dim()) + tuple(attn_mask.shape))
 
 
 def run_math(q, k, v, *, scale, left, right, attn_mask, cu_seqlens_q=None, cu_seqlens_k=None):

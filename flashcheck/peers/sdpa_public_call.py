@@ -31,6 +31,20 @@ def band(nq, nk, left, right, device):
     return allowed
 
 
+def as_4d(mask):
+    """A boolean mask broadcastable to ``(B, H, Nq, Nk)`` as a 4-D view (leading dims of one)."""
+    return mask.reshape((1,) * (4 - mask.dim()) + tuple(mask.shape))
+
+
+def band_and_mask(q, k, *, left, right, attn_mask):
+    """The band AND the protocol's mask for ``(B, N, H, D)`` q and k, boolean ``(B|1, H|1, Nq,
+    Nk)``; None when every key is allowed."""
+    if left == -1 and right == -1 and attn_mask is None:
+        return None
+    allowed = band(q.shape[1], k.shape[1], left, right, q.device)[None, None]
+    return allowed if attn_mask is None else allowed & as_4d(attn_mask)
+
+
 def additive_bias(keep, dtype, batch, heads, align=16):
     """The boolean ``keep`` (True = may attend, broadcastable to ``(B, H, Nq, Nk)``) as an
     additive bias, 0 where kept and -inf elsewhere, in ``dtype``: ``(B, H, Nq, Nk)`` broadcast
@@ -38,7 +52,7 @@ def additive_bias(keep, dtype, batch, heads, align=16):
     one multiple), the alignment memory-efficient kernels ask of a bias's rows. Used by the
     translations for kernels that take a bias rather than a mask (torch's private efficient
     operator, xformers)."""
-    keep = keep.reshape((1,) * (4 - keep.dim()) + tuple(keep.shape))
+    keep = as_4d(keep)
     bm, hm, nq, nk = keep.shape
     padded = max(-(-nk // align) * align, align)
     bias = torch.zeros(bm, hm, nq, padded, dtype=dtype, device=keep.device)[..., :nk]
@@ -49,13 +63,8 @@ def additive_bias(keep, dtype, batch, heads, align=16):
 def arguments(q, k, v, *, causal, left, right, attn_mask):
     """``(q, k, v, attn_mask, is_causal, gqa_kwargs)`` as SDPA takes them: ``(B, H, N, D)``
     views, the band and the mask as one boolean mask broadcastable to ``(B, H, Nq, Nk)``."""
-    nq, nk = q.shape[1], k.shape[1]
-    native = causal and nq == nk and left == -1 and attn_mask is None
-    mask = None
-    if not native and (left != -1 or right != -1 or attn_mask is not None):
-        mask = band(nq, nk, left, right, q.device)[None, None]
-        if attn_mask is not None:
-            mask = mask & attn_mask.reshape((1,) * (4 - attn_mask.dim()) + tuple(attn_mask.shape))
+    native = causal and q.shape[1] == k.shape[1] and left == -1 and attn_mask is None
+    mask = None if native else band_and_mask(q, k, left=left, right=right, attn_mask=attn_mask)
     q, k, v = (t.transpose(1, 2) for t in (q, k, v))
     gqa = {"enable_gqa": q.shape[1] != k.shape[1]}
     if not HAS_GQA:

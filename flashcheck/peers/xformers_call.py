@@ -13,7 +13,7 @@ boolean mask (True = may attend) or None.
 
 import torch
 
-from flashcheck.peers.sdpa_public_call import additive_bias, band
+from flashcheck.peers.sdpa_public_call import additive_bias, band_and_mask
 
 #: The key axis of a tensor bias is stored padded to this many elements (xformers' alignment
 #: hint: "attn_bias.stride(-2) % alignment").
@@ -24,8 +24,7 @@ def tensor_bias(q, k, left, right, attn_mask):
     """The band AND the mask as an additive bias, 0 where a key may be attended and -inf
     elsewhere, in q's dtype: ``(B, H, Nq, Nk)`` broadcast views of storage whose key axis is
     padded to :data:`BIAS_ALIGNMENT` (:func:`flashcheck.peers.sdpa_public_call.additive_bias`)."""
-    keep = band(q.shape[1], k.shape[1], left, right, q.device)[None, None] & attn_mask.reshape(
-        (1,) * (4 - attn_mask.dim()) + tuple(attn_mask.shape))
+    keep = band_and_mask(q, k, left=left, right=right, attn_mask=attn_mask)
     return additive_bias(keep, q.dtype, q.shape[0], q.shape[2], BIAS_ALIGNMENT)
 
 

@@ -12,8 +12,8 @@ where the property fails and 0 where it holds. Its checking half is
 :mod:`flashcheck.repro.standalone`, copied in verbatim.
 
 The properties a script can check on its own are :data:`SCRIPTED`: those decided against the
-float64 answer or by repeating a call, and the metamorphic ones that relate two calls (both
-calls' inputs carried, each relation bit for bit or within flashcheck's allowed error). Every
+float64 answer or by repeating a call, and the metamorphic ones that relate a few calls (every
+call's inputs carried, each relation bit for bit or within flashcheck's allowed error). Every
 other property's script, for a crash, a hang or a
 fatal error, makes the case's own call (and its backward for a gradient property) and reproduces
 the failure where the process dies, hangs or raises there; where the property met it in a call
@@ -70,7 +70,8 @@ GRADIENTS = ("dv", "dk", "dq")
 
 
 def _call(case: Case, inputs, device) -> dict:
-    """One call of a relations check: the inputs (bit for bit) and ``case``'s protocol arguments."""
+    """One call of a script: the inputs (bit for bit) and ``case``'s protocol arguments, as
+    :func:`flashcheck.repro.standalone.placed` reads them."""
     kwargs = case.attention_kwargs(device)
     plain = {name: value for name, value in kwargs.items() if not isinstance(value, torch.Tensor)}
     plain["window"] = list(plain["window"])
@@ -277,12 +278,9 @@ def payload(impl, case: Case, device: str, how: Scripted, *, title: str, kind: s
             grad_out, grad_lse = upstream(case, out, lse)
     data = {
         "title": title, "device": str(device), "check": how.check, "kind": kind, "outputs": list(how.outputs),
-        "inputs": {name: _entry(t) for name, t in zip("qkv", inputs)},
-        "kwargs": {name: value for name, value in kwargs.items() if not isinstance(value, torch.Tensor)},
-        "tensor_kwargs": {name: _entry(value) for name, value in kwargs.items() if isinstance(value, torch.Tensor)},
+        **_call(case, inputs, device),
         "grad_out": _entry(grad_out), "grad_lse": _entry(grad_lse), "allowed": {}, "limits": {},
     }
-    data["kwargs"]["window"] = list(data["kwargs"]["window"])
     if how.relations is not None:
         data["calls"], data["relations"] = how.relations(impl, case, device)
     if how.check == "reference" and not how.backward:

@@ -297,8 +297,7 @@ def related(attention, data, device):
     two of their results (bit for bit, or within an allowed error); True where all hold."""
     results = []
     for entry in data["calls"]:
-        q, k, v = (place(entry["inputs"][name], device) for name in "qkv")
-        kwargs = dict(entry["kwargs"], **{name: place(e, device) for name, e in entry["tensor_kwargs"].items()})
+        q, k, v, kwargs = placed(entry, device)
         results.append(dict(zip(("out", "lse"), call(attention, q, k, v, kwargs))))
     held = True
     for relation in data["relations"]:
@@ -333,12 +332,17 @@ def same_bits(name, second, first):
 # -- the checks ----------------------------------------------------------------------------------
 
 
+def placed(entry, device):
+    """``(q, k, v, kwargs)`` of one call of the payload (its ``inputs``, ``kwargs`` and
+    ``tensor_kwargs``) on ``device``."""
+    q, k, v = (place(entry["inputs"][name], device) for name in "qkv")
+    kwargs = dict(entry["kwargs"], **{name: place(t, device) for name, t in entry["tensor_kwargs"].items()})
+    return q, k, v, kwargs
+
+
 def run_check(attention, data, device):
     """Run ``data["check"]`` (one of :data:`CHECKS`) on the payload ``data``; True where it holds."""
-    q, k, v = (place(data["inputs"][name], device) for name in "qkv")
-    kwargs = dict(data["kwargs"])
-    for name, entry in data["tensor_kwargs"].items():
-        kwargs[name] = place(entry, device)
+    q, k, v, kwargs = placed(data, device)
     check = data["check"]
     grad_out = place(data.get("grad_out"), device)
     grad_lse = place(data.get("grad_lse"), device)

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Campaigns side by side on one host: `flashcheck fuzz --keep-going --device cuda` of each
 # implementation named, all at once, the i-th on GPU i mod (GPUs of the host), unseeded, each
-# with default workers, a database and a Triton cache of its own (cold: nothing compiled yet),
-# for BUDGET seconds.
+# with default workers, a database and compile caches of its own (Triton's, FlashAttention-4's
+# and FlagGems' tuning results; cold: nothing compiled yet), for BUDGET seconds.
 #
 #   ci/campaigns.sh OUT BUDGET IMPL [IMPL ...]
 #
@@ -53,6 +53,7 @@ for entry in "$@"; do
     [ -n "$shared" ] && database=$shared
     # shellcheck disable=SC2086  # $extra is a list of arguments
     (cd "$scratch" && CUDA_VISIBLE_DEVICES=$gpu TRITON_CACHE_DIR="$scratch/triton" \
+        FLASH_ATTENTION_CUTE_DSL_CACHE_DIR="$scratch/cute" FLAGGEMS_CACHE_DIR="$scratch/flaggems" \
         python3 -m flashcheck.cli fuzz --impl "$impl" --device cuda --budget "$budget" --keep-going \
         --database "$database" --json "$out/$name.json" --repro-dir "$out/$name-repro" \
         $extra > "$out/$name.log" 2>&1) &

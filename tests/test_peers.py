@@ -25,7 +25,7 @@ from flashcheck.cli.commands import EXIT_OK, EXIT_UNCHECKED, EXIT_USAGE
 from flashcheck.engine import property_cases
 from flashcheck.engine.verdict import Outcome, decide
 from flashcheck.peers import sdpa_public, xformers
-from flashcheck.peers.common import LibraryMissing, Request
+from flashcheck.peers.common import Library, LibraryMissing, Request
 from flashcheck.properties import PROPERTIES
 from flashcheck.protocol import ALL_FEATURES, DTYPE_NAMES, check_declaration, features_of
 from tests.support import peer_fakes
@@ -202,6 +202,24 @@ def test_an_installed_library_is_found_from_its_module_when_it_has_no_metadata(m
     monkeypatch.setitem(sys.modules, "flash_attn.cute", peer_fakes.fake_fa4())
     assert peers.describe("fa4").library.version() == "4.0.0b-fake"
     assert peers.resolve("fa4").name == "fa4"
+
+
+def test_a_librarys_environment_is_set_before_its_import_unless_the_user_set_it(monkeypatch, tmp_path):
+    module = tmp_path / "env_reading_library.py"
+    module.write_text("import os\nSEEN = (os.environ.get('FC_CACHE_SWITCH'), os.environ.get('FC_CACHE_DIR'))\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("FC_CACHE_SWITCH", "")  # recorded, so that teardown removes what load sets
+    monkeypatch.delenv("FC_CACHE_SWITCH")
+    monkeypatch.setenv("FC_CACHE_DIR", "/chosen/by/user")
+    library = Library("env_reading_library", ("env-reading-library",),
+                      environment=(("FC_CACHE_SWITCH", "1"), ("FC_CACHE_DIR", "/flashcheck/default")))
+    monkeypatch.delitem(sys.modules, "env_reading_library", raising=False)
+    assert library.load().SEEN == ("1", "/chosen/by/user")
+
+
+def test_fa4_is_loaded_with_its_persistent_compile_cache_on():
+    # Without it every worker process compiles each FA4 variant itself (flash_attn/cute/cache_utils.py).
+    assert ("FLASH_ATTENTION_CUTE_DSL_CACHE_ENABLED", "1") in peers.describe("fa4").library.environment
 
 
 # ------------------------------------------------------------- validating a call

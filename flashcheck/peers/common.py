@@ -24,6 +24,7 @@ from __future__ import annotations
 import importlib
 import importlib.metadata
 import math
+import os
 import sys
 from dataclasses import dataclass
 from typing import Callable, Iterable, Mapping
@@ -50,11 +51,18 @@ class LibraryMissing(ImportError, ValueError):
 @dataclass(frozen=True)
 class Library:
     """The library an adapter calls: the module imported at call time, the pip
-    distributions that provide it, and flashcheck's extra that installs it."""
+    distributions that provide it, and flashcheck's extra that installs it.
+
+    ``environment``: ``(variable, value)`` pairs set before the module is first imported,
+    where the user has not set the variable: switches a library reads once at import, such
+    as its persistent compile cache, which lets a run's worker processes (fuzz workers,
+    pytest-xdist workers) and later runs load a variant one of them compiled instead of
+    compiling it again."""
 
     module: str
     distributions: tuple[str, ...]
     extra: str | None = None
+    environment: tuple[tuple[str, str], ...] = ()
 
     @property
     def install(self) -> str:
@@ -84,7 +92,10 @@ class Library:
             )
 
     def load(self):
-        """The library's module, imported now; :class:`LibraryMissing` when it cannot be."""
+        """The library's module, imported now (after :attr:`environment` is set);
+        :class:`LibraryMissing` when it cannot be."""
+        for variable, value in self.environment:
+            os.environ.setdefault(variable, value)
         try:
             return importlib.import_module(self.module)
         except ImportError as error:

@@ -55,7 +55,13 @@ from flashcheck.oracle.case_predicates import float16_backward_overflows, is_flo
 from flashcheck.peers import fa4_call
 from flashcheck.peers.common import HALF, Library, Peer, Request
 
-LIBRARY = Library("flash_attn.cute", ("flash-attn-4",), extra="fa4")
+#: FA4 keeps compiled kernels in memory only, unless ``FLASH_ATTENTION_CUTE_DSL_CACHE_ENABLED=1``
+#: when it is imported (``flash_attn/cute/cache_utils.py``): then it exports each to
+#: ``FLASH_ATTENTION_CUTE_DSL_CACHE_DIR`` (default ``$TMPDIR/$USER/flash_attention_cute_dsl_cache``)
+#: under file locks, and any process loads it from there. Without it every fuzz or xdist worker
+#: compiles each variant itself, for seconds, however many others already have.
+LIBRARY = Library("flash_attn.cute", ("flash-attn-4",), extra="fa4",
+                  environment=(("FLASH_ATTENTION_CUTE_DSL_CACHE_ENABLED", "1"),))
 #: ``lse_grad``: with ``return_lse=True`` FA4's lse is differentiable (its autograd functions'
 #: backward takes ``dlse``; ``flash_attn/cute/interface.py``).
 FEATURES = frozenset({"causal", "window", "gqa", "backward", "lse", "lse_grad"}) | HALF

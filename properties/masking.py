@@ -44,12 +44,22 @@ def _unaffected(case, allowed, b, g, hidden):
     return ~affected
 
 
+def rows_where(case, rows):
+    """``(out_where, lse_where)``: boolean tensors shaped like the case's out and lse (packed or
+    dense), True on the query rows ``rows`` (boolean ``(B, H, Nq)``)."""
+    out_where = torch.zeros(case.out_shape, dtype=torch.bool, device=rows.device)
+    lse_where = torch.zeros(case.lse_shape, dtype=torch.bool, device=rows.device)
+    batched(case, out_where)[...] = rows.transpose(1, 2)[..., None]
+    batched(case, lse_where)[...] = rows
+    return out_where, lse_where
+
+
 def _check_rows_unchanged(case, before, after, rows, what):
     (out, lse), (out_x, lse_x) = before, after
-    where = rows.transpose(1, 2)[..., None].expand(batched(case, out).shape)
-    compare.check_equal("out", batched(case, out_x), batched(case, out), what=what, where=where)
+    out_where, lse_where = rows_where(case, rows)
+    compare.check_equal("out", batched(case, out_x), batched(case, out), what=what, where=batched(case, out_where))
     if lse is not None:
-        compare.check_equal("lse", batched(case, lse_x), batched(case, lse), what=what, where=rows)
+        compare.check_equal("lse", batched(case, lse_x), batched(case, lse), what=what, where=batched(case, lse_where))
 
 
 def _hides_keys(case) -> bool:
@@ -57,8 +67,10 @@ def _hides_keys(case) -> bool:
     return case.seqlen_q > 0 and case.seqlen_k > 0 and not bool(case.allowed().all())
 
 
-def _perturbed_keys(case, device, fill):
-    """Inputs with the hidden keys of one (b, g) replaced by ``fill(k_rows, v_rows, q_row)``."""
+def hidden_keys_replaced(case, device, fill):
+    """``(inputs, changed, rows, (b, g, count))``: the case's inputs, and a copy whose keys hidden
+    from some row of one batch entry ``b`` and KV head ``g`` (``count`` keys) are replaced by
+    ``fill(k_rows, v_rows)``; ``rows``, boolean ``(B, H, Nq)``, the rows that see none of them."""
     inputs = materialize(case, device)
     allowed = case.allowed(inputs.q.device).expand(case.batch, case.heads, case.seqlen_q, case.seqlen_k)
     b, g, hidden = _hidden_keys(case, allowed)
@@ -70,18 +82,43 @@ def _perturbed_keys(case, device, fill):
     return inputs, changed, _unaffected(case, allowed, b, g, hidden), (b, g, int(hidden.sum()))
 
 
-@prop(applies=_hides_keys, draw={"hides_keys": True})
-def future_keys_cannot_change_output(impl, case, *, device=None):
-    """Replacing keys and values that a query may not attend by fresh values leaves that
-    query's output and lse bitwise unchanged (causal, window, attn_mask and packed cases)."""
+def fresh_keys(case):
+    """The fill of :func:`future_keys_cannot_change_output`: fresh normal keys and values, drawn
+    from the case's seed."""
     generator = seeded_generator(case, 11)
 
     def fresh(k, v):
         return (torch.randn(k.shape, generator=generator).to(k.dtype).to(k.device),
                 torch.randn(v.shape, generator=generator).to(v.dtype).to(v.device))
+    return fresh
 
-    inputs, changed, rows, (b, g, count) = _perturbed_keys(case, device, fresh)
-    what = f"the result before {count} keys hidden from these rows (batch {b}, KV head {g}) were replaced"
+
+def huge_keys(case):
+    """The fill of :func:`masked_keys_with_huge_logits_change_nothing`: keys whose logits are far
+    beyond exp's range, of the sign that wins any softmax they leak into, and values at the dtype's
+    largest magnitude, drawn from the case's seed."""
+    magnitude = huge_key_magnitude(case)
+    sign = 1.0 if case.scale >= 0 else -1.0
+    generator = seeded_generator(case, 12)
+
+    def huge(k, v):
+        direction = torch.randn(k.shape, generator=generator).sign().to(k.device)
+        big_v = torch.where(torch.rand(v.shape, generator=generator) < 0.5, -1.0, 1.0).to(v.device)
+        return (sign * magnitude * direction).to(k.dtype), (torch.finfo(case.torch_dtype).max * big_v).to(v.dtype)
+    return huge
+
+
+#: What the two hidden-key properties say their second call is, given ``(b, g, count)``.
+REPLACED = "the result before {count} keys hidden from these rows (batch {b}, KV head {g}) were replaced"
+MADE_HUGE = "the result before {count} keys hidden from these rows (batch {b}, KV head {g}) were made huge"
+
+
+@prop(applies=_hides_keys, draw={"hides_keys": True})
+def future_keys_cannot_change_output(impl, case, *, device=None):
+    """Replacing keys and values that a query may not attend by fresh values leaves that
+    query's output and lse bitwise unchanged (causal, window, attn_mask and packed cases)."""
+    inputs, changed, rows, (b, g, count) = hidden_keys_replaced(case, device, fresh_keys(case))
+    what = REPLACED.format(count=count, b=b, g=g)
     _check_rows_unchanged(case, call_checked(impl, case, inputs), call_checked(impl, case, changed), rows, what)
 
 
@@ -90,18 +127,8 @@ def masked_keys_with_huge_logits_change_nothing(impl, case, *, device=None):
     """The mask-leak amplifier: hidden keys made huge (logits far beyond exp's range, of the
     sign that wins any softmax they leak into) with values at the dtype's largest magnitude
     leave the rows that may not see them bitwise unchanged."""
-    dtype = case.torch_dtype
-    magnitude = huge_key_magnitude(case)
-    sign = 1.0 if case.scale >= 0 else -1.0
-    generator = seeded_generator(case, 12)
-
-    def huge(k, v):
-        direction = torch.randn(k.shape, generator=generator).sign().to(k.device)
-        big_v = torch.where(torch.rand(v.shape, generator=generator) < 0.5, -1.0, 1.0).to(v.device)
-        return (sign * magnitude * direction).to(k.dtype), (torch.finfo(dtype).max * big_v).to(v.dtype)
-
-    inputs, changed, rows, (b, g, count) = _perturbed_keys(case, device, huge)
-    what = f"the result before {count} keys hidden from these rows (batch {b}, KV head {g}) were made huge"
+    inputs, changed, rows, (b, g, count) = hidden_keys_replaced(case, device, huge_keys(case))
+    what = MADE_HUGE.format(count=count, b=b, g=g)
     _check_rows_unchanged(case, call_checked(impl, case, inputs), call_checked(impl, case, changed), rows, what)
 
 
@@ -116,17 +143,26 @@ def _band_only(case) -> bool:
     return case.band != (-1, -1) and case.mask.is_none and not case.varlen
 
 
+def band_as_mask(case, device) -> dict:
+    """The protocol arguments that replace the case's causal/window flags by the equal boolean
+    ``(Nq, Nk)`` attn_mask."""
+    band = masks.allowed(case.seqlen_q, case.seqlen_k, causal=case.causal, window=case.window, device=device)[0, 0]
+    return {"causal": False, "window": (-1, -1), "attn_mask": band}
+
+
+def band_as_flags(case) -> str:
+    return f"the result of causal={case.causal}, window={case.window} as flags"
+
+
 @prop(requires={"mask"}, applies=_band_only)
 def mask_equal_to_band_matches_flag(impl, case, *, device=None):
     """A boolean (Nq, Nk) attn_mask equal to the causal/window band gives the result of the
     flags, within twice the derived tolerance (rows without keys exactly as the flags')."""
     inputs = materialize(case, device)
     out, lse = call_checked(impl, case, inputs)
-    band = masks.allowed(case.seqlen_q, case.seqlen_k, causal=case.causal, window=case.window,
-                         device=inputs.q.device)[0, 0]
-    out_m, lse_m = call_checked(impl, case, inputs, causal=False, window=(-1, -1), attn_mask=band)
+    out_m, lse_m = call_checked(impl, case, inputs, **band_as_mask(case, inputs.q.device))
     exp = expect(impl, case, inputs)
-    what = f"the result of causal={case.causal}, window={case.window} as flags"
+    what = band_as_flags(case)
     compare.check_close("out", out_m, out, 2 * exp.allowed("out"), what=what)
     if lse is not None:
         if lse_m is None:

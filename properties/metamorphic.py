@@ -39,12 +39,11 @@ def key_permutation_invariance(impl, case, *, device=None):
         compare.check_close("lse", lse_p, lse, 2 * exp.allowed("lse"), what="the lse with keys in their original order")
 
 
-@prop()
-def key_shift_invariance(impl, case, *, device=None):
-    """Adding one vector u to every key leaves the output unchanged and shifts lse by
-    scale·q·u; shifts reach thousands, so a kernel that does not subtract the row maximum
-    or starts it at a finite sentinel breaks."""
-    q, k, v = inputs = materialize(case, device)
+def shifted_keys(case, inputs):
+    """``inputs`` with one vector u added to every key (per batch entry and KV head; one for
+    every packed key), u drawn from the case's seed so that the logits shift by 30, 300 or 3e4
+    times their typical size."""
+    q, k, v = inputs
     generator = seeded_generator(case, 2)
     magnitude = [30.0, 300.0, 3e4][case.seed % 3]
     u = torch.randn(case.batch, 1, case.kv_heads, case.head_dim, generator=generator, dtype=torch.float64)
@@ -53,17 +52,35 @@ def key_shift_invariance(impl, case, *, device=None):
     if case.varlen:
         u = u[0]  # one vector for every packed key
     limit = torch.finfo(case.torch_dtype).max / 4
-    shifted_k = (k.double() + u.to(k.device)).clamp(-limit, limit).to(k.dtype)
-    shifted = (q, shifted_k, v)
+    return q, (k.double() + u.to(k.device)).clamp(-limit, limit).to(k.dtype), v
+
+
+def shift_expectations(impl, case, inputs, shifted):
+    """``(exp, exp_shifted, out_allowed, lse_allowed)``: both calls' expectations, and what
+    :func:`key_shift_invariance` allows between the two calls' outputs (both calls' tolerances
+    and the float64 outputs' own drift) and between their lse's difference and the float64 one
+    (both calls' tolerances)."""
+    exp, exp_s = expect(impl, case, inputs), expect(impl, case, shifted)
+    drift = (exp_s.expected_out - exp.expected_out).abs()
+    return exp, exp_s, exp.allowed("out") + exp_s.allowed("out") + drift, exp.allowed("lse") + exp_s.allowed("lse")
+
+
+SHIFTED_OUT = "the output before every key was shifted by the same vector"
+SHIFTED_LSE = "the float64 shift scale·q·u of lse (lse after minus lse before)"
+
+
+@prop()
+def key_shift_invariance(impl, case, *, device=None):
+    """Adding one vector u to every key leaves the output unchanged and shifts lse by
+    scale·q·u; shifts reach thousands, so a kernel that does not subtract the row maximum
+    or starts it at a finite sentinel breaks."""
+    inputs = materialize(case, device)
+    shifted = shifted_keys(case, inputs)
     out, lse = call_checked(impl, case, inputs)
     out_s, lse_s = call_checked(impl, case, shifted)
-    exp, exp_s = expect(impl, case, inputs), expect(impl, case, shifted)
+    exp, exp_s, out_allowed, lse_allowed = shift_expectations(impl, case, inputs, shifted)
     exp_s.check_out(out_s)
-    drift = (exp_s.expected_out - exp.expected_out).abs()
-    compare.check_close(
-        "out", out_s, out, exp.allowed("out") + exp_s.allowed("out") + drift,
-        what="the output before every key was shifted by the same vector",
-    )
+    compare.check_close("out", out_s, out, out_allowed, what=SHIFTED_OUT)
     if lse is not None:
         exp_s.check_lse(lse_s)
         finite = torch.isfinite(exp.expected_lse)
@@ -72,8 +89,7 @@ def key_shift_invariance(impl, case, *, device=None):
             "lse",
             torch.where(finite, lse_s.double() - lse.double(), zero),
             torch.where(finite, exp_s.expected_lse - exp.expected_lse, zero),
-            exp.allowed("lse") + exp_s.allowed("lse"),
-            what="the float64 shift scale·q·u of lse (lse after minus lse before)",
+            lse_allowed, what=SHIFTED_LSE,
         )
 
 

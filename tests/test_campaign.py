@@ -194,6 +194,18 @@ PLANTED = [
     ("key_order_weighted", "key_permutation_invariance", DENSE.replace("causal=True ", "")),
     ("output_biased", "value_linearity", MASKED),
     ("output_biased", "value_linearity", PACKED),
+    # The masking and shift properties, from two calls each.
+    ("max_over_hidden_keys", "future_keys_cannot_change_output", DENSE.replace("float16", "float32")),
+    ("max_over_hidden_keys", "future_keys_cannot_change_output", PACKED.replace("seed=5", "seed=6")),
+    ("max_over_hidden_keys", "masked_keys_with_huge_logits_change_nothing", MASKED),
+    ("causal_off_by_one", "mask_equal_to_band_matches_flag", DENSE),
+    ("max_not_subtracted", "key_shift_invariance", DENSE.replace("seed=3", "seed=5")),
+    ("max_not_subtracted", "key_shift_invariance", MASKED.replace("seed=6", "seed=8")),
+    # Writes into the inputs, which every script checks around every call.
+    ("writes_into_q", "inputs_unchanged", PACKED),
+    ("writes_into_q", "out_matches_reference", DENSE),
+    ("writes_into_k_in_backward", "backward_leaves_inputs_unchanged", MASKED),
+    ("writes_into_k_in_backward", "grads_match_reference", DENSE),
 ]
 
 
@@ -221,7 +233,7 @@ def test_scripts_written_side_by_side_are_those_written_one_by_one(tmp_path):
                 for folder in ("alone", "pool")
                 for number, (property_name, spec) in enumerate((("out_matches_reference", DENSE),
                                                                 ("grads_match_reference", PACKED),
-                                                                ("key_shift_invariance", MASKED)))]
+                                                                ("gqa_grads_match_repeated_kv", DENSE)))]
     alone = repro.write_all(requests[:3], processes=1)
     pooled = repro.write_all(requests[3:], processes=2)
     assert alone[2].startswith("none: ") and pooled[2] == alone[2]
@@ -300,7 +312,7 @@ def test_the_project_kernel_script_holds_on_the_project_kernel(tmp_path):
     ({"--property": "no_such_property"}, "--property"),
     ({"--case": "batch=1 seqlen_q=x"}, "--case"),
     ({"--property": "empty_rows_exact"}, "does not apply"),
-    ({"--property": "key_shift_invariance"}, "--property key_shift_invariance"),
+    ({"--property": "gqa_grads_match_repeated_kv", "--case": DENSE}, "--property gqa_grads_match_repeated_kv"),
     ({"-o": "/nonexistent-folder/x.py"}, "--output"),
 ])
 def test_repro_refuses_bad_input_before_writing_anything(tmp_path, capsys, change, named):

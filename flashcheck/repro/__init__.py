@@ -44,7 +44,7 @@ from flashcheck.cases.case import Case
 from flashcheck.engine.fuzz_result import PROCESS_KINDS
 from flashcheck.oracle import expectation
 from flashcheck.oracle.backward_inputs import ds_range_inputs, upstream
-from flashcheck.properties import PROPERTIES, metamorphic
+from flashcheck.properties import PROPERTIES, masking, metamorphic
 from flashcheck.properties.common import batched, expect, materialize
 from flashcheck.repro import calls, standalone
 
@@ -69,10 +69,11 @@ class Scripted:
 GRADIENTS = ("dv", "dk", "dq")
 
 
-def _call(case: Case, inputs, device) -> dict:
-    """One call of a script: the inputs (bit for bit) and ``case``'s protocol arguments, as
+def _call(case: Case, inputs, device, **extra) -> dict:
+    """One call of a script: the inputs (bit for bit) and ``case``'s protocol arguments (``extra``
+    replacing some of them, as :func:`flashcheck.properties.common.call_checked` takes them), as
     :func:`flashcheck.repro.standalone.placed` reads them."""
-    kwargs = case.attention_kwargs(device)
+    kwargs = {**case.attention_kwargs(device), **extra}
     plain = {name: value for name, value in kwargs.items() if not isinstance(value, torch.Tensor)}
     plain["window"] = list(plain["window"])
     return {"inputs": {name: _entry(t) for name, t in zip("qkv", inputs)}, "kwargs": plain,
@@ -80,15 +81,19 @@ def _call(case: Case, inputs, device) -> dict:
 
 
 def _relation(output: str, left: int, right: int | tuple[int, ...], what: str, *, allowed=None, where=None,
-              scale: float = 1.0, where_normal: bool = False) -> dict:
+              scale: float = 1.0, where_normal: bool = False, against: str = "calls", limit=None) -> dict:
     """``output`` (out or lse) of call ``left`` against ``scale`` times that of call ``right``
     (or, within an allowance, the float64 sum of the calls ``right``): bit for bit, or within the
     elementwise ``allowed`` error (float64); only ``where`` (a boolean tensor like the output)
     when given, and with ``where_normal`` only where the right-hand result is a normal number.
-    ``what`` names the right-hand side."""
+    ``what`` names the right-hand side. ``against`` "reference": call ``left``'s output against
+    float64 attention on its own inputs within ``allowed`` (and the largest error ``limit``), as
+    the reference properties compare (``right`` unused); "reference_difference": call ``left``'s
+    output minus call ``right``'s against the difference of their float64 attention, within
+    ``allowed``."""
     return {"output": output, "left": left, "right": [right] if isinstance(right, int) else list(right),
             "scale": scale, "what": what, "allowed": _entry(allowed), "where": _entry(where),
-            "where_normal": where_normal}
+            "where_normal": where_normal, "against": against, "limit": limit}
 
 
 def _layout_relations(impl, case, device):
@@ -142,6 +147,39 @@ def _repeated_kv_relations(impl, case, device):
         for name in ("out", "lse")]
 
 
+def _hidden_key_relations(fill, what):
+    """The relations of a hidden-key property: the rows that see none of the replaced keys keep
+    their out and lse bit for bit (``fill(case)`` makes the keys, ``what`` names the result)."""
+    def relations(impl, case, device):
+        inputs, changed, rows, (b, g, count) = masking.hidden_keys_replaced(case, device, fill(case))
+        out_where, lse_where = masking.rows_where(case, rows)
+        said = what.format(count=count, b=b, g=g)
+        return [_call(case, inputs, device), _call(case, changed, device)], [
+            _relation("out", 1, 0, said, where=out_where), _relation("lse", 1, 0, said, where=lse_where)]
+    return relations
+
+
+def _band_as_mask_relations(impl, case, device):
+    inputs = materialize(case, device)
+    expected = expect(impl, case, inputs)
+    return [_call(case, inputs, device), _call(case, inputs, device, **masking.band_as_mask(case, device))], [
+        _relation(name, 1, 0, masking.band_as_flags(case), allowed=2 * expected.allowed(name)) for name in ("out", "lse")]
+
+
+def _key_shift_relations(impl, case, device):
+    inputs = materialize(case, device)
+    shifted = metamorphic.shifted_keys(case, inputs)
+    exp, exp_s, out_allowed, lse_allowed = metamorphic.shift_expectations(impl, case, inputs, shifted)
+    return [_call(case, inputs, device), _call(case, shifted, device)], [
+        _relation("out", 1, 1, "float64 attention", against="reference", allowed=exp_s.allowed("out"),
+                  limit=float(exp_s.limits["out"])),
+        _relation("out", 1, 0, metamorphic.SHIFTED_OUT, allowed=out_allowed),
+        _relation("lse", 1, 1, "float64 attention", against="reference", allowed=exp_s.allowed("lse"),
+                  limit=float(exp_s.limits["lse"])),
+        _relation("lse", 1, 0, metamorphic.SHIFTED_LSE, against="reference_difference", allowed=lse_allowed,
+                  where=torch.isfinite(exp.expected_lse))]
+
+
 #: The properties a script decides on its own, as the property does.
 SCRIPTED = {
     "out_matches_reference": Scripted("reference", ("out",)),
@@ -159,6 +197,14 @@ SCRIPTED = {
     "key_permutation_invariance": Scripted("relations", relations=_permutation_relations),
     "gqa_matches_repeated_kv": Scripted("relations", relations=_repeated_kv_relations),
     "value_linearity": Scripted("relations", relations=_linearity_relations),
+    "future_keys_cannot_change_output": Scripted(
+        "relations", relations=_hidden_key_relations(masking.fresh_keys, masking.REPLACED)),
+    "masked_keys_with_huge_logits_change_nothing": Scripted(
+        "relations", relations=_hidden_key_relations(masking.huge_keys, masking.MADE_HUGE)),
+    "mask_equal_to_band_matches_flag": Scripted("relations", relations=_band_as_mask_relations),
+    "key_shift_invariance": Scripted("relations", relations=_key_shift_relations),
+    "inputs_unchanged": Scripted("unchanged"),
+    "backward_leaves_inputs_unchanged": Scripted("unchanged", backward=True),
 }
 
 

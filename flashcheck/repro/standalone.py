@@ -19,6 +19,7 @@ and :func:`main` returns 1 where the property fails, 0 where it holds.
 
 import argparse
 import base64
+import contextlib
 import io
 import lzma
 import math
@@ -34,9 +35,12 @@ import torch
 #: ``deterministic``: two identical calls agree bitwise (``backward``: their gradients);
 #: ``unseen_keys_zero``: keys no query may attend get dK = dV = 0 exactly; ``empty_rows_zero_dq``:
 #: rows without keys get dQ = 0 exactly; ``runs``: the case's own call (and its backward) for a
-#: crash, a hang or a fatal error, which reproduces where the process dies, hangs or raises.
+#: crash, a hang or a fatal error, which reproduces where the process dies, hangs or raises;
+#: ``unchanged``: the case's call (and its backward) leave q, k, v (and the upstream gradients)
+#: as they were, which every call of every check also verifies (:func:`left_unchanged`);
+#: ``relations``: several calls, and relations between their results (:func:`related`).
 CHECKS = ("reference", "finite", "empty_rows", "deterministic", "unseen_keys_zero", "empty_rows_zero_dq", "runs",
-          "relations")
+          "unchanged", "relations")
 
 
 # -- the payload ---------------------------------------------------------------------------------
@@ -175,9 +179,34 @@ def gradients64(q, k, v, grad_out, grad_lse=None, **kwargs):
 # -- calling the kernel --------------------------------------------------------------------------
 
 
+class InputModified(Exception):
+    """The kernel wrote into one of its inputs: no result of that call is compared."""
+
+
+def storage_bytes(tensor):
+    """The bytes of ``tensor``'s whole storage (the padding of a view included)."""
+    return torch.empty(0, dtype=torch.uint8, device=tensor.device).set_(tensor.untyped_storage())
+
+
+@contextlib.contextmanager
+def left_unchanged(tensors, during):
+    """Raise :class:`InputModified`, naming the first of ``tensors`` (name -> tensor or None)
+    whose storage ``during`` changed, as flashcheck checks around every call."""
+    saved = {name: storage_bytes(t).clone() for name, t in tensors.items() if t is not None}
+    yield
+    for name, before in saved.items():
+        changed = storage_bytes(tensors[name]) != before
+        if bool(changed.any()):
+            raise InputModified(f"{name} was modified by {during}: {int(changed.sum())} of {changed.numel()} bytes "
+                                f"of its storage changed (first at byte {int(changed.nonzero()[0])}); a kernel must "
+                                f"leave its inputs as they were")
+
+
 def call(attention, q, k, v, kwargs):
-    """``(out, lse)`` of one call, checked to be well formed (out like q, lse None or float32)."""
-    result = attention(q, k, v, **kwargs)
+    """``(out, lse)`` of one call, checked to leave q, k and v as they were and to be well formed
+    (out like q, lse None or float32)."""
+    with left_unchanged({"q": q, "k": k, "v": v}, "the call"):
+        result = attention(q, k, v, **kwargs)
     if not isinstance(result, (tuple, list)) or len(result) != 2:
         raise TypeError(f"expected (out, lse) from the kernel, got {type(result).__name__}")
     out, lse = result
@@ -198,7 +227,9 @@ def backward(attention, q, k, v, kwargs, grad_out, grad_lse):
         loss = loss + torch.where(torch.isfinite(lse), lse * grad_lse, torch.zeros_like(lse)).sum()
     if not loss.requires_grad:
         return tuple(torch.zeros_like(leaf) for leaf in leaves), differentiable
-    grads = torch.autograd.grad(loss, leaves, allow_unused=True, materialize_grads=True)
+    watched = {"q": q, "k": k, "v": v, "grad_out": grad_out, "grad_lse": grad_lse}
+    with left_unchanged(watched, "the backward pass"):
+        grads = torch.autograd.grad(loss, leaves, allow_unused=True, materialize_grads=True)
     return grads, differentiable
 
 
@@ -272,12 +303,14 @@ def bitwise_equal(a, b):
     return a == b
 
 
-def agree(name, got, other, allowed, what):
+def agree(name, got, other, allowed, what, where=None):
     """Print how ``got`` compares with ``other``, another call's result, within the elementwise
-    ``allowed`` error; True where it holds. Equal non-finite values agree; a NaN or an infinity
-    elsewhere is never allowed."""
+    ``allowed`` error (only ``where``, a boolean tensor like them, when given); True where it
+    holds. Equal non-finite values agree; a NaN or an infinity elsewhere is never allowed."""
     got64, other64 = got.detach().to(torch.float64), other.detach().to(torch.float64)
     same = (got64 == other64) | (torch.isnan(got64) & torch.isnan(other64))
+    if where is not None:
+        same = same | ~where
     error = torch.where(same, torch.zeros_like(got64), (got64 - other64).abs()).nan_to_num(nan=math.inf)
     allowed = allowed.expand_as(error)
     if error.numel() == 0:
@@ -294,15 +327,31 @@ def agree(name, got, other, allowed, what):
 
 def related(attention, data, device):
     """The ``relations`` check: every call of ``data["calls"]``, then each relation between
-    two of their results (bit for bit, or within an allowed error); True where all hold."""
-    results = []
+    their results: against another call's result (``against`` "calls": bit for bit, or within an
+    allowed error), against float64 attention on the left call's own inputs ("reference"), or the
+    left result minus the right one against the same difference of their float64 attention
+    ("reference_difference"); True where all hold."""
+    results, exact = [], {}
     for entry in data["calls"]:
         q, k, v, kwargs = placed(entry, device)
         results.append(dict(zip(("out", "lse"), call(attention, q, k, v, kwargs))))
+
+    def reference(index):
+        if index not in exact:
+            q, k, v, kwargs = placed(data["calls"][index], device)
+            exact[index] = dict(zip(("out", "lse"), attention64(q, k, v, **kwargs)))
+        return exact[index]
+
     held = True
     for relation in data["relations"]:
         name = relation["output"]
+        against = relation.get("against", "calls")
         left = results[relation["left"]][name]
+        if against == "reference":
+            if left is not None:
+                held &= compare(name, left, reference(relation["left"])[name], place(relation["allowed"], device),
+                                relation.get("limit"))
+            continue
         rights = [results[index][name] for index in relation["right"]]
         if left is None and all(right is None for right in rights):
             continue  # the kernel returns no lse
@@ -318,9 +367,13 @@ def related(attention, data, device):
             right = rights[0] * relation["scale"]
             differ = ~bitwise_equal(left, right) if left.shape == right.shape else torch.ones((), dtype=torch.bool)
             held &= none_of(name, differ if where is None else differ & where, left, f"differ from {relation['what']}")
+        elif against == "reference_difference":
+            got = left.detach().to(torch.float64) - rights[0].detach().to(torch.float64)
+            shift = reference(relation["left"])[name] - reference(relation["right"][0])[name]
+            held &= agree(name, got, shift, place(relation["allowed"], device), relation["what"], where)
         else:
             right = sum(r.detach().to(torch.float64) for r in rights) * relation["scale"]
-            held &= agree(name, left, right, place(relation["allowed"], device), relation["what"])
+            held &= agree(name, left, right, place(relation["allowed"], device), relation["what"], where)
     return held
 
 
@@ -349,12 +402,16 @@ def run_check(attention, data, device):
     outputs = data.get("outputs", ())
     if check == "relations":
         return related(attention, data, device)
-    if check == "runs":
+    if check in ("runs", "unchanged"):
         call(attention, q, k, v, kwargs)
         if grad_out is not None:
             backward(attention, q, k, v, kwargs, grad_out, grad_lse)
-        print("the case's call completed: not reproduced here (the property may have met the failure in a call "
-              "of its own, on other inputs made from this case; replay it with flashcheck check)")
+        if check == "unchanged":
+            print("q, k and v" + (" and the upstream gradients" if grad_out is not None else "")
+                  + " were left as they were")
+        else:
+            print("the case's call completed: not reproduced here (the property may have met the failure in a "
+                  "call of its own, on other inputs made from this case; replay it with flashcheck check)")
         return True
     packed = q.dim() == 3
     allowed = allowed_keys(q, k, **kwargs).expand(1 if packed else q.shape[0], q.shape[-2], q.shape[-3], -1)
@@ -428,6 +485,10 @@ def main(attention, payload, argv=None):
     print(data["title"])
     try:
         held = run_check(attention, data, device)
+    except InputModified as modified:
+        print(modified)
+        print("FAILS")
+        return 1
     except Exception:  # noqa: BLE001 - the kernel raising is what this script reproduces
         traceback.print_exc()
         print("FAILS: the kernel raised (above)")

@@ -18,7 +18,14 @@ independent bugs in it:
 - ``gqa_modulo``: query head h reads KV head ``h % Hkv`` instead of ``h // (H // Hkv)``;
 - ``key_order_weighted``: key j's weight is scaled by ``1 + j / (100·Nk)``, so that the output
   depends on the keys' order;
-- ``output_biased``: the output comes back 0.001 too large, so that it is not linear in V.
+- ``output_biased``: the output comes back 0.001 too large, so that it is not linear in V;
+- ``max_over_hidden_keys``: each row's maximum is taken over every key, hidden ones included
+  (the mask applied after it), so that hidden keys change the last bits of a row's result, and
+  huge ones make it NaN;
+- ``max_not_subtracted``: the exponentials are taken of the scores themselves, so that keys
+  shifted far enough overflow them;
+- ``writes_into_q``: the call adds 1 to q's first element after computing its results;
+- ``writes_into_k_in_backward``: the backward pass adds 1 to k's first element.
 """
 
 from __future__ import annotations
@@ -80,11 +87,28 @@ class _ScaleGradient(torch.autograd.Function):
         return grad * ctx.factor, None
 
 
+class _WriteInBackward(torch.autograd.Function):
+    """The identity, whose backward pass adds 1 to the first element of the tensor it saw."""
+
+    @staticmethod
+    def forward(ctx, tensor):
+        ctx.written = tensor
+        return tensor.view_as(tensor)
+
+    @staticmethod
+    def backward(ctx, grad):
+        with torch.no_grad():
+            ctx.written[(0,) * ctx.written.dim()] += 1
+        return grad
+
+
 def _attention(q, k, v, *, causal=False, window=(-1, -1), softmax_scale=None, attn_mask=None, cu_seqlens_q=None,
                cu_seqlens_k=None, max_seqlen_q=None, max_seqlen_k=None, bugs=frozenset()):
     packed = q.dim() == 3
     if "scaled_dq" in bugs:
         q = _ScaleGradient.apply(q, 1.05)
+    if "writes_into_k_in_backward" in bugs and k.requires_grad:
+        k = _WriteInBackward.apply(k)
     q4, k4, v4 = (t[None] if packed else t for t in (q, k, v))
     heads, kv_heads, head_dim = q4.shape[2], k4.shape[2], q4.shape[3]
     scale = softmax_scale if softmax_scale is not None else 1.0 / math.sqrt(head_dim)
@@ -99,14 +123,19 @@ def _attention(q, k, v, *, causal=False, window=(-1, -1), softmax_scale=None, at
         kf, vf = (t.float().transpose(1, 2).repeat(1, group, 1, 1) for t in (k4, v4))
     else:
         kf, vf = (t.float().transpose(1, 2).repeat_interleave(group, dim=1) for t in (k4, v4))
-    logits = (scale * (qf @ kf.transpose(-1, -2))).masked_fill(~allowed, -math.inf)
-    if logits.shape[-1] and "batch_coupled" in bugs:
+    scores = scale * (qf @ kf.transpose(-1, -2))
+    logits = scores.masked_fill(~allowed, -math.inf)
+    if logits.shape[-1] and "max_over_hidden_keys" in bugs:
+        row_max = scores.amax(dim=-1, keepdim=True).detach()
+    elif logits.shape[-1] and "max_not_subtracted" in bugs:
+        row_max = torch.zeros_like(logits[..., :1])
+    elif logits.shape[-1] and "batch_coupled" in bugs:
         row_max = logits.amax(dim=(0, 1, 3), keepdim=True).detach().expand(*logits.shape[:-1], 1)
     elif logits.shape[-1]:
         row_max = logits.amax(dim=-1, keepdim=True).detach()
     else:  # no keys at all
         row_max = logits.new_full((*logits.shape[:-1], 1), -math.inf)
-    empty = row_max == -math.inf
+    empty = (logits.amax(dim=-1, keepdim=True) == -math.inf) if logits.shape[-1] else row_max == -math.inf
     row_max = torch.where(empty, torch.zeros_like(row_max), row_max)
     weights = torch.exp(logits - row_max)
     if "key_order_weighted" in bugs:
@@ -130,7 +159,11 @@ def _planted(*bugs):
         dense = kwargs.get("attn_mask") is None and kwargs.get("cu_seqlens_q") is None
         if "crashes_when_dense_causal" in bugs and kwargs.get("causal") and dense:
             os.abort()
-        return _attention(q, k, v, bugs=frozenset(bugs), **kwargs)
+        result = _attention(q, k, v, bugs=frozenset(bugs), **kwargs)
+        if "writes_into_q" in bugs:
+            with torch.no_grad():
+                q[(0,) * q.dim()] += 1
+        return result
 
     attention.flashcheck_features = FEATURES
     return attention
@@ -149,3 +182,7 @@ batch_coupled = _planted("batch_coupled")
 gqa_modulo = _planted("gqa_modulo")
 key_order_weighted = _planted("key_order_weighted")
 output_biased = _planted("output_biased")
+max_over_hidden_keys = _planted("max_over_hidden_keys")
+max_not_subtracted = _planted("max_not_subtracted")
+writes_into_q = _planted("writes_into_q")
+writes_into_k_in_backward = _planted("writes_into_k_in_backward")

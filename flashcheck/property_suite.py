@@ -86,18 +86,20 @@ def pytest_generate_tests(metafunc):
 
 def _combinations(config):
     device = protocol.default_device()
-    count = pytest_plugin.shard_count(config)
+    pairs = []
     for impl_name in pytest_plugin.implementation_names(config):
         impl = pytest_plugin.implementation(config, impl_name)
-        for prop in PROPERTIES.values():
-            excluded = property_cases.not_applicable_because(prop, impl, device)
-            if excluded is not None:
-                skip = pytest.mark.skip(reason=f"not applicable to {impl_name}: {prop.name} {excluded}")
-                yield pytest.param(impl_name, prop.name, Shard(0, 1), id=f"{impl_name}-{prop.name}", marks=skip)
-                continue
-            for index in range(count):
-                shard = Shard(index, count)
-                yield pytest.param(impl_name, prop.name, shard, id=f"{impl_name}-{prop.name}{shard.suffix}")
+        pairs += [(impl_name, prop, property_cases.not_applicable_because(prop, impl, device))
+                  for prop in PROPERTIES.values()]
+    count = pytest_plugin.shard_count(config, tests=sum(excluded is None for _, _, excluded in pairs))
+    for impl_name, prop, excluded in pairs:
+        if excluded is not None:
+            skip = pytest.mark.skip(reason=f"not applicable to {impl_name}: {prop.name} {excluded}")
+            yield pytest.param(impl_name, prop.name, Shard(0, 1), id=f"{impl_name}-{prop.name}", marks=skip)
+            continue
+        for index in range(count):
+            shard = Shard(index, count)
+            yield pytest.param(impl_name, prop.name, shard, id=f"{impl_name}-{prop.name}{shard.suffix}")
 
 
 @dataclasses.dataclass(frozen=True)

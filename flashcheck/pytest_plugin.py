@@ -21,7 +21,9 @@ environment holding flashcheck (``-p no:flashcheck`` turns it off). It provides:
     split each property's examples over N tests (``<implementation>-<property>-shardKofN``),
     each drawing its share of the profile's ``max_examples`` (rounded up) from a seed of its
     own, so that pytest-xdist can spread one long property over N workers; else
-    ``$FLASHCHECK_SHARDS``, else 1 (one test per property, ids without the suffix).
+    ``$FLASHCHECK_SHARDS``; else, in an xdist worker under a profile that is not derandomized,
+    about 4 tests per worker (:func:`shard_count`); else 1 (one test per property, ids without
+    the suffix).
 ``--flashcheck-examples N``
     the examples each property draws (split over its shards), instead of the profile's
     ``max_examples``: where a case costs seconds (the project kernel in Triton's interpreter)
@@ -69,11 +71,13 @@ end of the run ("flashcheck devices").
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import re
 import sys
 
 import pytest
+from hypothesis import settings
 
 from flashcheck.engine import placement
 
@@ -373,11 +377,34 @@ def ratio_log_path(config) -> str | None:
     return os.path.abspath(path) if path else None
 
 
-def shard_count(config) -> int:
-    """How many tests each property's examples are split over (``--flashcheck-shards``, else
-    ``$FLASHCHECK_SHARDS``, else 1); anything but a positive integer is a
-    ``pytest.UsageError`` naming where it came from."""
-    return _positive_option(config, "flashcheck_shards", SHARDS_VARIABLE, "tests per property") or 1
+#: Tests per xdist worker that automatic sharding aims at: enough that the longest property's
+#: share is a small part of a worker's run, so that no worker runs one property's examples alone
+#: long after the others have finished.
+TESTS_PER_WORKER = 4
+#: The most tests automatic sharding splits one property's examples over.
+MAX_AUTO_SHARDS = 8
+
+
+def shard_count(config, tests: int = 1, *, derandomized: bool | None = None) -> int:
+    """How many tests each property's examples are split over: ``--flashcheck-shards``, else
+    ``$FLASHCHECK_SHARDS`` (anything but a positive integer is a ``pytest.UsageError`` naming
+    where it came from); else, in a pytest-xdist worker under a profile that draws new cases
+    (not derandomized), as many as make about :data:`TESTS_PER_WORKER` tests per worker out of
+    ``tests`` unsplit property tests (at most :data:`MAX_AUTO_SHARDS`); else 1. ``derandomized``:
+    whether the profile is (None: the active profile's setting).
+
+    A whole property's examples in one xdist worker can keep that worker busy long after the
+    others are done: on a GPU, 50 examples of one property compiling new kernel variants (the
+    pytest path measured in docs/performance.md). A derandomized profile is never split
+    automatically: its shards draw from seeds of their own, and the cases a gate draws must not
+    depend on how many workers run it."""
+    given = _positive_option(config, "flashcheck_shards", SHARDS_VARIABLE, "tests per property")
+    if given is not None:
+        return given
+    workers = getattr(config, "workerinput", {}).get("workercount", 1)
+    if workers <= 1 or (settings.default.derandomize if derandomized is None else derandomized):
+        return 1
+    return max(1, min(MAX_AUTO_SHARDS, math.ceil(TESTS_PER_WORKER * workers / max(1, tests))))
 
 
 def example_count(config) -> int | None:

@@ -18,6 +18,7 @@ import torch
 from hypothesis import settings
 
 import flashcheck.property_suite  # noqa: F401  (see below)
+from flashcheck import pytest_plugin
 from flashcheck.cases import hypothesis_profiles
 from flashcheck.engine import placement
 from flashcheck.pytest_plugin import _pin_xdist_worker, xdist_worker_number
@@ -322,6 +323,33 @@ def test_shards_split_a_propertys_examples_and_draw_different_cases(tiny, tmp_pa
     # The ci profile's 25 examples, split three ways: at most 9 each; derandomized, yet not the same 9.
     assert all(0 < len(cases) <= 9 for cases in drawn.values())
     assert set(drawn[1]) != set(drawn[2])
+
+
+class _Config:
+    """What shard_count reads of a pytest config: options, and an xdist worker's input."""
+
+    def __init__(self, workers=None, shards=None):
+        if workers is not None:
+            self.workerinput = {"workercount": workers}
+        self.shards = shards
+
+    def getoption(self, name, default=None):
+        return self.shards if name == "flashcheck_shards" else default
+
+
+@pytest.mark.parametrize("workers, tests, derandomized, shards, expected", [
+    (16, 26, False, None, 3),   # the pytest path on a GPU: about 4 tests per worker
+    (16, 16, False, None, 4),
+    (64, 5, False, None, 8),    # at most MAX_AUTO_SHARDS
+    (2, 27, False, None, 1),    # enough tests for two workers already
+    (None, 26, False, None, 1),  # not under xdist
+    (16, 26, True, None, 1),    # a derandomized gate draws the same cases whatever the workers
+    (16, 26, False, "2", 2),    # an explicit count wins
+])
+def test_xdist_workers_split_properties_automatically_only_under_a_random_profile(
+        monkeypatch, workers, tests, derandomized, shards, expected):
+    monkeypatch.delenv("FLASHCHECK_SHARDS", raising=False)
+    assert pytest_plugin.shard_count(_Config(workers, shards), tests, derandomized=derandomized) == expected
 
 
 def test_the_examples_option_sets_how_many_cases_a_property_draws_split_over_its_shards(tiny, tmp_path, monkeypatch):

@@ -13,6 +13,7 @@ from flashcheck.oracle.expectation import held_to
 from flashcheck.properties.common import (
     batched, check_none, empty_rows, expect_gradients, format_batched_index, materialize,
 )
+from flashcheck.properties.metamorphic import repeated_kv
 from flashcheck.properties.registry import prop
 
 
@@ -84,6 +85,10 @@ def empty_rows_get_zero_dq(impl, case, *, device=None):
     ))
 
 
+GROUP_SUM = "the group sum of the gradients with K/V repeated per head"
+REPEATED_DQ = "dq with K/V repeated per head"
+
+
 @prop(requires={"backward", "gqa"}, applies=lambda case: case.kv_heads < case.heads, draw={"gqa": True})
 def gqa_grads_match_repeated_kv(impl, case, *, device=None):
     """With GQA, dK and dV equal the group sums of the gradients with K and V repeated per
@@ -96,14 +101,12 @@ def gqa_grads_match_repeated_kv(impl, case, *, device=None):
     A finite group sum near or beyond the dtype's range follows the overflow rule of
     :func:`flashcheck.oracle.expectation.held_to`.
     """
-    q, k, v = inputs = materialize(case, device)
+    inputs = materialize(case, device)
     group = case.heads // case.kv_heads
     (dq, dk, dv), grad_out, grad_lse = gradients(impl, case, inputs)
-    # The head axis is -2 in both layouts: (B, N, H, D) and packed (T, H, D).
-    repeated = (q, k.repeat_interleave(group, dim=-2), v.repeat_interleave(group, dim=-2))
-    (dq_r, dk_r, dv_r), _, _ = gradients(impl, case.replace(kv_heads=case.heads), repeated, grad_out, grad_lse)
+    (dq_r, dk_r, dv_r), _, _ = gradients(impl, *repeated_kv(case, inputs), grad_out, grad_lse)
     expected = expect_gradients(impl, case, inputs, grad_out, grad_lse)
-    what = "the group sum of the gradients with K/V repeated per head"
+    what = GROUP_SUM
     for name, got, per_head in (("dk", dk, dk_r), ("dv", dv, dv_r)):
         per_head = per_head.double().unflatten(-2, (case.kv_heads, group))
         defined = per_head.isfinite().all(dim=-2)
@@ -111,7 +114,7 @@ def gqa_grads_match_repeated_kv(impl, case, *, device=None):
         allowed = 2 * expected.allowed(name)
         group_sum = torch.where(defined, held_to(per_head.sum(dim=-2), got, allowed), got.double())
         compare.check_close(name, got, group_sum, allowed, what=what)
-    compare.check_close("dq", dq, dq_r, 2 * expected.allowed("dq"), what="dq with K/V repeated per head")
+    compare.check_close("dq", dq, dq_r, 2 * expected.allowed("dq"), what=REPEATED_DQ)
 
 
 @prop(requires={"backward"})

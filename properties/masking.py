@@ -170,6 +170,35 @@ def mask_equal_to_band_matches_flag(impl, case, *, device=None):
         compare.check_close("lse", lse_m, lse, 2 * exp.allowed("lse"), what=what)
 
 
+def padded_with_huge_keys(case, device):
+    """The inputs of :func:`padded_batch_matches_unpadded`: the case's, with each batch entry's
+    padding keys huge (aligned with its queries, of the sign that wins a softmax) and its padding
+    values the dtype's largest magnitude."""
+    inputs = materialize(case, device)
+    sign = 1.0 if case.scale >= 0 else -1.0
+    with torch.no_grad():
+        for b, n in enumerate(case.mask.key_lengths):
+            q_sign = inputs.q[b].double().sum(dim=(0, 1)).sign().to(inputs.k.dtype)  # (D,): aligned with the queries
+            inputs.k[b, n:] = sign * huge_key_magnitude(case) * q_sign
+            inputs.v[b, n:] = -torch.finfo(case.torch_dtype).max
+    return inputs
+
+
+def entry_call(case, inputs, b, n):
+    """``(case, inputs)`` of :func:`padded_batch_matches_unpadded`'s dense call on batch entry
+    ``b``'s ``n`` valid keys alone."""
+    return case.replace(batch=1, seqlen_k=n, mask="none"), (inputs.q[b:b + 1], inputs.k[b:b + 1, :n],
+                                                           inputs.v[b:b + 1, :n])
+
+
+def no_valid_keys(value, b) -> str:
+    return f"{value} for batch {b}, without valid keys"
+
+
+def valid_keys_alone(b, n) -> str:
+    return f"a dense call on batch {b}'s {n} valid keys alone"
+
+
 @prop(requires={"mask"}, applies=lambda case: case.mask.kind == "key-padding" and case.band == (-1, -1),
       draw={"key_padding": True})
 def padded_batch_matches_unpadded(impl, case, *, device=None):
@@ -177,28 +206,19 @@ def padded_batch_matches_unpadded(impl, case, *, device=None):
     alone, within the sum of both calls' tolerances; the padding keys are huge (logits far
     beyond exp's range) and the padding values the dtype's largest magnitude (finite garbage
     a leak cannot hide), and an entry without valid keys gives exactly out 0 and lse -inf."""
-    inputs = materialize(case, device)
-    lengths = case.mask.key_lengths
-    sign = 1.0 if case.scale >= 0 else -1.0
-    with torch.no_grad():
-        for b, n in enumerate(lengths):
-            q_sign = inputs.q[b].double().sum(dim=(0, 1)).sign().to(inputs.k.dtype)  # (D,): aligned with the queries
-            inputs.k[b, n:] = sign * huge_key_magnitude(case) * q_sign
-            inputs.v[b, n:] = -torch.finfo(case.torch_dtype).max
+    inputs = padded_with_huge_keys(case, device)
     out, lse = call_checked(impl, case, inputs)
     exp = expect(impl, case, inputs)
-    for b, n in enumerate(lengths):
+    for b, n in enumerate(case.mask.key_lengths):
         if n == 0:
-            compare.check_equal("out", out[b], torch.zeros_like(out[b]), what=f"0 for batch {b}, without valid keys")
+            compare.check_equal("out", out[b], torch.zeros_like(out[b]), what=no_valid_keys(0, b))
             if lse is not None:
-                compare.check_equal("lse", lse[b], torch.full_like(lse[b], float("-inf")),
-                                    what=f"-inf for batch {b}, without valid keys")
+                compare.check_equal("lse", lse[b], torch.full_like(lse[b], float("-inf")), what=no_valid_keys("-inf", b))
             continue
-        single = case.replace(batch=1, seqlen_k=n, mask="none")
-        parts = (inputs.q[b:b + 1], inputs.k[b:b + 1, :n], inputs.v[b:b + 1, :n])
+        single, parts = entry_call(case, inputs, b, n)
         out_s, lse_s = call_checked(impl, single, parts)
         exp_s = expect(impl, single, parts)
-        what = f"a dense call on batch {b}'s {n} valid keys alone"
+        what = valid_keys_alone(b, n)
         compare.check_close("out", out[b:b + 1], out_s, exp.allowed("out")[b:b + 1] + exp_s.allowed("out"), what=what)
         if lse is not None:
             compare.check_close("lse", lse[b:b + 1], lse_s, exp.allowed("lse")[b:b + 1] + exp_s.allowed("lse"),

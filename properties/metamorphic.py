@@ -142,8 +142,8 @@ def sum_allowance(impl, case, inputs, other, total) -> torch.Tensor:
 
 
 def repeated_kv(case, inputs):
-    """gqa_matches_repeated_kv's second call: ``(case, inputs)`` with K and V repeated per
-    query head."""
+    """The second call of gqa_matches_repeated_kv and gqa_grads_match_repeated_kv: ``(case,
+    inputs)`` with K and V repeated per query head."""
     q, k, v = inputs
     group = case.heads // case.kv_heads
     # The head axis is -2 in both layouts: (B, N, H, D) and packed (T, H, D).

@@ -21,11 +21,30 @@ def _sequence_case(case, nq: int, nk: int):
     return case.replace(seqlens=None, batch=1, seqlen_q=nq, seqlen_k=nk)
 
 
-def _sequences(case):
+def sequences(case):
     """``(s, rows, keys, nq, nk)`` per sequence: slices of the packed tokens."""
     cq, ck = (c.tolist() for c in case.cu_seqlens())
     for s, (nq, nk) in enumerate(case.seqlens):
         yield s, slice(cq[s], cq[s + 1]), slice(ck[s], ck[s + 1]), nq, nk
+
+
+def sequence_call(case, inputs, rows, keys, nq, nk):
+    """``(case, inputs)`` of :func:`varlen_matches_separate_calls`'s dense call on one sequence
+    (its ``rows`` and ``keys`` of the packed tokens) alone."""
+    q, k, v = inputs
+    return _sequence_case(case, nq, nk), (q[rows].unsqueeze(0), k[keys].unsqueeze(0), v[keys].unsqueeze(0))
+
+
+def sequence_alone(s, nq, nk) -> str:
+    return f"a dense call on sequence {s} alone ({nq} queries, {nk} keys)"
+
+
+def without_keys(value, s) -> str:
+    return f"{value} on sequence {s}, which has no keys"
+
+
+def without_queries(s) -> str:
+    return f"0 for the keys of sequence {s}, which has no queries"
 
 
 def _exactly(name, got, value, what):
@@ -50,22 +69,21 @@ def varlen_matches_separate_calls(impl, case, *, device=None):
     if backward:
         (dq, dk, dv), grad_out, grad_lse = gradients(impl, case, inputs)
         exp_g = expect_gradients(impl, case, inputs, grad_out, grad_lse)
-    for s, rows, keys, nq, nk in _sequences(case):
-        what = f"a dense call on sequence {s} alone ({nq} queries, {nk} keys)"
+    for s, rows, keys, nq, nk in sequences(case):
+        what = sequence_alone(s, nq, nk)
         if nq and not nk:  # rows without keys: the protocol fixes their values
-            _exactly("out", out[rows], 0.0, f"0 on sequence {s}, which has no keys")
+            _exactly("out", out[rows], 0.0, without_keys(0, s))
             if lse is not None:
-                _exactly("lse", lse[:, rows], float("-inf"), f"-inf on sequence {s}, which has no keys")
+                _exactly("lse", lse[:, rows], float("-inf"), without_keys("-inf", s))
             if backward:
-                _exactly("dq", dq[rows], 0.0, f"0 on sequence {s}, which has no keys")
+                _exactly("dq", dq[rows], 0.0, without_keys(0, s))
             continue
         if not nq:
             if backward:
                 for name, grad in (("dk", dk), ("dv", dv)):
-                    _exactly(name, grad[keys], 0.0, f"0 for the keys of sequence {s}, which has no queries")
+                    _exactly(name, grad[keys], 0.0, without_queries(s))
             continue
-        single = _sequence_case(case, nq, nk)
-        parts = (q[rows].unsqueeze(0), k[keys].unsqueeze(0), v[keys].unsqueeze(0))
+        single, parts = sequence_call(case, inputs, rows, keys, nq, nk)
         out_s, lse_s = call_checked(impl, single, parts)
         compare.check_close("out", out[rows], out_s[0], 2 * exp.allowed("out")[rows], what=what)
         if lse is not None:

@@ -206,6 +206,15 @@ PLANTED = [
     ("writes_into_q", "out_matches_reference", DENSE),
     ("writes_into_k_in_backward", "backward_leaves_inputs_unchanged", MASKED),
     ("writes_into_k_in_backward", "grads_match_reference", DENSE),
+    # Relations between a call and others on parts of it, gradients included.
+    ("gqa_modulo", "gqa_grads_match_repeated_kv", "batch=1 seqlen_q=5 seqlen_k=7 heads=4 kv_heads=2 head_dim=8 "
+                                                  "dtype=float32 seed=6"),
+    ("gqa_modulo", "gqa_grads_match_repeated_kv", PACKED.replace("heads=2", "heads=4").replace("kv_heads=1", "kv_heads=2")),
+    ("across_documents", "varlen_matches_separate_calls", PACKED),
+    ("packed_scaled_dq", "varlen_matches_separate_calls", PACKED.replace("bfloat16", "float32")),
+    ("across_documents", "varlen_matches_separate_calls",  # a sequence without keys gets the others'
+     PACKED.replace("0:2/", "2:0/0:2/").replace("seqlen_q=8", "seqlen_q=10")),
+    ("ignores_mask", "padded_batch_matches_unpadded", MASKED.replace("random:0.5,rows:1", "key-padding:3/0")),
 ]
 
 

@@ -44,8 +44,8 @@ from flashcheck.cases.case import Case
 from flashcheck.engine.fuzz_result import PROCESS_KINDS
 from flashcheck.oracle import expectation
 from flashcheck.oracle.backward_inputs import ds_range_inputs, upstream
-from flashcheck.properties import PROPERTIES, masking, metamorphic
-from flashcheck.properties.common import batched, expect, materialize
+from flashcheck.properties import PROPERTIES, gradients, masking, metamorphic, packed
+from flashcheck.properties.common import batched, expect, expect_gradients, materialize
 from flashcheck.repro import calls, standalone
 
 
@@ -69,19 +69,33 @@ class Scripted:
 GRADIENTS = ("dv", "dk", "dq")
 
 
-def _call(case: Case, inputs, device, **extra) -> dict:
+def _upstream(impl, case: Case, device):
+    """``(grad_out, grad_lse)``: the upstream gradients a gradient property draws for ``case``
+    (they depend on the case alone, never on the kernel's outputs); an lse gradient where the
+    implementation declares an lse, used by the script where the kernel's lse is differentiable."""
+    out = torch.empty(case.out_shape, dtype=case.torch_dtype, device=device)
+    lse = (torch.empty(case.lse_shape, dtype=torch.float32, device=device, requires_grad=True)
+           if "lse" in protocol.features_of(impl, device) else None)
+    return upstream(case, out, lse)
+
+
+def _call(case: Case, inputs, device, grads=None, **extra) -> dict:
     """One call of a script: the inputs (bit for bit) and ``case``'s protocol arguments (``extra``
-    replacing some of them, as :func:`flashcheck.properties.common.call_checked` takes them), as
-    :func:`flashcheck.repro.standalone.placed` reads them."""
+    replacing some of them, as :func:`flashcheck.properties.common.call_checked` takes them), and
+    with ``grads``, ``(grad_out, grad_lse)``, its backward pass too, as
+    :func:`flashcheck.repro.standalone.run_calls` reads them."""
     kwargs = {**case.attention_kwargs(device), **extra}
     plain = {name: value for name, value in kwargs.items() if not isinstance(value, torch.Tensor)}
     plain["window"] = list(plain["window"])
+    grad_out, grad_lse = grads if grads is not None else (None, None)
     return {"inputs": {name: _entry(t) for name, t in zip("qkv", inputs)}, "kwargs": plain,
-            "tensor_kwargs": {name: _entry(value) for name, value in kwargs.items() if isinstance(value, torch.Tensor)}}
+            "tensor_kwargs": {name: _entry(value) for name, value in kwargs.items() if isinstance(value, torch.Tensor)},
+            "grad_out": _entry(grad_out), "grad_lse": _entry(grad_lse)}
 
 
 def _relation(output: str, left: int, right: int | tuple[int, ...], what: str, *, allowed=None, where=None,
-              scale: float = 1.0, where_normal: bool = False, against: str = "calls", limit=None) -> dict:
+              scale: float = 1.0, where_normal: bool = False, against: str = "calls", limit=None,
+              left_index=None, right_index=None, group: int | None = None) -> dict:
     """``output`` (out or lse) of call ``left`` against ``scale`` times that of call ``right``
     (or, within an allowance, the float64 sum of the calls ``right``): bit for bit, or within the
     elementwise ``allowed`` error (float64); only ``where`` (a boolean tensor like the output)
@@ -90,10 +104,30 @@ def _relation(output: str, left: int, right: int | tuple[int, ...], what: str, *
     float64 attention on its own inputs within ``allowed`` (and the largest error ``limit``), as
     the reference properties compare (``right`` unused); "reference_difference": call ``left``'s
     output minus call ``right``'s against the difference of their float64 attention, within
-    ``allowed``."""
+    ``allowed``; "group_sum": call ``left``'s output against the sums over each ``group`` of
+    heads of call ``right``'s. ``left_index``, ``right_index``: the part of each output compared
+    (:func:`flashcheck.repro.standalone.sliced`; the slices of ``slice_index``)."""
     return {"output": output, "left": left, "right": [right] if isinstance(right, int) else list(right),
             "scale": scale, "what": what, "allowed": _entry(allowed), "where": _entry(where),
-            "where_normal": where_normal, "against": against, "limit": limit}
+            "where_normal": where_normal, "against": against, "limit": limit, "left_index": left_index,
+            "right_index": right_index, "group": group}
+
+
+def _value(output: str, call: int, value: float, what: str, index=None) -> dict:
+    """Every element of ``output`` of call ``call`` (at ``index``) bit for bit ``value``."""
+    return {"output": output, "left": call, "right": [], "against": "value", "value": value, "what": what,
+            "left_index": index}
+
+
+def slice_index(*parts) -> list:
+    """An index of :func:`flashcheck.repro.standalone.sliced`: each part a slice (as a ``[start,
+    stop]`` pair), an int, or None for a whole dimension."""
+    return [[part.start, part.stop] if isinstance(part, slice) else part for part in parts]
+
+
+def _part(tensor, *parts):
+    """``tensor[parts]`` as a tensor of its own, so that a script carries that part alone."""
+    return tensor[tuple(slice(None) if part is None else part for part in parts)].clone()
 
 
 def _layout_relations(impl, case, device):
@@ -180,6 +214,68 @@ def _key_shift_relations(impl, case, device):
                   where=torch.isfinite(exp.expected_lse))]
 
 
+def _repeated_kv_gradient_relations(impl, case, device):
+    inputs = materialize(case, device)
+    grads = _upstream(impl, case, device)
+    expected = expect_gradients(impl, case, inputs, *grads)
+    group = case.heads // case.kv_heads
+    return [_call(case, inputs, device, grads), _call(*metamorphic.repeated_kv(case, inputs), device, grads)], [
+        *(_relation(name, 0, 1, gradients.GROUP_SUM, allowed=2 * expected.allowed(name), against="group_sum",
+                    group=group) for name in ("dk", "dv")),
+        _relation("dq", 0, 1, gradients.REPEATED_DQ, allowed=2 * expected.allowed("dq"))]
+
+
+def _separate_call_relations(impl, case, device):
+    inputs = materialize(case, device)
+    backward = "backward" in protocol.features_of(impl, device)
+    grad_out, grad_lse = grads = _upstream(impl, case, device) if backward else (None, None)
+    exp = expect(impl, case, inputs)
+    exp_g = expect_gradients(impl, case, inputs, *grads) if backward else None
+    calls, relations = [_call(case, inputs, device, grads if backward else None)], []
+    for s, rows, keys, nq, nk in packed.sequences(case):
+        r, k = slice_index(rows), slice_index(keys)
+        if nq and not nk:
+            relations += [_value("out", 0, 0.0, packed.without_keys(0, s), r),
+                          _value("lse", 0, float("-inf"), packed.without_keys("-inf", s), [None, *r])]
+            relations += [_value("dq", 0, 0.0, packed.without_keys(0, s), r)] if backward else []
+            continue
+        if not nq:
+            relations += [_value(name, 0, 0.0, packed.without_queries(s), k) for name in ("dk", "dv") if backward]
+            continue
+        upstream_s = (grad_out[rows].unsqueeze(0), None if grad_lse is None else grad_lse[:, rows].unsqueeze(0))
+        calls.append(_call(*packed.sequence_call(case, inputs, rows, keys, nq, nk), device,
+                           upstream_s if backward else None))
+        what, alone = packed.sequence_alone(s, nq, nk), len(calls) - 1
+        relations += [
+            _relation("out", 0, alone, what, allowed=2 * _part(exp.allowed("out"), rows), left_index=r, right_index=[0]),
+            _relation("lse", 0, alone, what, allowed=2 * _part(exp.allowed("lse"), None, rows), left_index=[None, *r],
+                      right_index=[0])]
+        if backward:
+            relations += [_relation(name, 0, alone, what, allowed=2 * _part(exp_g.allowed(name), part),
+                                    left_index=slice_index(part), right_index=[0])
+                          for name, part in (("dq", rows), ("dk", keys), ("dv", keys))]
+    return calls, relations
+
+
+def _unpadded_entry_relations(impl, case, device):
+    inputs = masking.padded_with_huge_keys(case, device)
+    exp = expect(impl, case, inputs)
+    calls, relations = [_call(case, inputs, device)], []
+    for b, n in enumerate(case.mask.key_lengths):
+        if n == 0:
+            relations += [_value("out", 0, 0.0, masking.no_valid_keys(0, b), [b]),
+                          _value("lse", 0, float("-inf"), masking.no_valid_keys("-inf", b), [b])]
+            continue
+        single, parts = masking.entry_call(case, inputs, b, n)
+        exp_s = expect(impl, single, parts)
+        calls.append(_call(single, parts, device))
+        entry = slice(b, b + 1)
+        relations += [_relation(name, 0, len(calls) - 1, masking.valid_keys_alone(b, n),
+                                allowed=_part(exp.allowed(name), entry) + exp_s.allowed(name),
+                                left_index=slice_index(entry)) for name in ("out", "lse")]
+    return calls, relations
+
+
 #: The properties a script decides on its own, as the property does.
 SCRIPTED = {
     "out_matches_reference": Scripted("reference", ("out",)),
@@ -205,6 +301,9 @@ SCRIPTED = {
     "key_shift_invariance": Scripted("relations", relations=_key_shift_relations),
     "inputs_unchanged": Scripted("unchanged"),
     "backward_leaves_inputs_unchanged": Scripted("unchanged", backward=True),
+    "gqa_grads_match_repeated_kv": Scripted("relations", relations=_repeated_kv_gradient_relations),
+    "varlen_matches_separate_calls": Scripted("relations", relations=_separate_call_relations),
+    "padded_batch_matches_unpadded": Scripted("relations", relations=_unpadded_entry_relations),
 }
 
 
@@ -316,12 +415,7 @@ def payload(impl, case: Case, device: str, how: Scripted, *, title: str, kind: s
     else:
         inputs = case.materialize(device)
         if how.backward:
-            # The upstream gradients the property draws; an lse gradient where the implementation
-            # declares an lse, used by the script where the kernel's lse is differentiable.
-            out = torch.empty(case.out_shape, dtype=case.torch_dtype, device=device)
-            lse = (torch.empty(case.lse_shape, dtype=torch.float32, device=device, requires_grad=True)
-                   if "lse" in features else None)
-            grad_out, grad_lse = upstream(case, out, lse)
+            grad_out, grad_lse = _upstream(impl, case, device)
     data = {
         "title": title, "device": str(device), "check": how.check, "kind": kind, "outputs": list(how.outputs),
         **_call(case, inputs, device),

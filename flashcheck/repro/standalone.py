@@ -325,16 +325,40 @@ def agree(name, got, other, allowed, what, where=None):
     return not bool(exceed.any())
 
 
-def related(attention, data, device):
-    """The ``relations`` check: every call of ``data["calls"]``, then each relation between
-    their results: against another call's result (``against`` "calls": bit for bit, or within an
-    allowed error), against float64 attention on the left call's own inputs ("reference"), or the
-    left result minus the right one against the same difference of their float64 attention
-    ("reference_difference"); True where all hold."""
-    results, exact = [], {}
+def sliced(tensor, index):
+    """``tensor`` at ``index`` (None: all of it): per leading dimension an int, a ``[start, stop]``
+    pair, or None for the whole dimension."""
+    if tensor is None or index is None:
+        return tensor
+    return tensor[tuple(slice(None) if i is None else slice(*i) if isinstance(i, list) else i for i in index)]
+
+
+def run_calls(attention, data, device):
+    """The results of every call of ``data["calls"]``: out and lse, and dq, dk, dv by autograd
+    for a call that carries upstream gradients (``grad_out``)."""
+    results = []
     for entry in data["calls"]:
         q, k, v, kwargs = placed(entry, device)
-        results.append(dict(zip(("out", "lse"), call(attention, q, k, v, kwargs))))
+        result = dict(zip(("out", "lse"), call(attention, q, k, v, kwargs)))
+        if entry.get("grad_out") is not None:
+            grads, _ = backward(attention, q, k, v, kwargs, place(entry["grad_out"], device),
+                                place(entry.get("grad_lse"), device))
+            result.update(zip(("dq", "dk", "dv"), grads))
+        results.append(result)
+    return results
+
+
+def related(attention, data, device):
+    """The ``relations`` check: every call of ``data["calls"]`` (:func:`run_calls`), then each
+    relation between their results (each result at its relation's ``left_index`` and
+    ``right_index``, :func:`sliced`): against another call's result (``against`` "calls": bit for
+    bit, or within an allowed error), against float64 attention on the left call's own inputs
+    ("reference"), the left result minus the right one against the same difference of their
+    float64 attention ("reference_difference"), the left result against the sums over each group
+    of ``group`` heads of the right one's (its axis -2; "group_sum": GQA's dK and dV against the
+    gradients with K and V repeated per head), or every element bit for bit equal to ``value``
+    ("value"); True where all hold."""
+    results, exact = run_calls(attention, data, device), {}
 
     def reference(index):
         if index not in exact:
@@ -346,13 +370,18 @@ def related(attention, data, device):
     for relation in data["relations"]:
         name = relation["output"]
         against = relation.get("against", "calls")
-        left = results[relation["left"]][name]
-        if against == "reference":
-            if left is not None:
+        left = sliced(results[relation["left"]][name], relation.get("left_index"))
+        if against in ("reference", "value"):
+            if left is None:
+                continue  # the kernel returns no lse
+            if against == "value":
+                differ = ~bitwise_equal(left, torch.full_like(left, relation["value"]))
+                held &= none_of(name, differ, left, f"are not {relation['what']}")
+            else:
                 held &= compare(name, left, reference(relation["left"])[name], place(relation["allowed"], device),
                                 relation.get("limit"))
             continue
-        rights = [results[index][name] for index in relation["right"]]
+        rights = [sliced(results[index][name], relation.get("right_index")) for index in relation["right"]]
         if left is None and all(right is None for right in rights):
             continue  # the kernel returns no lse
         if left is None or any(right is None for right in rights):
@@ -363,17 +392,25 @@ def related(attention, data, device):
         if relation["where_normal"]:
             normal = rights[0].abs() > torch.finfo(rights[0].dtype).tiny
             where = normal if where is None else where & normal
-        if relation["allowed"] is None:  # one right-hand call, times an exact scale (1, -1, 2)
+        allowed = place(relation["allowed"], device)
+        if allowed is None:  # one right-hand call, times an exact scale (1, -1, 2)
             right = rights[0] * relation["scale"]
             differ = ~bitwise_equal(left, right) if left.shape == right.shape else torch.ones((), dtype=torch.bool)
             held &= none_of(name, differ if where is None else differ & where, left, f"differ from {relation['what']}")
         elif against == "reference_difference":
             got = left.detach().to(torch.float64) - rights[0].detach().to(torch.float64)
             shift = reference(relation["left"])[name] - reference(relation["right"][0])[name]
-            held &= agree(name, got, shift, place(relation["allowed"], device), relation["what"], where)
+            held &= agree(name, got, shift, allowed, relation["what"], where)
+        elif against == "group_sum":
+            # A group with an infinite per-head gradient has no defined sum (+inf and -inf give
+            # NaN): that element is left to the comparison with float64, as flashcheck leaves it.
+            per_head = rights[0].detach().to(torch.float64).unflatten(-2, (-1, relation["group"]))
+            defined = per_head.isfinite().all(dim=-2)
+            total = torch.where(defined, held_to(per_head.sum(dim=-2), left, allowed), left.detach().to(torch.float64))
+            held &= agree(name, left, total, allowed, relation["what"], where)
         else:
             right = sum(r.detach().to(torch.float64) for r in rights) * relation["scale"]
-            held &= agree(name, left, right, place(relation["allowed"], device), relation["what"], where)
+            held &= agree(name, left, right, allowed, relation["what"], where)
     return held
 
 

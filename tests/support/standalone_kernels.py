@@ -10,7 +10,7 @@ independent bugs in it:
 - ``two_bugs``: both of those, which touch different properties and case classes;
 - ``across_documents``: packed sequences attend keys of every sequence;
 - ``ignores_mask``: ``attn_mask`` is ignored;
-- ``scaled_dq``: dQ comes back 5% too large;
+- ``scaled_dq``: dQ comes back 5% too large; ``packed_scaled_dq``: only from packed calls;
 - ``crashes_when_dense_causal``: the process aborts on every dense causal case (not packed, no mask);
 - ``layout_dependent``: the output moves one float32 step up when q is not contiguous;
 - ``batch_coupled``: each row's maximum is taken over every batch entry and head, so that the
@@ -105,7 +105,7 @@ class _WriteInBackward(torch.autograd.Function):
 def _attention(q, k, v, *, causal=False, window=(-1, -1), softmax_scale=None, attn_mask=None, cu_seqlens_q=None,
                cu_seqlens_k=None, max_seqlen_q=None, max_seqlen_k=None, bugs=frozenset()):
     packed = q.dim() == 3
-    if "scaled_dq" in bugs:
+    if "scaled_dq" in bugs or ("packed_scaled_dq" in bugs and packed):
         q = _ScaleGradient.apply(q, 1.05)
     if "writes_into_k_in_backward" in bugs and k.requires_grad:
         k = _WriteInBackward.apply(k)
@@ -176,6 +176,7 @@ two_bugs = _planted("causal_off_by_one", "lse_off_without_band")
 across_documents = _planted("across_documents")
 ignores_mask = _planted("ignores_mask")
 scaled_dq = _planted("scaled_dq")
+packed_scaled_dq = _planted("packed_scaled_dq")
 crashes_when_dense_causal = _planted("crashes_when_dense_causal")
 layout_dependent = _planted("layout_dependent")
 batch_coupled = _planted("batch_coupled")

@@ -26,16 +26,10 @@ def inputs_unchanged(impl, case, *, device=None):
     call_checked(impl, case, inputs)  # raises, naming the input, where the call changed one
 
 
-def _guarded(shape, dtype, device, pads):
-    """A view of ``shape`` inside a NaN-filled buffer with guard bands of ``pads`` on
-    each side of each dimension; returns (buffer, view, inside) with ``inside`` a
-    boolean mask over the buffer that is True exactly under the view."""
-    padded = tuple(size + 2 * pad for size, pad in zip(shape, pads))
-    buffer = torch.full(padded, float("nan"), dtype=dtype, device=device)
-    region = tuple(slice(pad, pad + size) for size, pad in zip(shape, pads))
-    inside = torch.zeros(padded, dtype=torch.bool, device=device)
-    inside[region] = True
-    return buffer, buffer[region], inside
+#: The guard bands around the output views of :func:`outputs_written_in_bounds`, per dimension
+#: (the last ones used: packed outputs have one dimension fewer).
+OUT_PADS = (1, 2, 1, 3)
+LSE_PADS = (1, 1, 5)
 
 
 @prop(requires={"out"})
@@ -43,10 +37,12 @@ def outputs_written_in_bounds(impl, case, *, device=None):
     """Given NaN-poisoned output views inside guard bands, the call writes every element of
     out and lse and no byte outside them."""
     inputs = materialize(case, device)
+    from flashcheck.repro.standalone import guarded  # here: flashcheck.repro imports the properties
+
     q = inputs.q
-    out_buf, out_view, out_inside = _guarded(tuple(q.shape), q.dtype, q.device, (1, 2, 1, 3)[-q.dim():])
+    out_buf, out_view, out_inside = guarded(tuple(q.shape), q.dtype, q.device, OUT_PADS[-q.dim():])
     lse_shape = case.lse_shape
-    lse_buf, lse_view, lse_inside = _guarded(lse_shape, torch.float32, q.device, (1, 1, 5)[-len(lse_shape):])
+    lse_buf, lse_view, lse_inside = guarded(lse_shape, torch.float32, q.device, LSE_PADS[-len(lse_shape):])
     out, lse = call_checked(impl, case, inputs, out=out_view, lse_out=lse_view)
     for name, buffer, view, inside, returned in (
         ("out", out_buf, out_view, out_inside, out),
@@ -101,9 +97,11 @@ def check_memory_flat(call: Callable[[], None], allocated: Callable[[], int], *,
     for _ in range(repeats):
         call()
         readings.append(allocated())
+    from flashcheck.repro.standalone import memory_grew  # here: flashcheck.repro imports the properties
+
     steps = [after - before for before, after in zip(readings, readings[1:])]
     growth = readings[-1] - readings[0]
-    if growth > slack or all(step > 0 for step in steps):
+    if memory_grew(readings, slack):
         raise Violation(
             f"device memory grew by {growth} bytes ({growth / 2**20:.3g} MiB) over {repeats} identical calls after "
             f"a warm-up call: {', '.join(f'{step:+d}' for step in steps)} bytes call by call, from {readings[0]} "

@@ -215,14 +215,19 @@ PLANTED = [
     ("across_documents", "varlen_matches_separate_calls",  # a sequence without keys gets the others'
      PACKED.replace("0:2/", "2:0/0:2/").replace("seqlen_q=8", "seqlen_q=10")),
     ("ignores_mask", "padded_batch_matches_unpadded", MASKED.replace("random:0.5,rows:1", "key-padding:3/0")),
+    ("writes_before_out", "outputs_written_in_bounds", DENSE),
+    ("writes_before_out", "outputs_written_in_bounds", PACKED),
 ]
+#: The correct kernel of a property that needs a feature the plain one lacks.
+CORRECT = {"outputs_written_in_bounds": "correct_out"}
 
 
 def test_a_script_fails_on_each_planted_bug_and_holds_on_the_correct_kernel_without_flashcheck(tmp_path):
     expected = {}
     for number, (bug, property_name, spec) in enumerate(PLANTED):
         case = Case.from_spec(spec)
-        for impl_name, fails in ((f"{KERNELS}:{bug}", True), (f"{KERNELS}:correct", False)):
+        correct = CORRECT.get(property_name, "correct")
+        for impl_name, fails in ((f"{KERNELS}:{bug}", True), (f"{KERNELS}:{correct}", False)):
             impl = peers.resolve(impl_name)
             verdict = decide(PROPERTIES[property_name], impl, case, device="cpu", impl_name=impl_name)
             assert (verdict.outcome is Outcome.FAILED) == fails, verdict  # flashcheck's own verdict first
@@ -461,6 +466,43 @@ def test_a_fused_operator_s_script_calls_it_exactly_as_the_adapter_does(device, 
     got = namespace["attention"](q, k, v, **kwargs)
     for a, b in zip(got, expected):
         assert a.shape == b.shape and a.stride() == b.stride() and torch.equal(a, b)
+
+
+@pytest.mark.gpu
+def test_a_memory_script_fails_on_a_kernel_that_keeps_its_outputs_and_holds_on_the_correct_one(tmp_path):
+    case = Case.from_spec("batch=2 seqlen_q=256 seqlen_k=256 heads=4 head_dim=64 dtype=float16 seed=1")
+    scripts = {}
+    for bug, fails in (("keeps_every_output", True), ("correct", False)):
+        impl_name = f"{KERNELS}:{bug}"
+        impl = peers.resolve(impl_name)
+        verdict = decide(PROPERTIES["repeated_calls_do_not_grow_memory"], impl, case, device="cuda", impl_name=impl_name)
+        assert (verdict.outcome is Outcome.FAILED) == fails, verdict
+        path = repro.write(tmp_path / f"{bug}.py", impl=impl, impl_name=impl_name,
+                           property_name="repeated_calls_do_not_grow_memory", case=case, device="cuda")
+        scripts[str(path)] = 1 if fails else 0
+    for script, (status, output) in run_without_flashcheck([Path(path) for path in scripts]).items():
+        assert status == scripts[script], output
+
+
+def test_a_memory_script_says_it_cannot_check_where_torch_counts_no_memory():
+    from flashcheck.repro import standalone
+    from tests.support import standalone_kernels
+
+    q, k, v = Case.from_spec("batch=1 seqlen_q=4 seqlen_k=4 heads=1 head_dim=8").materialize("cpu")
+    with pytest.raises(standalone.CannotCheck, match="--device cuda"):
+        standalone.memory_flat(standalone_kernels.correct, q, k, v, {}, None, None, 4, 1 << 20)
+
+
+@pytest.mark.parametrize("readings, grew", [
+    ([100, 100, 100, 100, 100], False),
+    ([100, 200, 100, 200, 100], False),          # a temporary that comes and goes
+    ([100, 101, 102, 103, 104], True),           # a little at every call
+    ([100, 100, 100, 100, 100 + (2 << 20)], True),  # beyond the slack
+])
+def test_memory_grows_where_it_grows_beyond_the_slack_or_at_every_call(readings, grew):
+    from flashcheck.repro import standalone
+
+    assert standalone.memory_grew(readings, 1 << 20) == grew
 
 
 def test_a_script_s_document_mask_is_flashcheck_s_packed_as_dense_mask():

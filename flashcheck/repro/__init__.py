@@ -44,7 +44,7 @@ from flashcheck.cases.case import Case
 from flashcheck.engine.fuzz_result import PROCESS_KINDS
 from flashcheck.oracle import expectation
 from flashcheck.oracle.backward_inputs import ds_range_inputs, upstream
-from flashcheck.properties import PROPERTIES, gradients, masking, metamorphic, packed
+from flashcheck.properties import PROPERTIES, gradients, masking, memory, metamorphic, packed
 from flashcheck.properties.common import batched, expect, expect_gradients, materialize
 from flashcheck.repro import calls, standalone
 
@@ -53,7 +53,8 @@ from flashcheck.repro import calls, standalone
 class Scripted:
     """How a script checks a property: ``check``, one of
     :data:`flashcheck.repro.standalone.CHECKS`; ``outputs`` compared with float64 (a
-    ``reference`` check); ``backward``: it runs the backward pass; ``ds_range``: on the float16
+    ``reference`` check); ``backward``: it runs the backward pass (``"declared"``: where the
+    implementation declares the feature backward); ``ds_range``: on the float16
     dS-range stress's scaled inputs (:func:`flashcheck.oracle.backward_inputs.ds_range_inputs`);
     ``relations``: for a ``relations`` check (a metamorphic property), the function that makes
     its calls and the relations between their results, ``(impl, case, device) -> (calls,
@@ -61,7 +62,7 @@ class Scripted:
 
     check: str
     outputs: tuple[str, ...] = ()
-    backward: bool = False
+    backward: bool | str = False
     ds_range: bool = False
     relations: Callable | None = None
 
@@ -304,6 +305,8 @@ SCRIPTED = {
     "gqa_grads_match_repeated_kv": Scripted("relations", relations=_repeated_kv_gradient_relations),
     "varlen_matches_separate_calls": Scripted("relations", relations=_separate_call_relations),
     "padded_batch_matches_unpadded": Scripted("relations", relations=_unpadded_entry_relations),
+    "outputs_written_in_bounds": Scripted("written_in_bounds"),
+    "repeated_calls_do_not_grow_memory": Scripted("memory_flat", backward="declared"),
 }
 
 
@@ -371,7 +374,8 @@ def script_source(*, impl_name: str, property_name: str, case: Case, device: str
         "",
         "Needs torch" + (f" and {call.needs}" if call.needs else "")
         + (f", and {sidecar.name} beside it (the payload of a large case)" if sidecar is not None else "")
-        + ". Exit status: 1 where the property fails (or the kernel raises), 0 where it holds.",
+        + ". Exit status: 1 where the property fails (or the kernel raises), 0 where it holds, 2 where it"
+        " cannot be checked on the device chosen.",
         "The inputs are embedded bit for bit, with their strides; float64 attention and its gradients are",
         "computed below; the allowed error of each element is flashcheck's tolerance model's for these inputs.",
         '"""',
@@ -414,7 +418,7 @@ def payload(impl, case: Case, device: str, how: Scripted, *, title: str, kind: s
         inputs, grad_out = ds_range_inputs(case, device)
     else:
         inputs = case.materialize(device)
-        if how.backward:
+        if how.backward is True or (how.backward == "declared" and "backward" in features):
             grad_out, grad_lse = _upstream(impl, case, device)
     data = {
         "title": title, "device": str(device), "check": how.check, "kind": kind, "outputs": list(how.outputs),
@@ -423,6 +427,10 @@ def payload(impl, case: Case, device: str, how: Scripted, *, title: str, kind: s
     }
     if how.relations is not None:
         data["calls"], data["relations"] = how.relations(impl, case, device)
+    if how.check == "written_in_bounds":
+        data["pads"] = {"out": list(memory.OUT_PADS), "lse": list(memory.LSE_PADS)}
+    if how.check == "memory_flat":
+        data["repeats"], data["slack"] = memory.REPEATS, memory.GROWTH_SLACK_BYTES
     if how.check == "reference" and not how.backward:
         expected = expectation.expect(*inputs, **kwargs, tf32=tf32)
         for name in how.outputs:

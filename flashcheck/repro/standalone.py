@@ -38,9 +38,12 @@ import torch
 #: crash, a hang or a fatal error, which reproduces where the process dies, hangs or raises;
 #: ``unchanged``: the case's call (and its backward) leave q, k, v (and the upstream gradients)
 #: as they were, which every call of every check also verifies (:func:`left_unchanged`);
-#: ``relations``: several calls, and relations between their results (:func:`related`).
+#: ``relations``: several calls, and relations between their results (:func:`related`);
+#: ``written_in_bounds``: out and lse written into given views, every element and nothing
+#: around them (:func:`written_in_bounds`); ``memory_flat``: repeated identical calls keep no
+#: device memory (:func:`memory_flat`, CUDA only).
 CHECKS = ("reference", "finite", "empty_rows", "deterministic", "unseen_keys_zero", "empty_rows_zero_dq", "runs",
-          "unchanged", "relations")
+          "unchanged", "relations", "written_in_bounds", "memory_flat")
 
 
 # -- the payload ---------------------------------------------------------------------------------
@@ -414,6 +417,75 @@ def related(attention, data, device):
     return held
 
 
+def guarded(shape, dtype, device, pads):
+    """``(buffer, view, inside)``: a view of ``shape`` inside a NaN-filled buffer with guard
+    bands of ``pads`` on each side of each dimension, and a boolean mask over the buffer that
+    is True exactly under the view."""
+    padded = tuple(size + 2 * pad for size, pad in zip(shape, pads))
+    buffer = torch.full(padded, float("nan"), dtype=dtype, device=device)
+    region = tuple(slice(pad, pad + size) for size, pad in zip(shape, pads))
+    inside = torch.zeros(padded, dtype=torch.bool, device=device)
+    inside[region] = True
+    return buffer, buffer[region], inside
+
+
+def written_in_bounds(attention, q, k, v, kwargs, pads):
+    """The ``written_in_bounds`` check: the call given NaN-filled ``out=`` and ``lse_out=`` views
+    inside guard bands (``pads["out"]``, ``pads["lse"]``: per dimension, the last ones used)
+    writes every element of them, returns them, and writes nothing around them."""
+    lse_shape = (q.shape[1], q.shape[0]) if q.dim() == 3 else (q.shape[0], q.shape[2], q.shape[1])
+    out_buffer, out_view, out_inside = guarded(tuple(q.shape), q.dtype, q.device, pads["out"][-q.dim():])
+    lse_buffer, lse_view, lse_inside = guarded(lse_shape, torch.float32, q.device, pads["lse"][-len(lse_shape):])
+    out, lse = call(attention, q, k, v, dict(kwargs, out=out_view, lse_out=lse_view))
+    held = True
+    for name, buffer, view, inside, returned in (("out", out_buffer, out_view, out_inside, out),
+                                                 ("lse", lse_buffer, lse_view, lse_inside, lse)):
+        if returned is not None and returned.data_ptr() != view.data_ptr():
+            print(f"{name}: the call returned a new tensor instead of writing the given one")
+            held = False
+            continue
+        held &= none_of(name, torch.isnan(view), view, "were left unwritten (still the NaN poison)")
+        held &= none_of(name, ~torch.isnan(buffer) & ~inside, buffer,
+                        "outside the output were overwritten (index into the buffer, which has the output at the "
+                        "guard offset)")
+    return held
+
+
+class CannotCheck(Exception):
+    """The check cannot be made here (memory on a device without an allocated-memory count)."""
+
+
+def memory_grew(readings, slack):
+    """Whether the device memory ``readings`` (after a warm-up call, then after each repeat) show
+    a call keeping memory: growth over the repeats beyond ``slack`` bytes, or growth at every one."""
+    steps = [after - before for before, after in zip(readings, readings[1:])]
+    return readings[-1] - readings[0] > slack or all(step > 0 for step in steps)
+
+
+def memory_flat(attention, q, k, v, kwargs, grad_out, grad_lse, repeats, slack):
+    """The ``memory_flat`` check: after a warm-up call, ``repeats`` identical calls (with their
+    backward passes where ``grad_out`` is given), each dropping its results, keep the memory held
+    by live tensors within ``slack`` bytes and do not grow it at every call."""
+    if q.device.type != "cuda":
+        raise CannotCheck(f"torch counts no allocated memory on {q.device.type}: run with --device cuda")
+    import gc
+
+    def once():
+        if grad_out is not None:
+            backward(attention, q, k, v, kwargs, grad_out, grad_lse)
+        else:
+            call(attention, q, k, v, kwargs)
+        gc.collect()
+        torch.cuda.synchronize(q.device)
+        return torch.cuda.memory_allocated(q.device)
+
+    readings = [once() for _ in range(repeats + 1)]
+    steps = ", ".join(f"{after - before:+d}" for before, after in zip(readings, readings[1:]))
+    print(f"allocated after the warm-up call: {readings[0]} bytes; then call by call: {steps} bytes "
+          f"(allowed: at most {slack} bytes over the {repeats} calls, and no growth at every call)")
+    return not memory_grew(readings, slack)
+
+
 def same_bits(name, second, first):
     differ = ~bitwise_equal(second, first)
     return none_of(name, differ, second, "differ from an identical first call")
@@ -439,6 +511,10 @@ def run_check(attention, data, device):
     outputs = data.get("outputs", ())
     if check == "relations":
         return related(attention, data, device)
+    if check == "written_in_bounds":
+        return written_in_bounds(attention, q, k, v, kwargs, data["pads"])
+    if check == "memory_flat":
+        return memory_flat(attention, q, k, v, kwargs, grad_out, grad_lse, data["repeats"], data["slack"])
     if check in ("runs", "unchanged"):
         call(attention, q, k, v, kwargs)
         if grad_out is not None:
@@ -526,6 +602,9 @@ def main(attention, payload, argv=None):
         print(modified)
         print("FAILS")
         return 1
+    except CannotCheck as why:
+        print(f"CANNOT CHECK: {why}")
+        return 2
     except Exception:  # noqa: BLE001 - the kernel raising is what this script reproduces
         traceback.print_exc()
         print("FAILS: the kernel raised (above)")

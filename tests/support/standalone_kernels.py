@@ -25,7 +25,10 @@ independent bugs in it:
 - ``max_not_subtracted``: the exponentials are taken of the scores themselves, so that keys
   shifted far enough overflow them;
 - ``writes_into_q``: the call adds 1 to q's first element after computing its results;
-- ``writes_into_k_in_backward``: the backward pass adds 1 to k's first element.
+- ``writes_into_k_in_backward``: the backward pass adds 1 to k's first element;
+- ``writes_before_out``: with the feature "out" (``correct_out`` is correct with it), the call
+  writes the element just before the given out;
+- ``keeps_every_output``: every call's output is kept alive for good (device memory grows).
 """
 
 from __future__ import annotations
@@ -154,18 +157,31 @@ def _attention(q, k, v, *, causal=False, window=(-1, -1), softmax_scale=None, at
     return (out[0], lse[0]) if packed else (out, lse)
 
 
-def _planted(*bugs):
-    def attention(q, k, v, **kwargs):
+_KEPT = []  # what keeps_every_output holds on to
+
+
+def _planted(*bugs, features=FEATURES):
+    def attention(q, k, v, out=None, lse_out=None, **kwargs):
         dense = kwargs.get("attn_mask") is None and kwargs.get("cu_seqlens_q") is None
         if "crashes_when_dense_causal" in bugs and kwargs.get("causal") and dense:
             os.abort()
         result = _attention(q, k, v, bugs=frozenset(bugs), **kwargs)
+        if "keeps_every_output" in bugs:
+            _KEPT.append(result[0])
         if "writes_into_q" in bugs:
             with torch.no_grad():
                 q[(0,) * q.dim()] += 1
+        if out is not None:  # the feature "out": written in place
+            with torch.no_grad():
+                out.copy_(result[0])
+                lse_out.copy_(result[1])
+                if "writes_before_out" in bugs:
+                    storage = torch.empty(0, dtype=out.dtype, device=out.device).set_(out.untyped_storage())
+                    storage[out.storage_offset() - 1] = 0
+            return out, lse_out
         return result
 
-    attention.flashcheck_features = FEATURES
+    attention.flashcheck_features = features
     return attention
 
 
@@ -187,3 +203,6 @@ max_over_hidden_keys = _planted("max_over_hidden_keys")
 max_not_subtracted = _planted("max_not_subtracted")
 writes_into_q = _planted("writes_into_q")
 writes_into_k_in_backward = _planted("writes_into_k_in_backward")
+correct_out = _planted(features=FEATURES | {"out"})
+keeps_every_output = _planted("keeps_every_output")
+writes_before_out = _planted("writes_before_out", features=FEATURES | {"out"})

@@ -121,10 +121,7 @@ def nan_padding_never_leaks(impl, case, *, device=None):
     tolerance: each is computed when, and only when, some element needs it (in the
     interpreter these calls were two thirds of the property's time, and for a correct kernel
     they decide nothing)."""
-    padded_case = case.replace(layout="padded")
-    padded = materialize(padded_case, device)
-    twin = tuple(_in_finite_padding(t) for t in padded)
-    clean = tuple(t.contiguous() for t in padded)
+    padded_case, padded, twin, clean = nan_padded_views(case, device)
     out_p, lse_p = call_checked(impl, padded_case, padded)
     twin_run = functools.cache(lambda: call_checked(impl, padded_case, twin))
     clean_run = functools.cache(lambda: call_checked(impl, padded_case, clean))
@@ -143,6 +140,16 @@ def nan_padding_never_leaks(impl, case, *, device=None):
             allowed = exp_g.allowed(name)
             _no_trace_of_nan(name, got, lambda i=i: twin_grads()[i], lambda i=i: clean_grads()[i],
                              held_to(exp_g.expected(name), got, allowed), allowed, exp_g.locate(name))
+
+
+def nan_padded_views(case, device):
+    """``(padded_case, padded, twin, clean)``: the case laid out as views into NaN (its
+    ``padded`` inputs), the same views into zero padding (``twin``), and contiguous copies of
+    the same tokens (``clean``), as :func:`nan_padding_never_leaks` calls them."""
+    padded_case = case.replace(layout="padded")
+    padded = materialize(padded_case, device)
+    return (padded_case, padded, tuple(_in_finite_padding(t) for t in padded),
+            tuple(t.contiguous() for t in padded))
 
 
 def _lse_of(result):

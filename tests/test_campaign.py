@@ -217,6 +217,8 @@ PLANTED = [
     ("ignores_mask", "padded_batch_matches_unpadded", MASKED.replace("random:0.5,rows:1", "key-padding:3/0")),
     ("writes_before_out", "outputs_written_in_bounds", DENSE),
     ("writes_before_out", "outputs_written_in_bounds", PACKED),
+    ("reads_past_q", "nan_padding_never_leaks", PACKED),
+    ("reads_past_q", "nan_padding_never_leaks", PACKED.replace("bfloat16", "float32")),
 ]
 #: The correct kernel of a property that needs a feature the plain one lacks.
 CORRECT = {"outputs_written_in_bounds": "correct_out"}
@@ -239,6 +241,10 @@ def test_a_script_fails_on_each_planted_bug_and_holds_on_the_correct_kernel_with
         assert status == want_status and verdict in output, (planted, script, output)
 
 
+def test_every_property_has_a_script():
+    assert set(repro.SCRIPTED) == set(PROPERTIES)
+
+
 def test_scripts_written_side_by_side_are_those_written_one_by_one(tmp_path):
     """A campaign's scripts are written in several processes at once: the same files, and a
     failure no script can decide says why, as in process."""
@@ -247,7 +253,7 @@ def test_scripts_written_side_by_side_are_those_written_one_by_one(tmp_path):
                 for folder in ("alone", "pool")
                 for number, (property_name, spec) in enumerate((("out_matches_reference", DENSE),
                                                                 ("grads_match_reference", PACKED),
-                                                                ("gqa_grads_match_repeated_kv", DENSE)))]
+                                                                ("no_such_property", DENSE)))]
     alone = repro.write_all(requests[:3], processes=1)
     pooled = repro.write_all(requests[3:], processes=2)
     assert alone[2].startswith("none: ") and pooled[2] == alone[2]
@@ -326,7 +332,6 @@ def test_the_project_kernel_script_holds_on_the_project_kernel(tmp_path):
     ({"--property": "no_such_property"}, "--property"),
     ({"--case": "batch=1 seqlen_q=x"}, "--case"),
     ({"--property": "empty_rows_exact"}, "does not apply"),
-    ({"--property": "gqa_grads_match_repeated_kv", "--case": DENSE}, "--property gqa_grads_match_repeated_kv"),
     ({"-o": "/nonexistent-folder/x.py"}, "--output"),
 ])
 def test_repro_refuses_bad_input_before_writing_anything(tmp_path, capsys, change, named):

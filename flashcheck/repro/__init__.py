@@ -11,15 +11,15 @@ gradients) itself, prints the worst element with its observed and allowed error,
 where the property fails and 0 where it holds. Its checking half is
 :mod:`flashcheck.repro.standalone`, copied in verbatim.
 
-The properties a script can check on its own are :data:`SCRIPTED`: those decided against the
-float64 answer or by repeating a call, and the metamorphic ones that relate a few calls (every
-call's inputs carried, each relation bit for bit or within flashcheck's allowed error). Every
-other property's script, for a crash, a hang or a
-fatal error, makes the case's own call (and its backward for a gradient property) and reproduces
+How a script checks each property is :data:`SCRIPTED`: against the float64 answer, by
+repeating a call, the inputs left unchanged, the outputs written in bounds, the device memory
+over repeated calls, and the relations between a few calls of the metamorphic, masking and
+packing properties (every call's inputs carried, each relation bit for bit, within flashcheck's
+allowed error, or against the values the protocol fixes). A script for a crash, a hang or a
+fatal error makes the case's own call (and its backward for a gradient property) and reproduces
 the failure where the process dies, hangs or raises there; where the property met it in a call
 of its own on other inputs (another layout, repeated K/V), or where the error came from an earlier
 case in the process (CUDA reports errors late), the script says it did not reproduce.
-A failure of any other relation between calls is handed over as its replay line.
 
 A payload above :data:`EMBEDDED_BYTES` (a large case: the inputs and a float64 allowance per
 element) goes into a file beside the script, ``FILE.py.xz``, which the script reads from its own
@@ -277,6 +277,26 @@ def _unpadded_entry_relations(impl, case, device):
     return calls, relations
 
 
+def _nan_padding_relations(impl, case, device):
+    padded_case, padded, twin, clean = packed.nan_padded_views(case, device)
+    backward = "backward" in protocol.features_of(impl, device)
+    grad_out, grad_lse = grads = _upstream(impl, padded_case, device) if backward else (None, None)
+    calls = [_call(padded_case, inputs, device, grads if backward else None) for inputs in (padded, twin, clean)]
+    exp = expect(impl, padded_case, clean)
+
+    def leak(name, allowed, held, without=None):
+        relation = _relation(name, 0, (1, 2), "no trace of the NaN padding", allowed=allowed, against="nan_leak")
+        return {**relation, "held_to": held, "allowed_without_lse_gradient": _entry(without)}
+
+    relations = [leak("out", exp.allowed("out"), True), leak("lse", exp.allowed("lse"), False)]
+    if backward:
+        with_lse = expect_gradients(impl, padded_case, clean, grad_out, grad_lse)
+        without = expect_gradients(impl, padded_case, clean, grad_out, None) if grad_lse is not None else None
+        relations += [leak(name, with_lse.allowed(name), True, without.allowed(name) if without else None)
+                      for name in ("dq", "dk", "dv")]
+    return calls, relations
+
+
 #: The properties a script decides on its own, as the property does.
 SCRIPTED = {
     "out_matches_reference": Scripted("reference", ("out",)),
@@ -306,6 +326,7 @@ SCRIPTED = {
     "varlen_matches_separate_calls": Scripted("relations", relations=_separate_call_relations),
     "padded_batch_matches_unpadded": Scripted("relations", relations=_unpadded_entry_relations),
     "outputs_written_in_bounds": Scripted("written_in_bounds"),
+    "nan_padding_never_leaks": Scripted("relations", relations=_nan_padding_relations),
     "repeated_calls_do_not_grow_memory": Scripted("memory_flat", backward="declared"),
 }
 

@@ -344,8 +344,8 @@ def run_calls(attention, data, device):
         q, k, v, kwargs = placed(entry, device)
         result = dict(zip(("out", "lse"), call(attention, q, k, v, kwargs)))
         if entry.get("grad_out") is not None:
-            grads, _ = backward(attention, q, k, v, kwargs, place(entry["grad_out"], device),
-                                place(entry.get("grad_lse"), device))
+            grads, result["differentiable"] = backward(attention, q, k, v, kwargs, place(entry["grad_out"], device),
+                                                       place(entry.get("grad_lse"), device))
             result.update(zip(("dq", "dk", "dv"), grads))
         results.append(result)
     return results
@@ -359,14 +359,23 @@ def related(attention, data, device):
     ("reference"), the left result minus the right one against the same difference of their
     float64 attention ("reference_difference"), the left result against the sums over each group
     of ``group`` heads of the right one's (its axis -2; "group_sum": GQA's dK and dV against the
-    gradients with K and V repeated per head), or every element bit for bit equal to ``value``
-    ("value"); True where all hold."""
+    gradients with K and V repeated per head), every element bit for bit equal to ``value``
+    ("value"), or no trace of NaN padding read into the left call's results (``right``: the same
+    views into zero padding, then contiguous copies; "nan_leak", :func:`no_trace_of_nan`); True
+    where all hold."""
     results, exact = run_calls(attention, data, device), {}
 
     def reference(index):
+        """Float64 attention on call ``index``'s inputs, and its gradients where the call ran its
+        backward (with the lse term where the kernel's lse is differentiable)."""
         if index not in exact:
-            q, k, v, kwargs = placed(data["calls"][index], device)
+            entry = data["calls"][index]
+            q, k, v, kwargs = placed(entry, device)
             exact[index] = dict(zip(("out", "lse"), attention64(q, k, v, **kwargs)))
+            if entry.get("grad_out") is not None:
+                grad_lse = place(entry.get("grad_lse"), device) if results[index]["differentiable"] else None
+                exact[index].update(zip(("dq", "dk", "dv"),
+                                        gradients64(q, k, v, place(entry["grad_out"], device), grad_lse, **kwargs)))
         return exact[index]
 
     held = True
@@ -390,6 +399,14 @@ def related(attention, data, device):
         if left is None or any(right is None for right in rights):
             print(f"{name}: returned by some of the calls and not by others")
             held = False
+            continue
+        if against == "nan_leak":
+            clean_call = relation["right"][1]
+            without = relation.get("allowed_without_lse_gradient")
+            lse_term = results[clean_call].get("differentiable", True) or without is None
+            allowed = place(relation["allowed"] if lse_term else without, device)
+            held &= no_trace_of_nan(name, left, rights[0], rights[1], reference(clean_call)[name], allowed,
+                                    relation["held_to"])
             continue
         where = place(relation["where"], device)
         if relation["where_normal"]:
@@ -415,6 +432,24 @@ def related(attention, data, device):
             right = sum(r.detach().to(torch.float64) for r in rights) * relation["scale"]
             held &= agree(name, left, right, allowed, relation["what"], where)
     return held
+
+
+def no_trace_of_nan(name, padded, zero_padded, contiguous, exact, allowed, overflow_held):
+    """The ``nan_leak`` relation: output ``name`` of views into NaN (``padded``) is not non-finite
+    where the same views into zero padding give a finite value, and is within ``allowed`` of the
+    float64 ``exact`` wherever the contiguous copies of the same tokens are (``overflow_held``:
+    an infinity of ``padded`` that ``exact`` rounds to counts as exact, :func:`held_to`)."""
+    exact = held_to(exact, padded, allowed) if overflow_held else exact
+    leaked = ~torch.isfinite(padded) & torch.isfinite(zero_padded)
+    held = none_of(name, leaked, padded, "are non-finite for tokens that are views into NaN where the same views "
+                                         "into zero padding give finite values (read from the padding)")
+    clean = contiguous.detach().to(torch.float64)
+    same = (clean == exact) | (torch.isnan(clean) & torch.isnan(exact))
+    clean_error = torch.where(same, torch.zeros_like(clean), (clean - exact).abs()).nan_to_num(nan=math.inf)
+    # Where the contiguous copies are wrong too, the padding is not to blame: compared with itself.
+    target = torch.where(clean_error <= allowed, exact, padded.detach().to(torch.float64))
+    print(f"{name}, against float64 where the contiguous copies of the same tokens agree with it:")
+    return compare(name, padded, target, allowed, None) and held
 
 
 def guarded(shape, dtype, device, pads):

@@ -28,7 +28,8 @@ independent bugs in it:
 - ``writes_into_k_in_backward``: the backward pass adds 1 to k's first element;
 - ``writes_before_out``: with the feature "out" (``correct_out`` is correct with it), the call
   writes the element just before the given out;
-- ``keeps_every_output``: every call's output is kept alive for good (device memory grows).
+- ``keeps_every_output``: every call's output is kept alive for good (device memory grows);
+- ``reads_past_q``: packed calls add 0 times the element of memory just past q's last one.
 """
 
 from __future__ import annotations
@@ -147,6 +148,11 @@ def _attention(q, k, v, *, causal=False, window=(-1, -1), softmax_scale=None, at
     out = ((weights / total) @ vf).transpose(1, 2)
     if "output_biased" in bugs:
         out = out + 1e-3
+    if "reads_past_q" in bugs and packed:
+        storage = torch.empty(0, dtype=q.dtype, device=q.device).set_(q.untyped_storage())
+        end = q.storage_offset() + sum((size - 1) * stride for size, stride in zip(q.shape, q.stride())) + 1
+        if end < storage.numel():
+            out = out + 0 * storage[end].float()
     if "layout_dependent" in bugs and not q.is_contiguous():
         out = torch.nextafter(out, torch.full_like(out, math.inf))
     out = out.to(q.dtype)
@@ -205,4 +211,5 @@ writes_into_q = _planted("writes_into_q")
 writes_into_k_in_backward = _planted("writes_into_k_in_backward")
 correct_out = _planted(features=FEATURES | {"out"})
 keeps_every_output = _planted("keeps_every_output")
+reads_past_q = _planted("reads_past_q")
 writes_before_out = _planted("writes_before_out", features=FEATURES | {"out"})

@@ -28,7 +28,7 @@ def register(subparsers) -> None:
     parser.add_argument(
         "--kind", choices=("property", "crash", "hang", "fatal"), default="property",
         help="what the failure was (default property): for a crash, a hang or a fatal error, the script makes the "
-             "case's own call (any property, also one no script decides on its own) and says DID NOT REPRODUCE "
+             "case's own call (and its backward for a gradient property) and says DID NOT REPRODUCE "
              "where it runs clean",
     )
     parser.set_defaults(run=run)

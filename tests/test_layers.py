@@ -179,6 +179,9 @@ ALLOWED_UPWARD = {
         "flashcheck_not_applicable names properties: protocol.not_applicable checks them against the registry",
     ("flashcheck.peers.common", "flashcheck.properties"):
         "a divergence declared on every property (Peer's every_property) is spread over the registry's names",
+    ("flashcheck.properties.memory", "flashcheck.repro.standalone"):
+        "the output guard bands and the memory growth rule are written once, in the plain-torch module every "
+        "script carries (it imports nothing of flashcheck), so that the property and its script decide alike",
 }
 
 

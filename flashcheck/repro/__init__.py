@@ -232,7 +232,7 @@ def _separate_call_relations(impl, case, device):
     grad_out, grad_lse = grads = _upstream(impl, case, device) if backward else (None, None)
     exp = expect(impl, case, inputs)
     exp_g = expect_gradients(impl, case, inputs, *grads) if backward else None
-    calls, relations = [_call(case, inputs, device, grads if backward else None)], []
+    calls, relations = [_call(case, inputs, device, grads)], []
     for s, rows, keys, nq, nk in packed.sequences(case):
         r, k = slice_index(rows), slice_index(keys)
         if nq and not nk:
@@ -243,9 +243,9 @@ def _separate_call_relations(impl, case, device):
         if not nq:
             relations += [_value(name, 0, 0.0, packed.without_queries(s), k) for name in ("dk", "dv") if backward]
             continue
-        upstream_s = (grad_out[rows].unsqueeze(0), None if grad_lse is None else grad_lse[:, rows].unsqueeze(0))
-        calls.append(_call(*packed.sequence_call(case, inputs, rows, keys, nq, nk), device,
-                           upstream_s if backward else None))
+        upstream_s = ((grad_out[rows].unsqueeze(0), None if grad_lse is None else grad_lse[:, rows].unsqueeze(0))
+                      if backward else None)
+        calls.append(_call(*packed.sequence_call(case, inputs, rows, keys, nq, nk), device, upstream_s))
         what, alone = packed.sequence_alone(s, nq, nk), len(calls) - 1
         relations += [
             _relation("out", 0, alone, what, allowed=2 * _part(exp.allowed("out"), rows), left_index=r, right_index=[0]),
@@ -281,7 +281,7 @@ def _nan_padding_relations(impl, case, device):
     padded_case, padded, twin, clean = packed.nan_padded_views(case, device)
     backward = "backward" in protocol.features_of(impl, device)
     grad_out, grad_lse = grads = _upstream(impl, padded_case, device) if backward else (None, None)
-    calls = [_call(padded_case, inputs, device, grads if backward else None) for inputs in (padded, twin, clean)]
+    calls = [_call(padded_case, inputs, device, grads) for inputs in (padded, twin, clean)]
     exp = expect(impl, padded_case, clean)
 
     def leak(name, allowed, held, without=None):

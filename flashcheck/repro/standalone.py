@@ -258,14 +258,20 @@ def index_text(index):
     return "(" + ", ".join(str(int(i)) for i in index) + ")"
 
 
+def errors(got, exact):
+    """The float64 absolute error of ``got`` against ``exact``; equal non-finite values (NaN
+    against NaN included) count as 0, a NaN elsewhere as infinite."""
+    got64, exact64 = got.detach().to(torch.float64), exact.detach().to(torch.float64)
+    same = (got64 == exact64) | (torch.isnan(got64) & torch.isnan(exact64))
+    return torch.where(same, torch.zeros_like(got64), (got64 - exact64).abs()).nan_to_num(nan=math.inf)
+
+
 def compare(name, got, exact, allowed, limit):
     """Print how ``got`` compares with the float64 ``exact`` within the elementwise ``allowed``
     error (and the largest error allowed anywhere, ``limit``, or None); True where it holds.
     Equal non-finite values agree; a NaN or an infinity elsewhere is never allowed."""
     got64 = got.detach().to(torch.float64)
-    expected = held_to(exact, got, allowed)
-    same = (got64 == expected) | (torch.isnan(got64) & torch.isnan(expected))
-    error = torch.where(same, torch.zeros_like(got64), (got64 - expected).abs()).nan_to_num(nan=math.inf)
+    error = errors(got64, held_to(exact, got, allowed))
     allowed = allowed.expand_as(error)
     exceed = (error > allowed) | torch.isinf(error)
     if error.numel() == 0:
@@ -311,10 +317,9 @@ def agree(name, got, other, allowed, what, where=None):
     ``allowed`` error (only ``where``, a boolean tensor like them, when given); True where it
     holds. Equal non-finite values agree; a NaN or an infinity elsewhere is never allowed."""
     got64, other64 = got.detach().to(torch.float64), other.detach().to(torch.float64)
-    same = (got64 == other64) | (torch.isnan(got64) & torch.isnan(other64))
+    error = errors(got64, other64)
     if where is not None:
-        same = same | ~where
-    error = torch.where(same, torch.zeros_like(got64), (got64 - other64).abs()).nan_to_num(nan=math.inf)
+        error = torch.where(where, error, torch.zeros_like(error))
     allowed = allowed.expand_as(error)
     if error.numel() == 0:
         print(f"{name}: no elements")
@@ -443,11 +448,8 @@ def no_trace_of_nan(name, padded, zero_padded, contiguous, exact, allowed, overf
     leaked = ~torch.isfinite(padded) & torch.isfinite(zero_padded)
     held = none_of(name, leaked, padded, "are non-finite for tokens that are views into NaN where the same views "
                                          "into zero padding give finite values (read from the padding)")
-    clean = contiguous.detach().to(torch.float64)
-    same = (clean == exact) | (torch.isnan(clean) & torch.isnan(exact))
-    clean_error = torch.where(same, torch.zeros_like(clean), (clean - exact).abs()).nan_to_num(nan=math.inf)
     # Where the contiguous copies are wrong too, the padding is not to blame: compared with itself.
-    target = torch.where(clean_error <= allowed, exact, padded.detach().to(torch.float64))
+    target = torch.where(errors(contiguous, exact) <= allowed, exact, padded.detach().to(torch.float64))
     print(f"{name}, against float64 where the contiguous copies of the same tokens agree with it:")
     return compare(name, padded, target, allowed, None) and held
 

@@ -30,6 +30,10 @@ from pathlib import Path
 from flashcheck.kernels import backward, forward, interface
 from flashcheck.kernels.interface import flash_attention as original  # noqa: F401  (the unmutated kernel)
 
+#: The kernel's recorded counterexamples (flashcheck.regress.counterexamples): cases fuzzing
+#: once found, which ``flashcheck mutate`` has every mutant's run check before it draws.
+COUNTEREXAMPLES = Path(__file__).with_name("counterexamples.toml")
+
 #: The kernel files a mutation may change, by the name a :class:`Mutation` uses.
 FILES = {"forward": Path(forward.__file__), "backward": Path(backward.__file__)}
 

@@ -60,6 +60,11 @@ def print_fuzz_result(result, impl_name: str, device: str, *, shrunk: bool = Tru
     if result.compile_key is not None:
         console.print(f"compile key: {', '.join(result.compile_key) or 'none (nothing compiled per case)'}",
                       markup=False, highlight=False, soft_wrap=True)
+    if result.counterexamples is not None:
+        recorded = result.counterexamples
+        console.print(f"recorded counterexamples: {recorded['run_first']} of {recorded['file']} run first"
+                      + (f" ({recorded['not_run']} for other devices or properties, not run)"
+                         if recorded["not_run"] else ""), markup=False, highlight=False, soft_wrap=True)
     pace = _pace(result)
     if pace:
         console.print(pace, highlight=False, soft_wrap=True)

@@ -172,6 +172,11 @@ class FuzzResult:
     #: None: none declared) and compile key (None: Triton's specialisation assumed), as run.
     case_domain: dict | None = None
     compile_key: list | None = None
+    #: The recorded counterexamples the run checked first (``flashcheck fuzz --counterexamples``):
+    #: ``{"file", "run_first", "not_run"}``: how many of its cases were handed to the workers
+    #: (those for this device and the chosen properties) and how many were not; None where none
+    #: were given.
+    counterexamples: dict | None = None
     #: Properties not run because no case inside the implementation's features is one they
     #: apply to, or because the implementation declares them not applicable, with the reason:
     #: not passed, not failed.
@@ -315,7 +320,7 @@ class FuzzResult:
         :attr:`checked_anything`), ``by_property`` and ``by_kind`` (counts),
         ``declined_by_property`` (``{property: {reason: count}}``), ``not_checked`` (``{what:
         {property: passed cases}}``), ``declined_inside_domain``,
-        ``case_domain`` and ``compile_key`` (see the fields), ``not_applicable``
+        ``case_domain``, ``compile_key`` and ``counterexamples`` (see the fields), ``not_applicable``
         (``{property: reason}``), and ``failures``: a list of ``{"kind", "property", "case",
         "evidence", "replay", "seconds", "shrunk", "signature", "count", "script"}`` (see
         :class:`Failure`; ``seconds``: when it was found; ``count``: how many times the run met
@@ -330,7 +335,7 @@ class FuzzResult:
             "declined_by_property": {name: dict(reasons) for name, reasons in self.declined_by_property.items()},
             "declined_inside_domain": self.declined_inside_domain, "case_domain": self.case_domain,
             "not_checked": {what: dict(counts) for what, counts in self.not_checked.items()},
-            "compile_key": self.compile_key,
+            "compile_key": self.compile_key, "counterexamples": self.counterexamples,
             "not_applicable": dict(self.not_applicable),
             "by_property": dict(self.by_property), "by_kind": dict(self.by_kind),
             "failures": [failure.to_json() for failure in self.failures], "workers": self.workers,

@@ -87,7 +87,8 @@ class _Slot:
     replay: list = field(default_factory=list)  # stored crashes this worker replays first
 
 
-def fuzz(options: FuzzOptions, *, on_progress: Callable | None = None, replay: list | None = None):
+def fuzz(options: FuzzOptions, *, on_progress: Callable | None = None, replay: list | None = None,
+         counterexamples: list | None = None):
     """Fuzz ``options.impl`` in ``options.workers`` spawned processes for ``options.budget``
     seconds; return a :class:`flashcheck.engine.fuzz.FuzzResult` whose failures include crashes
     and hangs (each with its case when one was running), and whose ``stale`` lists the crash
@@ -95,7 +96,10 @@ def fuzz(options: FuzzOptions, *, on_progress: Callable | None = None, replay: l
 
     ``replay``: ``(property, case spec)`` pairs the first worker runs first, in place of the
     crash store's (with ``replay_only`` and no database, a run of exactly those cases:
-    ``flashcheck check --case-timeout``). ``on_progress(result)`` is called whenever a case
+    ``flashcheck check --case-timeout``). ``counterexamples``: recorded ``(property, case
+    spec)`` pairs (:mod:`flashcheck.regress.counterexamples`) checked after those and before
+    anything is drawn, dealt round the workers; one that fails is a counterexample like any
+    replayed case. ``on_progress(result)`` is called whenever a case
     completes. The run ends at the
     budget (cases in flight are given a short grace, then their workers are stopped), at
     the first property failure (once shrunk), or after ``max_crashes`` crashes and hangs;
@@ -118,7 +122,8 @@ def fuzz(options: FuzzOptions, *, on_progress: Callable | None = None, replay: l
     if interruption.requested():  # a Ctrl-C the command recorded before this handler took over
         interrupted.set()
     try:
-        return WorkerPoolRun(options, interrupted, on_progress=on_progress, replay=replay).run()
+        return WorkerPoolRun(options, interrupted, on_progress=on_progress, replay=replay,
+                             counterexamples=counterexamples).run()
     finally:
         _restore_sigint(previous_sigint)  # last: a second Ctrl-C does not cut the clean-up short
 
@@ -130,7 +135,7 @@ class WorkerPoolRun:
     set by the caller's SIGINT handler."""
 
     def __init__(self, options: FuzzOptions, interrupted: threading.Event, *, on_progress: Callable | None,
-                 replay: list | None):
+                 replay: list | None, counterexamples: list | None = None):
         from flashcheck.engine.fuzz_result import FuzzResult
 
         self.options, self.interrupted, self.on_progress = options, interrupted, on_progress
@@ -151,6 +156,8 @@ class WorkerPoolRun:
         self.result = FuzzResult()
         self.slots = [_Slot(i, gpu) for i, gpu in enumerate(_worker_pins(options))]
         self.slots[0].replay, self.result.stale = (list(replay), []) if replay is not None else self.store.replayable()
+        for number, entry in enumerate(counterexamples or ()):  # dealt round, so each worker has a share
+            self.slots[number % len(self.slots)].replay.append(tuple(entry))
         self.result.workers = [{"worker": slot.index, "gpu": slot.gpu, "device": None, "cases": 0, "processes": 0,
                                 "compile_classes": None}
                                for slot in self.slots]

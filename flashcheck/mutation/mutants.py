@@ -7,7 +7,11 @@ A *catalogue* is an importable module with
   any result);
 - an attribute per mutant name, and ``original``, that are protocol implementations
   (the mutants, and the unmutated implementation they derive from), so that each
-  resolves as ``"<catalogue>:<name>"``.
+  resolves as ``"<catalogue>:<name>"``;
+- optionally ``COUNTEREXAMPLES``: the path of a file of the kernel's recorded
+  counterexamples (:mod:`flashcheck.regress.counterexamples`), which every fuzz run, the
+  original's included, checks before it draws: a mutant that plants a bug once found is
+  killed by the case that found it, on the device where it was found.
 
 ``flashcheck.kernels.mutations`` is the project kernel's catalogue.
 
@@ -67,9 +71,10 @@ class MutantFuzzSettings:
     per-mutant example databases, the properties (None: all), ``case_timeout``, the
     seconds one case may run before the fuzzer reports it as a hang (see
     :func:`default_case_timeout`), ``workers``, the fuzzer's worker processes per
-    mutant, and ``shrink_time``, the seconds spent shrinking a mutant's first failure (0:
+    mutant, ``shrink_time``, the seconds spent shrinking a mutant's first failure (0:
     it is reported as drawn; the score needs only the killing property, and on a GPU each
-    shrink step can compile a new kernel variant)."""
+    shrink step can compile a new kernel variant), and ``counterexamples``, the path of a
+    file of recorded counterexamples each run checks first (None: none)."""
 
     budget: float
     device: str
@@ -80,6 +85,7 @@ class MutantFuzzSettings:
     case_timeout: float | None = None
     workers: int = 1
     shrink_time: float = 0.0
+    counterexamples: str | None = None
 
     def __post_init__(self):
         if not self.budget > 0:
@@ -238,6 +244,14 @@ def load_catalogue(module_name: str) -> dict[str, Entry]:
     return entries
 
 
+def catalogue_counterexamples(module_name: str) -> str | None:
+    """The path of catalogue ``module_name``'s recorded counterexamples (its
+    ``COUNTEREXAMPLES``), or None where it records none."""
+    module = importlib.import_module(module_name)
+    path = module.__dict__.get("COUNTEREXAMPLES")  # not getattr: a catalogue resolves names as mutants
+    return None if path is None else str(path)
+
+
 # -- one fuzz subprocess ----------------------------------------------------------------------
 
 
@@ -252,6 +266,8 @@ def fuzz_command(impl: str, settings: MutantFuzzSettings, json_path: Path, datab
         command += ["--case-timeout", str(settings.case_timeout)]
     for name in settings.properties or ():
         command += ["--property", name]
+    if settings.counterexamples is not None:
+        command += ["--counterexamples", str(settings.counterexamples)]
     return command
 
 

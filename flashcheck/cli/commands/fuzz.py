@@ -87,6 +87,12 @@ def register(subparsers) -> None:
              f"(needs flashcheck[redis]), multiplexed with the local folder {LOCAL_DATABASE}",
     )
     parser.add_argument(
+        "--counterexamples", default=None, metavar="FILE",
+        help="a TOML file of recorded counterexamples ([[counterexample]] tables with property, case and "
+             "optionally devices): those for this device are checked before anything is drawn "
+             "(flashcheck.regress.counterexamples)",
+    )
+    parser.add_argument(
         "--replay-only", action="store_true",
         help="only replay the failures, crashes and hangs the database holds (e.g. to confirm a fix); "
              "exit 2 when it holds nothing to replay",
@@ -129,6 +135,22 @@ def _holds_examples(database: Path, shared: str | None) -> bool:
                                      for path in database.rglob("*"))
 
 
+def _recorded_counterexamples(args, device: str, chosen) -> tuple[list, dict] | None:
+    """``--counterexamples``: the ``(property, case spec)`` pairs to run first (those recorded
+    for ``device`` and for a property in ``chosen``) and the summary's record of them; None
+    without the option. Raises ValueError naming the option for a file that cannot be used."""
+    if args.counterexamples is None:
+        return None
+    from flashcheck.regress import counterexamples
+
+    try:
+        entries = counterexamples.load(args.counterexamples)
+    except ValueError as error:
+        raise ValueError(f"--counterexamples: {error}") from error
+    pairs = [pair for pair in counterexamples.for_device(entries, device) if pair[0] in chosen]
+    return pairs, {"file": str(args.counterexamples), "run_first": len(pairs), "not_run": len(entries) - len(pairs)}
+
+
 def run(args, device) -> int:
     from flashcheck import protocol
     from flashcheck.engine import property_cases
@@ -147,6 +169,7 @@ def run(args, device) -> int:
             reasons = "; ".join(f"{name} {reason}" for name, reason in excluded.items())
             raise ValueError(f"--impl {args.impl}: no chosen property applies to its features {sorted(features)} "
                              f"on {device} ({reasons})")
+        recorded = _recorded_counterexamples(args, device, chosen)
         domain = protocol.declared_case_domain(impl, device)
         problem = None if domain is None else domain.no_head_dim_up_to(sizes.max_head_dim)
         if problem is not None:
@@ -174,7 +197,8 @@ def run(args, device) -> int:
         check_writable_folder(database, "--database", given=root)
         # A damaged store is an error.
         replayable, stale = crash_store.CrashStore.in_database(database, shared).replayable()
-        if args.replay_only and not replayable and not _holds_examples(database, shared):
+        if args.replay_only and not replayable and not (recorded and recorded[0]) \
+                and not _holds_examples(database, shared):
             raise ValueError(f"--replay-only: nothing stored to replay in {database}"
                              + (f" ({len(stale)} stale crash-store entries, which no longer parse)" if stale else ""))
         setup = time.monotonic() - args.started  # loading the implementation counts against the budget
@@ -195,12 +219,15 @@ def run(args, device) -> int:
     # From here on Ctrl-C ends the run (the engine's own handler, while it runs), never the report.
     with interruption.deferred():
         with fuzz_console.FuzzProgress(args.impl, device, args.budget, args.workers) as progress:
-            result, status = fuzz_in_workers(options, on_progress=progress.update)
+            result, status = fuzz_in_workers(options, on_progress=progress.update,
+                                             counterexamples=None if recorded is None else recorded[0])
         if result is None:
             return status
         result.seconds = time.monotonic() - args.started
         result.case_domain = None if domain is None else domain.as_dict()
         result.compile_key = None if compile_key is None else list(compile_key)
+        if recorded is not None:
+            result.counterexamples = recorded[1]
         if args.repro_dir is not None:
             write_scripts(result, impl, args, device)
         written = _report(result, args, device)

@@ -47,6 +47,10 @@ def register(subparsers) -> None:
     parser.add_argument("--per-property", action="store_true",
                         help="fill the full kill matrix: fuzz each property alone on each mutant, the budget split "
                              "evenly among the properties")
+    parser.add_argument("--counterexamples", default=None, metavar="FILE",
+                        help="recorded counterexamples every fuzz run checks before drawing (a TOML file: "
+                             "flashcheck fuzz --counterexamples); default: the catalogue's COUNTEREXAMPLES, if any; "
+                             "none: no recorded case")
     parser.add_argument("--database", default=".flashcheck/mutants",
                         help="root of the per-mutant example databases (earlier kills are replayed first)")
     parser.set_defaults(run=run)
@@ -77,9 +81,11 @@ def run(args, device) -> int:
             args.workers = default_workers(args.jobs)
         if args.jobs < 1:
             raise ValueError(f"--jobs: expected at least 1, got {args.jobs}")
+        recorded = _counterexamples_file(args)
         settings = mutants.MutantFuzzSettings(budget=args.budget, device=device, seed=args.seed, grace=args.grace,
                                    database=args.database, workers=args.workers, shrink_time=args.shrink_time,
                                    properties=tuple(args.properties) if args.properties else None,
+                                   counterexamples=recorded,
                                    case_timeout=args.case_timeout if args.case_timeout is not None
                                    else mutants.default_case_timeout(max(args.budget, 0)))
     except ValueError as error:
@@ -106,6 +112,9 @@ def run(args, device) -> int:
         mutation_report.print_original_flagged(console, original)
         _write_json(args.json, mutants.MutationRun(args.catalogue, settings, original), None)
         return EXIT_FOUND
+    if settings.counterexamples is not None:
+        console.print(f"every run checks the recorded counterexamples of {settings.counterexamples} first",
+                      highlight=False)
     console.print(f"{len(chosen)} mutant{'s' * (len(chosen) != 1)}, {settings.budget:g} s each, "
                   f"{args.jobs} at a time, {settings.workers} fuzz worker{'s' * (settings.workers != 1)} each",
                   highlight=False)
@@ -118,6 +127,24 @@ def run(args, device) -> int:
     if result.errors:
         return EXIT_USAGE
     return EXIT_FOUND if result.survivors or result.unconfirmed or result.wrongly_equivalent else EXIT_OK
+
+
+def _counterexamples_file(args) -> str | None:
+    """``--counterexamples`` as the fuzz runs take it: the file given, or the catalogue's own,
+    checked here (ValueError naming the option) so that a bad file stops the run before any
+    mutant is fuzzed; None for "none" or where the catalogue records none."""
+    from flashcheck.mutation import mutants
+    from flashcheck.regress import counterexamples
+
+    if args.counterexamples == "none":
+        return None
+    path = args.counterexamples or mutants.catalogue_counterexamples(args.catalogue)
+    if path is not None:
+        try:
+            counterexamples.load(path)
+        except ValueError as error:
+            raise ValueError(f"--counterexamples: {error}") from error
+    return path
 
 
 def _checkpoint(args, settings, original, entries):

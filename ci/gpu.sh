@@ -14,9 +14,12 @@
 #               the workers; the project kernel's suite runs in the unit tests' pytest call,
 #               and the baseline check beside it;
 #   fuzz        unseeded exploration: flashcheck fuzz of the project kernel for
-#               $FLASHCHECK_GPU_FUZZ_BUDGET seconds (default 90) with a seed drawn at run time,
+#               $FLASHCHECK_GPU_FUZZ_BUDGET seconds (default 240) with a seed drawn at run time,
 #               so every CI run sees new cases; a counterexample fails the job and is printed
-#               with its replay line (result: $FLASHCHECK_GPU_OUT/fuzz.json);
+#               with its replay line (result: $FLASHCHECK_GPU_OUT/fuzz.json). It runs beside
+#               the test stages on a quarter of the workers ($FLASHCHECK_GPU_FUZZ_WORKERS), the
+#               tests on the rest: both are mostly compiling on the CPU, and the tests' long
+#               last shards leave cores idle that a stage after them would not use;
 #   bench       the project kernel's speed benchmarks, gated against a reference run (an
 #               earlier run of the benchmarks), and their report in $FLASHCHECK_GPU_OUT/bench.
 # FLASHCHECK_GPU_IMPLS names the implementations whose property suite runs instead of the
@@ -43,22 +46,28 @@ python3 -m pip install -q --no-build-isolation --no-deps -e . || exit 2
 default_profile="${FLASHCHECK_HYPOTHESIS_PROFILE:-ci}"
 out="${FLASHCHECK_GPU_OUT:-.flashcheck/gpu}"
 mkdir -p "$out"
-# Counted by torch in a process of its own (it honours CUDA_VISIBLE_DEVICES, as the workers will).
-gpus=$(python3 -c 'import torch; print(torch.cuda.device_count())' 2>/dev/null || echo 0)
 # Test runs are mostly Triton compiling kernel variants, single-threaded CPU work: one pytest
 # worker per core (at most 16, at least one per GPU) overlaps it; the workers share the GPUs
 # in turn. The count is flashcheck's own rule, as its fuzzer and pytest plugin apply it; the
 # same rule in shell only where flashcheck cannot be asked. FLASHCHECK_GPU_WORKERS overrides it.
-workers="${FLASHCHECK_GPU_WORKERS:-}"
-if [ -z "$workers" ]; then
-    workers=$(python3 -c 'from flashcheck.engine import placement; print(placement.default_worker_count(16, gpus=len(placement.visible_gpus())))' 2>/dev/null) \
-        || workers=
-fi
+# GPUs counted by torch (it honours CUDA_VISIBLE_DEVICES, as the workers will), in the same
+# process: importing torch on a fresh machine takes seconds.
+read -r gpus auto_workers < <(python3 -c 'from flashcheck.engine import placement
+gpus = len(placement.visible_gpus()); print(gpus, placement.default_worker_count(16, gpus=gpus))' 2>/dev/null)
+gpus="${gpus:-0}"
+workers="${FLASHCHECK_GPU_WORKERS:-$auto_workers}"
 if [ -z "$workers" ]; then
     cores=$(nproc 2>/dev/null || echo 1)
     workers=$(( cores < 16 ? cores : 16 ))
 fi
 [ "$workers" -lt "${gpus:-0}" ] && workers="$gpus"
+stages=" ${FLASHCHECK_GPU_STAGES:-unit baseline properties fuzz bench} "
+# The fuzz stage's share of the workers, taken from the tests' (see the stages above).
+fuzz_workers=0
+if [[ "$stages" == *" fuzz "* ]]; then
+    fuzz_workers="${FLASHCHECK_GPU_FUZZ_WORKERS:-$(( workers / 4 > 1 ? workers / 4 : 1 ))}"
+    [ "$workers" -gt "$fuzz_workers" ] && workers=$(( workers - fuzz_workers ))
+fi
 spread=()
 if [ "$workers" -gt 1 ] && python3 -c 'import xdist' 2>/dev/null; then
     spread=(-n "$workers" --dist worksteal)
@@ -75,7 +84,6 @@ report_log() {  # NAME: sets reports to the --report-log arguments of one pytest
     return 0
 }
 echo "== $gpus GPU(s); pytest ${spread[*]:-without xdist}"
-stages=" ${FLASHCHECK_GPU_STAGES:-unit baseline properties fuzz bench} "
 stage() {
     [[ "$stages" == *" $1 "* ]] || return 1
     echo "== stage $1 (elapsed ${SECONDS}s)"
@@ -88,6 +96,17 @@ shards="${FLASHCHECK_GPU_SHARDS:-2}"
 # The regression-tolerance check runs beside the tests, in processes of its own: both are
 # mostly compiling, and together they keep the cores busier than one after the other
 # (the tests' long last shards leave cores idle).
+fuzz_pid=
+if stage fuzz; then
+    # No --seed: a seed is drawn at run time and printed, so each run explores new cases and
+    # a counterexample's replay line reproduces it. Exit 1 (found) or 3 (nothing checked)
+    # fails the job.
+    budget="${FLASHCHECK_GPU_FUZZ_BUDGET:-240}"
+    echo "== unseeded fuzzing of the project kernel, $budget s on $fuzz_workers workers, beside the tests"
+    flashcheck fuzz --impl flash --device cuda --budget "$budget" --workers "$fuzz_workers" --json "$out/fuzz.json" \
+        --database "$out/fuzz-examples" > "$out/fuzz.log" 2>&1 &
+    fuzz_pid=$!
+fi
 baseline_pid=
 if stage baseline; then
     echo "== regression tolerances of the project kernel (ci/baselines/flash-cuda.json), beside the tests"
@@ -141,14 +160,10 @@ if [ -n "$baseline_pid" ]; then
     echo "== regression tolerances (elapsed ${SECONDS}s):"
     tail -n 5 "$out/baseline.log"
 fi
-if stage fuzz; then
-    # No --seed: a seed is drawn at run time and printed, so each run explores new cases and
-    # a counterexample's replay line reproduces it. Exit 1 (found) or 3 (nothing checked)
-    # fails the job.
-    budget="${FLASHCHECK_GPU_FUZZ_BUDGET:-90}"
-    echo "== unseeded fuzzing of the project kernel, $budget s"
-    flashcheck fuzz --impl flash --device cuda --budget "$budget" --json "$out/fuzz.json" \
-        --database "$out/fuzz-examples" || status=1
+if [ -n "$fuzz_pid" ]; then
+    wait "$fuzz_pid" || status=1
+    echo "== unseeded fuzzing (elapsed ${SECONDS}s):"
+    tail -n 40 "$out/fuzz.log"
 fi
 if ! stage bench; then
     echo "== done in ${SECONDS}s, exit $status"

@@ -480,6 +480,67 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(not_slow)
         if not run_benchmarks and item.get_closest_marker("speed") is not None:
             item.add_marker(not_benchmark)
+    # Each xdist worker collects, and all must order alike: the count is the same in every one.
+    # (The scheduler's name is not: a worker sees --dist as "no".)
+    workers = getattr(config, "workerinput", {}).get("workercount", 1)
+    if workers > 1:
+        items[:] = long_tests_first(items, workers)
+
+
+# -- the order of the tests under pytest-xdist ---------------------------------------------------
+
+
+def property_test_weight(item) -> int:
+    """A rough cost of ``item``: 0 for a test that is not one of the property suite's, else 1,
+    plus 2 for a property that runs the backward and 2 for one that packs sequences (on a GPU
+    the backward and the per-sequence calls each compile kernel variants of their own)."""
+    from flashcheck.properties import PROPERTIES  # at collection: the plugin itself imports no torch
+
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    prop = PROPERTIES.get(params.get("property_name")) if "shard" in params else None
+    if prop is None:
+        return 0
+    return 1 + 2 * ("backward" in prop.requires) + 2 * ("varlen" in prop.requires)
+
+
+def worker_shares(count: int, workers: int) -> list[int]:
+    """How many of ``count`` tests pytest-xdist's worksteal scheduler first hands each of
+    ``workers`` workers, as consecutive runs of the collection in worker order (each idle
+    worker gets the pending tests divided by the workers left; later it steals from the end of
+    the longest queue)."""
+    shares, left = [], count
+    for index in range(workers):
+        shares.append(left // (workers - index))
+        left -= shares[-1]
+    return shares
+
+
+def long_tests_first(items: list, workers: int, weight=property_test_weight) -> list:
+    """``items`` reordered so that each worker's first share (:func:`worker_shares`) starts
+    with its part of the long tests, dealt heaviest first to the least loaded worker; the
+    others keep their order. Collected in the suite's order, one worker got every property test
+    (they are consecutive) and the others stole them only once their own were done: on a GPU
+    the longest properties then started minutes late and ran alone at the end. A speed
+    heuristic only, shaped by worksteal's first split (``--dist load`` hands out smaller runs,
+    which still find the long tests spread rather than together): every test still runs
+    exactly once, whatever the scheduler does."""
+    weights = [weight(item) for item in items]
+    heavy = sorted((index for index, w in enumerate(weights) if w > 0), key=lambda index: -weights[index])
+    if not heavy:
+        return items
+    shares = worker_shares(len(items), workers)
+    fronts: list[list[int]] = [[] for _ in range(workers)]
+    loads = [0] * workers
+    for index in heavy:
+        open_workers = [worker for worker in range(workers) if len(fronts[worker]) < shares[worker]]
+        worker = min(open_workers, key=lambda candidate: (loads[candidate], candidate))
+        fronts[worker].append(index)
+        loads[worker] += weights[index]
+    light = iter(index for index, w in enumerate(weights) if w == 0)
+    order = []
+    for worker in range(workers):
+        order += fronts[worker] + [next(light) for _ in range(shares[worker] - len(fronts[worker]))]
+    return [items[index] for index in order]
 
 
 # -- reporting ----------------------------------------------------------------------------------

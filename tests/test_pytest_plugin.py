@@ -544,3 +544,23 @@ def test_an_xdist_worker_pins_itself_through_placement(monkeypatch, worker_id, g
 
 
 # Which GPU each worker takes and how a process pins itself: tests/test_placement.py.
+
+
+# -- the order of the tests under pytest-xdist's worksteal scheduler ----------------------------
+
+
+def test_worker_shares_split_the_collection_as_worksteal_first_does():
+    assert pytest_plugin.worker_shares(10, 3) == [3, 3, 4]
+    assert sum(pytest_plugin.worker_shares(2118, 12)) == 2118
+
+
+def test_long_tests_start_each_workers_share_and_every_test_runs_once():
+    # Tests 0-5 light, then three long ones collected together (as a suite's properties are).
+    items = list(range(6)) + ["long-5", "long-3", "long-1"]
+    weights = {"long-5": 5, "long-3": 3, "long-1": 1}
+    order = pytest_plugin.long_tests_first(items, 3, weight=lambda item: weights.get(item, 0))
+    assert sorted(map(str, order)) == sorted(map(str, items))
+    shares = pytest_plugin.worker_shares(len(items), 3)
+    starts = [sum(shares[:worker]) for worker in range(3)]
+    assert [order[start] for start in starts] == ["long-5", "long-3", "long-1"]
+    assert [item for item in order if item not in weights] == list(range(6)), "the others keep their order"

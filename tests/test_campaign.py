@@ -57,6 +57,17 @@ def test_failures_of_one_bug_share_a_signature_whatever_their_numbers():
     assert crash.signature == same_crash.signature  # the process's failure, whichever property met it
 
 
+def test_an_error_the_implementation_raises_is_one_failure_whichever_property_made_the_call():
+    refused = "the implementation raised RuntimeError: cutlassF: no kernel found to launch!"
+    forward = Failure("property", "outputs_finite", Case(head_dim=16).spec(), refused, "impl")
+    backward = Failure("property", "grads_match_reference", Case(head_dim=16, seed=3).spec(), refused, "impl")
+    other_error = Failure("property", "outputs_finite", Case(head_dim=16).spec(),
+                          "the implementation raised ValueError: head_dim must be even", "impl")
+    causal = Failure("property", "outputs_finite", Case(head_dim=16, causal=True).spec(), refused, "impl")
+    assert forward.signature == backward.signature
+    assert len({forward.signature, other_error.signature, causal.signature}) == 3, "the error and the class still tell"
+
+
 def test_a_campaign_counts_a_repeated_signature_instead_of_reporting_it_again():
     result = FuzzResult()
     failure = Failure("property", "out_matches_reference", Case().spec(), "out differs", "impl")

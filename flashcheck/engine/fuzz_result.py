@@ -38,6 +38,11 @@ def case_class(spec: str) -> str:
     return f"{structure} {band}"
 
 
+#: How a property failure's evidence begins when the implementation raised an error
+#: (:func:`flashcheck.engine.verdict.decide`): the call's error, whichever property made the call.
+RAISED = "the implementation raised"
+
+
 def failure_subject(evidence: str) -> str:
     """What failed, as a signature names it: the evidence's first line (the output that differs,
     the error raised, how a worker died) with its numbers written ``N``."""
@@ -87,12 +92,16 @@ class Failure:
         (:func:`failure_subject`) and the coarse class of the case (:func:`case_class`). A
         campaign (``flashcheck fuzz --keep-going``) reports and shrinks each signature once and
         counts its repeats. A crash, a hang or a fatal error is the process's, whichever
-        property's call met it: its signature names no property."""
+        property's call met it, and an error the implementation raised is its call's: their
+        signatures name no property (an implementation that refuses some inputs at launch
+        raises alike under every property that draws them, one cause)."""
         kind = "property" if self.kind == "known" else self.kind
         where = case_class(self.case) if self.case is not None else "between cases"
         subject = failure_subject(self.evidence)
         if kind in PROCESS_KINDS:
             return " | ".join((kind, subject.split(" while running ", 1)[0], where))
+        if subject.startswith(RAISED):
+            return " | ".join((kind, subject, where))
         return " | ".join((kind, self.property or "-", subject, where))
 
     @classmethod

@@ -47,6 +47,7 @@ import torch
 from flashcheck import protocol
 from flashcheck.cases.case import Case
 from flashcheck.engine import attribution
+from flashcheck.engine.fuzz_result import RAISED
 from flashcheck.oracle import unchecked
 from flashcheck.oracle.compare import PropertyFailure, Violation, replay_command
 
@@ -171,7 +172,7 @@ def decide(prop, impl, case: Case, *, device, impl_name: str) -> Verdict:
         if error is None:
             return made(Outcome.PASSED, unchecked=unchecked.take())
         if is_fatal(error):
-            whose = ("the implementation raised" if attribution.raised_by_implementation(error) else
+            whose = (RAISED if attribution.raised_by_implementation(error) else
                      "raised after the implementation's kernels ran (CUDA reports errors late)")
             evidence = (f"fatal: {whose} {type(error).__name__}: {first_line(error)}\n"
                         f"the process can run no further case (its CUDA context is lost)")
@@ -182,7 +183,7 @@ def decide(prop, impl, case: Case, *, device, impl_name: str) -> Verdict:
         elif raiser is attribution.Raiser.DECLINE:
             return made(Outcome.DECLINED, reason=first_line(error) or "NotImplementedError")
         elif raiser is attribution.Raiser.IMPLEMENTATION:
-            found = failure(f"the implementation raised {type(error).__name__}: {error}{attribution.where_raised(error, impl)}")
+            found = failure(f"{RAISED} {type(error).__name__}: {error}{attribution.where_raised(error, impl)}")
         else:
             return made(Outcome.FLASHCHECK_ERROR, error=FlashcheckError(
                 error, property_name=prop.name, case=case, impl_name=impl_name))

@@ -26,14 +26,24 @@ class KnownDivergence:
     on the cases ``covers`` usually holds for: once the divergence has been seen, the fuzzer
     draws those cases rarely (:func:`flashcheck.engine.property_cases.case_strategy`), so that a
     campaign spends its time on what is not known. None: nothing cheap approximates ``covers``,
-    and its cases are drawn as any other."""
+    and its cases are drawn as any other.
+
+    ``raises``: the divergence is the implementation raising an error (a refusal it documents
+    at call time, say). Without it the divergence explains only results the property's check
+    rejects: an error the implementation raises on a covered case is another finding, never
+    hidden by a numerical divergence whose cases it happens to share."""
 
     reason: str
     covers: Callable[[Case], bool] | None = None
     steer: Callable[[Case], bool] | None = None
+    raises: bool = False
 
-    def explains(self, case: Case) -> bool:
-        """Whether a failure of the property on ``case`` is this divergence."""
+    def explains(self, case: Case, *, raised: bool = False) -> bool:
+        """Whether a failure of the property on ``case`` is this divergence; ``raised``: the
+        failure is an error the implementation raised, which only a divergence declared
+        ``raises`` explains."""
+        if raised and not self.raises:
+            return False
         return self.covers is None or bool(self.covers(case))
 
     @property
@@ -55,7 +65,9 @@ def combined(first: KnownDivergence, second: KnownDivergence) -> KnownDivergence
     every case where either covers every case."""
     covers = None if first.covers is None or second.covers is None else either(first.covers, second.covers)
     steers = [divergence.steer for divergence in (first, second) if divergence.steer is not None]
-    return KnownDivergence(f"{first.reason}; {second.reason}", covers, either(*steers) if steers else None)
+    # A raise is explained only where both say so: either alone may cover cases the other does not.
+    return KnownDivergence(f"{first.reason}; {second.reason}", covers, either(*steers) if steers else None,
+                           raises=first.raises and second.raises)
 
 
 #: The finding above, declared by the adapters of the kernels it was seen in so that the rest

@@ -9,7 +9,7 @@ import torch
 
 from flashcheck import peers, protocol
 from flashcheck.cases.case import Case
-from flashcheck.divergences import KnownDivergence
+from flashcheck.divergences import KnownDivergence, combined
 from flashcheck.oracle.case_predicates import (
     backward_extremes, float16_backward_overflows, float16_subnormal_probabilities, sdpa_no_keys_backward_overflows,
     sdpa_no_keys_forward_overflows, under,
@@ -289,3 +289,13 @@ def test_the_scaled_ds_extreme_is_a_magnitude_under_a_negative_scale():
     positive = backward_extremes(Case.from_spec(spec + " softmax_scale=2.0"), "ds_range")
     assert negative.scaled_ds == pytest.approx(2.0 * negative.ds) and negative.scaled_ds > 0
     assert positive.scaled_ds == pytest.approx(2.0 * positive.ds)
+
+
+def test_a_raise_is_explained_only_by_a_divergence_declared_to_raise():
+    numerical = KnownDivergence("wrong on causal cases", lambda case: case.causal)
+    refusal = KnownDivergence("refuses causal cases", lambda case: case.causal, raises=True)
+    causal = Case(causal=True)
+    assert numerical.explains(causal) and not numerical.explains(causal, raised=True)
+    assert refusal.explains(causal, raised=True) and not refusal.explains(Case(), raised=True)
+    assert not combined(numerical, refusal).explains(causal, raised=True), "where one of them does not say so"
+    assert combined(refusal, refusal).explains(causal, raised=True)

@@ -282,6 +282,17 @@ def test_a_failure_a_declared_divergence_explains_is_known_and_one_it_does_not_i
                   impl_name="tests.support.declared:too_large_everywhere").outcome is Outcome.FAILED
 
 
+def test_an_error_raised_on_a_case_a_numerical_divergence_covers_is_still_a_failure():
+    causal = CASE.replace(causal=True)
+    raised = decide(OUT, declared.raises_when_causal, causal, device="cpu",
+                    impl_name="tests.support.declared:raises_when_causal")
+    assert raised.outcome is Outcome.FAILED, raised
+    assert "the implementation raised RuntimeError: planted: no kernel found to launch" in raised.failure.evidence
+    refused = decide(OUT, declared.refuses_when_causal, causal, device="cpu",
+                     impl_name="tests.support.declared:refuses_when_causal")
+    assert refused.outcome is Outcome.KNOWN and refused.reason == str(declared.CAUSAL_REFUSAL)
+
+
 def test_the_implementation_is_named_as_its_replay_line_needs():
     with pytest.raises(ValueError, match="impl_name"):
         decide(OUT, buggy.correct, CASE, device="cpu", impl_name="")

@@ -40,10 +40,7 @@ needs ``Nq > Nk``.
 from __future__ import annotations
 
 import dataclasses
-import functools
-import itertools
 import math
-import random
 
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
@@ -53,7 +50,7 @@ from flashcheck.cases import case as case_module
 from flashcheck.cases import sizes as case_sizes
 from flashcheck.cases.case import Case
 from flashcheck.cases.compile_classes import (
-    EXACTLY_ONE, FOCUS_ESCAPE, GQA_RATIOS, HEAD_DIMS, MASK_SHAPES, ROW_MASK_SHAPES, CompileClass, KeyedClass,
+    FOCUS_ESCAPE, GQA_RATIOS, HEAD_DIMS, MASK_SHAPES, ROW_MASK_SHAPES, CompileClass, KeyedClass,
     band_kind, compile_classes, keyed_classes, pin_lengths, pin_packed, snap,
 )
 from flashcheck.cases.domain import CaseDomain

@@ -18,7 +18,6 @@ from flashcheck.cli.commands import EXIT_FOUND, EXIT_OK, EXIT_USAGE
 from flashcheck.cli.commands.common import (
     add_device_argument, add_impl_argument, add_jobs_argument, jobs_for, load_implementation,
 )
-from flashcheck.oracle.compare import replay_command
 
 #: The property that fails when an output exceeds its allowance (for replay lines).
 PROPERTY_OF = {"out": "out_matches_reference", "lse": "lse_matches_reference",

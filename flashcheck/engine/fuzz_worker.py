@@ -193,9 +193,9 @@ class Worker:
         """Run the stored crash cases and recorded counterexamples handed to this worker first,
         each decided as fuzzing decides a case (:func:`flashcheck.engine.verdict.decide`).
         Returns False when one of them failed a property (the run then ends with it, as with
-        any property failure). A case the implementation declines is counted as declined, not as a case run (and, not
-        crashing, leaves the store). One of a property the run does not choose (``--property``)
-        waits in the store for a run that does; one the implementation's features no longer
+        any property failure). A case the implementation declines is counted as declined, not
+        as a case run (and, not crashing, leaves the store). One of a property the run does not
+        choose (``--property``) waits in the store for a run that does; one the implementation's features no longer
         cover (a feature it stopped declaring, a case needing one) is reported as stale and
         kept, never run: it would test what the implementation does not claim. In a campaign a
         stored case that fails is reported and the replay goes on. Raises the

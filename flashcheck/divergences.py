@@ -28,21 +28,24 @@ class KnownDivergence:
     campaign spends its time on what is not known. None: nothing cheap approximates ``covers``,
     and its cases are drawn as any other.
 
-    ``raises``: the divergence is the implementation raising an error (a refusal it documents
-    at call time, say). Without it the divergence explains only results the property's check
-    rejects: an error the implementation raises on a covered case is another finding, never
-    hidden by a numerical divergence whose cases it happens to share."""
+    ``raises``: the divergence is the implementation raising an error (a refusal at launch that
+    its own checks did not make, say), and ``raising`` the text that error's message contains
+    (None: any message). Without ``raises`` the divergence explains only results the property's
+    check rejects: an error the implementation raises on a covered case is another finding,
+    never hidden by a numerical divergence whose cases it happens to share; with ``raising``,
+    neither is another error raised on the same cases."""
 
     reason: str
     covers: Callable[[Case], bool] | None = None
     steer: Callable[[Case], bool] | None = None
     raises: bool = False
+    raising: str | None = None
 
-    def explains(self, case: Case, *, raised: bool = False) -> bool:
+    def explains(self, case: Case, *, raised: bool = False, message: str = "") -> bool:
         """Whether a failure of the property on ``case`` is this divergence; ``raised``: the
-        failure is an error the implementation raised, which only a divergence declared
-        ``raises`` explains."""
-        if raised and not self.raises:
+        failure is an error the implementation raised, with ``message``, which only a
+        divergence declared ``raises`` explains (and, with ``raising``, only that error)."""
+        if raised and not (self.raises and (self.raising is None or self.raising in message)):
             return False
         return self.covers is None or bool(self.covers(case))
 
@@ -60,14 +63,27 @@ def as_known_divergence(declared) -> KnownDivergence:
     return declared if isinstance(declared, KnownDivergence) else KnownDivergence(str(declared))
 
 
+@dataclass(frozen=True)
+class _Either(KnownDivergence):
+    """Divergences declared together: a failure is explained where one of ``parts`` explains
+    it, each part with its own cases and its own word on raised errors."""
+
+    parts: tuple[KnownDivergence, ...] = ()
+
+    def explains(self, case: Case, *, raised: bool = False, message: str = "") -> bool:
+        return any(part.explains(case, raised=raised, message=message) for part in self.parts)
+
+
 def combined(first: KnownDivergence, second: KnownDivergence) -> KnownDivergence:
-    """One divergence explaining a failure wherever either explains it: both reasons, and
-    every case where either covers every case."""
-    covers = None if first.covers is None or second.covers is None else either(first.covers, second.covers)
-    steers = [divergence.steer for divergence in (first, second) if divergence.steer is not None]
-    # A raise is explained only where both say so: either alone may cover cases the other does not.
-    return KnownDivergence(f"{first.reason}; {second.reason}", covers, either(*steers) if steers else None,
-                           raises=first.raises and second.raises)
+    """One divergence explaining a failure wherever either explains it: both reasons, every
+    case where either covers every case, and a raised error where one declared to raise
+    explains it on that case."""
+    parts = tuple(part for divergence in (first, second)
+                  for part in (divergence.parts if isinstance(divergence, _Either) else (divergence,)))
+    covers = None if any(part.covers is None for part in parts) else either(*(part.covers for part in parts))
+    steers = [part.steer for part in parts if part.steer is not None]
+    return _Either("; ".join(part.reason for part in parts), covers, either(*steers) if steers else None,
+                   raises=any(part.raises for part in parts), parts=parts)
 
 
 #: The finding above, declared by the adapters of the kernels it was seen in so that the rest

@@ -297,5 +297,25 @@ def test_a_raise_is_explained_only_by_a_divergence_declared_to_raise():
     causal = Case(causal=True)
     assert numerical.explains(causal) and not numerical.explains(causal, raised=True)
     assert refusal.explains(causal, raised=True) and not refusal.explains(Case(), raised=True)
-    assert not combined(numerical, refusal).explains(causal, raised=True), "where one of them does not say so"
-    assert combined(refusal, refusal).explains(causal, raised=True)
+    assert combined(numerical, refusal).explains(causal, raised=True), "the refusal explains it"
+    assert not combined(numerical, refusal).explains(Case(), raised=True), "neither covers a plain case"
+    assert not combined(numerical, numerical).explains(causal, raised=True), "no part says it raises"
+
+
+def test_a_raise_declared_with_its_message_explains_that_error_alone():
+    refusal = KnownDivergence("refuses causal cases at launch", lambda case: case.causal, raises=True,
+                              raising="no kernel found")
+    causal = Case(causal=True)
+    assert refusal.explains(causal, raised=True, message="cutlassF: no kernel found to launch!")
+    assert not refusal.explains(causal, raised=True, message="CUDA out of memory"), "another error on its cases"
+    assert refusal.explains(causal), "a check's rejection on its cases stays explained"
+
+
+def test_combined_divergences_keep_each_part_to_its_own_cases():
+    wide_refusal = KnownDivergence("refuses causal cases", lambda case: case.causal, raises=True)
+    narrow_numerical = KnownDivergence("wrong with GQA", lambda case: case.kv_heads < case.heads)
+    both = combined(narrow_numerical, combined(wide_refusal, narrow_numerical))
+    gqa = Case(heads=4, kv_heads=2)
+    assert both.explains(gqa) and not both.explains(gqa, raised=True), "a raise on a case only the numerical covers"
+    assert both.explains(Case(causal=True), raised=True)
+    assert both.scoped and not both.explains(Case())

@@ -188,7 +188,8 @@ def decide(prop, impl, case: Case, *, device, impl_name: str) -> Verdict:
             return made(Outcome.FLASHCHECK_ERROR, error=FlashcheckError(
                 error, property_name=prop.name, case=case, impl_name=impl_name))
         known = protocol.known_divergences(impl).get(prop.name)
-        if known is not None and known.explains(case, raised=raiser is attribution.Raiser.IMPLEMENTATION):
+        if known is not None and known.explains(case, raised=raiser is attribution.Raiser.IMPLEMENTATION,
+                                                message=str(error)):
             return made(Outcome.KNOWN, failure=found, reason=str(known))
         return made(Outcome.FAILED, failure=found)
     except Exception as raised:  # noqa: BLE001 - deciding failed: flashcheck's own bug

@@ -160,6 +160,14 @@ def with_empty_rows(case: Case) -> bool:
     return case.has_empty_rows
 
 
+def with_unaligned_views(case: Case) -> bool:
+    """A case some of whose q, k and v are views that do not start on a 16-byte boundary: the
+    ``padded`` layout, and the ``mixed`` one (whose k and v are padded). Their buffers pad the
+    head dim by 3 or 4 elements before the view and 5 or 7 in all, so that no dtype's rows are
+    16-byte aligned (:data:`flashcheck.cases.case.LAYOUTS`)."""
+    return case.layout in ("padded", "mixed")
+
+
 def either(*predicates: Callable[[Case], bool]) -> Callable[[Case], bool]:
     """A predicate true where any of ``predicates`` is."""
     return lambda case: any(predicate(case) for predicate in predicates)

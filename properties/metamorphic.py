@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import torch
 
+from flashcheck import protocol
 from flashcheck.cases.case import seeded_generator
 from flashcheck.oracle import compare
 from flashcheck.properties.common import batched, call_checked, expect, laid_out_like, materialize
@@ -193,20 +194,34 @@ def batch_head_independence(impl, case, *, device=None):
                             what=what.replace("output", "lse"))
 
 
-def other_layout(case) -> str:
-    """The layout layout_invariance compares the case's own with."""
-    return "contiguous" if case.layout != "contiguous" else "padded"
+def other_layout(case, allowed=None) -> str:
+    """The layout layout_invariance compares the case's own with: contiguous for any other,
+    padded for a contiguous case; where the implementation's declared domain leaves that out
+    (``allowed``: its layouts, None for all), the first of padded, heads-first and contiguous it
+    allows beside the case's own."""
+    preferred = "contiguous" if case.layout != "contiguous" else "padded"
+    if allowed is None or preferred in allowed:
+        return preferred
+    return next((layout for layout in ("padded", "heads-first", "contiguous")
+                 if layout in allowed and layout != case.layout), preferred)
+
+
+def relaid_layout(impl, case, device) -> str:
+    """The layout :func:`layout_invariance` compares ``case`` with for ``impl`` on ``device``."""
+    return other_layout(case, protocol.case_domain_of(impl, device or protocol.default_device()).layouts)
 
 
 @prop()
 def layout_invariance(impl, case, *, device=None):
     """A strided view (transposed, or a slice of a larger buffer) gives exactly the result
-    of a contiguous copy of the same values."""
+    of a contiguous copy of the same values, in layouts the implementation's declared
+    domain allows (:func:`other_layout`)."""
+    other = relaid_layout(impl, case, device)
     inputs = materialize(case, device)
-    relaid = materialize(case.replace(layout=other_layout(case)), device)
+    relaid = materialize(case.replace(layout=other), device)
     out, lse = call_checked(impl, case, inputs)
     out_r, lse_r = call_checked(impl, case, relaid)
-    what = f"the output for the same values in layout {other_layout(case)!r}"
+    what = f"the output for the same values in layout {other!r}"
     compare.check_equal("out", out, out_r, what=what)
     if lse is not None:
         compare.check_equal("lse", lse, lse_r, what=what.replace("output", "lse"))

@@ -190,4 +190,33 @@ def test_the_survey_s_findings_are_declared_confined_to_the_cases_they_cover():
         for divergence in adapter.flashcheck_known_divergences.values():
             assert divergence.explains(keyless_rows) and divergence.explains(negative)
             assert not divergence.explains(ordinary)
-    assert not flaggems.sdpa().flashcheck_known_divergences
+    masked = Case.from_spec(f"seqlen_q=5 seqlen_k=21 {base} window=3,-1")
+    for divergence in flaggems.sdpa().flashcheck_known_divergences.values():
+        assert divergence.explains(masked) and divergence.explains(keyless_rows), "a boolean mask reaches the call"
+        assert not divergence.explains(Case.from_spec(f"seqlen_q=21 seqlen_k=21 {base}")), "plain causal: is_causal"
+
+
+def test_the_flash_kernel_s_misread_strides_are_declared_where_they_were_measured():
+    from flashcheck.cases.case import Case
+
+    def case(nq, nk, heads, layout):
+        return Case.from_spec(f"batch=1 seqlen_q={nq} seqlen_k={nk} heads={heads} kv_heads=1 head_dim=32 "
+                              f"dtype=float16 layout={layout} seed=0")
+
+    known = flaggems.flash().flashcheck_known_divergences["out_matches_reference"]
+    for wrong in (case(64, 129, 7, "contiguous"), case(1, 129, 7, "heads-first"), case(1, 1, 1, "padded"),
+                  case(2, 2, 1, "mixed")):
+        assert known.explains(wrong), wrong.spec()
+    for right in (case(64, 129, 7, "heads-first"), case(256, 256, 1, "contiguous"), case(1, 64, 7, "contiguous")):
+        assert not known.explains(right), right.spec()
+
+
+def test_the_varlen_kernel_s_compile_failure_at_head_dim_8_is_declared_as_that_error_alone():
+    from flashcheck.cases.case import Case
+
+    known = flaggems.varlen().flashcheck_known_divergences["out_matches_reference"]
+    spec = "batch=1 seqlen_q=4 seqlen_k=4 heads=2 kv_heads=1 dtype=float16 seed=0"
+    error = "at 214:12: gV = tl.make_block_ptr(base=v_ptr_seq, ..."
+    assert known.explains(Case.from_spec(f"{spec} head_dim=8"), raised=True, message=error)
+    assert not known.explains(Case.from_spec(f"{spec} head_dim=16"), raised=True, message=error)
+    assert not known.explains(Case.from_spec(f"{spec} head_dim=8"), raised=True, message="CUDA out of memory")

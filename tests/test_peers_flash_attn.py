@@ -213,3 +213,24 @@ def test_fa2_declines_float32_and_a_mask_and_runs_an_unaligned_head_dim(fake_fa2
     with pytest.raises(NotImplementedError, match="attn_mask"):
         impl(*peer_fakes.inputs(1, 4, 4, 2, 2, 16), attn_mask=torch.ones(4, 4, dtype=torch.bool))
     impl(*peer_fakes.inputs(1, 4, 4, 2, 2, 12))  # FA2's Python wrapper pads the head dim itself
+
+
+def test_fa4_s_sm90_backward_divergence_covers_head_dims_off_multiples_of_32_on_hopper_alone(monkeypatch):
+    from flashcheck.cases.case import Case
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    spec = "batch=1 seqlen_q=128 seqlen_k=256 heads=4 kv_heads=1 dtype=float16 seed=0"
+    known = fa4.dense().flashcheck_known_divergences
+    assert "out_matches_reference" not in known or not known["out_matches_reference"].explains(
+        Case.from_spec(f"{spec} head_dim=72")), "the forward is right at every head dim"
+    grads = known["grads_match_reference"]
+    monkeypatch.setattr(fa4, "_capability", lambda device: (9, 0))
+    for wrong in (48, 72, 80, 104, 112):
+        assert grads.explains(Case.from_spec(f"{spec} head_dim={wrong}"))
+    for right in (64, 96, 128, 160):
+        assert not grads.explains(Case.from_spec(f"{spec} head_dim={right}"))
+    compile_error = "Operation creation failed: error: unknown: failed to partition `input` with `tiled_mma`"
+    assert grads.explains(Case.from_spec(f"{spec} head_dim=104"), raised=True, message=compile_error)
+    assert not grads.explains(Case.from_spec(f"{spec} head_dim=104"), raised=True, message="CUDA out of memory")
+    monkeypatch.setattr(fa4, "_capability", lambda device: (10, 0))
+    assert not grads.explains(Case.from_spec(f"{spec} head_dim=72")), "measured on sm90 only"

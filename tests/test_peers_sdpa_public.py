@@ -118,3 +118,39 @@ def test_the_efficient_backend_s_launch_failure_on_unaligned_views_is_declared_o
     aligned = Case.from_spec(f"{spec} layout=heads-first")
     assert not known.explains(aligned, raised=True, message=launch), "an aligned view that fails to launch"
     assert not known.explains(Case.from_spec(f"{spec} layout=padded"), raised=True, message="CUDA out of memory")
+
+
+@pytest.mark.parametrize("suffix", ["flash", "cudnn"])
+def test_the_backends_that_fault_on_unaligned_views_decline_them_naming_torch_s_bug(spy, suffix, monkeypatch):
+    monkeypatch.setattr(torch.backends.cuda, f"can_use_{suffix}_attention", lambda params, debug: True)
+    impl = peer_fakes.on_cpu(getattr(sdpa_public, suffix)())
+    case = Case.from_spec("batch=1 seqlen_q=6 seqlen_k=6 heads=2 kv_heads=2 head_dim=16 dtype=float16 seed=0 "
+                          "layout=padded")
+    with pytest.raises(NotImplementedError, match="not 16-byte aligned.*torch bug"):
+        impl(*case.materialize("cpu"))
+    assert not spy, "declined before the call"
+    assert set(impl.flashcheck_case_domain_by_device["cuda"]["layouts"]) == {"contiguous", "heads-first"}
+
+
+def test_layout_invariance_compares_within_the_layouts_an_implementation_declares():
+    from flashcheck.properties.metamorphic import other_layout
+
+    contiguous = Case.from_spec("batch=1 seqlen_q=6 seqlen_k=6 heads=2 kv_heads=2 head_dim=16 dtype=float16 seed=0")
+    assert other_layout(contiguous) == "padded"
+    assert other_layout(contiguous, frozenset({"contiguous", "heads-first"})) == "heads-first"
+    assert other_layout(contiguous.replace(layout="heads-first"), frozenset({"contiguous", "heads-first"})) == "contiguous"
+
+
+def test_cudnn_s_nonzero_rows_without_keys_are_declared_on_those_cases_alone():
+    known = sdpa_public.cudnn().flashcheck_known_divergences["out_matches_reference"]
+    base = "batch=1 heads=2 kv_heads=2 head_dim=16 dtype=float16 causal=True seed=0"
+    assert known.explains(Case.from_spec(f"seqlen_q=3 seqlen_k=2 {base}")), "bottom-right causal, Nq > Nk"
+    assert not known.explains(Case.from_spec(f"seqlen_q=2 seqlen_k=3 {base}"))
+
+
+def test_torch_s_refusal_reasons_are_read_from_its_cpp_warnings_too():
+    text = ("[W1128 20:37:28.544362405 sdp_utils_cpp.h:418] Warning: For dense input, both fused kernels require "
+            "query, key and value to have the same num_heads. (function check_batch_size_and_num_heads_dense)\n"
+            "unrelated line\n")
+    assert sdpa_public._cpp_warnings(text) == [
+        "For dense input, both fused kernels require query, key and value to have the same num_heads."]

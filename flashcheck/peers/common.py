@@ -179,20 +179,37 @@ def check_features(declared) -> frozenset:
     return declared
 
 
+def gradient_properties() -> tuple[str, ...]:
+    """The properties that differentiate through an implementation that declares
+    ``backward``: those that require it, and the packed ones that compare gradients too where
+    it is declared."""
+    from flashcheck.properties import PROPERTIES  # at call time, as below
+
+    return tuple(name for name, prop in PROPERTIES.items() if "backward" in prop.requires) + (
+        "varlen_matches_separate_calls", "nan_padding_never_leaks")
+
+
+def declared_on(names: Iterable[str], divergence: KnownDivergence,
+                known: Mapping[str, KnownDivergence | str] | None = None) -> dict[str, KnownDivergence | str]:
+    """``known`` (property name -> divergence) with ``divergence`` declared on each property of
+    ``names`` too, combined with a property's own (:func:`flashcheck.divergences.combined`)."""
+    spread = dict(known or {})
+    for name in names:
+        own = spread.get(name)
+        spread[name] = divergence if own is None else combined(as_known_divergence(own), divergence)
+    return spread
+
+
 def on_every_property(known: Mapping[str, KnownDivergence],
                       every_property: KnownDivergence | None) -> dict[str, KnownDivergence]:
     """``known`` (property name -> divergence) with ``every_property``, when given, declared on
-    every registered property too, combined with a property's own divergence
-    (:func:`flashcheck.divergences.combined`): for a finding that shows in whatever property
-    meets its cases, such as NaN outputs for every negative scale."""
+    every registered property too (:func:`declared_on`): for a finding that shows in whatever
+    property meets its cases, such as NaN outputs for every negative scale."""
     if every_property is None:
         return dict(known)
     from flashcheck.properties import PROPERTIES  # at call time: the properties import the peers' layers below
 
-    spread = {name: every_property for name in PROPERTIES}
-    for name, divergence in known.items():
-        spread[name] = combined(divergence, every_property)
-    return spread
+    return declared_on(PROPERTIES, every_property, known)
 
 
 class Peer:

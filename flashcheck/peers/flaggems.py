@@ -46,20 +46,19 @@ What they decline (before importing the library), with where FlagGems says so:
 * ``flaggems-varlen``: head dims above 256 or not a multiple of 8 (``mha_varlan_fwd``), float32,
   gradients, a mask.
 
-From the source, to be confirmed on a GPU: the SDPA kernel turns a boolean mask into
-``attn_mask.to(dtype) * -1.0e6``, so True (attend, in torch's convention) becomes -1e6,
-the opposite of torch's meaning, and a finite penalty rather than ``-inf``; its backward
-runs without the mask (``attn_mask=None``); FlagGems' own backward test is skipped ("something
-wrong here, disable it for temp", ``test_sdpa_legacy_backward``). The flash kernels write lse
-``+inf`` for a row without keys, as FlashAttention-2 does. flashcheck reports what it finds;
-nothing is repaired. Run on an H100 (5.0.2, torch 2.11; docs/findings.md): what the survey
-found is declared below as known divergences, each confined to the cases it covers.
+Read from the source, then confirmed on an H200: the SDPA kernel turns a boolean mask into
+``attn_mask.to(dtype) * -1.0e6``, so True (attend, in torch's convention) hides the key; its
+backward runs without the mask (``attn_mask=None``); FlagGems' own backward test is skipped
+("something wrong here, disable it for temp", ``test_sdpa_legacy_backward``). The flash
+kernels write lse ``+inf`` for a row without keys, as FlashAttention-2 does. flashcheck reports
+what it finds; nothing is repaired: what the surveys found (docs/findings.md) is declared below
+as known divergences, each confined to the cases it covers.
 """
 
 from __future__ import annotations
 
 from flashcheck.divergences import NEGATIVE_SCALE, KnownDivergence, combined
-from flashcheck.oracle.case_predicates import with_empty_rows
+from flashcheck.oracle.case_predicates import with_attn_mask, with_empty_rows
 from flashcheck.peers import flaggems_call
 from flashcheck.peers.common import HALF, Library, Peer, Request
 from flashcheck.protocol import DTYPE_NAMES
@@ -78,6 +77,47 @@ EMPTY_ROWS_LSE = KnownDivergence(
     "rows without an allowed key get lse +inf, not -inf (FlashAttention-2's convention; [5.0.2, 2.11 H100])",
     with_empty_rows, steer=with_empty_rows,
 )
+
+
+
+def flash_strides_misread(case) -> bool:
+    """A case flash_attention_forward computes from the wrong elements. [5.0.2, 2.11 H200] It is
+    right where each head's rows lie head-dim elements apart (the transposed ``(B, H, N, D)``
+    storage SDPA hands aten's ``_flash_attention_forward``) or there is one head; with more
+    than one head and more keys than fit one block, ``(B, N, H, D)`` storage gives wrong outputs
+    and NaN and writes into q, and so does one query in either storage; padded views are wrong
+    at any size (docs/repros/flaggems_layouts_and_masks.py, and the survey's campaigns)."""
+    if case.layout in ("padded", "mixed"):
+        return True
+    return case.heads > 1 and case.seqlen_k > 64 and (case.layout == "contiguous" or case.seqlen_q == 1)
+
+
+FLASH_STRIDES = KnownDivergence(
+    "flash_attention_forward misreads (B, N, H, D) inputs that are not stored heads-first: wrong outputs, NaN and "
+    "writes into q with more than one head and more keys than one block, and on padded views "
+    "([5.0.2, 2.11 H200]; docs/repros/flaggems_layouts_and_masks.py)",
+    flash_strides_misread, steer=flash_strides_misread)
+#: [5.0.2, 2.11 H200] scaled_dot_product_attention turns a boolean mask into
+#: ``attn_mask.to(dtype) * -1.0e6`` (src/flag_gems/ops/attention.py): True, "may attend" in
+#: torch's convention, hides the key. Confirmed: its output equals float64 attention under the
+#: inverse mask (error 1.4e-7) and is 0.3 off under torch's (docs/repros/flaggems_layouts_and_masks.py).
+SDPA_MASK_INVERTED = KnownDivergence(
+    "scaled_dot_product_attention reads a boolean attn_mask inverted (True hides the key, as -1e6), the opposite of "
+    "torch's convention ([5.0.2, 2.11 H200]; docs/repros/flaggems_layouts_and_masks.py)",
+    with_attn_mask, steer=with_attn_mask)
+
+
+def varlen_head_dim_below_16(case) -> bool:
+    """[5.0.2, 2.11 H200] flash_attn_varlen_func accepts head dim 8 (``mha_varlan_fwd`` asks a
+    multiple of 8), then its kernel fails to compile (``tl.make_block_ptr`` of the values: a
+    Triton CompilationError; 173 cases of one campaign)."""
+    return case.head_dim < 16
+
+
+VARLEN_HEAD_DIM_8 = KnownDivergence(
+    "flash_attn_varlen_func accepts head dim 8, then its kernel fails to compile (Triton CompilationError at "
+    "tl.make_block_ptr; [5.0.2, 2.11 H200])",
+    varlen_head_dim_below_16, steer=varlen_head_dim_below_16, raises=True, raising="make_block_ptr")
 
 SDPA_HEAD_DIMS = (16, 32, 64, 128, 256)
 FLASH_HEAD_DIMS = (32, 64, 96, 128, 192, 256)
@@ -144,13 +184,15 @@ def sdpa() -> Peer:
     """``flaggems-sdpa``: flag_gems.ops.scaled_dot_product_attention, forward and backward."""
     features = frozenset({"causal", "window", "gqa", "mask", "backward"}) | DTYPE_NAMES
     return Peer("flaggems-sdpa", LIBRARY, {"cuda": features}, _run_sdpa, check=_check_sdpa,
-                case_domain={"cuda": {"head_dims": SDPA_HEAD_DIMS}}, compile_key=SDPA_COMPILE_KEY)
+                every_property=SDPA_MASK_INVERTED, case_domain={"cuda": {"head_dims": SDPA_HEAD_DIMS}},
+                compile_key=SDPA_COMPILE_KEY)
 
 
 def flash() -> Peer:
     """``flaggems-flash``: flag_gems.ops.flash_attention_forward, forward only, with lse."""
     return Peer("flaggems-flash", LIBRARY, {"cuda": frozenset({"causal", "window", "gqa", "lse"}) | HALF},
-                _run_flash, check=_check_flash, every_property=combined(NEGATIVE_SCALE, EMPTY_ROWS_NAN),
+                _run_flash, check=_check_flash,
+                every_property=combined(combined(NEGATIVE_SCALE, EMPTY_ROWS_NAN), FLASH_STRIDES),
                 case_domain={"cuda": {"head_dims": FLASH_HEAD_DIMS}}, compile_key=FLASH_COMPILE_KEY)
 
 
@@ -158,5 +200,6 @@ def varlen() -> Peer:
     """``flaggems-varlen``: flag_gems.ops.flash_attn_varlen_func, forward only, with lse."""
     return Peer("flaggems-varlen", LIBRARY,
                 {"cuda": frozenset({"causal", "window", "gqa", "varlen", "lse"}) | HALF}, _run_varlen,
-                check=_check_varlen, every_property=combined(NEGATIVE_SCALE, EMPTY_ROWS_LSE),
+                check=_check_varlen,
+                every_property=combined(combined(NEGATIVE_SCALE, EMPTY_ROWS_LSE), VARLEN_HEAD_DIM_8),
                 case_domain={"cuda": {"head_dim_multiple": 8, "max_head_dim": 256}}, compile_key=FLASH_COMPILE_KEY)

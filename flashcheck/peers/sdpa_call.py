@@ -34,11 +34,16 @@ def kernel_ready(t):
     if t.shape[-1] % 8:
         # The padded copy keeps the input's dimension order, so it may still need the copy below.
         t = torch.nn.functional.pad(t, (0, 8 - t.shape[-1] % 8))
-    elements = 16 // t.element_size()
-    aligned = t.data_ptr() % 16 == 0 and t.stride(-1) == 1 and all(s % elements == 0 for s in t.stride()[:-1])
     # Not .contiguous(): a view whose other dimensions have size 1 counts as contiguous and
     # would come back as it is, misaligned pointer and all.
-    return t if aligned else t.clone(memory_format=torch.contiguous_format)
+    return t if aligned(t) else t.clone(memory_format=torch.contiguous_format)
+
+
+def aligned(t) -> bool:
+    """Whether ``t``'s data pointer and every stride but the last (which is 1) are 16-byte
+    aligned: what torch's fused SDPA kernels assume of their inputs."""
+    elements = 16 // t.element_size()
+    return t.data_ptr() % 16 == 0 and t.stride(-1) == 1 and all(s % elements == 0 for s in t.stride()[:-1])
 
 
 def fused_inputs(q, k, v):

@@ -35,17 +35,20 @@ is in docs/findings.md.
 
 from __future__ import annotations
 
+import os
+import tempfile
 import warnings
 
 import torch
 
-from flashcheck.divergences import NEGATIVE_SCALE, KnownDivergence
+from flashcheck.divergences import NEGATIVE_SCALE, KnownDivergence, combined
 from flashcheck.oracle.case_predicates import (
     either, float16_backward_overflows, float16_subnormal_probabilities, is_float16, sdpa_no_keys_backward_overflows,
-    sdpa_no_keys_forward_overflows, under, with_unaligned_views, without_keys,
+    sdpa_no_keys_forward_overflows, under, with_empty_rows, with_unaligned_views, without_keys,
 )
 from flashcheck.peers import sdpa_public_call
 from flashcheck.peers.common import HALF, TORCH, Peer, Request
+from flashcheck.peers.sdpa_call import aligned
 from flashcheck.protocol import DTYPE_NAMES
 
 LIBRARY = TORCH
@@ -55,7 +58,9 @@ _FULL = frozenset({"causal", "window", "gqa", "mask", "backward"})
 BACKENDS = {
     "math": ("MATH", None, ("cpu", "cuda"), _FULL | DTYPE_NAMES),
     "flash": ("FLASH_ATTENTION", "can_use_flash_attention", ("cuda",), frozenset({"causal", "gqa", "backward"}) | HALF),
-    "efficient": ("EFFICIENT_ATTENTION", "can_use_efficient_attention", ("cuda",), _FULL | DTYPE_NAMES),
+    # No GQA: torch refuses enable_gqa for dense inputs here ("both fused kernels require query,
+    # key and value to have the same num_heads", sdp_utils_cpp.h; measured, torch 2.11 H200).
+    "efficient": ("EFFICIENT_ATTENTION", "can_use_efficient_attention", ("cuda",), (_FULL - {"gqa"}) | DTYPE_NAMES),
     "cudnn": ("CUDNN_ATTENTION", "can_use_cudnn_attention", ("cuda",), _FULL | HALF),
 }
 
@@ -106,8 +111,34 @@ _EMPTY_KEYS = {
 #: error alone, so that a campaign goes past it.
 _UNALIGNED_VIEWS = KnownDivergence(
     "views whose storage is not 16-byte aligned (layouts padded and mixed) pass can_use_efficient_attention, then "
-    "the call raises 'cutlassF: no kernel found to launch!' ([2.11 H100], docs/repros/sdpa_efficient_unaligned_view.py)",
+    "the call raises 'cutlassF: no kernel found to launch!' "
+    "([2.11 H100], docs/repros/sdpa_efficient_unaligned_view.py)",
     with_unaligned_views, steer=with_unaligned_views, raises=True, raising="no kernel found to launch")
+#: layout_invariance compares each case with the same values in another layout, padded for a
+#: contiguous case where the domain allows it (properties.metamorphic.other_layout, as here):
+#: only heads-first cases compare two aligned layouts.
+_UNALIGNED_VIEWS_RELAID = KnownDivergence(
+    _UNALIGNED_VIEWS.reason + "; layout_invariance compares every case but heads-first ones with such views",
+    lambda case: case.layout != "heads-first", raises=True, raising=_UNALIGNED_VIEWS.raising)
+#: torch's bugs that end the process or give NaN (docs/findings.md, docs/repros/): the flash
+#: backend faults with "CUDA error: misaligned address" on views whose storage is not 16-byte
+#: aligned, and cuDNN returns NaN (or faults, with one query) on them; both pass
+#: can_use_*_attention. The adapters decline such views with this reason rather than lose the
+#: worker's CUDA context; their domains leave those layouts out.
+_UNALIGNED_REFUSAL = {
+    "flash": "torch's flash backend faults (CUDA error: misaligned address) on views not 16-byte aligned, which "
+             "can_use_flash_attention accepts: a torch bug (docs/findings.md), declined so that the process lives on",
+    "cudnn": "torch's cuDNN backend returns NaN (or faults) on views not 16-byte aligned, which "
+             "can_use_cudnn_attention accepts: a torch bug (docs/repros/sdpa_cudnn_masks_and_views.py), declined so "
+             "that the process lives on",
+}
+_ALIGNED_LAYOUTS = ("contiguous", "heads-first")
+#: [2.11 H200] cuDNN gives a row whose mask allows no key the values' mean-like nonzero output
+#: where torch's math backend (and the protocol, and float64) give 0: up to 3.3 in the script's
+#: rows (docs/repros/sdpa_cudnn_masks_and_views.py).
+_CUDNN_EMPTY_ROWS = KnownDivergence(
+    "rows whose mask allows no key get nonzero outputs (and gradients) where torch's math backend gives 0 "
+    "([2.11 H200]; docs/repros/sdpa_cudnn_masks_and_views.py)", with_empty_rows, steer=with_empty_rows)
 #: What the flash backend's documented constraints exclude entirely. It declares causal but no
 #: window and no mask, so a row without an allowed key arises only from the protocol's
 #: bottom-right causal with Nq > Nk, which the adapter passes as a boolean attn_mask (is_causal
@@ -131,14 +162,15 @@ KNOWN = {
               "gqa_grads_match_repeated_kv": _FLOAT16_RANGE},
     "efficient": {"backward_deterministic": _ATOMIC_DQ, "grads_match_reference": _FLOAT16_EFFICIENT,
                   "grads_match_reference_where_ds_exceeds_float16": _FLOAT16_EFFICIENT_STRESSED,
-                  "gqa_grads_match_repeated_kv": _FLOAT16_RANGE},
+                  "layout_invariance": _UNALIGNED_VIEWS_RELAID},
     "cudnn": {"grads_match_reference": _FLOAT16_RANGE,
               "grads_match_reference_where_ds_exceeds_float16": _FLOAT16_RANGE_STRESSED,
               "gqa_grads_match_repeated_kv": _FLOAT16_RANGE},
 }
 
 #: Divergences declared on every property, by backend.
-EVERY_PROPERTY = {"flash": NEGATIVE_SCALE, "cudnn": NEGATIVE_SCALE, "efficient": _UNALIGNED_VIEWS}
+EVERY_PROPERTY = {"flash": NEGATIVE_SCALE, "cudnn": combined(NEGATIVE_SCALE, _CUDNN_EMPTY_ROWS),
+                  "efficient": _UNALIGNED_VIEWS}
 
 
 def sdpa_arguments(q, k, v, request: Request):
@@ -155,13 +187,50 @@ def backend_refusal(check: str, q, k, v, mask, is_causal: bool, gqa: dict) -> st
 
     arguments = (q, k, v, mask, 0.0, is_causal) + ((gqa["enable_gqa"],) if gqa else ())
     params = SDPAParams(*arguments)
-    with warnings.catch_warnings(record=True) as caught:
+    with warnings.catch_warnings(record=True) as caught, _stderr_captured() as stderr:
         warnings.simplefilter("always")
         usable = getattr(torch.backends.cuda, check)(params, True)
     if usable:
         return None
-    reasons = [" ".join(str(w.message).split()) for w in caught]
+    reasons = [" ".join(str(w.message).split()) for w in caught] + _cpp_warnings(stderr.read())
     return "; ".join(reasons) or "no reason given"
+
+
+class _stderr_captured:
+    """What the process writes to file descriptor 2 meanwhile, in a temporary file (``read()``
+    after the block): torch's checks report their reasons as C++ warnings, written there and
+    not raised as Python warnings."""
+
+    def __enter__(self):
+        import sys
+
+        sys.stderr.flush()
+        self._file = tempfile.TemporaryFile()
+        self._saved = os.dup(2)
+        os.dup2(self._file.fileno(), 2)
+        return self
+
+    def __exit__(self, *exc):
+        os.dup2(self._saved, 2)
+        os.close(self._saved)
+        return False
+
+    def read(self) -> str:
+        self._file.seek(0)
+        text = self._file.read().decode(errors="replace")
+        self._file.close()
+        return text
+
+
+def _cpp_warnings(text: str) -> list[str]:
+    """The messages of torch's C++ warnings in ``text`` ("[W... file:line] Warning: MESSAGE
+    (function ...)"), one line each, without their location."""
+    reasons = []
+    for line in text.splitlines():
+        _, marker, message = line.partition("Warning: ")
+        if marker:
+            reasons.append(" ".join(message.split(" (function ")[0].split()))
+    return reasons
 
 
 def _run(suffix: str):
@@ -171,6 +240,8 @@ def _run(suffix: str):
         """torch.nn.functional.scaled_dot_product_attention under sdpa_kernel(backend); no lse
         (:func:`flashcheck.peers.sdpa_public_call.run_backend`)."""
         arguments = sdpa_arguments(q, k, v, request)
+        if suffix in _UNALIGNED_REFUSAL and not all(aligned(t) for t in arguments[:3]):
+            raise NotImplementedError(f"sdpa-public-{suffix}: {_UNALIGNED_REFUSAL[suffix]}")
         if check is not None:
             refusal = backend_refusal(check, *arguments)
             if refusal is not None:
@@ -189,7 +260,11 @@ def cudnn_domain() -> dict:
     if torch.cuda.is_available() and (torch.backends.cudnn.version() or 0) >= 91000 \
             and torch.cuda.get_device_capability() == (9, 0):
         limit = 256
-    return {"cuda": {"head_dim_multiple": 8, "max_head_dim": limit, "min_seqlen_k": 2}}
+    return {"cuda": {"head_dim_multiple": 8, "max_head_dim": limit, "min_seqlen_k": 2, "layouts": _ALIGNED_LAYOUTS}}
+
+
+#: The declared case domains, by backend (the flash backend's: the layouts it does not fault on).
+DOMAINS = {"cudnn": cudnn_domain, "flash": {"cuda": {"layouts": _ALIGNED_LAYOUTS}}}
 
 
 def _build(suffix: str) -> Peer:
@@ -198,7 +273,7 @@ def _build(suffix: str) -> Peer:
     return Peer(f"sdpa-public-{suffix}", LIBRARY, {kind: features for kind in kinds}, _run(suffix), compile_key=(),
                 known_divergences=KNOWN[suffix], not_applicable=NOT_APPLICABLE.get(suffix),
                 every_property=EVERY_PROPERTY.get(suffix),
-                case_domain=cudnn_domain if suffix == "cudnn" else None)
+                case_domain=DOMAINS.get(suffix))
 
 
 def math() -> Peer:

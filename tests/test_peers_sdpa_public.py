@@ -129,7 +129,20 @@ def test_the_backends_that_fault_on_unaligned_views_decline_them_naming_torch_s_
     with pytest.raises(NotImplementedError, match="not 16-byte aligned.*torch bug"):
         impl(*case.materialize("cpu"))
     assert not spy, "declined before the call"
-    assert set(impl.flashcheck_case_domain_by_device["cuda"]["layouts"]) == {"contiguous", "heads-first"}
+
+
+def test_unaligned_views_of_a_head_dim_torch_pads_are_not_declined(spy, monkeypatch):
+    # torch pads a head dim off a multiple of 8 into a new, aligned tensor before the flash kernel.
+    monkeypatch.setattr(torch.backends.cuda, "can_use_flash_attention", lambda params, debug: True)
+    odd = Case.from_spec("batch=1 seqlen_q=6 seqlen_k=6 heads=2 kv_heads=2 head_dim=15 dtype=float16 seed=0 "
+                         "layout=padded")
+    peer_fakes.on_cpu(sdpa_public.flash())(*odd.materialize("cpu"))
+    assert spy, "called"
+
+
+def test_cudnn_s_domain_leaves_out_the_layouts_it_cannot_take_and_layout_invariance_stays_inside():
+    domain = sdpa_public.cudnn().flashcheck_case_domain_by_device["cuda"]
+    assert set(domain["layouts"]) == {"contiguous", "heads-first"}
 
 
 def test_layout_invariance_compares_within_the_layouts_an_implementation_declares():

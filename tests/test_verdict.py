@@ -417,3 +417,12 @@ def test_an_implementation_installed_in_a_virtualenv_declines_and_a_library_it_c
     finally:
         for name in ("installed_kernel", "otherlib"):
             sys.modules.pop(name, None)
+
+
+def test_a_decline_that_names_the_cuda_error_it_avoids_is_a_decline_not_a_fatal_error():
+    def declines_naming_a_fault(q, k, v, **kwargs):
+        raise NotImplementedError("the backend faults (CUDA error: misaligned address) on these views: declined")
+
+    declines_naming_a_fault.flashcheck_features = frozenset({"float32"})
+    verdict = decide(OUT, declines_naming_a_fault, CASE, device="cpu", impl_name="t:declines")
+    assert verdict.outcome is Outcome.DECLINED, verdict

@@ -204,7 +204,8 @@ def is_fatal(error: BaseException) -> bool:
     fatal_type = getattr(torch, "AcceleratorError", None)
     if fatal_type is not None and isinstance(error, fatal_type):
         return True
-    return isinstance(error, RuntimeError) and "CUDA error" in str(error)
+    # A decline (NotImplementedError, a RuntimeError) may name a CUDA error it avoids.
+    return isinstance(error, RuntimeError) and not isinstance(error, NotImplementedError) and "CUDA error" in str(error)
 
 
 def first_line(error: BaseException) -> str:

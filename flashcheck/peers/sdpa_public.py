@@ -124,7 +124,7 @@ _UNALIGNED_VIEWS_RELAID = KnownDivergence(
 #: backend faults with "CUDA error: misaligned address" on views whose storage is not 16-byte
 #: aligned, and cuDNN returns NaN (or faults, with one query) on them; both pass
 #: can_use_*_attention. The adapters decline such views with this reason rather than lose the
-#: worker's CUDA context; their domains leave those layouts out.
+#: worker's CUDA context (cuDNN's domain leaves those layouts out).
 _UNALIGNED_REFUSAL = {
     "flash": "torch's flash backend faults (CUDA error: misaligned address) on views not 16-byte aligned, which "
              "can_use_flash_attention accepts: a torch bug (docs/findings.md), declined so that the process lives on",
@@ -240,7 +240,8 @@ def _run(suffix: str):
         """torch.nn.functional.scaled_dot_product_attention under sdpa_kernel(backend); no lse
         (:func:`flashcheck.peers.sdpa_public_call.run_backend`)."""
         arguments = sdpa_arguments(q, k, v, request)
-        if suffix in _UNALIGNED_REFUSAL and not all(aligned(t) for t in arguments[:3]):
+        if suffix in _UNALIGNED_REFUSAL and not all(aligned(t) for t in arguments[:3]) and q.shape[-1] % 8 == 0:
+            # torch pads a head dim off a multiple of 8 into a new, aligned tensor before the kernel.
             raise NotImplementedError(f"sdpa-public-{suffix}: {_UNALIGNED_REFUSAL[suffix]}")
         if check is not None:
             refusal = backend_refusal(check, *arguments)
@@ -263,8 +264,11 @@ def cudnn_domain() -> dict:
     return {"cuda": {"head_dim_multiple": 8, "max_head_dim": limit, "min_seqlen_k": 2, "layouts": _ALIGNED_LAYOUTS}}
 
 
-#: The declared case domains, by backend (the flash backend's: the layouts it does not fault on).
-DOMAINS = {"cudnn": cudnn_domain, "flash": {"cuda": {"layouts": _ALIGNED_LAYOUTS}}}
+#: The declared case domains, by backend. The efficient backend's head dims: multiples of 8
+#: ("Mem efficient attention requires last dimension of inputs to be divisible by 8", 4 in
+#: float32: the narrower). No domain for flash: its refusals (a mask, causal with Nq != Nk,
+#: unaligned views) depend on more than a domain can say.
+DOMAINS = {"cudnn": cudnn_domain, "efficient": {"cuda": {"head_dim_multiple": 8}}}
 
 
 def _build(suffix: str) -> Peer:

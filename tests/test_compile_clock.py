@@ -126,3 +126,17 @@ def test_a_hang_report_says_whether_the_running_or_the_compiling_overran():
     stuck = fuzz_workers._hang_failure("impl", 30.0, record(compiling_since=1.0), 1.0 + 30 + COMPILE_ALLOWANCE + 5, None)
     assert f"compiling Triton kernels, past the per-case timeout of 30 s and the {COMPILE_ALLOWANCE:g} s more" \
         in stuck.evidence
+
+
+def test_the_other_jits_entry_points_exist_where_their_libraries_are_installed():
+    # A renamed entry point would silently count compiling as running again.
+    import importlib
+
+    for module_name, owner, name in compile_clock.OTHER_JITS:
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError:
+            continue  # the CuTe DSL, say, where FlashAttention-4 is not installed
+        target = getattr(module, owner) if owner else module
+        assert callable(getattr(target, name)), f"{module_name}.{owner or ''}{name}"
+

@@ -10,13 +10,15 @@ the parent times the case without them (:func:`running_seconds`). A compilation 
 ends is still caught: a case's whole time is capped at the timeout plus
 :data:`COMPILE_ALLOWANCE`.
 
-Two other JITs are timed as compiling too, by wrapping their entry points (:data:`OTHER_JITS`):
+Other JITs are timed as compiling too, by wrapping their entry points (:data:`OTHER_JITS`):
 the CuTe DSL's ``cutlass.cute.compile`` (FlashAttention-4 compiles a kernel variant through it,
-for seconds, at the first call of each), and Triton's autotuner benchmarking its configs
-(``Autotuner._bench``: FlagGems' SDPA autotunes afresh for every new key length). Nested
-compilations (Triton compiling a config the autotuner benchmarks) count once. What none of
-these announce is timed as running: ``torch.compile``'s own compilations (FlexAttention's, for
-one) and Triton compilations started some other way.
+for seconds, at the first call of each), Triton's autotuner benchmarking its configs
+(``Autotuner._bench``: FlagGems' SDPA autotunes afresh for every new key length), and
+``torch.compile``'s frame compilation (``torch._dynamo.convert_frame._compile``: compiled
+FlexAttention compiles every new shape, for up to minutes). Nested compilations (Triton
+compiling a config the autotuner benchmarks, or what Inductor compiles inside a frame) count
+once. A JIT's module is wrapped where it is imported before the first case (the adapters of
+these kernels import it); what none of these announce is timed as running.
 """
 
 from __future__ import annotations
@@ -42,8 +44,10 @@ LOG_VARIABLE = "FLASHCHECK_COMPILE_LOG"
 
 #: Entry points of JITs that Triton's hooks do not announce, timed as compiling: ``(module,
 #: class or None, function)``. A module is wrapped only where it is imported already (the CuTe DSL
-#: is, by FlashAttention-4's adapter, before the first case) or is Triton's own.
-OTHER_JITS = (("triton.runtime.autotuner", "Autotuner", "_bench"), ("cutlass.cute", None, "compile"))
+#: is, by FlashAttention-4's adapter, and torch.compile's frame compiler by FlexAttention's,
+#: before the first case) or is Triton's own.
+OTHER_JITS = (("triton.runtime.autotuner", "Autotuner", "_bench"), ("cutlass.cute", None, "compile"),
+              ("torch._dynamo.convert_frame", None, "_compile"))
 
 
 def watch(on_start: Callable[[], None], on_end: Callable[[], None]) -> bool:

@@ -30,6 +30,9 @@ front (:class:`flashcheck.peers.common.Peer`); the call itself is
 from __future__ import annotations
 
 import torch
+# Imported here so that the compile clock times torch.compile's compilations as compiling, not
+# as running, from the first case on (flashcheck.engine.compile_clock.OTHER_JITS).
+import torch._dynamo.convert_frame  # noqa: F401
 
 from flashcheck.peers import flex_call
 from flashcheck.peers.common import TORCH, Peer, Request

@@ -162,8 +162,17 @@ def test_cudnn_s_nonzero_rows_without_keys_are_declared_on_those_cases_alone():
 
 
 def test_torch_s_refusal_reasons_are_read_from_its_cpp_warnings_too():
-    text = ("[W1128 20:37:28.544362405 sdp_utils_cpp.h:418] Warning: For dense input, both fused kernels require "
-            "query, key and value to have the same num_heads. (function check_batch_size_and_num_heads_dense)\n"
-            "unrelated line\n")
-    assert sdpa_public._cpp_warnings(text) == [
+    lines = ["[W1128 20:37:28.544362405 sdp_utils_cpp.h:418] Warning: For dense input, both fused kernels require "
+             "query, key and value to have the same num_heads. (function check_batch_size_and_num_heads_dense)",
+             "unrelated line"]
+    assert sdpa_public._cpp_warnings(lines) == [
         "For dense input, both fused kernels require query, key and value to have the same num_heads."]
+
+
+def test_what_torch_writes_to_stderr_during_its_check_is_read_and_the_rest_passes_through(capfd):
+    import os
+
+    with sdpa_public._stderr_lines() as lines:
+        os.write(2, b"[W1 x.h:1] Warning: a reason (function f)\nsomething else\n")
+    assert lines == ["[W1 x.h:1] Warning: a reason (function f)", "something else"]
+    assert "something else" in capfd.readouterr().err

@@ -35,7 +35,9 @@ is in docs/findings.md.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import sys
 import tempfile
 import warnings
 
@@ -187,46 +189,42 @@ def backend_refusal(check: str, q, k, v, mask, is_causal: bool, gqa: dict) -> st
 
     arguments = (q, k, v, mask, 0.0, is_causal) + ((gqa["enable_gqa"],) if gqa else ())
     params = SDPAParams(*arguments)
-    with warnings.catch_warnings(record=True) as caught, _stderr_captured() as stderr:
+    with warnings.catch_warnings(record=True) as caught, _stderr_lines() as stderr:
         warnings.simplefilter("always")
         usable = getattr(torch.backends.cuda, check)(params, True)
     if usable:
         return None
-    reasons = [" ".join(str(w.message).split()) for w in caught] + _cpp_warnings(stderr.read())
+    reasons = [" ".join(str(w.message).split()) for w in caught] + _cpp_warnings(stderr)
     return "; ".join(reasons) or "no reason given"
 
 
-class _stderr_captured:
-    """What the process writes to file descriptor 2 meanwhile, in a temporary file (``read()``
-    after the block): torch's checks report their reasons as C++ warnings, written there and
-    not raised as Python warnings."""
-
-    def __enter__(self):
-        import sys
-
-        sys.stderr.flush()
-        self._file = tempfile.TemporaryFile()
-        self._saved = os.dup(2)
-        os.dup2(self._file.fileno(), 2)
-        return self
-
-    def __exit__(self, *exc):
-        os.dup2(self._saved, 2)
-        os.close(self._saved)
-        return False
-
-    def read(self) -> str:
-        self._file.seek(0)
-        text = self._file.read().decode(errors="replace")
-        self._file.close()
-        return text
+@contextlib.contextmanager
+def _stderr_lines():
+    """The lines the process writes to file descriptor 2 meanwhile, in the list yielded (filled
+    at the block's end): torch's checks report their reasons as C++ warnings, written there and
+    not raised as Python warnings. Lines that are no such warning go on to stderr after all."""
+    lines: list[str] = []
+    sys.stderr.flush()
+    with tempfile.TemporaryFile() as file:
+        saved = os.dup(2)
+        os.dup2(file.fileno(), 2)
+        try:
+            yield lines
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            file.seek(0)
+            lines.extend(file.read().decode(errors="replace").splitlines())
+    others = [line for line in lines if "Warning: " not in line]
+    if others:
+        print("\n".join(others), file=sys.stderr)
 
 
-def _cpp_warnings(text: str) -> list[str]:
-    """The messages of torch's C++ warnings in ``text`` ("[W... file:line] Warning: MESSAGE
+def _cpp_warnings(lines: list[str]) -> list[str]:
+    """The messages of torch's C++ warnings among ``lines`` ("[W... file:line] Warning: MESSAGE
     (function ...)"), one line each, without their location."""
     reasons = []
-    for line in text.splitlines():
+    for line in lines:
         _, marker, message = line.partition("Warning: ")
         if marker:
             reasons.append(" ".join(message.split(" (function ")[0].split()))

@@ -140,3 +140,13 @@ def test_the_other_jits_entry_points_exist_where_their_libraries_are_installed()
         target = getattr(module, owner) if owner else module
         assert callable(getattr(target, name)), f"{module_name}.{owner or ''}{name}"
 
+
+
+def test_flexattention_s_adapter_loads_torch_compile_s_frame_compiler_before_its_first_case_not_when_built():
+    import subprocess
+
+    code = ("import sys; import flashcheck.peers as p; from flashcheck import protocol; impl = p.resolve('flex'); "
+            "built = 'torch._dynamo.convert_frame' in sys.modules; protocol.prepare(impl); "
+            "print(built, 'torch._dynamo.convert_frame' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False True"

@@ -30,16 +30,19 @@ front (:class:`flashcheck.peers.common.Peer`); the call itself is
 from __future__ import annotations
 
 import torch
-# Imported here so that the compile clock times torch.compile's compilations as compiling, not
-# as running, from the first case on (flashcheck.engine.compile_clock.OTHER_JITS).
-import torch._dynamo.convert_frame  # noqa: F401
 
 from flashcheck.peers import flex_call
-from flashcheck.peers.common import TORCH, Peer, Request
+from flashcheck.peers.common import Library, Peer, Request
 from flashcheck.peers.sdpa import FLOAT16_RANGE_STRESSED
 from flashcheck.protocol import DTYPE_NAMES
 
 __all__ = ["flex"]
+
+#: torch, loaded before the first case (flashcheck.protocol.prepare) through torch.compile's frame
+#: compiler, so that the compile clock, which wraps that module's entry point where it is
+#: imported, times compiled FlexAttention's per-shape compilations as compiling
+#: (flashcheck.engine.compile_clock.OTHER_JITS). Building the adapter imports none of it.
+LIBRARY = Library("torch._dynamo.convert_frame", ("torch",))
 
 
 def _run_flex(torch_module, q, k, v, req: Request):
@@ -69,6 +72,6 @@ FLEX_COMPILE_KEY = ("dtype", "head_dim", "gqa_ratio", "mode", "band")
 def flex() -> Peer:
     cpu = frozenset({"causal", "window", "gqa", "mask", "varlen", "lse"}) | DTYPE_NAMES
     # Compiled FlexAttention's head dims start at 16 (its NYI error, declined above).
-    return Peer("flex", TORCH, {"cpu": cpu, "cuda": cpu | {"backward"}}, _run_flex, compile_key=FLEX_COMPILE_KEY,
+    return Peer("flex", LIBRARY, {"cpu": cpu, "cuda": cpu | {"backward"}}, _run_flex, compile_key=FLEX_COMPILE_KEY,
                 case_domain={"cuda": {"min_head_dim": 16}}, packed_as_dense=True,
                 known_divergences={"grads_match_reference_where_ds_exceeds_float16": FLOAT16_RANGE_STRESSED})

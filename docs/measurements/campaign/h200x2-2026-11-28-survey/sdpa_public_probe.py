@@ -1,7 +1,7 @@
 """Device probe: what torch's public SDPA backends accept and what their calls do, per dtype,
 head dim, layout and GQA, through the adapters; the refusal reasons captured from Python
 warnings and from the C++ stderr both."""
-import io, os, sys, tempfile, warnings, contextlib
+import os, sys, tempfile, warnings
 import torch
 from flashcheck.cases.case import Case
 from flashcheck import peers, protocol

@@ -74,11 +74,11 @@ class _Either(KnownDivergence):
         return any(part.explains(case, raised=raised, message=message) for part in self.parts)
 
 
-def combined(first: KnownDivergence, second: KnownDivergence) -> KnownDivergence:
-    """One divergence explaining a failure wherever either explains it: both reasons, every
-    case where either covers every case, and a raised error where one declared to raise
-    explains it on that case."""
-    parts = tuple(part for divergence in (first, second)
+def combined(*divergences: KnownDivergence) -> KnownDivergence:
+    """One divergence explaining a failure wherever one of ``divergences`` explains it: their
+    reasons, every case where one covers every case, and a raised error where one declared to
+    raise explains it on that case."""
+    parts = tuple(part for divergence in divergences
                   for part in (divergence.parts if isinstance(divergence, _Either) else (divergence,)))
     covers = None if any(part.covers is None for part in parts) else either(*(part.covers for part in parts))
     steers = [part.steer for part in parts if part.steer is not None]

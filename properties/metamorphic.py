@@ -13,7 +13,7 @@ from __future__ import annotations
 import torch
 
 from flashcheck import protocol
-from flashcheck.cases.case import seeded_generator
+from flashcheck.cases.case import other_layout, seeded_generator
 from flashcheck.oracle import compare
 from flashcheck.properties.common import batched, call_checked, expect, laid_out_like, materialize
 from flashcheck.properties.registry import prop
@@ -192,18 +192,6 @@ def batch_head_independence(impl, case, *, device=None):
     if lse is not None:
         compare.check_equal("lse", batched(case, lse_o)[b, heads], batched(case, lse)[b, heads],
                             what=what.replace("output", "lse"))
-
-
-def other_layout(case, allowed=None) -> str:
-    """The layout layout_invariance compares the case's own with: contiguous for any other,
-    padded for a contiguous case; where the implementation's declared domain leaves that out
-    (``allowed``: its layouts, None for all), the first of padded, heads-first and contiguous it
-    allows beside the case's own."""
-    preferred = "contiguous" if case.layout != "contiguous" else "padded"
-    if allowed is None or preferred in allowed:
-        return preferred
-    return next((layout for layout in ("padded", "heads-first", "contiguous")
-                 if layout in allowed and layout != case.layout), preferred)
 
 
 def relaid_layout(impl, case, device) -> str:

@@ -146,7 +146,7 @@ def test_cudnn_s_domain_leaves_out_the_layouts_it_cannot_take_and_layout_invaria
 
 
 def test_layout_invariance_compares_within_the_layouts_an_implementation_declares():
-    from flashcheck.properties.metamorphic import other_layout
+    from flashcheck.cases.case import other_layout
 
     contiguous = Case.from_spec("batch=1 seqlen_q=6 seqlen_k=6 heads=2 kv_heads=2 head_dim=16 dtype=float16 seed=0")
     assert other_layout(contiguous) == "padded"
@@ -176,3 +176,11 @@ def test_what_torch_writes_to_stderr_during_its_check_is_read_and_the_rest_passe
         os.write(2, b"[W1 x.h:1] Warning: a reason (function f)\nsomething else\n")
     assert lines == ["[W1 x.h:1] Warning: a reason (function f)", "something else"]
     assert "something else" in capfd.readouterr().err
+
+
+def test_layout_invariance_on_the_efficient_backend_declares_the_launch_failure_where_it_compares_unaligned_views():
+    known = sdpa_public.efficient().flashcheck_known_divergences["layout_invariance"]
+    launch = "cutlassF: no kernel found to launch!"
+    spec = "batch=1 seqlen_q=6 seqlen_k=17 heads=2 kv_heads=2 head_dim=64 dtype=bfloat16 seed=0"
+    assert known.explains(Case.from_spec(f"{spec} layout=contiguous"), raised=True, message=launch), "relaid: padded"
+    assert not known.explains(Case.from_spec(f"{spec} layout=heads-first"), raised=True, message=launch)

@@ -309,6 +309,18 @@ class Case:
         return Inputs(*(_lay_out(layout, t.to(self.torch_dtype), device) for layout, t in zip(layouts, (q, k, v))))
 
 
+def other_layout(case: Case, allowed=None) -> str:
+    """The layout ``layout_invariance`` compares ``case``'s own with: contiguous for any other,
+    padded for a contiguous case; where the implementation's declared domain leaves that out
+    (``allowed``: its layouts, None for all), the first of padded, heads-first and contiguous it
+    allows beside the case's own."""
+    preferred = "contiguous" if case.layout != "contiguous" else "padded"
+    if allowed is None or preferred in allowed:
+        return preferred
+    return next((layout for layout in ("padded", "heads-first", "contiguous")
+                 if layout in allowed and layout != case.layout), preferred)
+
+
 def _lay_out(layout: str, tensor: torch.Tensor, device) -> torch.Tensor:
     """(B, N, H, D) in ``layout`` (one of :data:`LAYOUTS` but ``mixed``, or of :data:`MIXED_LAYOUTS`)."""
     if layout == "contiguous":

@@ -168,15 +168,6 @@ def with_unaligned_views(case: Case) -> bool:
     return case.layout in ("padded", "mixed")
 
 
-def with_attn_mask(case: Case) -> bool:
-    """A case the SDPA-style translations pass a boolean ``attn_mask`` (every restriction but
-    plain causal with equal lengths, which goes as ``is_causal``:
-    :func:`flashcheck.peers.sdpa_public_call.arguments`)."""
-    left, right = case.band
-    native = case.causal and case.seqlen_q == case.seqlen_k and left == -1 and case.mask.is_none
-    return not native and ((left, right) != (-1, -1) or not case.mask.is_none)
-
-
 def either(*predicates: Callable[[Case], bool]) -> Callable[[Case], bool]:
     """A predicate true where any of ``predicates`` is."""
     return lambda case: any(predicate(case) for predicate in predicates)

@@ -58,8 +58,8 @@ as known divergences, each confined to the cases it covers.
 from __future__ import annotations
 
 from flashcheck.divergences import NEGATIVE_SCALE, KnownDivergence, combined
-from flashcheck.oracle.case_predicates import with_attn_mask, with_empty_rows
-from flashcheck.peers import flaggems_call
+from flashcheck.oracle.case_predicates import with_empty_rows, with_unaligned_views
+from flashcheck.peers import flaggems_call, sdpa_public_call
 from flashcheck.peers.common import HALF, Library, Peer, Request
 from flashcheck.protocol import DTYPE_NAMES
 
@@ -87,7 +87,7 @@ def flash_strides_misread(case) -> bool:
     than one head and more keys than fit one block, ``(B, N, H, D)`` storage gives wrong outputs
     and NaN and writes into q, and so does one query in either storage; padded views are wrong
     at any size (docs/repros/flaggems_layouts_and_masks.py, and the survey's campaigns)."""
-    if case.layout in ("padded", "mixed"):
+    if with_unaligned_views(case):  # the padded views
         return True
     return case.heads > 1 and case.seqlen_k > 64 and (case.layout == "contiguous" or case.seqlen_q == 1)
 
@@ -97,6 +97,16 @@ FLASH_STRIDES = KnownDivergence(
     "writes into q with more than one head and more keys than one block, and on padded views "
     "([5.0.2, 2.11 H200]; docs/repros/flaggems_layouts_and_masks.py)",
     flash_strides_misread, steer=flash_strides_misread)
+
+
+def with_attn_mask(case) -> bool:
+    """A case the SDPA translation (:func:`flashcheck.peers.sdpa_public_call.arguments`) passes
+    a boolean ``attn_mask``: every band or mask but plain causal with equal lengths."""
+    left, right = case.band
+    native = sdpa_public_call.native_causal(case.causal, case.seqlen_q, case.seqlen_k, left, not case.mask.is_none)
+    return not native and ((left, right) != (-1, -1) or not case.mask.is_none)
+
+
 #: [5.0.2, 2.11 H200] scaled_dot_product_attention turns a boolean mask into
 #: ``attn_mask.to(dtype) * -1.0e6`` (src/flag_gems/ops/attention.py): True, "may attend" in
 #: torch's convention, hides the key. Confirmed: its output equals float64 attention under the
@@ -192,7 +202,7 @@ def flash() -> Peer:
     """``flaggems-flash``: flag_gems.ops.flash_attention_forward, forward only, with lse."""
     return Peer("flaggems-flash", LIBRARY, {"cuda": frozenset({"causal", "window", "gqa", "lse"}) | HALF},
                 _run_flash, check=_check_flash,
-                every_property=combined(combined(NEGATIVE_SCALE, EMPTY_ROWS_NAN), FLASH_STRIDES),
+                every_property=combined(NEGATIVE_SCALE, EMPTY_ROWS_NAN, FLASH_STRIDES),
                 case_domain={"cuda": {"head_dims": FLASH_HEAD_DIMS}}, compile_key=FLASH_COMPILE_KEY)
 
 
@@ -201,5 +211,5 @@ def varlen() -> Peer:
     return Peer("flaggems-varlen", LIBRARY,
                 {"cuda": frozenset({"causal", "window", "gqa", "varlen", "lse"}) | HALF}, _run_varlen,
                 check=_check_varlen,
-                every_property=combined(combined(NEGATIVE_SCALE, EMPTY_ROWS_LSE), VARLEN_HEAD_DIM_8),
+                every_property=combined(NEGATIVE_SCALE, EMPTY_ROWS_LSE, VARLEN_HEAD_DIM_8),
                 case_domain={"cuda": {"head_dim_multiple": 8, "max_head_dim": 256}}, compile_key=FLASH_COMPILE_KEY)

@@ -43,6 +43,7 @@ import warnings
 
 import torch
 
+from flashcheck.cases.case import other_layout
 from flashcheck.divergences import NEGATIVE_SCALE, KnownDivergence, combined
 from flashcheck.oracle.case_predicates import (
     either, float16_backward_overflows, float16_subnormal_probabilities, is_float16, sdpa_no_keys_backward_overflows,
@@ -116,12 +117,17 @@ _UNALIGNED_VIEWS = KnownDivergence(
     "the call raises 'cutlassF: no kernel found to launch!' "
     "([2.11 H100], docs/repros/sdpa_efficient_unaligned_view.py)",
     with_unaligned_views, steer=with_unaligned_views, raises=True, raising="no kernel found to launch")
-#: layout_invariance compares each case with the same values in another layout, padded for a
-#: contiguous case where the domain allows it (properties.metamorphic.other_layout, as here):
-#: only heads-first cases compare two aligned layouts.
+
+
+def _relaid_to_unaligned_views(case) -> bool:
+    """Whether ``case`` or the layout layout_invariance compares it with (this backend declares
+    no layouts: :func:`flashcheck.cases.case.other_layout`) makes unaligned views."""
+    return with_unaligned_views(case) or with_unaligned_views(case.replace(layout=other_layout(case)))
+
+
 _UNALIGNED_VIEWS_RELAID = KnownDivergence(
-    _UNALIGNED_VIEWS.reason + "; layout_invariance compares every case but heads-first ones with such views",
-    lambda case: case.layout != "heads-first", raises=True, raising=_UNALIGNED_VIEWS.raising)
+    _UNALIGNED_VIEWS.reason + "; layout_invariance compares a case with such views too",
+    _relaid_to_unaligned_views, raises=True, raising=_UNALIGNED_VIEWS.raising)
 #: torch's bugs that end the process or give NaN (docs/findings.md, docs/repros/): the flash
 #: backend faults with "CUDA error: misaligned address" on views whose storage is not 16-byte
 #: aligned, and cuDNN returns NaN (or faults, with one query) on them; both pass

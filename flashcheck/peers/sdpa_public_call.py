@@ -60,10 +60,16 @@ def additive_bias(keep, dtype, batch, heads, align=16):
     return bias.expand(batch, heads, nq, nk)
 
 
+def native_causal(causal, nq, nk, left, has_mask) -> bool:
+    """Whether the band goes to SDPA as its own ``is_causal``: plain causal with ``Nq == Nk``
+    and no mask (``is_causal`` is top-left aligned, the protocol's bottom-right)."""
+    return causal and nq == nk and left == -1 and not has_mask
+
+
 def arguments(q, k, v, *, causal, left, right, attn_mask):
     """``(q, k, v, attn_mask, is_causal, gqa_kwargs)`` as SDPA takes them: ``(B, H, N, D)``
     views, the band and the mask as one boolean mask broadcastable to ``(B, H, Nq, Nk)``."""
-    native = causal and q.shape[1] == k.shape[1] and left == -1 and attn_mask is None
+    native = native_causal(causal, q.shape[1], k.shape[1], left, attn_mask is not None)
     mask = None if native else band_and_mask(q, k, left=left, right=right, attn_mask=attn_mask)
     q, k, v = (t.transpose(1, 2) for t in (q, k, v))
     gqa = {"enable_gqa": q.shape[1] != k.shape[1]}

@@ -195,11 +195,14 @@ def backend_refusal(check: str, q, k, v, mask, is_causal: bool, gqa: dict) -> st
 
     arguments = (q, k, v, mask, 0.0, is_causal) + ((gqa["enable_gqa"],) if gqa else ())
     params = SDPAParams(*arguments)
+    can_use = getattr(torch.backends.cuda, check)
+    if can_use(params, False):
+        return None
+    # Asked again, with its reasons, only where it refuses: every case a backend runs would
+    # otherwise redirect stderr through a file of its own.
     with warnings.catch_warnings(record=True) as caught, _stderr_lines() as stderr:
         warnings.simplefilter("always")
-        usable = getattr(torch.backends.cuda, check)(params, True)
-    if usable:
-        return None
+        can_use(params, True)
     reasons = [" ".join(str(w.message).split()) for w in caught] + _cpp_warnings(stderr)
     return "; ".join(reasons) or "no reason given"
 

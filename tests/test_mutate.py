@@ -7,13 +7,17 @@ first case of one property kills, restrict the properties, and keep budgets to s
 from __future__ import annotations
 
 import json
+import re
 import sys
+from pathlib import Path
 
 import pytest
+from rich.console import Console
 
 from flashcheck import peers
 from flashcheck.engine import crash_store, fuzz_workers, placement
 from flashcheck.mutation import mutants
+from flashcheck.mutation import report as mutation_report
 from flashcheck.kernels import interface, mutations
 from tests.support.cli_process import flashcheck, needs_interpreter_numpy
 
@@ -36,6 +40,17 @@ def test_catalogue_has_at_least_twenty_operators_and_each_applies_to_the_current
         assert mutated != mutations.source(mutation.file), mutation.name
         assert mutation.operator in mutations.OPERATORS
         assert mutation.equivalent is None or len(mutation.equivalent) > 20, f"{mutation.name}: say why"
+
+
+def test_a_mutant_beyond_the_suites_standard_names_the_kernel_test_that_kills_it():
+    beyond = [mutation for mutation in mutations.CATALOGUE if mutation.beyond_standard]
+    for mutation in beyond:
+        named = re.search(r"tests/\S+\.py", mutation.beyond_standard)
+        assert named, f"{mutation.name}: name the kernel's own test that kills it"
+        test_file = Path(__file__).parent.parent / named.group(0)
+        assert mutation.name in test_file.read_text(), f"{test_file} does not plant {mutation.name}"
+    loaded = mutants.load_catalogue("flashcheck.kernels.mutations")
+    assert {name for name, entry in loaded.items() if entry.beyond_standard} == {m.name for m in beyond}
 
 
 def test_the_issue_examples_are_in_the_catalogue():
@@ -250,6 +265,26 @@ def test_a_mutation_that_changes_nothing_survives_unless_declared_equivalent(tmp
     assert (matrix["killed"], matrix["scored"], matrix["score"]) == (0, 1, 0.0)  # the declared one is not scored
     assert "survivors:\n  comment_only (arithmetic): a comment added to the rescale" in output
     assert "declared equivalent (not scored):\n  declared_comment_only: only a comment changes" in output
+
+
+def test_a_mutant_beyond_the_suites_standard_is_listed_with_its_reason_and_not_scored():
+    settings = mutants.MutantFuzzSettings(budget=5, device="cpu")
+    beyond = mutants.Outcome("offset_kept", "precision", "keeps an offset", beyond_standard="as plain float16 is",
+                             verdict="survived", cases=40)
+    caught = mutants.Outcome("offset_kept_too", "precision", "keeps it too", beyond_standard="as plain float16 is",
+                             verdict="killed", killed_by="property", property_name="grads_match_reference")
+    killed = mutants.Outcome("drop_rescale", "arithmetic", "no rescale", verdict="killed", killed_by="property",
+                             property_name="out_matches_reference")
+    run = mutants.MutationRun("x", settings, mutants.Outcome("original", verdict="survived"), [beyond, caught, killed])
+    assert (run.survivors, run.killed, run.score) == ([], [killed], 1.0)
+    assert beyond.result == "beyond standard" and run.killed_beyond_standard == [caught]
+    assert run.to_json()["killed_beyond_standard"] == ["offset_kept_too"]
+    console = Console(width=200, record=True)
+    mutation_report.print_run(console, run)
+    output = console.export_text()
+    assert "mutation score: 1/1 = 100.0% (killed / (mutants - 0 declared equivalent - 2 beyond the suite's" in output
+    assert "  offset_kept: as plain float16 is" in output
+    assert "note: offset_kept_too, declared beyond the suite's standard, was killed by grads_match_reference" in output
 
 
 def test_the_json_is_rewritten_after_each_mutant_so_a_stopped_run_keeps_its_matrix(monkeypatch, tmp_path):

@@ -37,9 +37,8 @@ class PropertyMatrix:
             chosen = [cell for cell in cells if cell.verdict == verdict]
             if chosen:
                 return chosen[0]
-        return Outcome(entry.name, entry.operator, entry.bug, entry.equivalent, verdict="survived",
-                       seconds=sum(cell.seconds for cell in cells),
-                       cases=sum(cell.cases or 0 for cell in cells))
+        return Outcome.of(entry, verdict="survived", seconds=sum(cell.seconds for cell in cells),
+                          cases=sum(cell.cases or 0 for cell in cells))
 
     def to_json(self) -> dict:
         """``{mutant: {property: kill-matrix cell}}`` (see :attr:`Outcome.result`)."""

@@ -3,8 +3,11 @@
 A *catalogue* is an importable module with
 
 - ``MUTATIONS``: a mapping from mutant name to a record with ``operator`` (a category),
-  ``bug`` (what it plants) and ``equivalent`` (None, or why the mutant cannot change
-  any result);
+  ``bug`` (what it plants), ``equivalent`` (None, or why the mutant cannot change
+  any result) and, optionally, ``beyond_standard`` (None, or why every property accepts the
+  mutant's results although they change: the mutant is as accurate as the plain
+  implementation in the same precision that the suite holds every kernel to, and only the
+  kernel's own, stricter tests, which the reason names, tell it apart);
 - an attribute per mutant name, and ``original``, that are protocol implementations
   (the mutants, and the unmutated implementation they derive from), so that each
   resolves as ``"<catalogue>:<name>"``;
@@ -62,6 +65,7 @@ class Entry:
     operator: str
     bug: str
     equivalent: str | None = None
+    beyond_standard: str | None = None
 
 
 @dataclass(frozen=True)
@@ -128,6 +132,7 @@ class Outcome:
     operator: str = ""
     bug: str = ""
     equivalent: str | None = None
+    beyond_standard: str | None = None
     verdict: str = "error"
     killed_by: str | None = None
     property_name: str | None = None
@@ -139,6 +144,16 @@ class Outcome:
     replay: str | None = None
     detail: str | None = None
 
+    @classmethod
+    def of(cls, entry: Entry, **fields) -> "Outcome":
+        """An outcome of ``entry``, carrying its name, operator, bug and declarations."""
+        return cls(entry.name, entry.operator, entry.bug, entry.equivalent, entry.beyond_standard, **fields)
+
+    @property
+    def unscored(self) -> bool:
+        """Left out of the score: declared equivalent, or beyond the suite's standard."""
+        return bool(self.equivalent or self.beyond_standard)
+
     @property
     def killed(self) -> bool:
         return self.verdict == "killed"
@@ -146,13 +161,15 @@ class Outcome:
     @property
     def result(self) -> str:
         """The kill-matrix cell: the killing property, "crash (SIGNAL)", "hang",
-        "SURVIVED", "UNCONFIRMED", "equivalent" or "ERROR"."""
+        "SURVIVED", "UNCONFIRMED", "equivalent", "beyond standard" or "ERROR"."""
         if self.verdict == "error":
             return "ERROR"
         if self.verdict == "unconfirmed":
             return "UNCONFIRMED"
         if self.verdict == "survived":
-            return "equivalent" if self.equivalent else "SURVIVED"
+            if self.equivalent:
+                return "equivalent"
+            return "beyond standard" if self.beyond_standard else "SURVIVED"
         if self.killed_by == "property":
             return self.property_name or "property"
         if self.killed_by == "crash" and self.signal:
@@ -173,8 +190,9 @@ class MutationRun:
 
     @property
     def scored(self) -> list[Outcome]:
-        """The mutants the score counts: all but the declared equivalent ones."""
-        return [o for o in self.outcomes if not o.equivalent]
+        """The mutants the score counts: all but those declared equivalent or beyond the
+        suite's standard."""
+        return [o for o in self.outcomes if not o.unscored]
 
     @property
     def killed(self) -> list[Outcome]:
@@ -182,7 +200,8 @@ class MutationRun:
 
     @property
     def score(self) -> float | None:
-        """killed / (mutants - declared equivalent); None when nothing is scored."""
+        """killed / (mutants - declared equivalent or beyond standard); None when nothing is
+        scored."""
         scored = [o for o in self.scored if o.verdict != "error"]
         return len(self.killed) / len(scored) if scored else None
 
@@ -205,6 +224,13 @@ class MutationRun:
         suite flags a result that did not change)."""
         return [o for o in self.outcomes if o.equivalent and o.killed]
 
+    @property
+    def killed_beyond_standard(self) -> list[Outcome]:
+        """Mutants declared beyond the suite's standard that a property killed all the same:
+        not scored, but shown, since the declaration may have aged (a property that grew
+        stricter) or the case found is one the reason did not foresee."""
+        return [o for o in self.outcomes if o.beyond_standard and o.killed]
+
     def to_json(self) -> dict:
         return {
             "catalogue": self.catalogue,
@@ -217,6 +243,7 @@ class MutationRun:
             "survivors": [o.name for o in self.survivors],
             "unconfirmed": [o.name for o in self.unconfirmed],
             "wrongly_equivalent": [o.name for o in self.wrongly_equivalent],
+            "killed_beyond_standard": [o.name for o in self.killed_beyond_standard],
             "errors": [o.name for o in self.errors],
             "pending": list(self.pending),
         }
@@ -238,7 +265,8 @@ def load_catalogue(module_name: str) -> dict[str, Entry]:
     entries = {}
     for name, record in mutations.items():
         try:
-            entries[name] = Entry(name, record.operator, record.bug, getattr(record, "equivalent", None))
+            entries[name] = Entry(name, record.operator, record.bug, getattr(record, "equivalent", None),
+                                  getattr(record, "beyond_standard", None))
         except AttributeError as error:
             raise ValueError(f"--catalogue: {module_name}.MUTATIONS[{name!r}] lacks {error.name!r}") from error
     return entries
@@ -275,7 +303,7 @@ def fuzz_one(catalogue: str, entry: Entry, settings: MutantFuzzSettings, *, envi
     """Fuzz ``<catalogue>:<entry.name>`` in a subprocess and classify how it ended; a
     mutant's kill by a crash or hang on a case is then checked on the original
     (:func:`confirm_on_original`)."""
-    outcome = Outcome(entry.name, entry.operator, entry.bug, entry.equivalent)
+    outcome = Outcome.of(entry)
     with tempfile.TemporaryDirectory(prefix="flashcheck-mutate-") as scratch:
         json_path = Path(scratch) / "result.json"
         command = fuzz_command(f"{catalogue}:{entry.name}", settings, json_path, Path(settings.database) / entry.name)

@@ -45,7 +45,8 @@ def print_original_flagged(console: Console, outcome: Outcome) -> None:
 
 
 def print_run(console: Console, run: MutationRun) -> None:
-    """The kill matrix, the score, then survivors, declared-equivalent mutants and errors."""
+    """The kill matrix, the score, then survivors, the mutants declared equivalent or beyond
+    the suite's standard, and errors."""
     settings = run.settings
     table = Table(title=f"{run.catalogue} on {settings.device}, {settings.budget:g} s per mutant")
     for column, justify in (("mutant", "left"), ("operator", "left"), ("killed by", "left"),
@@ -53,8 +54,8 @@ def print_run(console: Console, run: MutationRun) -> None:
         table.add_column(column, justify=justify, overflow="fold")
     for outcome in run.outcomes:
         style = {"SURVIVED": "bold red", "ERROR": "bold red", "UNCONFIRMED": "bold yellow",
-                 "equivalent": "dim"}.get(outcome.result)
-        if outcome.equivalent and outcome.killed:
+                 "equivalent": "dim", "beyond standard": "dim"}.get(outcome.result)
+        if outcome.unscored and outcome.killed:
             style = "bold yellow"
         table.add_row(outcome.name, outcome.operator, outcome.result, f"{outcome.seconds:.1f}",
                       "" if outcome.cases is None else str(outcome.cases), outcome.evidence or "", style=style)
@@ -62,9 +63,11 @@ def print_run(console: Console, run: MutationRun) -> None:
 
     scored = [o for o in run.scored if o.verdict != "error"]
     equivalent = [o for o in run.outcomes if o.equivalent]
+    beyond = [o for o in run.outcomes if o.beyond_standard]
     score = "n/a" if run.score is None else f"{run.score:.1%}"
+    beyond_note = f" - {len(beyond)} beyond the suite's standard" if beyond else ""
     _plain(console, f"mutation score: {len(run.killed)}/{len(scored)} = {score} "
-                    f"(killed / (mutants - {len(equivalent)} declared equivalent))")
+                    f"(killed / (mutants - {len(equivalent)} declared equivalent{beyond_note}))")
     if run.survivors:
         _plain(console, "survivors:")
         for outcome in run.survivors:
@@ -80,6 +83,14 @@ def print_run(console: Console, run: MutationRun) -> None:
         _plain(console, "declared equivalent (not scored):")
         for outcome in equivalent:
             _plain(console, f"  {outcome.name}: {outcome.equivalent}")
+    if beyond:
+        _plain(console, "beyond the suite's standard (not scored; as accurate as a plain implementation, "
+                        "told apart by the kernel's own tests):")
+        for outcome in beyond:
+            _plain(console, f"  {outcome.name}: {outcome.beyond_standard}")
+    for outcome in run.killed_beyond_standard:
+        _plain(console, f"note: {outcome.name}, declared beyond the suite's standard, was killed by "
+                        f"{outcome.result} ({outcome.evidence}); case: {outcome.case}")
     for outcome in run.wrongly_equivalent:
         _plain(console, f"WRONG EQUIVALENCE: {outcome.name} is declared equivalent but was killed by "
                         f"{outcome.result} ({outcome.evidence}); case: {outcome.case}")

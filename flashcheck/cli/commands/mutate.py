@@ -1,8 +1,8 @@
 """``flashcheck mutate``: fuzz every mutant of a kernel's mutation catalogue and report the
 kill matrix and the mutation score (the engine is :mod:`flashcheck.mutation.mutants`).
 
-Exit 0 when every mutant not declared equivalent was killed; 1 when one survived or its
-only kill was unconfirmed (a crash or hang the unmutated implementation shows too), when a
+Exit 0 when every mutant not declared equivalent or beyond the suite's standard was killed;
+1 when one survived or its only kill was unconfirmed (a crash or hang the unmutated implementation shows too), when a
 declared-equivalent mutant was killed (the declaration is wrong), or when the suite
 flags the unmutated implementation (nothing is scored then); 2 on usage errors and on
 fuzz runs that failed to set up.

@@ -17,6 +17,7 @@ import pytest
 import torch
 
 from flashcheck.peers import flaggems, flaggems_call
+from flashcheck.peers.common import gradient_properties
 from tests.support import peer_fakes
 
 
@@ -186,14 +187,31 @@ def test_the_survey_s_findings_are_declared_confined_to_the_cases_they_cover():
     keyless_rows = Case.from_spec(f"seqlen_q=21 seqlen_k=5 {base}")  # bottom-right causal, Nq > Nk
     negative = Case.from_spec(f"seqlen_q=5 seqlen_k=21 {base} softmax_scale=-1.0")
     ordinary = Case.from_spec(f"seqlen_q=5 seqlen_k=21 {base}")
+    huge_hidden = "masked_keys_with_huge_logits_change_nothing"  # the varlen kernel's leak: its every case
+    assert flaggems.varlen().flashcheck_known_divergences[huge_hidden].explains(ordinary)
     for adapter in (flaggems.flash(), flaggems.varlen()):
-        for divergence in adapter.flashcheck_known_divergences.values():
+        for name, divergence in adapter.flashcheck_known_divergences.items():
             assert divergence.explains(keyless_rows) and divergence.explains(negative)
-            assert not divergence.explains(ordinary)
+            assert name == huge_hidden and adapter.name == "flaggems-varlen" or not divergence.explains(ordinary)
     masked = Case.from_spec(f"seqlen_q=5 seqlen_k=21 {base} window=3,-1")
-    for divergence in flaggems.sdpa().flashcheck_known_divergences.values():
+    forward = {name: divergence for name, divergence in flaggems.sdpa().flashcheck_known_divergences.items()
+               if name not in gradient_properties()}
+    assert "out_matches_reference" in forward
+    for divergence in forward.values():
         assert divergence.explains(masked) and divergence.explains(keyless_rows), "a boolean mask reaches the call"
         assert not divergence.explains(Case.from_spec(f"seqlen_q=21 seqlen_k=21 {base}")), "plain causal: is_causal"
+        assert divergence.explains(Case.from_spec(f"seqlen_q=21 seqlen_k=21 {base} layout=mixed")), "v's strides"
+        assert not divergence.explains(Case.from_spec(f"seqlen_q=21 seqlen_k=21 {base} layout=padded"))
+
+
+def test_the_sdpa_backward_is_declared_on_every_case_of_the_gradient_properties_and_only_there():
+    from flashcheck.cases.case import Case
+
+    known = flaggems.sdpa().flashcheck_known_divergences
+    plain = Case.from_spec("batch=1 seqlen_q=128 seqlen_k=128 heads=1 kv_heads=1 head_dim=64 dtype=float16 seed=0")
+    assert all(known[name].explains(plain) for name in gradient_properties())
+    assert not known["out_matches_reference"].explains(plain)
+    assert not known["grads_match_reference"].explains(plain, raised=True, message="CUDA out of memory")
 
 
 def test_the_flash_kernel_s_misread_strides_are_declared_where_they_were_measured():

@@ -60,7 +60,7 @@ from __future__ import annotations
 from flashcheck.divergences import NEGATIVE_SCALE, KnownDivergence, combined
 from flashcheck.oracle.case_predicates import with_empty_rows, with_unaligned_views
 from flashcheck.peers import flaggems_call, sdpa_public_call
-from flashcheck.peers.common import HALF, Library, Peer, Request
+from flashcheck.peers.common import HALF, Library, Peer, Request, declared_on, gradient_properties
 from flashcheck.protocol import DTYPE_NAMES
 
 LIBRARY = Library("flag_gems.ops", ("flag-gems",), extra="flaggems")
@@ -117,6 +117,38 @@ SDPA_MASK_INVERTED = KnownDivergence(
     with_attn_mask, steer=with_attn_mask)
 
 
+def values_strided_unlike_keys(case) -> bool:
+    """A case whose values the SDPA forward gets with other batch or head strides than its keys:
+    the ``mixed`` layout (its k and v are padded by different amounts); in every other layout k
+    and v, of equal shapes, share their strides. (With gradients the translation hands the
+    kernel row-major copies, which do share them.)"""
+    return case.layout == "mixed"
+
+
+#: [5.0.2, 2.11 H200] scaled_dot_product_attention's forward (``_attn_fwd``) offsets the values
+#: by ``batch · stride_k_batch + kv_head · stride_k_head``, the keys' strides: values strided
+#: otherwise are read from the wrong rows, the padding's NaN among them. Replayed on the H200 by
+#: flashcheck's standalone script (NaN outputs, layout ``mixed``; docs/findings.md).
+SDPA_VALUE_STRIDES = KnownDivergence(
+    "scaled_dot_product_attention addresses the values with the keys' batch and head strides: values strided "
+    "otherwise are read from the wrong rows (NaN where those are padding; [5.0.2, 2.11 H200]; docs/findings.md)",
+    values_strided_unlike_keys, steer=values_strided_unlike_keys)
+
+#: [5.0.2, 2.11 H200] scaled_dot_product_attention's backward (``_attn_bwd``, the fused
+#: backward of Triton's tutorial) launches ``cdiv(Nq, 128)`` programs, each taking dK and dV of
+#: one 128-key block and dQ of BLOCK_M2 queries from the same offset, with BLOCK_M2 64 in two
+#: of the three configurations its autotuner times, and reads past the queries' end where Nq is
+#: not a multiple of BLOCK_M1 (a ``tl.device_assert`` that builds without debugging skip): dQ,
+#: dK and dV keep ``torch.empty``'s contents or are wrong on every shape the script tried, one
+#: faulted (docs/repros/flaggems_sdpa_backward.py). No shape is safe, since the configuration is
+#: chosen by timing: declared on every case of the gradient properties, so that once seen they
+#: are left and the forward's properties take the campaign's time.
+SDPA_BACKWARD = KnownDivergence(
+    "scaled_dot_product_attention's backward leaves parts of dQ, dK and dV unwritten or wrong on every shape tried "
+    "(its grid and dQ blocks assume Nq == Nk in whole blocks of one configuration), and faulted on one "
+    "([5.0.2, 2.11 H200]; docs/repros/flaggems_sdpa_backward.py)")
+
+
 def varlen_head_dim_below_16(case) -> bool:
     """[5.0.2, 2.11 H200] flash_attn_varlen_func accepts head dim 8 (``mha_varlan_fwd`` asks a
     multiple of 8), then its kernel fails to compile (``tl.make_block_ptr`` of the values: a
@@ -128,6 +160,15 @@ VARLEN_HEAD_DIM_8 = KnownDivergence(
     "flash_attn_varlen_func accepts head dim 8, then its kernel fails to compile (Triton CompilationError at "
     "tl.make_block_ptr; [5.0.2, 2.11 H200])",
     varlen_head_dim_below_16, steer=varlen_head_dim_below_16, raises=True, raising="make_block_ptr")
+
+#: [5.0.2, 2.11 H200] flash_attn_varlen_func: keys its window hides leak into the output once
+#: their logits are huge (the hidden values, float16's largest, appear in the rows, and lse
+#: reaches 1.5e6), though its kernel masks with -inf (src/flag_gems/ops/flash_kernel.py): shown
+#: on the H200 by flashcheck's standalone script of a campaign's case (docs/findings.md). Every
+#: case of the property hides keys behind huge logits, so it covers them all.
+VARLEN_HUGE_HIDDEN_LOGITS = KnownDivergence(
+    "flash_attn_varlen_func lets keys its window hides leak into the output once their logits are huge "
+    "([5.0.2, 2.11 H200]; docs/findings.md)")
 
 SDPA_HEAD_DIMS = (16, 32, 64, 128, 256)
 FLASH_HEAD_DIMS = (32, 64, 96, 128, 192, 256)
@@ -194,8 +235,9 @@ def sdpa() -> Peer:
     """``flaggems-sdpa``: flag_gems.ops.scaled_dot_product_attention, forward and backward."""
     features = frozenset({"causal", "window", "gqa", "mask", "backward"}) | DTYPE_NAMES
     return Peer("flaggems-sdpa", LIBRARY, {"cuda": features}, _run_sdpa, check=_check_sdpa,
-                every_property=SDPA_MASK_INVERTED, case_domain={"cuda": {"head_dims": SDPA_HEAD_DIMS}},
-                compile_key=SDPA_COMPILE_KEY)
+                known_divergences=declared_on(gradient_properties(), SDPA_BACKWARD),
+                every_property=combined(SDPA_MASK_INVERTED, SDPA_VALUE_STRIDES),
+                case_domain={"cuda": {"head_dims": SDPA_HEAD_DIMS}}, compile_key=SDPA_COMPILE_KEY)
 
 
 def flash() -> Peer:
@@ -211,5 +253,6 @@ def varlen() -> Peer:
     return Peer("flaggems-varlen", LIBRARY,
                 {"cuda": frozenset({"causal", "window", "gqa", "varlen", "lse"}) | HALF}, _run_varlen,
                 check=_check_varlen,
+                known_divergences={"masked_keys_with_huge_logits_change_nothing": VARLEN_HUGE_HIDDEN_LOGITS},
                 every_property=combined(NEGATIVE_SCALE, EMPTY_ROWS_LSE, VARLEN_HEAD_DIM_8),
                 case_domain={"cuda": {"head_dim_multiple": 8, "max_head_dim": 256}}, compile_key=FLASH_COMPILE_KEY)

@@ -110,16 +110,23 @@ def _head_dim_buckets(max_head_dim: int) -> list[tuple[int, bool, int, int]]:
     return buckets
 
 
-def _covering_rows(factors: dict, rng: random.Random, restarts: int = 8, candidates: int = 48) -> list[dict]:
+def _covering_rows(factors: dict, rng: random.Random, dealt: int = 0, restarts: int = 8,
+                   candidates: int = 48) -> list[dict]:
     """Few rows (one value per factor) that together contain every pair of values of two
     factors (a pairwise covering array), greedily: each row is the best of ``candidates``
-    random rows built around a pair still missing; the smallest of ``restarts`` tries."""
+    random rows built around a pair still missing; the smallest of ``restarts`` tries.
+
+    The first ``dealt`` rows deal each factor's values in turn (row i takes the i-th of a
+    shuffled order of each, round again where a factor has fewer): so those rows hold every
+    value of each factor of at most ``dealt`` values, and ``dealt`` of each other's."""
     names = list(factors)
     pairs_of = list(itertools.combinations(names, 2))
     wanted = {((a, x), (b, y)) for a, b in pairs_of for x in factors[a] for y in factors[b]}
     best = None
     for _ in range(restarts):
-        rows, missing = [], set(wanted)
+        shuffled = {name: rng.sample(values, len(values)) for name, values in factors.items()}
+        rows = [{name: shuffled[name][i % len(shuffled[name])] for name in names} for i in range(dealt)]
+        missing = set(wanted) - {((a, row[a]), (b, row[b])) for row in rows for a, b in pairs_of}
         while missing:
             def gain(row):
                 return sum(((a, row[a]), (b, row[b])) in missing for a, b in pairs_of)
@@ -162,8 +169,10 @@ def compile_classes(sizes: CaseSizes, dtypes: tuple[str, ...], modes: tuple[str,
 
     Together the classes contain every pair of values of the choices that select kernel
     code: dtype, head-dim tile (16 to 256), whether the head dim fills its tile, mode and
-    sign of the softmax scale (a pairwise covering array, 15 classes when everything is
-    allowed); each layout is in some class. The rest of each class (the head dim's residue
+    sign of the softmax scale (a pairwise covering array, 15 or 16 classes when everything is
+    allowed); each layout is in some class. The first three classes, those a run of three
+    workers starts in, hold every dtype, mode and scale sign, and GQA over several KV heads
+    and over one. The rest of each class (the head dim's residue
     within its tile, head counts, the lengths' residues, a mask's broadcast shape) is drawn
     from the seed, favouring what :func:`cases` favours: listed head dims, lengths next to
     block sizes and 1, equal lengths; the head counts are dealt so that the classes reach
@@ -223,7 +232,9 @@ def _catalogue(sizes: CaseSizes) -> tuple[CompileClass, ...]:
         "mode": list(_MODES),
         "negative": [False, True],
     }
-    rows = _covering_rows(factors, rng)
+    # The first classes are those a run of few workers reaches (each starts in one and may stay
+    # there for its budget: flashcheck.engine.focus): dealt so that they hold every dtype and mode.
+    rows = _covering_rows(factors, rng, dealt=max(len(factors["dtype"]), len(factors["mode"])))
     order = list(case_module.LAYOUTS)
     rng.shuffle(order)
     listed = [d for d in HEAD_DIMS if d & (d - 1)]  # the listed head dims that leave a partial tile
@@ -234,6 +245,13 @@ def _catalogue(sizes: CaseSizes) -> tuple[CompileClass, ...]:
     groupings = [(ratio, several) for ratio in [r for r in GQA_RATIOS if r <= max_ratio] + [None]
                  for several in (False, True)]
     rng.shuffle(groupings)
+    # Dealt in turns from three kinds, so that the first classes, those a short run reaches,
+    # hold each: groups over several KV heads (only these tell a kernel's head-to-group mapping,
+    # h // group, from a wrong one such as h % kv_heads), groups over one (MQA), and the rest.
+    kinds = [[g for g in groupings if g[0] not in (1, None) and g[1]],
+             [g for g in groupings if g[0] not in (1, None) and not g[1]],
+             [g for g in groupings if g[0] in (1, None)]]
+    groupings = [g for turn in itertools.zip_longest(*kinds) for g in turn if g is not None]
     classes = []
     for index, row in enumerate(rows):
         bucket = [b for b in buckets if b[0] == row["tile"] and b[1] == row["full"]]

@@ -16,13 +16,16 @@ unmasked cases run in this process, one after another, so an illegal memory acce
 script there; the masked ones, which ended the process in flashcheck's campaigns, each in a
 child process (``python flaggems_sdpa_backward.py N`` runs case N alone).
 
-What the source says (flag_gems 5.0.2, ops/attention.py, ``_attn_bwd``): one program per block
-of BLOCK_N1 keys, its grid ``cdiv(Q_CTX, max BLOCK_N1 of the tuned configurations)``, and the
-same program computes dQ for the queries from ``start_m = start_n`` on, BLOCK_M2 of them; the
-kernel asserts ``Q_CTX % BLOCK_M1 == 0`` with ``tl.device_assert``, which a build without
-debugging does not check. So keys past the grid's reach keep ``torch.empty``'s contents in dK
-and dV, queries past BLOCK_M2 in each block (the tuned configurations have BLOCK_M2 64 or 128
-for BLOCK_N1 128) keep them in dQ, and a query length off the block reads past the end.
+What the source says (flag_gems 5.0.2, ops/attention.py): the backward (``_attn_bwd``) is the
+causal fused backward of Triton's tutorial, run for every call. The autograd function passes it
+``attn_mask=None`` and the kernel takes no causal flag: it always computes causal attention's
+gradients (dQ of a query block over the keys up to the block's end, dK and dV of a key block
+over the queries from its start, the diagonal blocks masked causally). Its grid is
+``cdiv(Q_CTX, 128)`` programs, each writing dQ for BLOCK_M2 queries at ``pid * BLOCK_M2``
+(BLOCK_M2 is 64 in two of the three tuned configurations: the other queries' dQ keeps
+``torch.empty``'s contents); it loads dO without a bound and checks ``Q_CTX % BLOCK_M1 == 0``
+only with ``tl.device_assert``, which a build without debugging skips. So every case here,
+none causal, is wrong.
 """
 
 import subprocess

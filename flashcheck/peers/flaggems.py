@@ -134,18 +134,21 @@ SDPA_VALUE_STRIDES = KnownDivergence(
     "otherwise are read from the wrong rows (NaN where those are padding; [5.0.2, 2.11 H200]; docs/findings.md)",
     values_strided_unlike_keys, steer=values_strided_unlike_keys)
 
-#: [5.0.2, 2.11 H200] scaled_dot_product_attention's backward (``_attn_bwd``, the fused
-#: backward of Triton's tutorial) launches ``cdiv(Nq, 128)`` programs, each taking dK and dV of
-#: one 128-key block and dQ of BLOCK_M2 queries from the same offset, with BLOCK_M2 64 in two
-#: of the three configurations its autotuner times, and reads past the queries' end where Nq is
-#: not a multiple of BLOCK_M1 (a ``tl.device_assert`` that builds without debugging skip): dQ,
-#: dK and dV keep ``torch.empty``'s contents or are wrong on every shape the script tried, one
-#: faulted (docs/repros/flaggems_sdpa_backward.py). No shape is safe, since the configuration is
-#: chosen by timing: declared on every case of the gradient properties, so that once seen they
-#: are left and the forward's properties take the campaign's time.
+#: [5.0.2, 2.11 H200] scaled_dot_product_attention's backward (``_attn_bwd``) is the causal
+#: fused backward of Triton's tutorial, run for every call: it gets neither ``is_causal`` nor the
+#: mask, and always computes causal attention's gradients (dQ of a query block over the keys up
+#: to the block's end, dK and dV of a key block over the queries from its start, the diagonal
+#: blocks masked causally); its grid is ``cdiv(Nq, 128)`` programs, each writing dQ for BLOCK_M2
+#: queries at ``pid · BLOCK_M2`` (64 in two of the three configurations its autotuner times, so
+#: half the queries' dQ is never written); and it loads dO without a bound. On the H200 the
+#: gradients were wrong or NaN on every shape the script tried, and one faulted
+#: (docs/repros/flaggems_sdpa_backward.py). Even causal calls with Nq == Nk depend on the
+#: configuration chosen by timing: declared on every case of the gradient properties, so that
+#: once seen they are left and the forward's properties take the campaign's time.
 SDPA_BACKWARD = KnownDivergence(
-    "scaled_dot_product_attention's backward leaves parts of dQ, dK and dV unwritten or wrong on every shape tried "
-    "(its grid and dQ blocks assume Nq == Nk in whole blocks of one configuration), and faulted on one "
+    "scaled_dot_product_attention's backward computes causal attention's gradients whatever the call (it gets "
+    "neither is_causal nor the mask), writes dQ for part of the queries under two of its three tuned "
+    "configurations, and loads dO unbounded: wrong or NaN gradients on every shape tried, one fault "
     "([5.0.2, 2.11 H200]; docs/repros/flaggems_sdpa_backward.py)")
 
 

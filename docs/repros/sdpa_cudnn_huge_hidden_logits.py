@@ -1,5 +1,7 @@
 """torch SDPA's cuDNN backend (public API): do keys a boolean mask hides change the output when
-their logits are huge? (Prepared for the device; see docs/findings.md, the survey's leads.)
+their logits are huge? Yes, on an H200 (torch 2.11, cuDNN 9.19; the output beside this
+script): at hidden logits of about 3e5 the hidden values appear in the rows they are hidden
+from, at about 1e5 they do not; the math backend never lets them in.
 
 Standalone (torch only). Run on a CUDA GPU with cuDNN attention:
 

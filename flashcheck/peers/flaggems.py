@@ -48,7 +48,8 @@ What they decline (before importing the library), with where FlagGems says so:
 
 Read from the source, then confirmed on an H200: the SDPA kernel turns a boolean mask into
 ``attn_mask.to(dtype) * -1.0e6``, so True (attend, in torch's convention) hides the key; its
-backward runs without the mask (``attn_mask=None``); FlagGems' own backward test is skipped
+backward runs without the mask (``attn_mask=None``) and without ``is_causal``, always computing
+causal attention's gradients (``SDPA_BACKWARD`` below); FlagGems' own backward test is skipped
 ("something wrong here, disable it for temp", ``test_sdpa_legacy_backward``). The flash
 kernels write lse ``+inf`` for a row without keys, as FlashAttention-2 does. flashcheck reports
 what it finds; nothing is repaired: what the surveys found (docs/findings.md) is declared below
@@ -77,7 +78,6 @@ EMPTY_ROWS_LSE = KnownDivergence(
     "rows without an allowed key get lse +inf, not -inf (FlashAttention-2's convention; [5.0.2, 2.11 H100])",
     with_empty_rows, steer=with_empty_rows,
 )
-
 
 
 def flash_strides_misread(case) -> bool:

@@ -21,7 +21,7 @@ from flashcheck.cli.commands import EXIT_USAGE
 from flashcheck.engine.focus import UNCHECKED_TO_LEAVE, WideningFocus
 from flashcheck.engine.fuzz import fuzz_in_process
 from flashcheck.engine.verdict import Outcome
-from tests.support import domain_kernels
+from tests.support import declared, domain_kernels
 from tests.support.cli_process import flashcheck
 
 CPU = case_sizes.choose("interpreter")
@@ -269,3 +269,21 @@ def test_a_known_divergence_one_worker_has_seen_is_drawn_rarely_by_every_worker(
                              should_stop=lambda: sum(negative.values()) >= 60, campaign=Board(tmp_path / "board.json").read)
     assert sum(negative.values()) >= 60 and not result.failures
     assert negative[True] <= 0.03 * sum(negative.values()), negative
+
+
+@pytest.mark.parametrize("seen_elsewhere", [True, False], ids=["seen-by-another-worker", "not-seen"])
+def test_a_whole_property_divergence_another_worker_has_seen_gives_its_turns_away_here_too(tmp_path, seen_elsewhere):
+    from flashcheck.engine.campaign import Board, CampaignState
+
+    board = Board(tmp_path / "board.json")
+    board.publish(CampaignState(known=frozenset({"out_matches_reference"} if seen_elsewhere else ())))
+    ran = collections.Counter()
+    result = fuzz_in_process(declared.too_large_declared_whole, impl_name="too_large_declared_whole", budget=600,
+                             device="cpu", sizes=CPU, seed=5, properties=["out_matches_reference", "lse_matches_reference"],
+                             before_case=lambda prop, case: ran.update([prop]),
+                             should_stop=lambda: ran["lse_matches_reference"] >= 10,
+                             campaign=Board(tmp_path / "board.json").read)
+    assert ran["lse_matches_reference"] >= 10 and not result.failures
+    # Not seen: this process meets it once, reports it, then gives its turns away.
+    assert ran["out_matches_reference"] == (0 if seen_elsewhere else 1)
+    assert [known.property for known in result.known] == ([] if seen_elsewhere else ["out_matches_reference"])

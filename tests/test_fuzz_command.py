@@ -536,6 +536,18 @@ def test_a_fatal_error_ends_the_worker_and_is_reported_fatal_with_its_replay_lin
     assert "fatal error (the worker could run no further case; not shrunk)" in capsys.readouterr().out
 
 
+def test_a_fault_a_divergence_declares_is_expected_and_its_worker_is_replaced_without_a_finding(tmp_path, capsys):
+    status, result = fuzz(tmp_path, "tests.support.declared:faults_when_causal", "--property", "out_matches_reference",
+                          budget=20)
+    assert status == EXIT_OK, result
+    assert result["failures"] == [] and result["cases"] > 0
+    [known] = result["known"]
+    assert known["property"] == "out_matches_reference" and "causal=True" in known["case"]
+    assert "illegal memory access" in known["evidence"] and "declared: planted" in known["evidence"]
+    assert result["workers"][0]["processes"] >= 2, "the process the fault ended was replaced"
+    assert "fatal error" not in capsys.readouterr().out
+
+
 def test_in_one_process_a_fatal_error_ends_the_run_unshrunk():
     calls = Counter()
 

@@ -293,6 +293,20 @@ def test_an_error_raised_on_a_case_a_numerical_divergence_covers_is_still_a_fail
     assert refused.outcome is Outcome.KNOWN and refused.reason == str(declared.CAUSAL_REFUSAL)
 
 
+def test_a_fatal_error_a_divergence_declares_is_an_expected_fault_and_ends_the_process_all_the_same():
+    causal = CASE.replace(causal=True)
+    fault = decide(OUT, declared.faults_when_causal, causal, device="cpu",
+                   impl_name="tests.support.declared:faults_when_causal")
+    assert fault.outcome is Outcome.FATAL and fault.declared_fault and fault.reason == str(declared.CAUSAL_FAULT)
+    assert "(a known divergence of tests.support.declared:faults_when_causal" in str(fault)
+    assert decide(OUT, declared.faults_when_causal, CASE, device="cpu",
+                  impl_name="tests.support.declared:faults_when_causal").outcome is Outcome.PASSED
+    # A numerical divergence on the same cases does not explain the fault: still a finding.
+    undeclared = decide(OUT, declared.faults_when_causal_undeclared, causal, device="cpu",
+                        impl_name="tests.support.declared:faults_when_causal_undeclared")
+    assert undeclared.outcome is Outcome.FATAL and not undeclared.declared_fault and undeclared.reason is None
+
+
 def test_the_implementation_is_named_as_its_replay_line_needs():
     with pytest.raises(ValueError, match="impl_name"):
         decide(OUT, buggy.correct, CASE, device="cpu", impl_name="")

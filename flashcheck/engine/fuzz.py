@@ -249,6 +249,7 @@ class InProcessFuzzer:
                     round_seed = None if self.seed is None else round_seeds.getrandbits(64)
                     turns.append((prop, [Phase.generate, Phase.shrink], round_seed))
             prop, phases, round_seed = turns.pop(0)
+            self.drop_known_elsewhere()
             if prop in self.order and not self.take_turn(prop, phases, round_seed):  # else dropped since planned
                 break
         for failure in list(self.pending.values()):  # met while shrinking another, never shrunk
@@ -268,7 +269,8 @@ class InProcessFuzzer:
         except StopRunning as stop:
             if stop.verdict.outcome is Outcome.FLASHCHECK_ERROR:
                 raise stop.verdict.error from None
-            self.conclude(Failure.from_verdict(stop.verdict))
+            if not stop.verdict.declared_fault:  # reported where it was met (run_case)
+                self.conclude(Failure.from_verdict(stop.verdict))
             return False  # a fatal error: this process can run no further case
         except Unsatisfiable:
             if self.seen:
@@ -357,6 +359,8 @@ class InProcessFuzzer:
                 return
             self.failed(verdict.failure)
             raise verdict.failure
+        if verdict.declared_fault:
+            self.known_divergence_seen(prop, verdict)
         if verdict.outcome in (Outcome.FATAL, Outcome.FLASHCHECK_ERROR):
             raise StopRunning(verdict)  # past hypothesis, which would shrink an Exception
         self.passed.add(key)
@@ -377,6 +381,17 @@ class InProcessFuzzer:
             self.passed.add((prop.name, verdict.case.spec()))
         else:
             self.order.remove(prop)
+
+    def drop_known_elsewhere(self) -> None:
+        """Give away the turns of each property whose whole-property divergence another process
+        of the run has seen, as :meth:`known_divergence_seen` does for one seen here: its every
+        case is expected to fail, and a fresh process would otherwise meet it again (a declared
+        fault, again and again)."""
+        known = self.campaign().known
+        for prop in [prop for prop in self.order if prop.name in known]:
+            divergence = self.known_divergences.get(prop.name)
+            if divergence is not None and not divergence.scoped:
+                self.order.remove(prop)
 
     def rare(self, prop: Property) -> tuple:
         """What ``prop``'s cases draw rarely now: the campaign's avoided case classes, and the

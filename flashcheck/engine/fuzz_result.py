@@ -110,12 +110,15 @@ class Failure:
 
     @classmethod
     def from_verdict(cls, verdict) -> "Failure":
-        """The failure a ``FAILED``, ``KNOWN`` or ``FATAL`` verdict reports."""
+        """The failure a ``FAILED``, ``KNOWN`` or ``FATAL`` verdict reports: of kind
+        ``"known"`` when a declared divergence explains it, a declared fault included."""
         from flashcheck.engine.verdict import Outcome
 
         kind = {Outcome.FAILED: "property", Outcome.KNOWN: "known", Outcome.FATAL: "fatal"}[verdict.outcome]
+        if verdict.reason is not None:
+            kind = "known"
         failure = cls.from_property_failure(verdict.failure, kind)
-        if verdict.outcome is Outcome.KNOWN:
+        if verdict.reason is not None:
             failure.evidence += f"\ndeclared: {verdict.reason}"
         return failure
 

@@ -12,7 +12,8 @@ Before every call into the implementation it writes the property and case to its
 file, with the seconds the case has spent compiling Triton kernels
 (:mod:`flashcheck.engine.compile_clock`): if the process dies or hangs, the parent reads there
 what it was running. At a fatal error (a CUDA error that lost the context) it exits with
-:data:`FATAL_EXIT`, the case still on file and the error in its log.
+:data:`FATAL_EXIT`, the case still on file and the error in its log; with
+:data:`DECLARED_FAULT_EXIT` where a known divergence declares that error, which it has reported.
 
 Importing this module imports neither torch nor triton: a spawned worker imports it before
 it has set its environment.
@@ -34,6 +35,9 @@ from flashcheck.engine.campaign import Board
 
 #: Exit status of a worker that met an error after which it could not go on (a CUDA error).
 FATAL_EXIT = 86
+#: Exit status of a worker that met such an error where a known divergence declares it (a
+#: declared fault: :attr:`flashcheck.engine.verdict.Verdict.declared_fault`), already reported.
+DECLARED_FAULT_EXIT = 87
 
 
 @dataclass(frozen=True)
@@ -256,7 +260,16 @@ class Worker:
 
             traceback.print_exception(verdict.error)
             print(verdict)
-            _flush_and_exit(FATAL_EXIT)
+            if verdict.declared_fault:
+                # Expected: the parent hears of the divergence, so that every worker gives the
+                # property's turns away, then replaces this process without a finding.
+                from flashcheck.engine.fuzz_result import Failure
+
+                self.report(fuzz_events.KnownDivergenceSeen(Failure.from_verdict(verdict)))
+            # What was said reaches the parent before the process goes.
+            self.messages.close()
+            self.messages.join_thread()
+            _flush_and_exit(DECLARED_FAULT_EXIT if verdict.declared_fault else FATAL_EXIT)
         self.clock.finish()  # the case is over, whatever its verdict
 
     def report(self, event) -> None:

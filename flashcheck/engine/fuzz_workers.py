@@ -57,7 +57,7 @@ from flashcheck.engine import compile_clock, fuzz_events, placement
 from flashcheck.engine.campaign import Board, CampaignState
 from flashcheck.engine.crash_store import CrashStore
 from flashcheck.engine.fuzz_result import case_class
-from flashcheck.engine.fuzz_worker import FATAL_EXIT, FuzzOptions, WorkerTask, worker_main
+from flashcheck.engine.fuzz_worker import DECLARED_FAULT_EXIT, FATAL_EXIT, FuzzOptions, WorkerTask, worker_main
 
 #: Lines of a dead worker's log quoted in its failure's evidence.
 LOG_TAIL_LINES = 20
@@ -303,9 +303,9 @@ class WorkerPoolRun:
 
     def watch(self, slot: _Slot) -> None:
         """Report the worker in ``slot`` as a crash or a hang if it died (or exited without
-        finishing) or has run its case past the timeout (it is then killed), and start a
-        fresh one in its place while time and ``max_crashes`` allow. The slot is empty
-        afterwards whenever its process is gone."""
+        finishing; a declared fault is no crash: :data:`DECLARED_FAULT_EXIT`) or has run its case
+        past the timeout (it is then killed), and start a fresh one in its place while time and
+        ``max_crashes`` allow. The slot is empty afterwards whenever its process is gone."""
         process, options = slot.process, self.options
         if process is None:
             return
@@ -317,16 +317,29 @@ class WorkerPoolRun:
             slot.process = None
             if slot.finished and process.exitcode == 0:
                 return
-            failure = _crash_failure(options.impl, process.exitcode, running, slot.log_file, options.case_timeout)
+            if process.exitcode == DECLARED_FAULT_EXIT:
+                failure = None  # expected: the worker reported it as a known divergence
+            else:
+                failure = _crash_failure(options.impl, process.exitcode, running, slot.log_file, options.case_timeout)
         elif running is not None and compile_clock.overran(running, now, options.case_timeout):
             _kill(slot)
             failure = _hang_failure(options.impl, options.case_timeout, running, now, slot.log_file)
         else:
             return
-        failure.seconds = time.monotonic() - self.start
         shrinking = self.finders.pop(slot.index, None)
         if shrinking is not None:  # it died shrinking a failure: that one as first drawn
             self.report(dataclasses.replace(shrinking, shrunk=False))
+        if failure is not None:
+            self.crashed(slot, failure)
+        if not self.stopping and time.monotonic() < self.deadline - 1.0:
+            self.spawn(slot)
+
+    def crashed(self, slot: _Slot, failure) -> None:
+        """Report the crash or hang ``failure`` of the worker in ``slot``, keep its case for the
+        next run's replay and, in a campaign, have the workers draw its case class rarely once it
+        has recurred ``max_crashes`` times; outside one, stop the run at ``max_crashes``."""
+        options = self.options
+        failure.seconds = time.monotonic() - self.start
         reported = self.report(failure)
         if failure.case is not None:
             self.store.add(failure.property, failure.case, failure.kind)
@@ -339,8 +352,6 @@ class WorkerPoolRun:
             if crashing not in self.avoided:
                 self.avoided.add(crashing)
                 self.publish()
-        if not self.stopping and time.monotonic() < self.deadline - 1.0:
-            self.spawn(slot)
 
     def end_overtime(self) -> None:
         """Past the budget, a worker between cases has nothing left to say: stop it now. One

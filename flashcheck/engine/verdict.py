@@ -17,8 +17,10 @@
     the property failed, or the implementation raised: a finding, with the evidence.
 ``FATAL``
     an error after which this process can run no further case (:func:`is_fatal`: a CUDA
-    error poisons the context for good). A finding; whoever runs cases must stop running
-    them in this process, and must not shrink (that would run more cases on a dead context).
+    error poisons the context for good). A finding, unless a known divergence declared to
+    raise that error explains it (the verdict's ``reason``: a declared fault, expected);
+    either way whoever runs cases must stop running them in this process, and must not
+    shrink (that would run more cases on a dead context).
 ``FLASHCHECK_ERROR``
     flashcheck's own code raised: a bug in flashcheck, never a finding about the
     implementation. The error (:class:`FlashcheckError`) carries the traceback.
@@ -91,7 +93,8 @@ class Verdict:
 
     ``failure``: the complete :class:`~flashcheck.oracle.compare.PropertyFailure` for ``FAILED``,
     ``KNOWN`` and ``FATAL`` (None otherwise). ``reason``: for ``DECLINED``, the message the
-    implementation declined with; for ``KNOWN``, the declared divergence. ``error``: the
+    implementation declined with; for ``KNOWN``, the declared divergence; for ``FATAL``, the
+    declared divergence that explains the fault (None: a finding). ``error``: the
     exception as raised, for ``FATAL`` (the implementation's or a library's) and
     ``FLASHCHECK_ERROR`` (a :class:`FlashcheckError`).
     """
@@ -127,9 +130,15 @@ class Verdict:
         if self.outcome is Outcome.FLASHCHECK_ERROR:
             return str(self.error)
         text = str(self.failure)
-        if self.outcome is Outcome.KNOWN:
+        if self.reason is not None:
             text += f"\n(a known divergence of {self.impl_name}: {self.reason})"
         return text
+
+    @property
+    def declared_fault(self) -> bool:
+        """Whether this is a fatal error a known divergence explains: expected, not a finding,
+        and still the end of the process's cases."""
+        return self.outcome is Outcome.FATAL and self.reason is not None
 
 
 class StopRunning(BaseException):
@@ -176,7 +185,9 @@ def decide(prop, impl, case: Case, *, device, impl_name: str) -> Verdict:
                      "raised after the implementation's kernels ran (CUDA reports errors late)")
             evidence = (f"fatal: {whose} {type(error).__name__}: {first_line(error)}\n"
                         f"the process can run no further case (its CUDA context is lost)")
-            return made(Outcome.FATAL, failure=failure(evidence), error=error)
+            known = protocol.known_divergences(impl).get(prop.name)
+            declared = known is not None and known.explains(case, raised=True, message=str(error))
+            return made(Outcome.FATAL, failure=failure(evidence), error=error, reason=str(known) if declared else None)
         raiser = None if isinstance(error, (Violation, PropertyFailure)) else attribution.raised_by(error, impl)
         if raiser is None:
             found = failure(error.evidence)

@@ -48,3 +48,35 @@ def refuses_when_causal(q, k, v, **kwargs):
 raises_when_causal.flashcheck_features = refuses_when_causal.flashcheck_features = FEATURES
 raises_when_causal.flashcheck_known_divergences = {"out_matches_reference": CAUSAL_ONLY}
 refuses_when_causal.flashcheck_known_divergences = {"out_matches_reference": CAUSAL_REFUSAL}
+
+
+CAUSAL_FAULT = KnownDivergence("planted: an illegal memory access on causal cases", lambda case: case.causal,
+                               raises=True, raising="illegal memory access")
+
+
+def faults_when_causal(q, k, v, **kwargs):
+    """Loses the CUDA context on causal cases, as :data:`tests.support.misbehaving.fatal_cuda_error`
+    does (what torch raises then, without a GPU), and declares that fault (:data:`CAUSAL_FAULT`)."""
+    if kwargs.get("causal"):
+        raise RuntimeError("CUDA error: an illegal memory access was encountered")
+    return same_precision.attention(q, k, v, **kwargs)
+
+
+def faults_when_causal_undeclared(q, k, v, **kwargs):
+    """The same fault, where only the causal-only numerical divergence is declared: a finding."""
+    return faults_when_causal(q, k, v, **kwargs)
+
+
+faults_when_causal.flashcheck_features = faults_when_causal_undeclared.flashcheck_features = FEATURES
+faults_when_causal.flashcheck_known_divergences = {"out_matches_reference": CAUSAL_FAULT}
+faults_when_causal_undeclared.flashcheck_known_divergences = {"out_matches_reference": CAUSAL_ONLY}
+
+
+def too_large_declared_whole(q, k, v, **kwargs):
+    """Too large on every case, declared so on the whole of out_matches_reference (a reason
+    string: every case)."""
+    return too_large_everywhere(q, k, v, **kwargs)
+
+
+too_large_declared_whole.flashcheck_features = FEATURES
+too_large_declared_whole.flashcheck_known_divergences = {"out_matches_reference": "planted: 1% too large"}

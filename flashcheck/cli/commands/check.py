@@ -76,7 +76,7 @@ def run(args, device) -> int:
         print(f"flashcheck: {verdict.error}", file=sys.stderr)
         return EXIT_INTERNAL
     print(verdict.failure)
-    if verdict.outcome is Outcome.KNOWN:
+    if verdict.reason is not None:  # KNOWN, or a declared fault
         _say_known(args, verdict.reason)
     return EXIT_FOUND
 

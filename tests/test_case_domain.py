@@ -279,7 +279,8 @@ def test_a_whole_property_divergence_another_worker_has_seen_gives_its_turns_awa
     board.publish(CampaignState(known=frozenset({"out_matches_reference"} if seen_elsewhere else ())))
     ran = collections.Counter()
     result = fuzz_in_process(declared.too_large_declared_whole, impl_name="too_large_declared_whole", budget=600,
-                             device="cpu", sizes=CPU, seed=5, properties=["out_matches_reference", "lse_matches_reference"],
+                             device="cpu", sizes=CPU, seed=5,
+                             properties=["out_matches_reference", "lse_matches_reference"],
                              before_case=lambda prop, case: ran.update([prop]),
                              should_stop=lambda: ran["lse_matches_reference"] >= 10,
                              campaign=Board(tmp_path / "board.json").read)

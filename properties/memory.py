@@ -111,7 +111,7 @@ def check_memory_flat(call: Callable[[], None], allocated: Callable[[], int], *,
     return readings
 
 
-@prop(devices={"cuda"})
+@prop(devices={"cuda"}, uses={"backward"})
 def repeated_calls_do_not_grow_memory(impl, case, *, device=None):
     """Repeated identical calls do not grow the device memory held by live tensors.
 

@@ -51,7 +51,7 @@ def _exactly(name, got, value, what):
     compare.check_equal(name, got, torch.full_like(got, value), what=what)
 
 
-@prop(requires={"varlen"}, applies=lambda case: case.varlen, draw={"varlen": True})
+@prop(requires={"varlen"}, applies=lambda case: case.varlen, draw={"varlen": True}, uses={"backward"})
 def varlen_matches_separate_calls(impl, case, *, device=None):
     """A packed call equals dense calls on each sequence alone: out and lse (and dQ, dK, dV
     when "backward") within twice the packed call's derived tolerance; a sequence without
@@ -95,7 +95,7 @@ def varlen_matches_separate_calls(impl, case, *, device=None):
                 compare.check_close(name, got[where], alone[0], 2 * exp_g.allowed(name)[where], what=what)
 
 
-@prop(requires={"varlen"}, applies=lambda case: case.varlen, draw={"varlen": True})
+@prop(requires={"varlen"}, applies=lambda case: case.varlen, draw={"varlen": True}, uses={"backward"})
 def nan_padding_never_leaks(impl, case, *, device=None):
     """Packed q, k, v that are views into NaN (around every view and for a block of tokens
     past the last sequence's end) give results with no trace of the NaN, gradients included

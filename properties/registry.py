@@ -34,6 +34,8 @@ class Property:
     known before drawing instead of after hundreds of rejected draws).
     ``devices``: the device kinds (``"cuda"``, ``"cpu"``) on which the property can be
     measured, empty for every kind; on any other, ``check`` raises :class:`NotRunnableHere`.
+    ``uses``: features the property exercises where the implementation declares them, without
+    requiring them (a packed property comparing gradients too where "backward" is declared).
     """
 
     name: str
@@ -43,6 +45,11 @@ class Property:
     applies: Callable[[Case], bool] = lambda case: True
     draw: dict = field(default_factory=dict)
     devices: frozenset = field(default_factory=frozenset)
+    uses: frozenset = field(default_factory=frozenset)
+
+    def exercises(self, feature: str) -> bool:
+        """Whether the property runs ``feature`` of an implementation that declares it."""
+        return feature in self.requires or feature in self.uses
 
     def runnable(self, features, case: Case, device=None) -> bool:
         """Whether the property applies to ``case`` for an implementation with ``features``
@@ -76,7 +83,7 @@ class Property:
         return not self.devices or torch.device(device).type in self.devices
 
 
-def prop(*, requires=(), applies=None, draw=None, devices=()):
+def prop(*, requires=(), applies=None, draw=None, devices=(), uses=()):
     """Register the decorated ``check(impl, case, *, device)`` under its function name.
 
     The first paragraph of its docstring, on one line, is the property's summary. With ``devices``, the
@@ -94,7 +101,7 @@ def prop(*, requires=(), applies=None, draw=None, devices=()):
             check = _confined(check, name, kinds)
         PROPERTIES[name] = Property(
             name, check, summary, frozenset(requires),
-            applies if applies is not None else (lambda case: True), dict(draw or {}), kinds,
+            applies if applies is not None else (lambda case: True), dict(draw or {}), kinds, frozenset(uses),
         )
         return check
 

@@ -181,12 +181,11 @@ def check_features(declared) -> frozenset:
 
 def gradient_properties() -> tuple[str, ...]:
     """The properties that differentiate through an implementation that declares
-    ``backward``: those that require it, and the packed ones that compare gradients too where
-    it is declared."""
+    ``backward``: those that require it, and those that use it where it is declared (the
+    packed ones comparing gradients too, the memory one calling the backward)."""
     from flashcheck.properties import PROPERTIES  # at call time, as below
 
-    return tuple(name for name, prop in PROPERTIES.items() if "backward" in prop.requires) + (
-        "varlen_matches_separate_calls", "nan_padding_never_leaks")
+    return tuple(name for name, prop in PROPERTIES.items() if prop.exercises("backward"))
 
 
 def declared_on(names: Iterable[str], divergence: KnownDivergence,

@@ -234,3 +234,20 @@ def test_fa4_s_sm90_backward_divergence_covers_head_dims_off_multiples_of_32_on_
     assert not grads.explains(Case.from_spec(f"{spec} head_dim=104"), raised=True, message="CUDA out of memory")
     monkeypatch.setattr(fa4, "_capability", lambda device: (10, 0))
     assert not grads.explains(Case.from_spec(f"{spec} head_dim=72")), "measured on sm90 only"
+
+
+@pytest.mark.parametrize("adapter", [fa4.dense, fa4.varlen, fa4.deterministic], ids=["fa4", "fa4-varlen",
+                                                                                        "fa4-deterministic"])
+def test_fa4_s_float16_offset_values_divergence_covers_float16_offset_cases_of_the_gradient_properties_alone(
+        adapter, monkeypatch):
+    monkeypatch.setattr(fa4, "_capability", lambda device: (9, 0))
+    spec = "batch=1 seqlen_q=2 seqlen_k=2 heads=4 kv_heads=1 head_dim=128 causal=True seed=0"
+    known = adapter().flashcheck_known_divergences
+    offset = Case.from_spec(f"{spec} dtype=float16 values=offset-values")
+    for name in ("grads_match_reference", "varlen_matches_separate_calls", "repeated_calls_do_not_grow_memory"):
+        assert known[name].explains(offset), name
+    grads = known["grads_match_reference"]
+    for other in (f"{spec} dtype=bfloat16 values=offset-values", f"{spec} dtype=float16 values=normal"):
+        assert not grads.explains(Case.from_spec(other)), other
+    assert "out_matches_reference" not in known or not known["out_matches_reference"].explains(offset)
+    assert not grads.explains(offset, raised=True, message="CUDA out of memory"), "a numerical divergence only"

@@ -150,6 +150,13 @@ def is_float16(case: Case) -> bool:
     return case.dtype == "float16"
 
 
+def float16_with_offset_values(case: Case) -> bool:
+    """A float16 case whose keys and values share large offsets (``values=offset-values``):
+    where a delta formed from the rounded output (``dO·O``) carries the output's rounding
+    error times the values' offset into every dS of its row."""
+    return case.dtype == "float16" and case.values == "offset-values"
+
+
 def without_keys(case: Case) -> bool:
     """A case with an empty key axis (dense ``seqlen_k = 0``, or packed with no key at all)."""
     return case.seqlen_k == 0

@@ -50,8 +50,8 @@ from __future__ import annotations
 
 import torch
 
-from flashcheck.divergences import KnownDivergence, NEGATIVE_SCALE
-from flashcheck.oracle.case_predicates import float16_backward_overflows, is_float16, under
+from flashcheck.divergences import NEGATIVE_SCALE, KnownDivergence, combined
+from flashcheck.oracle.case_predicates import float16_backward_overflows, float16_with_offset_values, is_float16, under
 from flashcheck.peers import fa4_call
 from flashcheck.peers.common import HALF, Library, Peer, Request, declared_on, gradient_properties
 
@@ -108,9 +108,25 @@ SM90_BACKWARD = KnownDivergence(
     sm90_backward_head_dim, steer=sm90_backward_head_dim, raises=True, raising="failed to partition")
 
 
+#: [4.0.0b36, 2.11 H200] float16 with keys and values sharing large offsets (``offset-values``):
+#: infinite dQ (or dK) where float64 is finite (head dims 128 and 224, dense and packed, causal,
+#: GQA 4:1; docs/measurements/campaign/h200-2026-11-29-fa4-offset-values/). Not an error of its
+#: implementation: a plain float16 backward overflows on the same inputs (flashcheck's own, and
+#: torch autograd), and flashcheck lets no non-finite result pass where float64 is finite
+#: (docs/tolerance.md). Read from the source: flash_bwd_preprocess.py forms delta = rowsum(dO·O)
+#: from O as stored in float16, as the plain backward does, so O's rounding error times the
+#: values' offset reaches every dS of the row and meets K's shared offset in dQ.
+OFFSET_VALUES_DELTA = KnownDivergence(
+    "float16, keys and values sharing large offsets: infinite dQ or dK where float64 is finite, as a plain float16 "
+    "backward gives (delta formed from the float16-rounded output; [4.0.0b36, 2.11 H200]; "
+    "docs/measurements/campaign/h200-2026-11-29-fa4-offset-values/)",
+    float16_with_offset_values, steer=float16_with_offset_values)
+
+
 def _known(own: dict) -> dict:
-    """``own`` with the sm90 backward's divergence declared on every gradient property."""
-    return declared_on(gradient_properties(), SM90_BACKWARD, own)
+    """``own`` with the backward's divergences (sm90 head dims, float16 offsets) declared on
+    every gradient property."""
+    return declared_on(gradient_properties(), combined(SM90_BACKWARD, OFFSET_VALUES_DELTA), own)
 
 
 def _check(name: str, deterministic: bool):

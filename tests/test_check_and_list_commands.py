@@ -216,6 +216,18 @@ def test_check_with_a_case_timeout_reaches_the_verdict_it_reaches_in_this_proces
     assert "CUDA error: an illegal memory access" in out
 
 
+@pytest.mark.parametrize("case_timeout", [None, "60"], ids=["in-this-process", "in-a-worker"])
+def test_check_reports_a_declared_fault_as_the_known_divergence_it_is(case_timeout, capsys):
+    causal = "batch=1 seqlen_q=4 seqlen_k=6 heads=1 kv_heads=1 head_dim=8 dtype=float32 causal=True seed=3"
+    timeout = ["--case-timeout", case_timeout] if case_timeout else []
+    assert flashcheck(["check", "--impl", "tests.support.declared:faults_when_causal", "--property",
+                       "out_matches_reference", "--case", causal, "--device", "cpu", *timeout]) == EXIT_FOUND
+    out = capsys.readouterr().out
+    assert "CUDA error: an illegal memory access" in out
+    assert "(a known divergence of tests.support.declared:faults_when_causal" in out
+    assert "planted: an illegal memory access on causal cases" in out
+
+
 @needs_interpreter_numpy
 def test_check_with_a_case_timeout_reports_an_error_of_flashchecks_own_code_as_flashchecks():
     # The property is registered by the module --impl names (tests/support/bug_in_flashcheck.py), in

@@ -268,9 +268,10 @@ class WorkerPoolRun:
                 else:
                     result.repeated(event.signature)
             case fuzz_events.Replayed():
-                slot.replay = [entry for entry in slot.replay if entry != (event.property, event.case)]
-                if not event.still_fails:
-                    self.store.remove(event.property, event.case)
+                if event.still_fails:
+                    slot.replay = [entry for entry in slot.replay if entry != (event.property, event.case)]
+                else:
+                    self.replayed(slot, event.property, event.case)
             case fuzz_events.KnownDivergenceSeen():
                 seen = {known.property for known in result.known}
                 result.add_known(dataclasses.replace(event.failure, seconds=now))
@@ -292,6 +293,12 @@ class WorkerPoolRun:
                 if result.flashcheck_error is None:
                     result.flashcheck_error = event.report
                 self.stop_all()
+
+    def replayed(self, slot: _Slot, prop: str, case: str) -> None:
+        """A stored case that no longer fails as a finding (it passed, or failed as a known
+        divergence): off the slot's replay list and out of the crash store."""
+        slot.replay = [entry for entry in slot.replay if entry != (prop, case)]
+        self.store.remove(prop, case)
 
     def drain(self) -> None:
         """Handle every event already on the queue."""
@@ -319,6 +326,8 @@ class WorkerPoolRun:
                 return
             if process.exitcode == DECLARED_FAULT_EXIT:
                 failure = None  # expected: the worker reported it as a known divergence
+                if running is not None:  # a stored case: done with, as a known divergence's is
+                    self.replayed(slot, running["property"], running["case"])
             else:
                 failure = _crash_failure(options.impl, process.exitcode, running, slot.log_file, options.case_timeout)
         elif running is not None and compile_clock.overran(running, now, options.case_timeout):

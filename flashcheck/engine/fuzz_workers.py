@@ -326,7 +326,7 @@ class WorkerPoolRun:
                 return
             if process.exitcode == DECLARED_FAULT_EXIT:
                 failure = None  # expected: the worker reported it as a known divergence
-                if running is not None:  # a stored case: done with, as a known divergence's is
+                if running is not None:  # if it was replaying a stored case, that case is done with
                     self.replayed(slot, running["property"], running["case"])
             else:
                 failure = _crash_failure(options.impl, process.exitcode, running, slot.log_file, options.case_timeout)

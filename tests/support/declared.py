@@ -1,8 +1,12 @@
-"""Implementations that declare a known divergence confined to some cases.
+"""Implementations that declare known divergences, for what a declaration explains and what it
+does not.
 
-Both return an output 1% too large; one only on causal cases, which its divergence covers
-(its failures are expected), the other on every case, while declaring the same causal-only
-divergence (its failures on non-causal cases are findings). Float32 only, to keep runs short.
+Two return an output 1% too large: one only on causal cases, which its divergence covers (its
+failures are expected), the other on every case while declaring the same causal-only divergence
+(its failures on non-causal cases are findings); a third on every case, declared on the whole
+property. Others raise on causal cases, an ordinary error or the one torch raises once the CUDA
+context is lost (a fault), each with a numerical divergence that must not explain it and with
+one declared to raise it (``raises``). Float32 only, to keep runs short.
 """
 
 from __future__ import annotations
@@ -32,44 +36,36 @@ for _impl in (too_large_when_causal, too_large_everywhere):
 CAUSAL_REFUSAL = KnownDivergence("planted: refuses causal cases at call time", lambda case: case.causal, raises=True)
 
 
-def raises_when_causal(q, k, v, **kwargs):
-    """Raises on causal cases, where it declares the causal-only numerical divergence above:
-    that divergence must not explain the error."""
-    if kwargs.get("causal"):
-        raise RuntimeError("planted: no kernel found to launch")
-    return same_precision.attention(q, k, v, **kwargs)
+def _raising_when_causal(message: str, declared: KnownDivergence):
+    """An implementation raising ``RuntimeError(message)`` on causal cases and right on the
+    others, declaring ``declared`` on out_matches_reference."""
+
+    def attention(q, k, v, **kwargs):
+        if kwargs.get("causal"):
+            raise RuntimeError(message)
+        return same_precision.attention(q, k, v, **kwargs)
+
+    attention.flashcheck_features = FEATURES
+    attention.flashcheck_known_divergences = {"out_matches_reference": declared}
+    return attention
 
 
-def refuses_when_causal(q, k, v, **kwargs):
-    """The same error, declared as the divergence it is (``raises``)."""
-    return raises_when_causal(q, k, v, **kwargs)
-
-
-raises_when_causal.flashcheck_features = refuses_when_causal.flashcheck_features = FEATURES
-raises_when_causal.flashcheck_known_divergences = {"out_matches_reference": CAUSAL_ONLY}
-refuses_when_causal.flashcheck_known_divergences = {"out_matches_reference": CAUSAL_REFUSAL}
-
+LAUNCH_ERROR = "planted: no kernel found to launch"
+#: Raises on causal cases, where it declares the causal-only numerical divergence above: that
+#: divergence must not explain the error.
+raises_when_causal = _raising_when_causal(LAUNCH_ERROR, CAUSAL_ONLY)
+#: The same error, declared as the divergence it is (``raises``).
+refuses_when_causal = _raising_when_causal(LAUNCH_ERROR, CAUSAL_REFUSAL)
 
 CAUSAL_FAULT = KnownDivergence("planted: an illegal memory access on causal cases", lambda case: case.causal,
                                raises=True, raising="illegal memory access")
-
-
-def faults_when_causal(q, k, v, **kwargs):
-    """Loses the CUDA context on causal cases, as :data:`tests.support.misbehaving.fatal_cuda_error`
-    does (what torch raises then, without a GPU), and declares that fault (:data:`CAUSAL_FAULT`)."""
-    if kwargs.get("causal"):
-        raise RuntimeError("CUDA error: an illegal memory access was encountered")
-    return same_precision.attention(q, k, v, **kwargs)
-
-
-def faults_when_causal_undeclared(q, k, v, **kwargs):
-    """The same fault, where only the causal-only numerical divergence is declared: a finding."""
-    return faults_when_causal(q, k, v, **kwargs)
-
-
-faults_when_causal.flashcheck_features = faults_when_causal_undeclared.flashcheck_features = FEATURES
-faults_when_causal.flashcheck_known_divergences = {"out_matches_reference": CAUSAL_FAULT}
-faults_when_causal_undeclared.flashcheck_known_divergences = {"out_matches_reference": CAUSAL_ONLY}
+#: What torch raises once the CUDA context is lost, as :data:`tests.support.misbehaving.fatal_cuda_error`
+#: raises it without a GPU.
+FAULT = "CUDA error: an illegal memory access was encountered"
+#: Loses the CUDA context on causal cases, and declares that fault (:data:`CAUSAL_FAULT`).
+faults_when_causal = _raising_when_causal(FAULT, CAUSAL_FAULT)
+#: The same fault, where only the causal-only numerical divergence is declared: a finding.
+faults_when_causal_undeclared = _raising_when_causal(FAULT, CAUSAL_ONLY)
 
 
 def too_large_declared_whole(q, k, v, **kwargs):

@@ -377,10 +377,10 @@ class InProcessFuzzer:
             known = Failure.from_verdict(verdict)
             self.result.known.append(known)
             self.report(fuzz_events.KnownDivergenceSeen(known))
-        if self.known_divergences[prop.name].scoped:
-            self.passed.add((prop.name, verdict.case.spec()))
-        else:
+        if self.divergent_throughout(prop):
             self.order.remove(prop)
+        else:
+            self.passed.add((prop.name, verdict.case.spec()))
 
     def drop_known_elsewhere(self) -> None:
         """Give away the turns of each property whose whole-property divergence another process
@@ -388,10 +388,14 @@ class InProcessFuzzer:
         case is expected to fail, and a fresh process would otherwise meet it again (a declared
         fault, again and again)."""
         known = self.campaign().known
-        for prop in [prop for prop in self.order if prop.name in known]:
-            divergence = self.known_divergences.get(prop.name)
-            if divergence is not None and not divergence.scoped:
-                self.order.remove(prop)
+        for prop in [prop for prop in self.order if prop.name in known and self.divergent_throughout(prop)]:
+            self.order.remove(prop)
+
+    def divergent_throughout(self, prop: Property) -> bool:
+        """Whether ``prop`` has a known divergence of the whole property (not confined to some
+        cases): once seen, its turns go to the other properties."""
+        divergence = self.known_divergences.get(prop.name)
+        return divergence is not None and not divergence.scoped
 
     def rare(self, prop: Property) -> tuple:
         """What ``prop``'s cases draw rarely now: the campaign's avoided case classes, and the

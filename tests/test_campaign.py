@@ -256,6 +256,20 @@ def test_every_property_has_a_script():
     assert set(repro.SCRIPTED) == set(PROPERTIES)
 
 
+def test_a_crash_script_of_a_property_registered_elsewhere_runs_the_backward_as_the_property_does(monkeypatch):
+    from flashcheck.properties.registry import Property
+
+    def never(impl, case, *, device=None):
+        raise AssertionError("not run")
+
+    for name, requires, uses, backward in (("needs_backward", {"backward"}, (), True),
+                                           ("backward_where_declared", (), {"backward"}, "declared"),
+                                           ("forward_only", (), (), False)):
+        monkeypatch.setitem(PROPERTIES, name, Property(name, never, "a property of this test", frozenset(requires),
+                                                       uses=frozenset(uses)))
+        assert repro.scripted(name, "crash").backward == backward, name
+
+
 def test_scripts_written_side_by_side_are_those_written_one_by_one(tmp_path):
     """A campaign's scripts are written in several processes at once: the same files, and a
     failure no script can decide says why, as in process."""

@@ -344,7 +344,9 @@ def scripted(property_name: str, kind: str = "property") -> Scripted:
     if property_name in SCRIPTED:
         return SCRIPTED[property_name]
     if kind in PROCESS_KINDS:
-        return Scripted("runs", backward="backward" in PROPERTIES[property_name].requires)
+        prop = PROPERTIES[property_name]
+        return Scripted("runs", backward=True if "backward" in prop.requires else
+                        "declared" if prop.exercises("backward") else False)
     raise NoScript(f"--property {property_name}: a script decides only {', '.join(sorted(SCRIPTED))} on its own "
                    f"(and makes any property's calls for a crash, a hang or a fatal error); replay this one with "
                    f"flashcheck check")

@@ -247,3 +247,21 @@ def test_the_varlen_kernel_s_compile_failure_at_head_dim_8_is_declared_as_that_e
     assert known.explains(Case.from_spec(f"{spec} head_dim=8"), raised=True, message=error)
     assert not known.explains(Case.from_spec(f"{spec} head_dim=16"), raised=True, message=error)
     assert not known.explains(Case.from_spec(f"{spec} head_dim=8"), raised=True, message="CUDA out of memory")
+
+
+def test_the_flash_kernel_s_windows_are_declared_wrong_where_they_were_measured_and_right_elsewhere():
+    from flashcheck.cases.case import Case
+
+    def case(nq, nk, window, causal=False):
+        return Case.from_spec(f"batch=1 seqlen_q={nq} seqlen_k={nk} heads=1 kv_heads=1 head_dim=64 dtype=float16 "
+                              f"causal={causal} window={window} layout=heads-first seed=0")
+
+    known = flaggems.flash().flashcheck_known_divergences["out_matches_reference"]
+    # docs/repros/flaggems_flash_windows.py: one unbounded side (a side as long as the keys counts) at any
+    # length; both sides bounded beyond the first 128 queries.
+    for wrong in (case(31, 31, "4,-1"), case(31, 31, "-1,4"), case(20, 50, "-1,4"), case(31, 31, "12,31"),
+                  case(50, 20, "30,30"), case(200, 200, "4,4"), case(200, 200, "0,0"), case(200, 200, "4,-1", True)):
+        assert known.explains(wrong), wrong.spec()
+    for right in (case(31, 31, "4,4"), case(31, 31, "4,0"), case(20, 50, "4,4"), case(31, 31, "4,-1", True),
+                  case(31, 31, "30,30"), case(200, 200, "-1,-1", True), case(200, 200, "-1,-1")):
+        assert not known.explains(right), right.spec()

@@ -99,6 +99,38 @@ FLASH_STRIDES = KnownDivergence(
     flash_strides_misread, steer=flash_strides_misread)
 
 
+#: The queries of one block of FlagGems' flash forward: every configuration it keeps has
+#: ``BLOCK_M`` 128 (``keep`` in src/flag_gems/ops/flash_kernel.py).
+FLASH_QUERY_BLOCK = 128
+
+
+def flash_window_misapplied(case) -> bool:
+    """A case whose sliding window flash_attention_forward gets wrong. [5.0.2, 2.11 H200]
+    ``mha_fwd`` (src/flag_gems/ops/flash_api.py) drops a side at least the key length long (makes
+    it -1), as FlashAttention-2 does, though with more queries than keys a right side shorter
+    than the queries still hides keys; and it calls the window local only where its left side is
+    bounded, so that a right side alone is ignored and the unbounded right side of a local window
+    is used as the bound -1. A local window bounded on both sides (causal with a left side among
+    them) is right up to 50 queries and wrong with 200, beyond the first block of queries. Each
+    of the 100 calls of docs/repros/flaggems_flash_windows.py is wrong exactly where this says.
+    Plain causal is right."""
+    if case.varlen:
+        return False
+    left, right = case.band
+    if left < 0 and right < 0:
+        return False
+    if not 0 <= left < case.seqlen_k:  # not local: plain causal, or no band at all
+        return not case.causal and 0 <= right < case.seqlen_q - 1
+    return not 0 <= right < case.seqlen_k or case.seqlen_q > FLASH_QUERY_BLOCK
+
+
+FLASH_WINDOWS = KnownDivergence(
+    "flash_attention_forward gets sliding windows wrong: one unbounded side at any length (a right side alone is "
+    "ignored, an unbounded right side read as -1), and any window past the first 128 queries "
+    "([5.0.2, 2.11 H200]; docs/repros/flaggems_flash_windows.py)",
+    flash_window_misapplied, steer=flash_window_misapplied)
+
+
 def with_attn_mask(case) -> bool:
     """A case the SDPA translation (:func:`flashcheck.peers.sdpa_public_call.arguments`) passes
     a boolean ``attn_mask``: every band or mask but plain causal with equal lengths."""
@@ -250,7 +282,7 @@ def flash() -> Peer:
     """``flaggems-flash``: flag_gems.ops.flash_attention_forward, forward only, with lse."""
     return Peer("flaggems-flash", LIBRARY, {"cuda": frozenset({"causal", "window", "gqa", "lse"}) | HALF},
                 _run_flash, check=_check_flash,
-                every_property=combined(NEGATIVE_SCALE, EMPTY_ROWS_NAN, FLASH_STRIDES),
+                every_property=combined(NEGATIVE_SCALE, EMPTY_ROWS_NAN, FLASH_STRIDES, FLASH_WINDOWS),
                 case_domain={"cuda": {"head_dims": FLASH_HEAD_DIMS}}, compile_key=FLASH_COMPILE_KEY)
 
 

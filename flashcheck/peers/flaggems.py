@@ -259,12 +259,11 @@ def _run_varlen(module, q, k, v, request: Request):
 
 #: The Triton autotuner of FlagGems' SDPA forward is keyed on the key length and the head dim
 #: (src/flag_gems/ops/attention.py, ``_attn_fwd``: ``key=["KV_CTX", "HEAD_DIM"]``): every new key
-#: length autotunes afresh. The dtype, the head dim, causality (``STAGE``), a mask and the GQA
-#: group are compiled in, and Triton specialises the head counts, the lengths and the strides:
-#: each new specialisation compiles all of the autotuner's configurations again (108 forward, 18
-#: backward), minutes of compiling on a cold cache (docs/measurements/speed/README.md), so the key
-#: pins the heads, the layout and the lengths' residues too.
-SDPA_COMPILE_KEY = ("dtype", "head_dim", "seqlen_k", "length_residues", "band", "mode", "heads", "layout")
+#: length autotunes afresh. The dtype and causality are compiled in. Each new Triton specialisation
+#: (head counts, lengths and strides) compiles all 108 forward configurations again; pinning those
+#: too did not raise the pace, since a worker's first compilation of them takes most of a run
+#: (docs/measurements/speed/README.md).
+SDPA_COMPILE_KEY = ("dtype", "head_dim", "seqlen_k", "band", "mode", "gqa_ratio")
 #: FlagGems' flash forward passes the softmax scale and both window bounds as ``tl.constexpr``
 #: (src/flag_gems/ops/flash_kernel.py): a variant per scale and window. With Triton's
 #: specialisation named too (``heads``, ``layout``, ``length_residues``) a campaign drew half

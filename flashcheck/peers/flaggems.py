@@ -260,7 +260,7 @@ def _run_varlen(module, q, k, v, request: Request):
 #: The Triton autotuner of FlagGems' SDPA forward is keyed on the key length and the head dim
 #: (src/flag_gems/ops/attention.py, ``_attn_fwd``: ``key=["KV_CTX", "HEAD_DIM"]``): every new key
 #: length autotunes afresh. The dtype and causality are compiled in. Each new Triton specialisation
-#: (head counts, lengths and strides) compiles all 108 forward configurations again; pinning those
+#: (head counts, lengths and strides) compiles its 36 forward configurations again; pinning those
 #: too did not raise the pace, since a worker's first compilation of them takes most of a run
 #: (docs/measurements/speed/README.md).
 SDPA_COMPILE_KEY = ("dtype", "head_dim", "seqlen_k", "band", "mode", "gqa_ratio")

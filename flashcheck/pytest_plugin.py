@@ -492,15 +492,17 @@ def pytest_collection_modifyitems(config, items):
 
 def property_test_weight(item) -> int:
     """A rough cost of ``item``: 0 for a test that is not one of the property suite's, else 1,
-    plus 2 for a property that runs the backward and 2 for one that packs sequences (on a GPU
-    the backward and the per-sequence calls each compile kernel variants of their own)."""
+    plus 2 for a property that runs the backward (where the implementation has one, for those
+    that only use it: :meth:`~flashcheck.properties.registry.Property.exercises`) and 2 for one
+    that packs sequences (on a GPU the backward and the per-sequence calls each compile kernel
+    variants of their own)."""
     from flashcheck.properties import PROPERTIES  # at collection: the plugin itself imports no torch
 
     params = getattr(getattr(item, "callspec", None), "params", {})
     prop = PROPERTIES.get(params.get("property_name")) if "shard" in params else None
     if prop is None:
         return 0
-    return 1 + 2 * ("backward" in prop.requires) + 2 * ("varlen" in prop.requires)
+    return 1 + 2 * prop.exercises("backward") + 2 * prop.exercises("varlen")
 
 
 def worker_shares(count: int, workers: int) -> list[int]:

@@ -564,3 +564,17 @@ def test_long_tests_start_each_workers_share_and_every_test_runs_once():
     starts = [sum(shares[:worker]) for worker in range(3)]
     assert [order[start] for start in starts] == ["long-5", "long-3", "long-1"]
     assert [item for item in order if item not in weights] == list(range(6)), "the others keep their order"
+
+
+def test_a_property_weighs_by_what_it_runs_its_backward_whether_required_or_only_used():
+    from types import SimpleNamespace
+
+    def item(name):
+        return SimpleNamespace(callspec=SimpleNamespace(params={"property_name": name, "shard": "shard1of3"}))
+
+    weight = pytest_plugin.property_test_weight
+    assert weight(item("out_matches_reference")) == 1
+    assert weight(item("grads_match_reference")) == 3
+    assert weight(item("repeated_calls_do_not_grow_memory")) == 3, "uses the backward where declared"
+    assert weight(item("varlen_matches_separate_calls")) == 5, "packs sequences and uses the backward"
+    assert weight(SimpleNamespace(callspec=SimpleNamespace(params={"x": 1}))) == 0, "not a property test"

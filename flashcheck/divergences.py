@@ -49,6 +49,11 @@ class KnownDivergence:
             return False
         return self.covers is None or bool(self.covers(case))
 
+    def explaining(self, case: Case, *, raised: bool = False, message: str = "") -> KnownDivergence | None:
+        """The divergence that explains this failure (as :meth:`explains` decides): this one, or,
+        for divergences declared together, the first of them that does; None where none does."""
+        return self if self.explains(case, raised=raised, message=message) else None
+
     @property
     def scoped(self) -> bool:
         """True when the divergence is confined to some cases (a ``covers`` predicate)."""
@@ -72,6 +77,9 @@ class _Either(KnownDivergence):
 
     def explains(self, case: Case, *, raised: bool = False, message: str = "") -> bool:
         return any(part.explains(case, raised=raised, message=message) for part in self.parts)
+
+    def explaining(self, case: Case, *, raised: bool = False, message: str = "") -> KnownDivergence | None:
+        return next((part for part in self.parts if part.explains(case, raised=raised, message=message)), None)
 
 
 def combined(*divergences: KnownDivergence) -> KnownDivergence:

@@ -5,6 +5,10 @@
 ``flashcheck check``         replay one property on one case (the line a failure report prints);
                              with --case-timeout in a worker process, as fuzz runs it, so that a
                              crash or hang is reported.
+``flashcheck repro``         write a standalone script (torch and the kernel, no flashcheck)
+                             that reproduces one failure.
+``flashcheck triage``        which failures of an earlier fuzz result the implementation's
+                             declarations explain now (no kernel runs).
 ``flashcheck list``          the properties and the built-in implementations.
 ``flashcheck baseline``      record or check regression tolerances (error/allowed per bucket).
 ``flashcheck mutate``        fuzz every mutant of a kernel's mutation catalogue: kill matrix, score.

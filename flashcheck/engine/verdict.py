@@ -185,9 +185,9 @@ def decide(prop, impl, case: Case, *, device, impl_name: str) -> Verdict:
                      "raised after the implementation's kernels ran (CUDA reports errors late)")
             evidence = (f"fatal: {whose} {type(error).__name__}: {first_line(error)}\n"
                         f"the process can run no further case (its CUDA context is lost)")
-            known = protocol.known_divergences(impl).get(prop.name)
-            declared = known is not None and known.explains(case, raised=True, message=str(error))
-            return made(Outcome.FATAL, failure=failure(evidence), error=error, reason=str(known) if declared else None)
+            declared = declared_divergence(impl, prop.name, case, raised=True, message=str(error))
+            return made(Outcome.FATAL, failure=failure(evidence), error=error,
+                        reason=str(declared) if declared is not None else None)
         raiser = None if isinstance(error, (Violation, PropertyFailure)) else attribution.raised_by(error, impl)
         if raiser is None:
             found = failure(error.evidence)
@@ -198,14 +198,23 @@ def decide(prop, impl, case: Case, *, device, impl_name: str) -> Verdict:
         else:
             return made(Outcome.FLASHCHECK_ERROR, error=FlashcheckError(
                 error, property_name=prop.name, case=case, impl_name=impl_name))
-        known = protocol.known_divergences(impl).get(prop.name)
-        if known is not None and known.explains(case, raised=raiser is attribution.Raiser.IMPLEMENTATION,
-                                                message=str(error)):
-            return made(Outcome.KNOWN, failure=found, reason=str(known))
+        declared = declared_divergence(impl, prop.name, case, raised=raiser is attribution.Raiser.IMPLEMENTATION,
+                                       message=str(error))
+        if declared is not None:
+            return made(Outcome.KNOWN, failure=found, reason=str(declared))
         return made(Outcome.FAILED, failure=found)
     except Exception as raised:  # noqa: BLE001 - deciding failed: flashcheck's own bug
         return made(Outcome.FLASHCHECK_ERROR, error=FlashcheckError(
             raised, property_name=prop.name, case=case, impl_name=impl_name))
+
+
+def declared_divergence(impl, property_name: str, case: Case, *, raised: bool, message: str):
+    """The known divergence ``impl`` declares on ``property_name`` that explains its failure on
+    ``case`` (``raised``: an error the implementation raised, with ``message``), the one of
+    several declared together that does; None where none does. The one reading of a declaration,
+    for a verdict as it is decided and for a failure recorded earlier (:mod:`flashcheck.engine.triage`)."""
+    known = protocol.known_divergences(impl).get(property_name)
+    return None if known is None else known.explaining(case, raised=raised, message=message)
 
 
 def is_fatal(error: BaseException) -> bool:

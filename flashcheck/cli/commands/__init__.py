@@ -13,6 +13,8 @@ EXIT_INTERNAL = 4
 #: Interrupted (SIGINT, Ctrl-C): 128 + the signal's number, as shells report it.
 EXIT_INTERRUPTED = 130
 
-from flashcheck.cli.commands import baseline, bench_report, check, fuzz, listing, mutate, report, repro  # noqa: E402  (they import the exit codes)
+from flashcheck.cli.commands import (  # noqa: E402  (they import the exit codes)
+    baseline, bench_report, check, fuzz, listing, mutate, report, repro, triage,
+)
 
-COMMANDS = (fuzz, check, repro, listing, baseline, mutate, report, bench_report)
+COMMANDS = (fuzz, check, repro, triage, listing, baseline, mutate, report, bench_report)

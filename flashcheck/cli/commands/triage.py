@@ -1,0 +1,66 @@
+"""``flashcheck triage RESULT``: which distinct failures of an earlier ``flashcheck fuzz --json``
+result the implementation's declarations explain now (:mod:`flashcheck.engine.triage`).
+
+No kernel runs and no library is imported: the result is read, each failure's case is matched
+against the known divergences the implementation (``--impl``, default: the one the result names)
+declares as they stand, and each failure is printed with the declaration that explains it or
+what keeps it a finding, its replay line under it. Exit 0 when every failure is explained (a
+result without failures included), 1 when some are not, 2 for a result that cannot be read or
+an implementation that cannot be loaded.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from flashcheck.cli.commands import EXIT_FOUND, EXIT_OK, EXIT_USAGE
+from flashcheck.cli.commands.common import load_implementation
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "triage", help="which failures of an earlier fuzz result the implementation's declarations explain now")
+    parser.add_argument("result", metavar="RESULT", help="the file flashcheck fuzz --json wrote (.json or .json.gz)")
+    parser.add_argument("--impl", default=None,
+                        help="built-in name or module:attr (default: the implementation the result names)")
+    parser.set_defaults(run=run)
+
+
+def run(args, device) -> int:
+    from flashcheck.engine import triage
+
+    try:
+        result = triage.load_result(args.result)
+        name = args.impl or result.get("impl")
+        if not isinstance(name, str) or not name:
+            raise ValueError("--impl: the result names no implementation; name one")
+        impl = _declaring(name)
+    except ValueError as error:
+        print(f"flashcheck triage: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    triaged = triage.triage(impl, result["failures"])
+    for entry in triaged:
+        failure = entry.failure
+        print(f"{failure.get('count', 1)} × {failure.get('signature') or failure['kind']}")
+        print(f"  declared: {entry.declared}" if entry.explained else f"  not explained: {entry.why_not}")
+        if failure.get("replay"):
+            print(f"  {failure['replay']}")
+    left = sum(not entry.explained for entry in triaged)
+    print(f"{name}: {len(triaged) - left} of {len(triaged)} distinct failures explained by its declarations; "
+          f"{left} not")
+    return EXIT_FOUND if left else EXIT_OK
+
+
+def _declaring(name: str):
+    """The implementation whose declarations are read: a built-in adapter whether or not its
+    library is installed here (nothing runs), any other as every command loads it."""
+    from flashcheck import peers, protocol
+
+    if name not in peers.PEERS:
+        return load_implementation(name)
+    adapter = peers.describe(name)
+    try:
+        protocol.check_declaration(adapter)
+    except ValueError as error:
+        raise ValueError(f"--impl {name}: {error}") from None
+    return adapter

@@ -1,0 +1,118 @@
+"""``flashcheck triage``: which failures of an earlier fuzz result an implementation's declarations
+explain now, read the way a verdict reads them, without running anything.
+
+The story it serves: a campaign fails on a kernel bug; the bug is confirmed and declared, confined
+to its cases; the campaign's result, read again, says what is left to classify.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+
+import pytest
+
+from flashcheck.cli.commands import EXIT_FOUND, EXIT_OK, EXIT_USAGE
+from flashcheck.engine.fuzz_result import RAISED
+from tests.support import declared
+from tests.support.cli_process import flashcheck
+from tests.test_fuzz_command import fuzz
+
+CASE = "batch=1 seqlen_q=5 seqlen_k=7 heads=2 kv_heads=2 head_dim=8 dtype=float32 causal={causal} seed=0"
+CAUSAL, NOT_CAUSAL = CASE.format(causal=True), CASE.format(causal=False)
+
+
+def record(kind: str, case: str | None, evidence: str = "out differs from the float64 reference",
+           prop: str | None = "out_matches_reference") -> dict:
+    """A failure as ``flashcheck fuzz --json`` records it (the fields triage reads, and a replay line)."""
+    return {"kind": kind, "property": prop, "case": case, "evidence": evidence, "count": 1,
+            "signature": f"{kind} | {prop} | {evidence.splitlines()[0]}", "replay": f"flashcheck check --case '{case}'"}
+
+
+def triage(tmp_path, impl: str, *failures: dict, name: str = "result.json") -> int:
+    path = tmp_path / name
+    text = json.dumps({"impl": impl, "failures": list(failures)})
+    if name.endswith(".gz"):
+        path.write_bytes(gzip.compress(text.encode()))
+    else:
+        path.write_text(text)
+    return flashcheck(["triage", str(path)])
+
+
+def test_a_declared_campaign_failure_is_explained_and_one_outside_the_declaration_is_not(tmp_path, capsys):
+    # Declares the 1%-too-large output on causal cases only.
+    status = triage(tmp_path, "tests.support.declared:too_large_everywhere",
+                    record("property", CAUSAL), record("property", NOT_CAUSAL))
+    out = capsys.readouterr().out
+    assert status == EXIT_FOUND
+    assert f"declared: {declared.CAUSAL_ONLY.reason}" in out
+    assert "not explained: no declaration covers it" in out
+    assert f"flashcheck check --case '{NOT_CAUSAL}'" in out, "each failure with its replay line"
+    assert "1 of 2 distinct failures explained" in out
+
+
+def test_every_failure_explained_exits_0_and_a_gzipped_result_is_read(tmp_path, capsys):
+    status = triage(tmp_path, "tests.support.declared:too_large_declared_whole",
+                    record("property", CAUSAL), record("property", NOT_CAUSAL), name="result.json.gz")
+    assert status == EXIT_OK
+    assert "2 of 2 distinct failures explained" in capsys.readouterr().out
+
+
+def test_a_raised_error_is_explained_only_by_a_divergence_declared_to_raise_it(tmp_path, capsys):
+    raised = record("property", CAUSAL, f"{RAISED} RuntimeError: {declared.LAUNCH_ERROR}")
+    # The same causal cases, declared as a numerical divergence: the error stays a finding.
+    assert triage(tmp_path, "tests.support.declared:raises_when_causal", raised) == EXIT_FOUND
+    assert triage(tmp_path, "tests.support.declared:refuses_when_causal", raised) == EXIT_OK
+    fatal = record("fatal", CAUSAL, f"fatal: {RAISED} AcceleratorError: {declared.FAULT}")
+    assert triage(tmp_path, "tests.support.declared:faults_when_causal", fatal) == EXIT_OK
+    assert triage(tmp_path, "tests.support.declared:faults_when_causal_undeclared", fatal) == EXIT_FOUND
+    capsys.readouterr()
+
+
+def test_a_crash_or_a_hang_is_never_explained(tmp_path, capsys):
+    status = triage(tmp_path, "tests.support.declared:too_large_declared_whole",
+                    record("crash", CAUSAL, "the worker process died (SIGSEGV)"), record("hang", None, "ran past 60 s"))
+    out = capsys.readouterr().out
+    assert status == EXIT_FOUND
+    assert "not explained: a crash is never declared" in out and "not explained: a hang is never declared" in out
+
+
+def test_a_built_in_adapters_declarations_are_read_without_its_library(tmp_path, capsys):
+    # FlagGems' flash kernel: a window with one unbounded side, declared (docs/findings.md); FlagGems
+    # need not be installed to read that.
+    window = ("batch=1 seqlen_q=31 seqlen_k=31 heads=1 kv_heads=1 head_dim=64 dtype=float16 causal=False "
+              "window=4,-1 layout=heads-first seed=0")
+    plain = window.replace("window=4,-1", "window=-1,-1")
+    status = triage(tmp_path, "flaggems-flash", record("property", window), record("property", plain))
+    out = capsys.readouterr().out
+    assert status == EXIT_FOUND
+    assert "declared: flash_attention_forward gets sliding windows wrong" in out
+    assert "1 of 2 distinct failures explained" in out
+
+
+def test_a_campaigns_finding_is_explained_once_the_bug_is_declared(tmp_path, capsys):
+    status, result = fuzz(tmp_path, "tests.support.declared:too_large_everywhere", "--keep-going",
+                          "--property", "out_matches_reference")
+    assert status == EXIT_FOUND and result["failures"], "the non-causal cases are findings as declared then"
+    result_file = str(tmp_path / "result.json")
+    assert flashcheck(["triage", result_file]) == EXIT_FOUND
+    # Declared since on the whole property: nothing is left to classify.
+    assert flashcheck(["triage", result_file, "--impl", "tests.support.declared:too_large_declared_whole"]) == EXIT_OK
+    assert "distinct failures explained by its declarations; 0 not" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("content, message", [
+    (None, "RESULT: no such file"),
+    ("not json", "RESULT: cannot read"),
+    ('{"impl": "flash"}', "is not a result of flashcheck fuzz --json"),
+    ('{"impl": "flash", "failures": [1]}', "is not a result of flashcheck fuzz --json"),
+    ('{"failures": []}', "--impl: the result names no implementation"),
+    ('{"impl": "nonexistent", "failures": []}', "--impl: unknown implementation"),
+])
+def test_a_result_that_cannot_be_triaged_is_one_line_naming_the_argument(tmp_path, capsys, content, message):
+    path = tmp_path / "result.json"
+    if content is not None:
+        path.write_text(content)
+    assert flashcheck(["triage", str(path)]) == EXIT_USAGE
+    captured = capsys.readouterr()
+    assert captured.out == "" and message in captured.err and len(captured.err.strip().splitlines()) == 1

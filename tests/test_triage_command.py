@@ -116,3 +116,20 @@ def test_a_result_that_cannot_be_triaged_is_one_line_naming_the_argument(tmp_pat
     assert flashcheck(["triage", str(path)]) == EXIT_USAGE
     captured = capsys.readouterr()
     assert captured.out == "" and message in captured.err and len(captured.err.strip().splitlines()) == 1
+
+
+def test_a_gpu_result_read_where_there_is_no_gpu_says_that_gpu_dependent_declarations_explain_nothing(
+        tmp_path, capsys, monkeypatch):
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    path = tmp_path / "result.json"
+    failure = record("property", NOT_CAUSAL)
+    path.write_text(json.dumps({"impl": "tests.support.declared:too_large_everywhere", "device": "cuda",
+                                "failures": [failure]}))
+    assert flashcheck(["triage", str(path)]) == EXIT_FOUND
+    assert "note: the result comes from a GPU and this machine has none" in capsys.readouterr().out
+    path.write_text(json.dumps({"impl": "tests.support.declared:too_large_everywhere", "device": "cpu",
+                                "failures": [failure]}))
+    assert flashcheck(["triage", str(path)]) == EXIT_FOUND
+    assert "note:" not in capsys.readouterr().out

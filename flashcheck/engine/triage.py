@@ -9,7 +9,9 @@ exactly where its verdict would have been "known" had the declaration been there
 found (:func:`flashcheck.engine.verdict.declared_divergence`, the verdict's own reading): an error
 the implementation raised (a ``property`` failure whose evidence says so, or a ``fatal`` one) only
 by a divergence declared to raise it. A crash or a hang is never declared: no declaration can
-say that a process may die.
+say that a process may die. Declarations are read as on this machine (one that consults the GPU
+found at run time reads as on no GPU without one), and declines are not read: a case the adapter
+has declined since shows as not explained.
 """
 
 from __future__ import annotations
@@ -58,6 +60,14 @@ def load_result(path) -> dict:
         raise ValueError(f"RESULT: {str(path)!r} is not a result of flashcheck fuzz --json (expected a "
                          f"'failures' list of records with a 'kind')")
     return result
+
+
+def device_dependent_reading(result: dict) -> bool:
+    """Whether ``result`` ran on a GPU this machine does not have: the declarations that consult
+    the GPU found at run time (its compute capability) then read as on no GPU."""
+    import torch
+
+    return result.get("device") == "cuda" and not torch.cuda.is_available()
 
 
 def triage(impl, failures: list[dict]) -> list[Triaged]:

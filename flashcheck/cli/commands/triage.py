@@ -4,9 +4,12 @@ result the implementation's declarations explain now (:mod:`flashcheck.engine.tr
 No kernel runs and no library is imported: the result is read, each failure's case is matched
 against the known divergences the implementation (``--impl``, default: the one the result names)
 declares as they stand, and each failure is printed with the declaration that explains it or
-what keeps it a finding, its replay line under it. Exit 0 when every failure is explained (a
-result without failures included), 1 when some are not, 2 for a result that cannot be read or
-an implementation that cannot be loaded.
+what keeps it a finding, its replay line under it. Declarations are read as on this machine: one
+that depends on the GPU found at run time explains nothing where there is none (a note says so),
+and declines are not read (a case the adapter now declines shows as not explained).
+
+Exit 0 when every failure is explained (a result without failures included), 1 when some are
+not, 2 for a result that cannot be read or an implementation that cannot be loaded.
 """
 
 from __future__ import annotations
@@ -46,6 +49,11 @@ def run(args, device) -> int:
         if failure.get("replay"):
             print(f"  {failure['replay']}")
     left = sum(not entry.explained for entry in triaged)
+    if left and triage.device_dependent_reading(result):
+        print("note: the result comes from a GPU and this machine has none: a declaration that depends on the GPU "
+              "found at run time (FlashAttention-4's Hopper backward, say) explains nothing here; triage on a "
+              "machine with that GPU, and replay what is left with flashcheck check there (a case the adapter "
+              "now declines shows here as not explained, too)")
     print(f"{name}: {len(triaged) - left} of {len(triaged)} distinct failures explained by its declarations; "
           f"{left} not")
     return EXIT_FOUND if left else EXIT_OK

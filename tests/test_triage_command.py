@@ -94,6 +94,7 @@ def test_a_campaigns_finding_is_explained_once_the_bug_is_declared(tmp_path, cap
     status, result = fuzz(tmp_path, "tests.support.declared:too_large_everywhere", "--keep-going",
                           "--property", "out_matches_reference")
     assert status == EXIT_FOUND and result["failures"], "the non-causal cases are findings as declared then"
+    assert [worker["capability"] for worker in result["workers"]] == [None], "each worker records its GPU: none here"
     result_file = str(tmp_path / "result.json")
     assert flashcheck(["triage", result_file]) == EXIT_FOUND
     # Declared since on the whole property: nothing is left to classify.
@@ -101,19 +102,20 @@ def test_a_campaigns_finding_is_explained_once_the_bug_is_declared(tmp_path, cap
     assert "distinct failures explained by its declarations; 0 not" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("content, message", [
-    (None, "RESULT: no such file"),
-    ("not json", "RESULT: cannot read"),
-    ('{"impl": "flash"}', "is not a result of flashcheck fuzz --json"),
-    ('{"impl": "flash", "failures": [1]}', "is not a result of flashcheck fuzz --json"),
-    ('{"failures": []}', "--impl: the result names no implementation"),
-    ('{"impl": "nonexistent", "failures": []}', "--impl: unknown implementation"),
+@pytest.mark.parametrize("content, options, message", [
+    (None, [], "RESULT: no such file"),
+    ("not json", [], "RESULT: cannot read"),
+    ('{"impl": "flash"}', [], "is not a result of flashcheck fuzz --json"),
+    ('{"impl": "flash", "failures": [1]}', [], "is not a result of flashcheck fuzz --json"),
+    ('{"failures": []}', [], "--impl: the result names no implementation"),
+    ('{"impl": "nonexistent", "failures": []}', [], "--impl: unknown implementation"),
+    ('{"impl": "flash", "failures": []}', ["--gpu-capability", "sm90"], "--gpu-capability: expected MAJOR.MINOR"),
 ])
-def test_a_result_that_cannot_be_triaged_is_one_line_naming_the_argument(tmp_path, capsys, content, message):
+def test_a_result_that_cannot_be_triaged_is_one_line_naming_the_argument(tmp_path, capsys, content, options, message):
     path = tmp_path / "result.json"
     if content is not None:
         path.write_text(content)
-    assert flashcheck(["triage", str(path)]) == EXIT_USAGE
+    assert flashcheck(["triage", str(path), *options]) == EXIT_USAGE
     captured = capsys.readouterr()
     assert captured.out == "" and message in captured.err and len(captured.err.strip().splitlines()) == 1
 
@@ -128,8 +130,32 @@ def test_a_gpu_result_read_where_there_is_no_gpu_says_that_gpu_dependent_declara
     path.write_text(json.dumps({"impl": "tests.support.declared:too_large_everywhere", "device": "cuda",
                                 "failures": [failure]}))
     assert flashcheck(["triage", str(path)]) == EXIT_FOUND
-    assert "note: the result comes from a GPU and this machine has none" in capsys.readouterr().out
+    assert "note: the result comes from a GPU it did not record and this machine has none" in capsys.readouterr().out
     path.write_text(json.dumps({"impl": "tests.support.declared:too_large_everywhere", "device": "cpu",
                                 "failures": [failure]}))
     assert flashcheck(["triage", str(path)]) == EXIT_FOUND
     assert "note:" not in capsys.readouterr().out
+
+
+def test_a_gpu_dependent_declaration_is_read_as_on_the_gpu_the_result_recorded(tmp_path, capsys, monkeypatch):
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)  # triaged where there is no GPU
+    # FlashAttention-4's Hopper backward: head dim 72 is declared on sm90 only.
+    failure = record("property", "batch=1 seqlen_q=128 seqlen_k=256 heads=4 kv_heads=1 head_dim=72 dtype=float16 "
+                     "seed=0", "dq differs from the float64 reference", prop="grads_match_reference")
+    path = tmp_path / "result.json"
+
+    def result(capability):
+        path.write_text(json.dumps({"impl": "fa4", "device": "cuda", "failures": [failure],
+                                    "workers": [{"worker": 0, "capability": capability}]}))
+        return flashcheck(["triage", str(path)])
+
+    assert result("9.0") == EXIT_OK
+    assert "read as on the result's GPU (compute capability 9.0)" in capsys.readouterr().out
+    assert result("10.0") == EXIT_FOUND, "measured on sm90 only"
+    assert result(None) == EXIT_FOUND
+    assert "note: the result comes from a GPU it did not record" in capsys.readouterr().out
+    # A result written before workers recorded their GPU: the GPU it ran on, named.
+    assert flashcheck(["triage", str(path), "--gpu-capability", "9.0"]) == EXIT_OK
+    assert "read as on the given GPU (compute capability 9.0)" in capsys.readouterr().out

@@ -106,9 +106,11 @@ class Counterexample:
 @dataclass(frozen=True)
 class Started:
     """The worker loaded the implementation and runs on ``device``
-    (:func:`flashcheck.engine.placement.describe_device`)."""
+    (:func:`flashcheck.engine.placement.describe_device`), a GPU of compute ``capability``
+    (:func:`~flashcheck.engine.placement.compute_capability`; None on the CPU)."""
 
     device: str
+    capability: str | None = None
 
 
 @dataclass(frozen=True)

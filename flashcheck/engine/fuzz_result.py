@@ -194,9 +194,10 @@ class FuzzResult:
     #: not passed, not failed.
     not_applicable: dict[str, str] = field(default_factory=dict)
     failures: list[Failure] = field(default_factory=list)
-    #: Per worker process position (isolated runs): ``{"worker", "gpu", "device", "cases",
-    #: "processes", "compile_classes"}``, where ``device`` is what the worker reported it runs
-    #: on and ``compile_classes`` how many compile classes it drew in at its latest case
+    #: Per worker process position (isolated runs): ``{"worker", "gpu", "device", "capability",
+    #: "cases", "processes", "compile_classes"}``, where ``device`` is what the worker reported it
+    #: runs on, ``capability`` its GPU's compute capability ("9.0"; None on the CPU) and
+    #: ``compile_classes`` how many compile classes it drew in at its latest case
     #: (:mod:`flashcheck.engine.focus`; None without compile-aware drawing).
     workers: list[dict] = field(default_factory=list)
     #: Failures of properties the implementation declares known divergences

@@ -137,7 +137,8 @@ def worker_main(task: WorkerTask, messages, stop) -> None:
         messages.put((task.index, fuzz_events.SetupFailed(
             f"worker {task.index} could not load {options.impl!r}: {error}")))
         return
-    messages.put((task.index, fuzz_events.Started(placement.describe_device(options.device))))
+    messages.put((task.index, fuzz_events.Started(placement.describe_device(options.device),
+                                                  placement.compute_capability(options.device))))
     worker = Worker(task, impl, focus, messages)
     try:
         if worker.replay():

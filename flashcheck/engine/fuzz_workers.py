@@ -158,8 +158,8 @@ class WorkerPoolRun:
         self.slots[0].replay, self.result.stale = (list(replay), []) if replay is not None else self.store.replayable()
         for number, entry in enumerate(counterexamples or ()):  # dealt round, so each worker has a share
             self.slots[number % len(self.slots)].replay.append(tuple(entry))
-        self.result.workers = [{"worker": slot.index, "gpu": slot.gpu, "device": None, "cases": 0, "processes": 0,
-                                "compile_classes": None}
+        self.result.workers = [{"worker": slot.index, "gpu": slot.gpu, "device": None, "capability": None, "cases": 0,
+                                "processes": 0, "compile_classes": None}
                                for slot in self.slots]
         # One catalogue of compile classes for the whole run, each worker starting at a class
         # of its own (flashcheck.engine.focus): what one worker compiled, the others load
@@ -243,7 +243,7 @@ class WorkerPoolRun:
         slot, result, now = self.slots[index], self.result, time.monotonic() - self.start
         match event:
             case fuzz_events.Started():
-                result.workers[index]["device"] = event.device
+                result.workers[index].update(device=event.device, capability=event.capability)
             case fuzz_events.Passed():
                 result.count(event.property, event.kinds, event.unchecked)
                 result.workers[index]["cases"] += 1

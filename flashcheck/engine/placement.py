@@ -181,6 +181,20 @@ def describe_device(device: str) -> str:
             + (f" ({VISIBLE_DEVICES}={visible})" if visible else ""))
 
 
+def compute_capability(device: str) -> str | None:
+    """The compute capability of the GPU this process computes on (``"9.0"``), where ``device``
+    is CUDA (this initialises CUDA); None on the CPU. Recorded with each fuzz worker, so that a
+    result read elsewhere says which GPU its GPU-dependent declarations were read for
+    (:mod:`flashcheck.engine.triage`)."""
+    if not isinstance(device, str) or not device.startswith("cuda"):
+        return None
+    import torch
+
+    index = torch.device(device).index
+    major, minor = torch.cuda.get_device_capability(torch.cuda.current_device() if index is None else index)
+    return f"{major}.{minor}"
+
+
 def _entries(visible: str) -> list[str]:
     """The entries of a ``CUDA_VISIBLE_DEVICES`` value, blanks dropped."""
     return [part.strip() for part in visible.split(",") if part.strip()]

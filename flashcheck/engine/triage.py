@@ -9,13 +9,15 @@ exactly where its verdict would have been "known" had the declaration been there
 found (:func:`flashcheck.engine.verdict.declared_divergence`, the verdict's own reading): an error
 the implementation raised (a ``property`` failure whose evidence says so, or a ``fatal`` one) only
 by a divergence declared to raise it. A crash or a hang is never declared: no declaration can
-say that a process may die. Declarations are read as on this machine (one that consults the GPU
-found at run time reads as on no GPU without one), and declines are not read: a case the adapter
-has declined since shows as not explained.
+say that a process may die. A declaration that consults the GPU found at run time (its compute
+capability) is read as on the GPU the result's workers recorded (:func:`recorded_capability`), or,
+for a result that recorded none, as on this machine. Declines are not read: a case the adapter has
+declined since shows as not explained.
 """
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import json
 from dataclasses import dataclass
@@ -62,39 +64,55 @@ def load_result(path) -> dict:
     return result
 
 
+def recorded_capability(result: dict) -> tuple[int, int] | None:
+    """The compute capability of the GPU ``result``'s workers ran on, where they recorded one
+    and all the same (``"9.0"`` in each worker's ``capability``); None otherwise."""
+    workers = result.get("workers") if isinstance(result.get("workers"), list) else []
+    recorded = {worker.get("capability") for worker in workers if isinstance(worker, dict)} - {None}
+    if len(recorded) != 1:
+        return None
+    try:
+        major, minor = (int(part) for part in str(next(iter(recorded))).split("."))
+    except ValueError:
+        return None
+    return major, minor
+
+
 def device_dependent_reading(result: dict) -> bool:
-    """Whether ``result`` ran on a GPU this machine does not have: the declarations that consult
-    the GPU found at run time (its compute capability) then read as on no GPU."""
+    """Whether ``result`` ran on a GPU that it did not record and that this machine does not
+    have: the declarations that consult the GPU found at run time then read as on no GPU."""
     import torch
 
-    return result.get("device") == "cuda" and not torch.cuda.is_available()
+    return result.get("device") == "cuda" and recorded_capability(result) is None and not torch.cuda.is_available()
 
 
-def triage(impl, failures: list[dict]) -> list[Triaged]:
+def triage(impl, failures: list[dict], capability: tuple[int, int] | None = None) -> list[Triaged]:
     """Each of ``failures`` (records of a fuzz result) with the declaration of ``impl`` that
-    explains it, where one does (module docstring)."""
+    explains it, where one does (module docstring); GPU-dependent declarations read as on a GPU of
+    compute ``capability`` where given."""
+    from flashcheck.peers.common import reading_as_gpu
+
+    with reading_as_gpu(capability) if capability is not None else contextlib.nullcontext():
+        return [_triaged(impl, failure) for failure in failures]
+
+
+def _triaged(impl, failure: dict) -> Triaged:
     from flashcheck.cases.case import Case
     from flashcheck.engine.verdict import declared_divergence
     from flashcheck.properties import PROPERTIES
 
-    triaged = []
-    for failure in failures:
-        kind, name, spec = failure["kind"], failure.get("property"), failure.get("case")
-        if kind in UNDECLARABLE:
-            triaged.append(Triaged(failure, None, f"a {kind} is never declared"))
-            continue
-        if name not in PROPERTIES or spec is None:
-            triaged.append(Triaged(failure, None, f"property {name!r} is not one of flashcheck's" if spec else
-                                   "it names no case"))
-            continue
-        try:
-            case = Case.from_spec(spec)
-        except (ValueError, TypeError) as error:
-            triaged.append(Triaged(failure, None, f"its case does not parse: {error}"))
-            continue
-        evidence = failure.get("evidence", "")
-        raised = kind == "fatal" or evidence.startswith(RAISED)
-        declared = declared_divergence(impl, name, case, raised=raised, message=evidence)
-        triaged.append(Triaged(failure, str(declared) if declared is not None else None,
-                               None if declared is not None else "no declaration covers it"))
-    return triaged
+    kind, name, spec = failure["kind"], failure.get("property"), failure.get("case")
+    if kind in UNDECLARABLE:
+        return Triaged(failure, None, f"a {kind} is never declared")
+    if name not in PROPERTIES or spec is None:
+        return Triaged(failure, None, f"property {name!r} is not one of flashcheck's" if spec else "it names no case")
+    try:
+        case = Case.from_spec(spec)
+    except (ValueError, TypeError) as error:
+        return Triaged(failure, None, f"its case does not parse: {error}")
+    evidence = failure.get("evidence", "")
+    raised = kind == "fatal" or evidence.startswith(RAISED)
+    declared = declared_divergence(impl, name, case, raised=raised, message=evidence)
+    if declared is None:
+        return Triaged(failure, None, "no declaration covers it")
+    return Triaged(failure, str(declared))

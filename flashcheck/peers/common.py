@@ -21,6 +21,7 @@ that flashcheck's verdict counts it as the implementation's deliberate decline
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.metadata
 import math
@@ -163,6 +164,30 @@ class Request:
             return band
         return dict(band, cu_seqlens_q=self.packed.cu_seqlens_q, cu_seqlens_k=self.packed.cu_seqlens_k,
                     max_seqlen_q=self.packed.max_seqlen_q, max_seqlen_k=self.packed.max_seqlen_k)
+
+
+#: The compute capability that GPU-dependent declarations read as, where :func:`reading_as_gpu`
+#: pins one; None: the GPU found here.
+_READ_AS: list[tuple[int, int]] = []
+
+
+@contextlib.contextmanager
+def reading_as_gpu(capability: tuple[int, int]):
+    """Read the adapters' GPU-dependent declarations as on a GPU of compute ``capability``, not
+    the one found here (or none): for ``flashcheck triage`` of a result from another machine."""
+    _READ_AS.append(tuple(capability))
+    try:
+        yield
+    finally:
+        _READ_AS.pop()
+
+
+def gpu_capability_read(query: Callable[[], tuple[int, int]]) -> tuple[int, int] | None:
+    """The compute capability a GPU-dependent declaration reads: the one :func:`reading_as_gpu`
+    pins, else ``query()`` where torch sees a GPU, else None."""
+    if _READ_AS:
+        return _READ_AS[-1]
+    return tuple(query()) if torch.cuda.is_available() else None
 
 
 def dtype_name(dtype: torch.dtype) -> str:

@@ -53,7 +53,7 @@ import torch
 from flashcheck.divergences import NEGATIVE_SCALE, KnownDivergence, combined
 from flashcheck.oracle.case_predicates import float16_backward_overflows, float16_with_offset_values, is_float16, under
 from flashcheck.peers import fa4_call
-from flashcheck.peers.common import HALF, Library, Peer, Request, declared_on, gradient_properties
+from flashcheck.peers.common import HALF, Library, Peer, Request, declared_on, gpu_capability_read, gradient_properties
 
 #: FA4 keeps compiled kernels in memory only, unless ``FLASH_ATTENTION_CUTE_DSL_CACHE_ENABLED=1``
 #: when it is imported (``flash_attn/cute/cache_utils.py``): then it exports each to
@@ -99,7 +99,13 @@ def sm90_backward_head_dim(case) -> bool:
     (docs/repros/fa4_sm90_backward_head_dims.py). Read from the source: the backward rounds the
     head dim to a multiple of 16 for its float32 accumulators' rows where the buffers and the
     post-processing use a multiple of 32 (docs/findings.md)."""
-    return case.head_dim % 32 != 0 and torch.cuda.is_available() and _capability(torch.device("cuda"))[0] == 9
+    return case.head_dim % 32 != 0 and _gpu_major() == 9
+
+
+def _gpu_major() -> int | None:
+    """The major compute capability a declaration reads (:func:`flashcheck.peers.common.gpu_capability_read`)."""
+    capability = gpu_capability_read(lambda: _capability(torch.device("cuda")))
+    return None if capability is None else capability[0]
 
 
 SM90_BACKWARD = KnownDivergence(
@@ -168,7 +174,7 @@ def case_domain() -> dict:
     """The head dims ``_validate_head_dims`` (``flash_attn/cute/interface.py``) accepts on the GPU
     here: on sm100/sm110 between 8 and 128 and a multiple of 8, or 256; elsewhere (sm90, or no GPU
     yet) between 8 and 256 and a multiple of 8."""
-    if torch.cuda.is_available() and _capability(torch.device("cuda"))[0] in (10, 11):
+    if _gpu_major() in (10, 11):
         return {"cuda": {"head_dims": tuple(range(8, 129, 8)) + (256,)}}
     return {"cuda": {"head_dim_multiple": 8, "min_head_dim": 8, "max_head_dim": 256}}
 

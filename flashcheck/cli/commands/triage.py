@@ -4,9 +4,10 @@ result the implementation's declarations explain now (:mod:`flashcheck.engine.tr
 No kernel runs and no library is imported: the result is read, each failure's case is matched
 against the known divergences the implementation (``--impl``, default: the one the result names)
 declares as they stand, and each failure is printed with the declaration that explains it or
-what keeps it a finding, its replay line under it. Declarations are read as on this machine: one
-that depends on the GPU found at run time explains nothing where there is none (a note says so),
-and declines are not read (a case the adapter now declines shows as not explained).
+what keeps it a finding, its replay line under it. A declaration that depends on the GPU found at
+run time reads as on the GPU ``--gpu-capability`` names, else the one the result's workers recorded,
+else as on this machine (a note says so where that is no GPU); declines are not read (a case the
+adapter now declines shows as not explained).
 
 Exit 0 when every failure is explained (a result without failures included), 1 when some are
 not, 2 for a result that cannot be read or an implementation that cannot be loaded.
@@ -26,6 +27,9 @@ def register(subparsers) -> None:
     parser.add_argument("result", metavar="RESULT", help="the file flashcheck fuzz --json wrote (.json or .json.gz)")
     parser.add_argument("--impl", default=None,
                         help="built-in name or module:attr (default: the implementation the result names)")
+    parser.add_argument("--gpu-capability", default=None, metavar="MAJOR.MINOR",
+                        help="read GPU-dependent declarations as on a GPU of this compute capability (e.g. 9.0), "
+                             "for a result that did not record its GPU (default: the one it recorded)")
     parser.set_defaults(run=run)
 
 
@@ -38,10 +42,15 @@ def run(args, device) -> int:
         if not isinstance(name, str) or not name:
             raise ValueError("--impl: the result names no implementation; name one")
         impl = _declaring(name)
+        capability = _capability(args.gpu_capability) if args.gpu_capability else triage.recorded_capability(result)
     except ValueError as error:
         print(f"flashcheck triage: {error}", file=sys.stderr)
         return EXIT_USAGE
-    triaged = triage.triage(impl, result["failures"])
+    if capability is not None:
+        major, minor = capability
+        whose = "the given" if args.gpu_capability else "the result's"
+        print(f"GPU-dependent declarations read as on {whose} GPU (compute capability {major}.{minor})")
+    triaged = triage.triage(impl, result["failures"], capability)
     for entry in triaged:
         failure = entry.failure
         print(f"{failure.get('count', 1)} × {failure.get('signature') or failure['kind']}")
@@ -49,14 +58,22 @@ def run(args, device) -> int:
         if failure.get("replay"):
             print(f"  {failure['replay']}")
     left = sum(not entry.explained for entry in triaged)
-    if left and triage.device_dependent_reading(result):
-        print("note: the result comes from a GPU and this machine has none: a declaration that depends on the GPU "
-              "found at run time (FlashAttention-4's Hopper backward, say) explains nothing here; triage on a "
-              "machine with that GPU, and replay what is left with flashcheck check there (a case the adapter "
-              "now declines shows here as not explained, too)")
+    if left and capability is None and triage.device_dependent_reading(result):
+        print("note: the result comes from a GPU it did not record and this machine has none: a declaration that "
+              "depends on the GPU found at run time (FlashAttention-4's Hopper backward, say) explains nothing here; "
+              "name that GPU with --gpu-capability, and replay what is left with flashcheck check on one (a case "
+              "the adapter now declines shows here as not explained, too)")
     print(f"{name}: {len(triaged) - left} of {len(triaged)} distinct failures explained by its declarations; "
           f"{left} not")
     return EXIT_FOUND if left else EXIT_OK
+
+
+def _capability(text: str) -> tuple[int, int]:
+    """``--gpu-capability``'s value: ValueError, one line naming it, unless it is MAJOR.MINOR."""
+    major, dot, minor = text.partition(".")
+    if not (dot and major.isdigit() and minor.isdigit()):
+        raise ValueError(f"--gpu-capability: expected MAJOR.MINOR (e.g. 9.0), got {text!r}")
+    return int(major), int(minor)
 
 
 def _declaring(name: str):

@@ -319,3 +319,16 @@ def test_combined_divergences_keep_each_part_to_its_own_cases():
     assert both.explains(gqa) and not both.explains(gqa, raised=True), "a raise on a case only the numerical covers"
     assert both.explains(Case(causal=True), raised=True)
     assert both.scoped and not both.explains(Case())
+
+
+def test_of_divergences_declared_together_the_one_that_explains_a_failure_is_named():
+    causal = KnownDivergence("causal cases", lambda case: case.causal)
+    raising = KnownDivergence("refuses head dim 8", lambda case: case.head_dim == 8, raises=True, raising="refused")
+    together = combined(causal, raising)
+    spec = "batch=1 seqlen_q=4 seqlen_k=4 heads=1 kv_heads=1 dtype=float32 seed=0"
+    assert together.explaining(Case.from_spec(f"{spec} head_dim=8 causal=True")) is causal
+    assert together.explaining(Case.from_spec(f"{spec} head_dim=8"), raised=True, message="refused") is raising
+    assert together.explaining(Case.from_spec(f"{spec} head_dim=8 causal=True"), raised=True,
+                               message="out of memory") is None, "no part declares that error"
+    assert together.explaining(Case.from_spec(f"{spec} head_dim=16")) is None
+    assert causal.explaining(Case.from_spec(f"{spec} head_dim=16 causal=True")) is causal

@@ -203,7 +203,9 @@ VARLEN_HEAD_DIM_8 = KnownDivergence(
 #: their logits are huge (the hidden values, float16's largest, appear in the rows, and lse
 #: reaches 1.5e6), though its kernel masks with -inf (src/flag_gems/ops/flash_kernel.py): shown
 #: on the H200 by flashcheck's standalone script of a campaign's case (docs/findings.md). Every
-#: case of the property hides keys behind huge logits, so it covers them all.
+#: case of the property hides keys behind huge logits, so it covers them all. The case's window is
+#: (-1, 2), and ``mha_varlan_fwd`` normalises windows as ``mha_fwd`` does (see
+#: :func:`flash_window_misapplied`): the likely mechanism, not yet shown on the device.
 VARLEN_HUGE_HIDDEN_LOGITS = KnownDivergence(
     "flash_attn_varlen_func lets keys its window hides leak into the output once their logits are huge "
     "([5.0.2, 2.11 H200]; docs/findings.md)")

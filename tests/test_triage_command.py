@@ -107,7 +107,7 @@ def test_a_campaigns_finding_is_explained_once_the_bug_is_declared(tmp_path, cap
     ("not json", [], "RESULT: cannot read"),
     ('{"impl": "flash"}', [], "is not a result of flashcheck fuzz --json"),
     ('{"impl": "flash", "failures": [1]}', [], "is not a result of flashcheck fuzz --json"),
-    ('{"failures": []}', [], "--impl: the result names no implementation"),
+    ('{"failures": []}', [], "names no implementation; name one"),
     ('{"impl": "nonexistent", "failures": []}', [], "--impl: unknown implementation"),
     ('{"impl": "flash", "failures": []}', ["--gpu-capability", "sm90"], "--gpu-capability: expected MAJOR.MINOR"),
 ])
@@ -159,3 +159,21 @@ def test_a_gpu_dependent_declaration_is_read_as_on_the_gpu_the_result_recorded(t
     # A result written before workers recorded their GPU: the GPU it ran on, named.
     assert flashcheck(["triage", str(path), "--gpu-capability", "9.0"]) == EXIT_OK
     assert "read as on the given GPU (compute capability 9.0)" in capsys.readouterr().out
+
+
+def test_several_results_are_each_read_for_their_own_implementation_and_counted_together(tmp_path, capsys):
+    (tmp_path / "a").mkdir(), (tmp_path / "b").mkdir()
+    declared_whole, declared_causal = ("tests.support.declared:too_large_declared_whole",
+                                       "tests.support.declared:too_large_everywhere")
+    assert triage(tmp_path / "a", declared_whole, record("property", CAUSAL)) == EXIT_OK
+    assert triage(tmp_path / "b", declared_causal, record("property", NOT_CAUSAL)) == EXIT_FOUND
+    capsys.readouterr()
+    paths = [str(tmp_path / "a" / "result.json"), str(tmp_path / "b" / "result.json")]
+    assert flashcheck(["triage", *paths]) == EXIT_FOUND
+    out = capsys.readouterr().out
+    assert f"== {paths[0]}" in out and f"== {paths[1]}" in out
+    assert "2 results: 1 of 2 distinct failures explained; 1 not" in out
+    # One unreadable result among them: nothing is printed but the one line naming it.
+    assert flashcheck(["triage", paths[0], str(tmp_path / "missing.json")]) == EXIT_USAGE
+    captured = capsys.readouterr()
+    assert captured.out == "" and "RESULT: no such file" in captured.err

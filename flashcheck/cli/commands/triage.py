@@ -1,5 +1,5 @@
-"""``flashcheck triage RESULT``: which distinct failures of an earlier ``flashcheck fuzz --json``
-result the implementation's declarations explain now (:mod:`flashcheck.engine.triage`).
+"""``flashcheck triage RESULT...``: which distinct failures of earlier ``flashcheck fuzz --json``
+results the implementations' declarations explain now (:mod:`flashcheck.engine.triage`).
 
 No kernel runs and no library is imported: the result is read, each failure's case is matched
 against the known divergences the implementation (``--impl``, default: the one the result names)
@@ -9,8 +9,10 @@ run time reads as on the GPU ``--gpu-capability`` names, else the one the result
 else as on this machine (a note says so where that is no GPU); declines are not read (a case the
 adapter now declines shows as not explained).
 
-Exit 0 when every failure is explained (a result without failures included), 1 when some are
-not, 2 for a result that cannot be read or an implementation that cannot be loaded.
+Several results (a survey's) are each read for the implementation they name, then counted
+together. Exit 0 when every failure is explained (results without failures included), 1 when
+some are not, 2, before anything is printed, for a result that cannot be read or an
+implementation that cannot be loaded.
 """
 
 from __future__ import annotations
@@ -23,10 +25,12 @@ from flashcheck.cli.commands.common import load_implementation
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
-        "triage", help="which failures of an earlier fuzz result the implementation's declarations explain now")
-    parser.add_argument("result", metavar="RESULT", help="the file flashcheck fuzz --json wrote (.json or .json.gz)")
+        "triage", help="which failures of earlier fuzz results the implementation's declarations explain now")
+    parser.add_argument("results", metavar="RESULT", nargs="+",
+                        help="a file flashcheck fuzz --json wrote (.json or .json.gz); several: a survey's, each read "
+                             "for the implementation it names")
     parser.add_argument("--impl", default=None,
-                        help="built-in name or module:attr (default: the implementation the result names)")
+                        help="built-in name or module:attr (default: the implementation each result names)")
     parser.add_argument("--gpu-capability", default=None, metavar="MAJOR.MINOR",
                         help="read GPU-dependent declarations as on a GPU of this compute capability (e.g. 9.0), "
                              "for a result that did not record its GPU (default: the one it recorded)")
@@ -36,19 +40,36 @@ def register(subparsers) -> None:
 def run(args, device) -> int:
     from flashcheck.engine import triage
 
-    try:
-        result = triage.load_result(args.result)
-        name = args.impl or result.get("impl")
-        if not isinstance(name, str) or not name:
-            raise ValueError("--impl: the result names no implementation; name one")
-        impl = _declaring(name)
-        capability = _capability(args.gpu_capability) if args.gpu_capability else triage.recorded_capability(result)
+    try:  # every result read and every implementation loaded before anything is printed
+        given = _capability(args.gpu_capability) if args.gpu_capability else None
+        loaded = []
+        for path in args.results:
+            result = triage.load_result(path)
+            name = args.impl or result.get("impl")
+            if not isinstance(name, str) or not name:
+                raise ValueError(f"--impl: {path!r} names no implementation; name one")
+            loaded.append((path, name, _declaring(name), result))
     except ValueError as error:
         print(f"flashcheck triage: {error}", file=sys.stderr)
         return EXIT_USAGE
+    left = total = 0
+    for path, name, impl, result in loaded:
+        if len(loaded) > 1:
+            print(f"== {path}")
+        found, unexplained = _report(triage, name, impl, result, given)
+        total, left = total + found, left + unexplained
+    if len(loaded) > 1:
+        print(f"{len(loaded)} results: {total - left} of {total} distinct failures explained; {left} not")
+    return EXIT_FOUND if left else EXIT_OK
+
+
+def _report(triage, name: str, impl, result: dict, given) -> tuple[int, int]:
+    """Print one result's failures, each as declared or not; return how many there are and how
+    many no declaration explains."""
+    capability = given if given is not None else triage.recorded_capability(result)
     if capability is not None:
         major, minor = capability
-        whose = "the given" if args.gpu_capability else "the result's"
+        whose = "the given" if given is not None else "the result's"
         print(f"GPU-dependent declarations read as on {whose} GPU (compute capability {major}.{minor})")
     triaged = triage.triage(impl, result["failures"], capability)
     for entry in triaged:
@@ -65,7 +86,7 @@ def run(args, device) -> int:
               "the adapter now declines shows here as not explained, too)")
     print(f"{name}: {len(triaged) - left} of {len(triaged)} distinct failures explained by its declarations; "
           f"{left} not")
-    return EXIT_FOUND if left else EXIT_OK
+    return len(triaged), left
 
 
 def _capability(text: str) -> tuple[int, int]:

@@ -79,11 +79,12 @@ def recorded_capability(result: dict) -> tuple[int, int] | None:
 
 
 def device_dependent_reading(result: dict) -> bool:
-    """Whether ``result`` ran on a GPU that it did not record and that this machine does not
-    have: the declarations that consult the GPU found at run time then read as on no GPU."""
+    """Whether ``result`` ran on a GPU and this machine has none: read without a capability
+    (none recorded, none given), the declarations that consult the GPU found at run time then
+    read as on no GPU."""
     import torch
 
-    return result.get("device") == "cuda" and recorded_capability(result) is None and not torch.cuda.is_available()
+    return result.get("device") == "cuda" and not torch.cuda.is_available()
 
 
 def triage(impl, failures: list[dict], capability: tuple[int, int] | None = None) -> list[Triaged]:

@@ -56,16 +56,18 @@ def run(args, device) -> int:
     for path, name, impl, result in loaded:
         if len(loaded) > 1:
             print(f"== {path}")
-        found, unexplained = _report(triage, name, impl, result, given)
+        found, unexplained = _report(name, impl, result, given)
         total, left = total + found, left + unexplained
     if len(loaded) > 1:
         print(f"{len(loaded)} results: {total - left} of {total} distinct failures explained; {left} not")
     return EXIT_FOUND if left else EXIT_OK
 
 
-def _report(triage, name: str, impl, result: dict, given) -> tuple[int, int]:
+def _report(name: str, impl, result: dict, given) -> tuple[int, int]:
     """Print one result's failures, each as declared or not; return how many there are and how
     many no declaration explains."""
+    from flashcheck.engine import triage
+
     capability = given if given is not None else triage.recorded_capability(result)
     if capability is not None:
         major, minor = capability

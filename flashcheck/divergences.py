@@ -33,19 +33,25 @@ class KnownDivergence:
     (None: any message). Without ``raises`` the divergence explains only results the property's
     check rejects: an error the implementation raises on a covered case is another finding,
     never hidden by a numerical divergence whose cases it happens to share; with ``raising``,
-    neither is another error raised on the same cases."""
+    neither is another error raised on the same cases. ``wrong_results``: whether it explains
+    results the check rejects as well (False: a divergence that is that error alone, on cases
+    whose results are otherwise expected right)."""
 
     reason: str
     covers: Callable[[Case], bool] | None = None
     steer: Callable[[Case], bool] | None = None
     raises: bool = False
     raising: str | None = None
+    wrong_results: bool = True
 
     def explains(self, case: Case, *, raised: bool = False, message: str = "") -> bool:
         """Whether a failure of the property on ``case`` is this divergence; ``raised``: the
         failure is an error the implementation raised, with ``message``, which only a
-        divergence declared ``raises`` explains (and, with ``raising``, only that error)."""
+        divergence declared ``raises`` explains (and, with ``raising``, only that error); a
+        rejected result, only one declared with ``wrong_results``."""
         if raised and not (self.raises and (self.raising is None or self.raising in message)):
+            return False
+        if not raised and not self.wrong_results:
             return False
         return self.covers is None or bool(self.covers(case))
 

@@ -102,12 +102,14 @@ def doubling_is_exact(rounded: torch.Tensor) -> torch.Tensor:
 
 
 def linear_values(case, v):
-    """value_linearity's values: ``(-V, 2V or None where 2V overflows, V2, V + V2)``; -V and 2V
-    in V's own layout (a kernel whose rounding depends on strides fails layout_invariance),
-    V2 drawn from the case's seed."""
+    """value_linearity's values: ``(-V, 2V or None where 2V overflows, V2, V + V2)``, V2 drawn
+    from the case's seed. Every one is in V's own layout, which is the case's: a kernel whose
+    result depends on strides fails layout_invariance, and one that reads V with K's strides
+    fails the ``mixed`` layout, each under the case that names the layout it ran."""
     doubled = laid_out_like(v, 2 * v) if torch.isfinite(2 * v).all() else None
     other = torch.randn(v.shape, generator=seeded_generator(case, 3)).to(v.dtype).to(v.device)
-    return laid_out_like(v, -v), doubled, other, (v.double() + other.double()).to(v.dtype)
+    total = (v.double() + other.double()).to(v.dtype)
+    return laid_out_like(v, -v), doubled, laid_out_like(v, other), laid_out_like(v, total)
 
 
 @prop()

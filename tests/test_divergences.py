@@ -311,6 +311,16 @@ def test_a_raise_declared_with_its_message_explains_that_error_alone():
     assert refusal.explains(causal), "a check's rejection on its cases stays explained"
 
 
+def test_an_error_declared_without_wrong_results_leaves_a_rejected_result_on_its_cases_unexplained():
+    """A configuration reused where it does not fit raises; the same cases computed are expected right."""
+    error_alone = KnownDivergence("raises OutOfResources at head dims above 128", lambda case: case.head_dim > 128,
+                                  raises=True, raising="OutOfResources", wrong_results=False)
+    wide = Case(head_dim=192)
+    assert error_alone.explains(wide, raised=True, message="OutOfResources: out of resource: shared memory")
+    assert not error_alone.explains(wide), "a wrong result there is another finding"
+    assert not combined(error_alone).explains(wide)
+
+
 def test_combined_divergences_keep_each_part_to_its_own_cases():
     wide_refusal = KnownDivergence("refuses causal cases", lambda case: case.causal, raises=True)
     narrow_numerical = KnownDivergence("wrong with GQA", lambda case: case.kv_heads < case.heads)

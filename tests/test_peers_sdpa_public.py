@@ -184,3 +184,24 @@ def test_layout_invariance_on_the_efficient_backend_declares_the_launch_failure_
     spec = "batch=1 seqlen_q=6 seqlen_k=17 heads=2 kv_heads=2 head_dim=64 dtype=bfloat16 seed=0"
     assert known.explains(Case.from_spec(f"{spec} layout=contiguous"), raised=True, message=launch), "relaid: padded"
     assert not known.explains(Case.from_spec(f"{spec} layout=heads-first"), raised=True, message=launch)
+
+
+def test_cudnn_s_nan_dq_under_a_shared_logit_offset_is_declared_on_the_gradients_of_those_cases_alone():
+    from flashcheck.peers.common import gradient_properties
+
+    known = sdpa_public.cudnn().flashcheck_known_divergences
+    spec = "batch=1 seqlen_q=32 seqlen_k=64 heads=4 kv_heads=4 head_dim=64 dtype=float16 seed=0"
+    offset, normal = Case.from_spec(f"{spec} values=offset-logits"), Case.from_spec(f"{spec} values=normal")
+    assert all(known[name].explains(offset) for name in gradient_properties())
+    # backward_deterministic: its last-bit nondeterminism is declared on every case (below).
+    assert not any(known[name].explains(normal) for name in gradient_properties() if name != "backward_deterministic")
+    assert not known["out_matches_reference"].explains(offset)
+
+
+def test_cudnn_s_leak_of_huge_hidden_keys_and_its_last_bit_nondeterminism_are_declared_where_they_showed():
+    known = sdpa_public.cudnn().flashcheck_known_divergences
+    padded = Case.from_spec("batch=1 seqlen_q=1 seqlen_k=31 heads=1 kv_heads=1 head_dim=16 dtype=float16 seed=0 "
+                            "mask=key-padding:30")
+    assert known["padded_batch_matches_unpadded"].explains(padded)  # its padding keys are huge and hidden
+    assert known["backward_deterministic"].explains(padded)
+    assert not known["out_matches_reference"].explains(padded)

@@ -177,6 +177,21 @@ def test_every_mutation_applies_to_the_kernel_source():
         assert mutants.SOURCES["backward"].count(fragment) >= 1, name
 
 
+@pytest.mark.parametrize("layout", ["contiguous", "heads-first", "padded"])
+def test_value_linearity_gives_every_v_the_cases_layout(layout):
+    """V2 and V1 + V2 are laid out as V is, so that each call runs the layout the case names: a
+    kernel that reads V with K's strides holds wherever K and V share strides ..."""
+    case = Case(seqlen_q=4, seqlen_k=6, heads=2, kv_heads=2, layout=layout)
+    PROPERTIES["value_linearity"].check(buggy.values_strided_like_keys, case, device="cpu")
+
+
+def test_a_kernel_reading_v_with_k_strides_fails_the_mixed_layout():
+    """... and fails where they do not, under the case that says so."""
+    case = Case(seqlen_q=4, seqlen_k=6, heads=2, kv_heads=2, layout="mixed")
+    with pytest.raises(Violation):
+        PROPERTIES["out_matches_reference"].check(buggy.values_strided_like_keys, case, device="cpu")
+
+
 def test_value_linearity_keeps_the_layout_so_a_layout_dependence_is_layout_invariances_to_report():
     """Negating or doubling a padded V keeps it padded: rounding that depends on the layout
     fails layout_invariance (above), not value_linearity."""

@@ -199,16 +199,64 @@ VARLEN_HEAD_DIM_8 = KnownDivergence(
     "tl.make_block_ptr; [5.0.2, 2.11 H200])",
     varlen_head_dim_below_16, steer=varlen_head_dim_below_16, raises=True, raising="make_block_ptr")
 
-#: [5.0.2, 2.11 H200] flash_attn_varlen_func: keys its window hides leak into the output once
-#: their logits are huge (the hidden values, float16's largest, appear in the rows, and lse
-#: reaches 1.5e6), though its kernel masks with -inf (src/flag_gems/ops/flash_kernel.py): shown
-#: on the H200 by flashcheck's standalone script of a campaign's case (docs/findings.md). Every
-#: case of the property hides keys behind huge logits, so it covers them all. The case's window is
-#: (-1, 2), and ``mha_varlan_fwd`` normalises windows as ``mha_fwd`` does (see
-#: :func:`flash_window_misapplied`): the likely mechanism, not yet shown on the device.
-VARLEN_HUGE_HIDDEN_LOGITS = KnownDivergence(
-    "flash_attn_varlen_func lets keys its window hides leak into the output once their logits are huge "
-    "([5.0.2, 2.11 H200]; docs/findings.md)")
+def varlen_window_misapplied(case) -> bool:
+    """A case whose sliding window flash_attn_varlen_func gets wrong. [5.0.2, 2.11 H200]
+    ``mha_varlan_fwd`` (src/flag_gems/ops/flash_api.py) drops a side at least the longest key
+    length long, calls a window local only where its left side is bounded, and (unlike
+    ``mha_fwd``) turns only the ``causal`` flag into causal attention: a right side alone, (-1, 0)
+    without the flag among them, is ignored, and a local window's unbounded right side reaches the
+    kernel as the bound -1. Measured with ordinary inputs (docs/repros/flaggems_varlen_windows.py,
+    packed and paged): (-1, 2), (-1, 0) and (3, -1) wrong (errors 2.4-3.6, lse off or infinite);
+    (2, 2), causal with left 4, plain causal and no window right, up to 200 tokens a sequence."""
+    pairs = case.seqlens if case.varlen else ((case.seqlen_q, case.seqlen_k),)
+    longest_keys = max(nk for _, nk in pairs)
+    left, right = case.band
+    left = -1 if left >= longest_keys else left
+    right = -1 if right >= longest_keys else right
+    if left >= 0:  # local: wrong only with its right side unbounded
+        return right < 0 and any(nq > 0 and nk > 0 for nq, nk in pairs)
+    if right < 0 or (case.causal and max(nq for nq, _ in pairs) > 1):
+        return False  # no band, or causal attention proper
+    # The right side is ignored: wrong where it would hide a key of some query.
+    return any(nk > 0 and right < nq - 1 for nq, nk in pairs)
+
+
+VARLEN_WINDOWS = KnownDivergence(
+    "flash_attn_varlen_func gets one-sided sliding windows wrong: a right side alone is ignored, and a left side "
+    "alone hides the keys from the diagonal on ([5.0.2, 2.11 H200]; docs/repros/flaggems_varlen_windows.py)",
+    varlen_window_misapplied, steer=varlen_window_misapplied)
+
+#: [5.0.2, 2.11 H200] flash_fwd_kernel reads the values at ``bid · k_batch_stride + kv_head ·
+#: k_head_stride`` and steps through their rows by ``k_row_stride`` (src/flag_gems/ops/
+#: flash_kernel.py): values stored otherwise than the keys are read from the wrong places (errors
+#: 1.3-4.1 where the same numbers stored like the keys are right; docs/repros/
+#: flaggems_flash_value_strides.py). In flashcheck's cases: the ``mixed`` layout.
+FLASH_VALUE_STRIDES = KnownDivergence(
+    "flash_attention_forward addresses the values with the keys' strides: values stored otherwise are read from "
+    "the wrong places ([5.0.2, 2.11 H200]; docs/repros/flaggems_flash_value_strides.py)",
+    values_strided_unlike_keys, steer=values_strided_unlike_keys)
+
+
+def flash_block_k_256(case) -> bool:
+    """A head dim whose key and value tiles flash_fwd_kernel pads to 256 columns (``BLOCK_K`` is
+    the head dim's next power of two), where every 128 x 128 configuration it keeps asks more
+    shared memory than an H100 or H200 has once its key loop is pipelined."""
+    return case.head_dim > 128
+
+
+#: [5.0.2, 2.11 H200] flash_fwd_kernel's autotuner is keyed on the head dim, dropout and the
+#: dtypes (``key=["d", "is_dropout"]``), while the inputs' 16-byte alignment selects another
+#: compiled variant: tuned on a call with unaligned views, whose loop is not pipelined and which a
+#: 128 x 128 configuration fits, it keeps that configuration, and every later aligned call of the
+#: head dim in the process raises OutOfResources (327680-589824 bytes asked, 232448 there).
+#: Which configuration wins is timing: at head dim 256 it happened in every process tried, at 192
+#: in 3 of 4 (docs/repros/flaggems_flash_autotune_unaligned.py). A case alone cannot show it: the
+#: error is declared, at the head dims it can happen, and nothing else.
+FLASH_AUTOTUNE_REUSED = KnownDivergence(
+    "flash_attention_forward's autotuner reuses a configuration tuned on unaligned views for aligned ones of the "
+    "same head dim, which then raise OutOfResources ([5.0.2, 2.11 H200]; "
+    "docs/repros/flaggems_flash_autotune_unaligned.py)",
+    flash_block_k_256, raises=True, raising="OutOfResources", wrong_results=False)
 
 SDPA_HEAD_DIMS = (16, 32, 64, 128, 256)
 FLASH_HEAD_DIMS = (32, 64, 96, 128, 192, 256)
@@ -287,7 +335,8 @@ def flash() -> Peer:
     """``flaggems-flash``: flag_gems.ops.flash_attention_forward, forward only, with lse."""
     return Peer("flaggems-flash", LIBRARY, {"cuda": frozenset({"causal", "window", "gqa", "lse"}) | HALF},
                 _run_flash, check=_check_flash,
-                every_property=combined(NEGATIVE_SCALE, EMPTY_ROWS_NAN, FLASH_STRIDES, FLASH_WINDOWS),
+                every_property=combined(NEGATIVE_SCALE, EMPTY_ROWS_NAN, FLASH_STRIDES, FLASH_WINDOWS,
+                                        FLASH_VALUE_STRIDES, FLASH_AUTOTUNE_REUSED),
                 case_domain={"cuda": {"head_dims": FLASH_HEAD_DIMS}}, compile_key=FLASH_COMPILE_KEY)
 
 
@@ -296,6 +345,5 @@ def varlen() -> Peer:
     return Peer("flaggems-varlen", LIBRARY,
                 {"cuda": frozenset({"causal", "window", "gqa", "varlen", "lse"}) | HALF}, _run_varlen,
                 check=_check_varlen,
-                known_divergences={"masked_keys_with_huge_logits_change_nothing": VARLEN_HUGE_HIDDEN_LOGITS},
-                every_property=combined(NEGATIVE_SCALE, EMPTY_ROWS_LSE, VARLEN_HEAD_DIM_8),
+                every_property=combined(NEGATIVE_SCALE, EMPTY_ROWS_LSE, VARLEN_HEAD_DIM_8, VARLEN_WINDOWS),
                 case_domain={"cuda": {"head_dim_multiple": 8, "max_head_dim": 256}}, compile_key=FLASH_COMPILE_KEY)

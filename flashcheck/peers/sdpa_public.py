@@ -50,7 +50,7 @@ from flashcheck.oracle.case_predicates import (
     sdpa_no_keys_forward_overflows, under, with_empty_rows, with_unaligned_views, without_keys,
 )
 from flashcheck.peers import sdpa_public_call
-from flashcheck.peers.common import HALF, TORCH, Peer, Request
+from flashcheck.peers.common import HALF, TORCH, Peer, Request, declared_on, gradient_properties
 from flashcheck.peers.sdpa_call import aligned
 from flashcheck.protocol import DTYPE_NAMES
 
@@ -151,7 +151,9 @@ _CUDNN_EMPTY_ROWS = KnownDivergence(
 #: hidden values (float16's largest, as the property sets them) appear in the rows they are
 #: hidden from. At hidden logits of about 1e5 nothing changed, at about 3e5 they did; the math
 #: backend changes nothing at either (docs/repros/sdpa_cudnn_huge_hidden_logits.py). Every case
-#: of the property hides keys behind huge logits, so it covers them all.
+#: of the two properties it is declared on hides keys behind huge logits (padded_batch_matches_
+#: unpadded's padding keys: the padding's values, -65504, in every element of a replayed case's
+#: output), so it covers them all.
 _CUDNN_HUGE_HIDDEN_LOGITS = KnownDivergence(
     "keys the mask hides leak into the output once their logits are huge (about 3e5; none at 1e5), where torch's "
     "math backend is unchanged ([2.11 H200]; docs/repros/sdpa_cudnn_huge_hidden_logits.py)")
@@ -168,6 +170,26 @@ _FLASH_NO_EMPTY_ROWS = (
     "is_causal with seqlen_q != seqlen_k (torch's sdp_utils.cpp, check_for_attn_mask and "
     "check_flash_causal_non_square_seqlens), and its top-left is_causal leaves every row a key"
 )
+#: [2.11 H200] cuDNN's backward gives dQ NaN in every element when every logit shares a large
+#: negative offset (coordinate 0 of the queries +a and of the keys -a: the softmax, the output and
+#: the exact gradients unchanged), where the math backend, in the same dtype on the same inputs,
+#: is finite and within 5e-3: at 32 queries and 64 keys, 4 heads, head dim 64, float16 and
+#: bfloat16, offsets -1e3 to -2e4; not at 128 x 128 with head dim 128 nor at 2 x 64 with head dim
+#: 16 (top-left causal), where dQ's error still grows with the offset to 20-4000 times the math
+#: backend's (docs/repros/sdpa_cudnn_offset_logits_backward.py). The boundary between is not
+#: known: declared on the gradients of every offset-logits case.
+_CUDNN_OFFSET_LOGITS_DQ = KnownDivergence(
+    "dQ NaN (every element) when all logits share a large negative offset, where the math backend is finite and "
+    "accurate; the shapes that show it are not all known ([2.11 H200]; "
+    "docs/repros/sdpa_cudnn_offset_logits_backward.py)",
+    lambda case: case.values == "offset-logits", steer=lambda case: case.values == "offset-logits")
+#: [2.11 H200] Two identical backward calls differed in 2 of 231744 elements of dQ, by one ulp (a
+#: campaign's case, 1207 tokens, a block mask); its replay held: an order of accumulation that
+#: varies between runs, as FlashAttention-2's backward (which cuDNN's implements) adds dQ
+#: atomically.
+_CUDNN_NONDETERMINISTIC_DQ = (
+    "dQ can differ in the last bit between identical backward calls (2 of 231744 elements once, 1 ulp; "
+    "[2.11 H200]): its accumulation order varies between runs")
 NOT_APPLICABLE = {
     "flash": {"empty_rows_exact": _FLASH_NO_EMPTY_ROWS, "empty_rows_get_zero_dq": _FLASH_NO_EMPTY_ROWS},
 }
@@ -180,11 +202,15 @@ KNOWN = {
                   "grads_match_reference_where_ds_exceeds_float16": _FLOAT16_EFFICIENT_STRESSED,
                   "layout_invariance": _UNALIGNED_VIEWS_RELAID},
     "cudnn": {"masked_keys_with_huge_logits_change_nothing": _CUDNN_HUGE_HIDDEN_LOGITS,
+              "padded_batch_matches_unpadded": _CUDNN_HUGE_HIDDEN_LOGITS,
+              "backward_deterministic": _CUDNN_NONDETERMINISTIC_DQ,
               "grads_match_reference": _FLOAT16_RANGE,
               "grads_match_reference_where_ds_exceeds_float16": _FLOAT16_RANGE_STRESSED,
               "gqa_grads_match_repeated_kv": _FLOAT16_RANGE},
 }
 
+#: Divergences declared on every gradient property, by backend.
+GRADIENTS = {"cudnn": _CUDNN_OFFSET_LOGITS_DQ}
 #: Divergences declared on every property, by backend.
 EVERY_PROPERTY = {"flash": NEGATIVE_SCALE, "cudnn": combined(NEGATIVE_SCALE, _CUDNN_EMPTY_ROWS),
                   "efficient": _UNALIGNED_VIEWS}
@@ -287,11 +313,19 @@ def cudnn_domain() -> dict:
 DOMAINS = {"cudnn": cudnn_domain, "efficient": {"cuda": {"head_dim_multiple": 8}}}
 
 
+def _known(suffix: str) -> dict:
+    """The backend's declarations by property: its own, with its gradient ones spread over
+    every gradient property."""
+    if suffix not in GRADIENTS:
+        return KNOWN[suffix]
+    return declared_on(gradient_properties(), GRADIENTS[suffix], KNOWN[suffix])
+
+
 def _build(suffix: str) -> Peer:
     _, _, kinds, features = BACKENDS[suffix]
     # torch's fused SDPA kernels are compiled ahead of time: nothing is compiled per case.
     return Peer(f"sdpa-public-{suffix}", LIBRARY, {kind: features for kind in kinds}, _run(suffix), compile_key=(),
-                known_divergences=KNOWN[suffix], not_applicable=NOT_APPLICABLE.get(suffix),
+                known_divergences=_known(suffix), not_applicable=NOT_APPLICABLE.get(suffix),
                 every_property=EVERY_PROPERTY.get(suffix),
                 case_domain=DOMAINS.get(suffix))
 

@@ -121,6 +121,19 @@ def _stride_dependent(q, k, v, **kwargs):
 stride_dependent_rounding = _protocol(_stride_dependent)
 
 
+def _values_strided_like_keys(q, k, v, **kwargs):
+    """Correct where V's strides equal K's, larger by a relative 2^-4 where they differ: a
+    kernel that steps through V with K's strides (FlagGems' flash forward) reads other elements
+    there."""
+    out, lse = same_precision.attention(q, k, v, **kwargs)
+    if v.stride() != k.stride():
+        out = out + out * 2**-4
+    return out, lse
+
+
+values_strided_like_keys = _protocol(_values_strided_like_keys)
+
+
 def leaks_memory(q, k, v, **kwargs):
     """Correct values, but each call allocates 8 MB on q's device and keeps it alive in a
     module-level list (as a cache keyed on nothing that changes would): a training loop runs

@@ -302,10 +302,10 @@ def test_the_flash_kernel_s_reused_autotuning_is_declared_as_out_of_resources_at
 
     known = flaggems.flash().flashcheck_known_divergences["out_matches_reference"]
     spec = "batch=1 seqlen_q=2 seqlen_k=2 heads=1 kv_heads=1 dtype=bfloat16 layout=heads-first seed=0"
-    error = "out of resource: shared memory, Required: 589824, Hardware limit: 232448."
+    error = "OutOfResources: out of resource: shared memory, Required: 589824, Hardware limit: 232448."
     for d in (192, 256):
         case = Case.from_spec(f"{spec} head_dim={d}")
-        assert known.explains(case, raised=True, message=f"OutOfResources: {error}")
+        assert known.explains(case, raised=True, message=error)
         assert not known.explains(case), "the error alone: a wrong result at these head dims is another finding"
         assert not known.explains(case, raised=True, message="CUDA out of memory")
-    assert not known.explains(Case.from_spec(f"{spec} head_dim=128"), raised=True, message=f"OutOfResources: {error}")
+    assert not known.explains(Case.from_spec(f"{spec} head_dim=128"), raised=True, message=error)

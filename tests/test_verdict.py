@@ -293,6 +293,13 @@ def test_an_error_raised_on_a_case_a_numerical_divergence_covers_is_still_a_fail
     assert refused.outcome is Outcome.KNOWN and refused.reason == str(declared.CAUSAL_REFUSAL)
 
 
+def test_a_declared_error_is_recognised_by_its_type_name_as_its_evidence_shows_it():
+    raised = decide(OUT, declared.out_of_resources_when_causal, CASE.replace(causal=True), device="cpu",
+                    impl_name="tests.support.declared:out_of_resources_when_causal")
+    assert raised.outcome is Outcome.KNOWN and raised.reason == str(declared.BY_TYPE_NAME), raised
+    assert "raised OutOfResources: out of resource" in raised.failure.evidence
+
+
 def test_a_fatal_error_a_divergence_declares_is_an_expected_fault_and_ends_the_process_all_the_same():
     causal = CASE.replace(causal=True)
     fault = decide(OUT, declared.faults_when_causal, causal, device="cpu",

@@ -185,7 +185,7 @@ def decide(prop, impl, case: Case, *, device, impl_name: str) -> Verdict:
                      "raised after the implementation's kernels ran (CUDA reports errors late)")
             evidence = (f"fatal: {whose} {type(error).__name__}: {first_line(error)}\n"
                         f"the process can run no further case (its CUDA context is lost)")
-            declared = declared_divergence(impl, prop.name, case, raised=True, message=str(error))
+            declared = declared_divergence(impl, prop.name, case, raised=True, message=raised_text(error))
             return made(Outcome.FATAL, failure=failure(evidence), error=error,
                         reason=str(declared) if declared is not None else None)
         raiser = None if isinstance(error, (Violation, PropertyFailure)) else attribution.raised_by(error, impl)
@@ -199,7 +199,7 @@ def decide(prop, impl, case: Case, *, device, impl_name: str) -> Verdict:
             return made(Outcome.FLASHCHECK_ERROR, error=FlashcheckError(
                 error, property_name=prop.name, case=case, impl_name=impl_name))
         declared = declared_divergence(impl, prop.name, case, raised=raiser is attribution.Raiser.IMPLEMENTATION,
-                                       message=str(error))
+                                       message=raised_text(error))
         if declared is not None:
             return made(Outcome.KNOWN, failure=found, reason=str(declared))
         return made(Outcome.FAILED, failure=found)
@@ -215,6 +215,13 @@ def declared_divergence(impl, property_name: str, case: Case, *, raised: bool, m
     for a verdict as it is decided and for a failure recorded earlier (:mod:`flashcheck.engine.triage`)."""
     known = protocol.known_divergences(impl).get(property_name)
     return None if known is None else known.explaining(case, raised=raised, message=message)
+
+
+def raised_text(error: BaseException) -> str:
+    """What a declaration's ``raising`` is looked for in: the error's type and message, ``Type:
+    message``, as a failure's evidence names them (which a result read later is matched against:
+    :mod:`flashcheck.engine.triage`), so that a declaration may name the error by either."""
+    return f"{type(error).__name__}: {error}"
 
 
 def is_fatal(error: BaseException) -> bool:

@@ -76,3 +76,22 @@ def too_large_declared_whole(q, k, v, **kwargs):
 
 too_large_declared_whole.flashcheck_features = FEATURES
 too_large_declared_whole.flashcheck_known_divergences = {"out_matches_reference": "planted: 1% too large"}
+
+
+class OutOfResources(RuntimeError):
+    """An error known by its type's name, as Triton's is (its message does not repeat it)."""
+
+
+BY_TYPE_NAME = KnownDivergence("planted: raises OutOfResources on causal cases", lambda case: case.causal,
+                               raises=True, raising="OutOfResources", wrong_results=False)
+
+
+def out_of_resources_when_causal(q, k, v, **kwargs):
+    """Raises :class:`OutOfResources` on causal cases, and declares it by the type's name."""
+    if kwargs.get("causal"):
+        raise OutOfResources("out of resource: shared memory, Required: 589824, Hardware limit: 232448.")
+    return same_precision.attention(q, k, v, **kwargs)
+
+
+out_of_resources_when_causal.flashcheck_features = FEATURES
+out_of_resources_when_causal.flashcheck_known_divergences = {"out_matches_reference": BY_TYPE_NAME}

@@ -283,6 +283,10 @@ def test_the_varlen_kernel_s_one_sided_windows_are_declared_wrong_where_they_wer
     assert not known.explains(Case.packed(((1, 9), (1, 4)), window=(-1, 0), **fields))
     # A side the longest key length long is dropped, so a bounded left side meets an unbounded right.
     assert known.explains(Case.packed(((4, 4), (6, 6)), window=(2, 6), **fields))
+    # A right side the longest key length long is dropped, yet with more queries than keys it hid keys.
+    for seqlens, window in ((((63, 17),), (55, 46)), (((63, 17),), (-1, 20)), (((40, 10), (5, 5)), (-1, 12))):
+        assert known.explains(Case.packed(seqlens, window=window, **fields)), (seqlens, window)
+    assert not known.explains(Case.packed(((30, 30),), window=(-1, 40), **fields))
     # A dense batch runs as one sequence per entry.
     dense = Case.from_spec("batch=2 seqlen_q=31 seqlen_k=31 heads=2 kv_heads=1 head_dim=64 dtype=float16 seed=0")
     assert known.explains(dense.replace(window=(-1, 4))) and not known.explains(dense.replace(window=(4, 4)))
@@ -309,3 +313,27 @@ def test_the_flash_kernel_s_reused_autotuning_is_declared_as_out_of_resources_at
         assert not known.explains(case), "the error alone: a wrong result at these head dims is another finding"
         assert not known.explains(case, raised=True, message="CUDA out of memory")
     assert not known.explains(Case.from_spec(f"{spec} head_dim=128"), raised=True, message=error)
+
+
+def test_the_varlen_kernel_s_query_group_swap_is_declared_where_it_was_measured():
+    from flashcheck.cases.case import Case
+
+    known = flaggems.varlen().flashcheck_known_divergences["lse_matches_reference"]
+
+    def case(seqlens, heads, kv_heads, **fields):
+        return Case.packed(seqlens, heads=heads, kv_heads=kv_heads, head_dim=64, dtype="float16", seed=0, **fields)
+
+    # docs/repros/flaggems_varlen_edges.py: lse wrong with several one-query sequences under GQA ...
+    for wrong in (case(((1, 5), (1, 9)), 8, 2), case(((1, 5), (1, 9), (1, 3)), 7, 1)):
+        assert known.explains(wrong), wrong.spec()
+    # ... right with one sequence, without GQA, or with a window that survives the drop.
+    for right in (case(((1, 5),), 8, 2), case(((1, 5), (1, 9)), 2, 2), case(((1, 5), (1, 9)), 8, 2, window=(2, 2))):
+        assert not known.explains(right), right.spec()
+    dense = Case.from_spec("batch=2 seqlen_q=1 seqlen_k=1 heads=7 kv_heads=1 head_dim=112 dtype=float16 seed=0 "
+                           "window=55,46")  # the campaign's case: both sides dropped
+    assert known.explains(dense)
+    # A sequence without a query: the swap's reshape raises, that error alone.
+    reshape = "RuntimeError: shape '[2, 2, 4, 64]' is invalid for input of size 512"
+    empty = case(((1, 5), (0, 3)), 8, 2)
+    assert known.explains(empty, raised=True, message=reshape)
+    assert not known.explains(case(((1, 5), (0, 3)), 2, 2), raised=True, message=reshape)

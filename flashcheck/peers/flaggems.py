@@ -199,32 +199,78 @@ VARLEN_HEAD_DIM_8 = KnownDivergence(
     "tl.make_block_ptr; [5.0.2, 2.11 H200])",
     varlen_head_dim_below_16, steer=varlen_head_dim_below_16, raises=True, raising="make_block_ptr")
 
+def _varlen_sequences(case) -> tuple[tuple[int, int], ...]:
+    """The ``(nq, nk)`` of each sequence flash_attn_varlen_func is given: a packed case's, or a
+    dense batch's entries, one sequence each (:func:`flashcheck.peers.flaggems_call.varlen`)."""
+    return case.seqlens if case.varlen else ((case.seqlen_q, case.seqlen_k),) * case.batch
+
+
+def _varlen_band(case) -> tuple[int, int]:
+    """The band ``mha_varlan_fwd`` passes on: a side at least the longest key length long dropped."""
+    longest_keys = max(nk for _, nk in _varlen_sequences(case))
+    return tuple(-1 if side >= longest_keys else side for side in case.band)
+
+
 def varlen_window_misapplied(case) -> bool:
     """A case whose sliding window flash_attn_varlen_func gets wrong. [5.0.2, 2.11 H200]
     ``mha_varlan_fwd`` (src/flag_gems/ops/flash_api.py) drops a side at least the longest key
-    length long, calls a window local only where its left side is bounded, and (unlike
-    ``mha_fwd``) turns only the ``causal`` flag into causal attention: a right side alone, (-1, 0)
-    without the flag among them, is ignored, and a local window's unbounded right side reaches the
-    kernel as the bound -1. Measured with ordinary inputs (docs/repros/flaggems_varlen_windows.py,
-    packed and paged): (-1, 2), (-1, 0) and (3, -1) wrong (errors 2.4-3.6, lse off or infinite);
-    (2, 2), causal with left 4, plain causal and no window right, up to 200 tokens a sequence."""
-    pairs = case.seqlens if case.varlen else ((case.seqlen_q, case.seqlen_k),)
-    longest_keys = max(nk for _, nk in pairs)
-    left, right = case.band
-    left = -1 if left >= longest_keys else left
-    right = -1 if right >= longest_keys else right
+    length long, though with more queries than keys a right side that long still hides keys;
+    calls a window local only where its left side is bounded; and (unlike ``mha_fwd``) turns only
+    the ``causal`` flag into causal attention: a right side alone, (-1, 0) without the flag among
+    them, is ignored, and a local window's unbounded right side reaches the kernel as the bound
+    -1. Measured with ordinary inputs (docs/repros/flaggems_varlen_windows.py, packed and paged;
+    docs/repros/flaggems_varlen_edges.py): (-1, 2), (-1, 0), (3, -1) wrong, and right sides of 20
+    and 46 with 63 queries and 17 keys (errors 2.4-3.6, lse off or infinite); (2, 2), causal with
+    left 4, plain causal, no window, and (-1, 40) with 30 queries and keys right."""
+    sequences = _varlen_sequences(case)
+    left, right = _varlen_band(case)
     if left >= 0:  # local: wrong only with its right side unbounded
-        return right < 0 and any(nq > 0 and nk > 0 for nq, nk in pairs)
-    if right < 0 or (case.causal and max(nq for nq, _ in pairs) > 1):
-        return False  # no band, or causal attention proper
-    # The right side is ignored: wrong where it would hide a key of some query.
-    return any(nk > 0 and right < nq - 1 for nq, nk in pairs)
+        return right < 0 and any(nq > 0 and nk > 0 for nq, nk in sequences)
+    wanted_right = case.band[1]
+    if wanted_right < 0 or (case.causal and max(nq for nq, _ in sequences) > 1):
+        return False  # no right side, or causal attention proper
+    # The right side, ignored or dropped: wrong where it would hide a key from some query.
+    return any(nk > 0 and wanted_right < nq - 1 for nq, nk in sequences)
 
 
 VARLEN_WINDOWS = KnownDivergence(
     "flash_attn_varlen_func gets one-sided sliding windows wrong: a right side alone is ignored, and a left side "
     "alone hides the keys from the diagonal on ([5.0.2, 2.11 H200]; docs/repros/flaggems_varlen_windows.py)",
     varlen_window_misapplied, steer=varlen_window_misapplied)
+
+def varlen_query_groups_swapped(case) -> bool:
+    """A case ``mha_varlan_fwd`` runs with its query groups swapped into the sequence axis
+    (``seqlenq_ngroups_swapped``): one query at most a sequence, more query heads than key heads,
+    no window left after the drop of long sides, no dropout."""
+    left, right = _varlen_band(case)
+    return (max(nq for nq, _ in _varlen_sequences(case)) == 1 and case.heads > case.kv_heads
+            and left < 0 and right < 0)
+
+
+def varlen_swapped_lse_misplaced(case) -> bool:
+    """[5.0.2, 2.11 H200] The swapped cases of more than one sequence: lse comes back wrong (off by
+    1.3-2.7 with 2 and 3 sequences, heads 8:2 and 7:1), the output right; one sequence is right
+    (docs/repros/flaggems_varlen_edges.py)."""
+    return varlen_query_groups_swapped(case) and len(_varlen_sequences(case)) > 1
+
+
+VARLEN_SWAPPED_LSE = KnownDivergence(
+    "flash_attn_varlen_func returns a wrong lse for sequences of one query under GQA when there are several "
+    "(its query-group swap); the output is right ([5.0.2, 2.11 H200]; docs/repros/flaggems_varlen_edges.py)",
+    varlen_swapped_lse_misplaced, steer=varlen_swapped_lse_misplaced)
+
+
+def varlen_swapped_with_an_empty_sequence(case) -> bool:
+    """[5.0.2, 2.11 H200] The swapped cases where a sequence has no query: the swap reshapes q as
+    one query a sequence and fails (``RuntimeError: shape ... is invalid for input of size``)."""
+    return varlen_query_groups_swapped(case) and any(nq == 0 for nq, _ in _varlen_sequences(case))
+
+
+VARLEN_SWAPPED_EMPTY = KnownDivergence(
+    "flash_attn_varlen_func raises (a reshape of q) on sequences of at most one query under GQA when one has none "
+    "([5.0.2, 2.11 H200]; docs/repros/flaggems_varlen_edges.py)",
+    varlen_swapped_with_an_empty_sequence, steer=varlen_swapped_with_an_empty_sequence, raises=True,
+    raising="is invalid for input of size", wrong_results=False)
 
 #: [5.0.2, 2.11 H200] flash_fwd_kernel reads the values at ``bid · k_batch_stride + kv_head ·
 #: k_head_stride`` and steps through their rows by ``k_row_stride`` (src/flag_gems/ops/
@@ -345,5 +391,6 @@ def varlen() -> Peer:
     return Peer("flaggems-varlen", LIBRARY,
                 {"cuda": frozenset({"causal", "window", "gqa", "varlen", "lse"}) | HALF}, _run_varlen,
                 check=_check_varlen,
-                every_property=combined(NEGATIVE_SCALE, EMPTY_ROWS_LSE, VARLEN_HEAD_DIM_8, VARLEN_WINDOWS),
+                every_property=combined(NEGATIVE_SCALE, EMPTY_ROWS_LSE, VARLEN_HEAD_DIM_8, VARLEN_WINDOWS,
+                                        VARLEN_SWAPPED_LSE, VARLEN_SWAPPED_EMPTY),
                 case_domain={"cuda": {"head_dim_multiple": 8, "max_head_dim": 256}}, compile_key=FLASH_COMPILE_KEY)

@@ -184,12 +184,12 @@ _CUDNN_OFFSET_LOGITS_DQ = KnownDivergence(
     "docs/repros/sdpa_cudnn_offset_logits_backward.py)",
     lambda case: case.values == "offset-logits", steer=lambda case: case.values == "offset-logits")
 #: [2.11 H200] Two identical backward calls differed in 2 of 231744 elements of dQ, by one ulp (a
-#: campaign's case, 1207 tokens, a block mask); its replay held: an order of accumulation that
-#: varies between runs, as FlashAttention-2's backward (which cuDNN's implements) adds dQ
-#: atomically.
+#: campaign's case, 1207 tokens, a block mask); its replay held. The same backward measured
+#: through the private op (sdpa-cudnn) differed so too (docs/findings.md, "Nondeterministic
+#: backwards"); torch does not document it.
 _CUDNN_NONDETERMINISTIC_DQ = (
     "dQ can differ in the last bit between identical backward calls (2 of 231744 elements once, 1 ulp; "
-    "[2.11 H200]): its accumulation order varies between runs")
+    "[2.11 H200]; as sdpa-cudnn: docs/findings.md, Nondeterministic backwards)")
 NOT_APPLICABLE = {
     "flash": {"empty_rows_exact": _FLASH_NO_EMPTY_ROWS, "empty_rows_get_zero_dq": _FLASH_NO_EMPTY_ROWS},
 }

@@ -186,6 +186,14 @@ def test_layout_invariance_on_the_efficient_backend_declares_the_launch_failure_
     assert not known.explains(Case.from_spec(f"{spec} layout=heads-first"), raised=True, message=launch)
 
 
+def test_cudnn_s_leak_through_outlier_values_is_declared_where_a_mask_hides_them():
+    known = sdpa_public.cudnn().flashcheck_known_divergences["out_matches_reference"]
+    spec = "batch=1 seqlen_q=64 seqlen_k=64 heads=1 kv_heads=1 head_dim=64 dtype=float16 seed=0 softmax_scale=2.0"
+    assert known.explains(Case.from_spec(f"{spec} values=outliers window=-1,0"))  # a campaign's case: a mask
+    assert not known.explains(Case.from_spec(f"{spec} values=outliers causal=True")), "is_causal: no mask"
+    assert not known.explains(Case.from_spec(f"{spec} values=normal window=-1,0"))
+
+
 def test_cudnn_s_nan_dq_under_a_shared_logit_offset_is_declared_on_the_gradients_of_those_cases_alone():
     from flashcheck.peers.common import gradient_properties
 
@@ -193,6 +201,9 @@ def test_cudnn_s_nan_dq_under_a_shared_logit_offset_is_declared_on_the_gradients
     spec = "batch=1 seqlen_q=32 seqlen_k=64 heads=4 kv_heads=4 head_dim=64 dtype=float16 seed=0"
     offset, normal = Case.from_spec(f"{spec} values=offset-logits"), Case.from_spec(f"{spec} values=normal")
     assert all(known[name].explains(offset) for name in gradient_properties())
+    # flashcheck's scripts of campaign cases: large logits under a window or mask, offset values.
+    for values in ("large-logits", "offset-values"):
+        assert known["grads_match_reference"].explains(Case.from_spec(f"{spec} values={values}"))
     # backward_deterministic: its last-bit nondeterminism is declared on every case (below).
     assert not any(known[name].explains(normal) for name in gradient_properties() if name != "backward_deterministic")
     assert not known["out_matches_reference"].explains(offset)

@@ -60,8 +60,9 @@ from __future__ import annotations
 
 from flashcheck.divergences import NEGATIVE_SCALE, KnownDivergence, combined
 from flashcheck.oracle.case_predicates import with_empty_rows, with_unaligned_views
-from flashcheck.peers import flaggems_call, sdpa_public_call
+from flashcheck.peers import flaggems_call
 from flashcheck.peers.common import HALF, Library, Peer, Request, declared_on, gradient_properties
+from flashcheck.peers.sdpa_public import passes_attn_mask
 from flashcheck.protocol import DTYPE_NAMES
 
 LIBRARY = Library("flag_gems.ops", ("flag-gems",), extra="flaggems")
@@ -131,14 +132,6 @@ FLASH_WINDOWS = KnownDivergence(
     flash_window_misapplied, steer=flash_window_misapplied)
 
 
-def with_attn_mask(case) -> bool:
-    """A case the SDPA translation (:func:`flashcheck.peers.sdpa_public_call.arguments`) passes
-    a boolean ``attn_mask``: every band or mask but plain causal with equal lengths."""
-    left, right = case.band
-    native = sdpa_public_call.native_causal(case.causal, case.seqlen_q, case.seqlen_k, left, not case.mask.is_none)
-    return not native and ((left, right) != (-1, -1) or not case.mask.is_none)
-
-
 #: [5.0.2, 2.11 H200] scaled_dot_product_attention turns a boolean mask into
 #: ``attn_mask.to(dtype) * -1.0e6`` (src/flag_gems/ops/attention.py): True, "may attend" in
 #: torch's convention, hides the key. Confirmed: its output equals float64 attention under the
@@ -146,7 +139,7 @@ def with_attn_mask(case) -> bool:
 SDPA_MASK_INVERTED = KnownDivergence(
     "scaled_dot_product_attention reads a boolean attn_mask inverted (True hides the key, as -1e6), the opposite of "
     "torch's convention ([5.0.2, 2.11 H200]; docs/repros/flaggems_layouts_and_masks.py)",
-    with_attn_mask, steer=with_attn_mask)
+    passes_attn_mask, steer=passes_attn_mask)
 
 
 def values_strided_unlike_keys(case) -> bool:

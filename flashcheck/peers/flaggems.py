@@ -58,6 +58,7 @@ as known divergences, each confined to the cases it covers.
 
 from __future__ import annotations
 
+from flashcheck.cases.case import other_layout
 from flashcheck.divergences import NEGATIVE_SCALE, KnownDivergence, combined
 from flashcheck.oracle.case_predicates import with_empty_rows, with_unaligned_views
 from flashcheck.peers import flaggems_call
@@ -98,6 +99,16 @@ FLASH_STRIDES = KnownDivergence(
     "writes into q with more than one head and more keys than one block, and on padded views "
     "([5.0.2, 2.11 H200]; docs/repros/flaggems_layouts_and_masks.py)",
     flash_strides_misread, steer=flash_strides_misread)
+
+
+def flash_strides_misread_relaid(case) -> bool:
+    """A case of :func:`flash_strides_misread`, or one whose storage layout_invariance compares
+    it with (:func:`flashcheck.cases.case.other_layout`: contiguous for a heads-first case) is."""
+    return flash_strides_misread(case) or flash_strides_misread(case.replace(layout=other_layout(case)))
+
+
+FLASH_STRIDES_RELAID = KnownDivergence(
+    FLASH_STRIDES.reason + "; layout_invariance compares a case with such storage too", flash_strides_misread_relaid)
 
 
 #: The queries of one block of FlagGems' flash forward: every configuration it keeps has
@@ -373,7 +384,7 @@ def sdpa() -> Peer:
 def flash() -> Peer:
     """``flaggems-flash``: flag_gems.ops.flash_attention_forward, forward only, with lse."""
     return Peer("flaggems-flash", LIBRARY, {"cuda": frozenset({"causal", "window", "gqa", "lse"}) | HALF},
-                _run_flash, check=_check_flash,
+                _run_flash, check=_check_flash, known_divergences={"layout_invariance": FLASH_STRIDES_RELAID},
                 every_property=combined(NEGATIVE_SCALE, EMPTY_ROWS_NAN, FLASH_STRIDES, FLASH_WINDOWS,
                                         FLASH_VALUE_STRIDES, FLASH_AUTOTUNE_REUSED),
                 case_domain={"cuda": {"head_dims": FLASH_HEAD_DIMS}}, compile_key=FLASH_COMPILE_KEY)

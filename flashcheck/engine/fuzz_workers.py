@@ -86,6 +86,10 @@ class _Slot:
     finished: bool = False  # the worker reported that it is done
     replay: list = field(default_factory=list)  # stored crashes this worker replays first
 
+    def replayed(self, prop: str, case: str) -> None:
+        """``(prop, case)`` is off this worker's replay list: it ran, whatever it did."""
+        self.replay = [entry for entry in self.replay if entry != (prop, case)]
+
 
 def fuzz(options: FuzzOptions, *, on_progress: Callable | None = None, replay: list | None = None,
          counterexamples: list | None = None):
@@ -269,9 +273,9 @@ class WorkerPoolRun:
                     result.repeated(event.signature)
             case fuzz_events.Replayed():
                 if event.still_fails:
-                    slot.replay = [entry for entry in slot.replay if entry != (event.property, event.case)]
+                    slot.replayed(event.property, event.case)
                 else:
-                    self.replayed(slot, event.property, event.case)
+                    self.retire(slot, event.property, event.case)
             case fuzz_events.KnownDivergenceSeen():
                 seen = {known.property for known in result.known}
                 result.add_known(dataclasses.replace(event.failure, seconds=now))
@@ -294,10 +298,10 @@ class WorkerPoolRun:
                     result.flashcheck_error = event.report
                 self.stop_all()
 
-    def replayed(self, slot: _Slot, prop: str, case: str) -> None:
+    def retire(self, slot: _Slot, prop: str, case: str) -> None:
         """A stored case that no longer fails as a finding (it passed, or failed as a known
         divergence): off the slot's replay list and out of the crash store."""
-        slot.replay = [entry for entry in slot.replay if entry != (prop, case)]
+        slot.replayed(prop, case)
         self.store.remove(prop, case)
 
     def drain(self) -> None:
@@ -327,7 +331,7 @@ class WorkerPoolRun:
             if process.exitcode == DECLARED_FAULT_EXIT:
                 failure = None  # expected: the worker reported it as a known divergence
                 if running is not None:  # if it was replaying a stored case, that case is done with
-                    self.replayed(slot, running["property"], running["case"])
+                    self.retire(slot, running["property"], running["case"])
             else:
                 failure = _crash_failure(options.impl, process.exitcode, running, slot.log_file, options.case_timeout)
         elif running is not None and compile_clock.overran(running, now, options.case_timeout):
@@ -352,7 +356,7 @@ class WorkerPoolRun:
         reported = self.report(failure)
         if failure.case is not None:
             self.store.add(failure.property, failure.case, failure.kind)
-            slot.replay = [entry for entry in slot.replay if entry != (failure.property, failure.case)]
+            slot.replayed(failure.property, failure.case)
         self.crashes += 1
         if not options.keep_going and self.crashes >= options.max_crashes:
             self.stop_all()

@@ -296,8 +296,8 @@ def flash_block_k_256(case) -> bool:
 
 #: [5.0.2, 2.11 H200] flash_fwd_kernel's autotuner is keyed on the head dim, dropout and the
 #: dtypes (``key=["d", "is_dropout"]``), while the inputs' 16-byte alignment selects another
-#: compiled variant: tuned on a call with unaligned views, whose loop is not pipelined and which a
-#: 128 x 128 configuration fits, it keeps that configuration, and every later aligned call of the
+#: compiled variant: tuned on a call with unaligned views, which a 128 x 128 configuration fits
+#: (its loop not pipelined, by the byte counts), it keeps that configuration, and every later aligned call of the
 #: head dim in the process raises OutOfResources (327680-589824 bytes asked, 232448 there).
 #: Which configuration wins is timing: at head dim 256 it happened in every process tried, at 192
 #: in 3 of 4 (docs/repros/flaggems_flash_autotune_unaligned.py). A case alone cannot show it: the

@@ -161,6 +161,16 @@ _CUDNN_EMPTY_ROWS = KnownDivergence(
 _CUDNN_HUGE_HIDDEN_LOGITS = KnownDivergence(
     "keys the mask hides leak into the output once their logits are huge (about 3e5; none at 1e5), where torch's "
     "math backend is unchanged ([2.11 H200]; docs/repros/sdpa_cudnn_huge_hidden_logits.py)")
+
+
+def _outliers_behind_a_mask(case) -> bool:
+    """Outlier values behind a boolean mask: the campaigns' cases of the leak above."""
+    return case.values == "outliers" and passes_attn_mask(case)
+
+
+_CUDNN_OUTLIERS_BEHIND_A_MASK = KnownDivergence(
+    _CUDNN_HUGE_HIDDEN_LOGITS.reason + "; outlier values make such logits (hidden keys about 6.6e4 or more above "
+    "the visible ones; docs/findings.md)", _outliers_behind_a_mask, steer=_outliers_behind_a_mask)
 #: What the flash backend's documented constraints exclude entirely. It declares causal but no
 #: window and no mask, so a row without an allowed key arises only from the protocol's
 #: bottom-right causal with Nq > Nk, which the adapter passes as a boolean attn_mask (is_causal
@@ -188,6 +198,7 @@ _LARGE_LOGIT_VALUES = ("offset-logits", "large-logits", "offset-values")
 
 
 def _large_logit_values(case) -> bool:
+    """A case of one of the value families whose logits are large."""
     return case.values in _LARGE_LOGIT_VALUES
 
 
@@ -222,13 +233,6 @@ KNOWN = {
               "gqa_grads_match_repeated_kv": _FLOAT16_RANGE},
 }
 
-def _outliers_behind_a_mask(case) -> bool:
-    return case.values == "outliers" and passes_attn_mask(case)
-
-
-_CUDNN_OUTLIERS_BEHIND_A_MASK = KnownDivergence(
-    _CUDNN_HUGE_HIDDEN_LOGITS.reason + "; outlier values make such logits (hidden keys about 6.6e4 or more above "
-    "the visible ones; docs/findings.md)", _outliers_behind_a_mask, steer=_outliers_behind_a_mask)
 #: Divergences declared on every gradient property, by backend.
 GRADIENTS = {"cudnn": _CUDNN_LARGE_LOGITS_DQ}
 #: Divergences declared on every property, by backend.

@@ -203,6 +203,7 @@ VARLEN_HEAD_DIM_8 = KnownDivergence(
     "tl.make_block_ptr; [5.0.2, 2.11 H200])",
     varlen_head_dim_below_16, steer=varlen_head_dim_below_16, raises=True, raising="make_block_ptr")
 
+
 def _varlen_sequences(case) -> tuple[tuple[int, int], ...]:
     """The ``(nq, nk)`` of each sequence flash_attn_varlen_func is given: a packed case's, or a
     dense batch's entries, one sequence each (:func:`flashcheck.peers.flaggems_call.varlen`)."""
@@ -241,6 +242,7 @@ VARLEN_WINDOWS = KnownDivergence(
     "flash_attn_varlen_func gets one-sided sliding windows wrong: a right side alone is ignored, and a left side "
     "alone hides the keys from the diagonal on ([5.0.2, 2.11 H200]; docs/repros/flaggems_varlen_windows.py)",
     varlen_window_misapplied, steer=varlen_window_misapplied)
+
 
 def varlen_query_groups_swapped(case) -> bool:
     """A case ``mha_varlan_fwd`` runs with its query groups swapped into the sequence axis
@@ -297,11 +299,11 @@ def flash_block_k_256(case) -> bool:
 #: [5.0.2, 2.11 H200] flash_fwd_kernel's autotuner is keyed on the head dim, dropout and the
 #: dtypes (``key=["d", "is_dropout"]``), while the inputs' 16-byte alignment selects another
 #: compiled variant: tuned on a call with unaligned views, which a 128 x 128 configuration fits
-#: (its loop not pipelined, by the byte counts), it keeps that configuration, and every later aligned call of the
-#: head dim in the process raises OutOfResources (327680-589824 bytes asked, 232448 there).
-#: Which configuration wins is timing: at head dim 256 it happened in every process tried, at 192
-#: in 3 of 4 (docs/repros/flaggems_flash_autotune_unaligned.py). A case alone cannot show it: the
-#: error is declared, at the head dims it can happen, and nothing else.
+#: (its loop not pipelined, by the byte counts), it keeps that configuration, and every later
+#: aligned call of the head dim in the process raises OutOfResources (327680-589824 bytes asked,
+#: 232448 there). Which configuration wins is timing: at head dim 256 it happened in every process
+#: tried, at 192 in 3 of 4 (docs/repros/flaggems_flash_autotune_unaligned.py). A case alone cannot
+#: show it: the error is declared, at the head dims it can happen, and nothing else.
 FLASH_AUTOTUNE_REUSED = KnownDivergence(
     "flash_attention_forward's autotuner reuses a configuration tuned on unaligned views for aligned ones of the "
     "same head dim, which then raise OutOfResources ([5.0.2, 2.11 H200]; "

@@ -30,12 +30,12 @@ class KnownDivergence:
 
     ``raises``: the divergence is the implementation raising an error (a refusal at launch that
     its own checks did not make, say), and ``raising`` the text that error's type and message
-    contain, read as ``Type: message`` (None: any error). Without ``raises`` the divergence explains only results the property's
-    check rejects: an error the implementation raises on a covered case is another finding,
-    never hidden by a numerical divergence whose cases it happens to share; with ``raising``,
-    neither is another error raised on the same cases. ``wrong_results``: whether it explains
-    results the check rejects as well (False: a divergence that is that error alone, on cases
-    whose results are otherwise expected right)."""
+    contain, read as ``Type: message`` (None: any error). Without ``raises`` the divergence
+    explains only results the property's check rejects: an error the implementation raises on a
+    covered case is another finding, never hidden by a numerical divergence whose cases it
+    happens to share; with ``raising``, neither is another error raised on the same cases.
+    ``wrong_results``: whether it explains results the check rejects as well (False: a divergence
+    that is that error alone, on cases whose results are otherwise expected right)."""
 
     reason: str
     covers: Callable[[Case], bool] | None = None

@@ -15,7 +15,7 @@ from typing import Callable
 
 import torch
 
-from flashcheck.cases.case import Case
+from flashcheck.cases.case import Case, other_layout
 from flashcheck.oracle.backward_inputs import ds_range_inputs, upstream
 from flashcheck.oracle.expectation import overflow_threshold
 
@@ -178,6 +178,13 @@ def with_unaligned_views(case: Case) -> bool:
 def either(*predicates: Callable[[Case], bool]) -> Callable[[Case], bool]:
     """A predicate true where any of ``predicates`` is."""
     return lambda case: any(predicate(case) for predicate in predicates)
+
+
+def or_relaid(predicate: Callable[[Case], bool]) -> Callable[[Case], bool]:
+    """A predicate true where ``predicate`` is, on the case or on the layout layout_invariance
+    compares it with (:func:`flashcheck.cases.case.other_layout`, for an implementation that
+    declares no layouts): a divergence of some layouts fails that property on the others too."""
+    return lambda case: predicate(case) or predicate(case.replace(layout=other_layout(case)))
 
 
 def _sum_may_overflow(tensor: torch.Tensor) -> bool:

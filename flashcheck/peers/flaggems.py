@@ -58,9 +58,8 @@ as known divergences, each confined to the cases it covers.
 
 from __future__ import annotations
 
-from flashcheck.cases.case import other_layout
 from flashcheck.divergences import NEGATIVE_SCALE, KnownDivergence, combined
-from flashcheck.oracle.case_predicates import with_empty_rows, with_unaligned_views
+from flashcheck.oracle.case_predicates import or_relaid, with_empty_rows, with_unaligned_views
 from flashcheck.peers import flaggems_call
 from flashcheck.peers.common import HALF, Library, Peer, Request, declared_on, gradient_properties
 from flashcheck.peers.sdpa_public import passes_attn_mask
@@ -101,14 +100,9 @@ FLASH_STRIDES = KnownDivergence(
     flash_strides_misread, steer=flash_strides_misread)
 
 
-def flash_strides_misread_relaid(case) -> bool:
-    """A case of :func:`flash_strides_misread`, or one whose storage layout_invariance compares
-    it with (:func:`flashcheck.cases.case.other_layout`: contiguous for a heads-first case) is."""
-    return flash_strides_misread(case) or flash_strides_misread(case.replace(layout=other_layout(case)))
-
-
 FLASH_STRIDES_RELAID = KnownDivergence(
-    FLASH_STRIDES.reason + "; layout_invariance compares a case with such storage too", flash_strides_misread_relaid)
+    FLASH_STRIDES.reason + "; layout_invariance compares a case with such storage too",
+    or_relaid(flash_strides_misread))
 
 
 #: The queries of one block of FlagGems' flash forward: every configuration it keeps has

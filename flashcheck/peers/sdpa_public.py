@@ -43,11 +43,11 @@ import warnings
 
 import torch
 
-from flashcheck.cases.case import other_layout
 from flashcheck.divergences import NEGATIVE_SCALE, KnownDivergence, combined
 from flashcheck.oracle.case_predicates import (
-    either, float16_backward_overflows, float16_subnormal_probabilities, is_float16, sdpa_no_keys_backward_overflows,
-    sdpa_no_keys_forward_overflows, under, with_empty_rows, with_unaligned_views, without_keys,
+    either, float16_backward_overflows, float16_subnormal_probabilities, is_float16, or_relaid,
+    sdpa_no_keys_backward_overflows, sdpa_no_keys_forward_overflows, under, with_empty_rows, with_unaligned_views,
+    without_keys,
 )
 from flashcheck.peers import sdpa_public_call
 from flashcheck.peers.common import HALF, TORCH, Peer, Request, declared_on, gradient_properties
@@ -119,15 +119,9 @@ _UNALIGNED_VIEWS = KnownDivergence(
     with_unaligned_views, steer=with_unaligned_views, raises=True, raising="no kernel found to launch")
 
 
-def _relaid_to_unaligned_views(case) -> bool:
-    """Whether ``case`` or the layout layout_invariance compares it with (this backend declares
-    no layouts: :func:`flashcheck.cases.case.other_layout`) makes unaligned views."""
-    return with_unaligned_views(case) or with_unaligned_views(case.replace(layout=other_layout(case)))
-
-
 _UNALIGNED_VIEWS_RELAID = KnownDivergence(
     _UNALIGNED_VIEWS.reason + "; layout_invariance compares a case with such views too",
-    _relaid_to_unaligned_views, raises=True, raising=_UNALIGNED_VIEWS.raising)
+    or_relaid(with_unaligned_views), raises=True, raising=_UNALIGNED_VIEWS.raising)
 #: torch's bugs that end the process or give NaN (docs/findings.md, docs/repros/): the flash
 #: backend faults with "CUDA error: misaligned address" on views whose storage is not 16-byte
 #: aligned, and cuDNN returns NaN (or faults, with one query) on them; both pass

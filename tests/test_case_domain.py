@@ -206,6 +206,19 @@ def test_a_key_naming_tritons_length_residues_keeps_the_lengths_in_one_residue_c
     assert len({(case.seqlen_q, case.seqlen_k) for case in cases}) > 5, "the lengths themselves still vary"
 
 
+def test_a_key_naming_the_batch_and_heads_keeps_a_class_to_one_of_each():
+    # FlagGems' flash forward compiles the batch and both head counts in (tl.constexpr).
+    key = ("batch", "heads", "head_dim")
+    one_class = dataclasses.replace(GPU, focus_seed=11, focus_classes=1)
+    cases = drawn(strategies.cases(sizes=one_class, compile_key=key, varlen=False))
+    keys = collections.Counter(compile_classes.key_of(case, key) for case in cases)
+    assert keys.most_common(1)[0][1] >= 0.85 * len(cases), keys.most_common(3)
+    assert len({case.seqlen_q for case in cases}) > 5, "the lengths still vary"
+    batches = {c.get("batch") for c in compile_classes.keyed_classes(
+        key, GPU, GPU.dtypes, ("dense",), ("contiguous",), ("none",), True, None, SQUARE)}
+    assert batches == set(range(1, GPU.max_batch + 1))
+
+
 def test_a_compile_keys_catalogue_pairs_every_dtype_with_every_head_dim_it_deals():
     key = ("dtype", "head_dim", "band")
     classes = compile_classes.keyed_classes(key, GPU, GPU.dtypes, ("dense",), ("contiguous",),

@@ -361,14 +361,15 @@ def pin_packed(pairs, focus: CompileClass, max_tokens: int, empty_rows):
 #: The case attributes a compile key (``flashcheck_compile_key``) may name, each with what it
 #: reads off a case (:func:`key_of`). ``mode``: dense, mask or varlen. ``band``: none, causal
 #: (the band ``(-1, 0)``) or window (any other bounded band). ``gqa_ratio``: heads // kv_heads.
-#: ``heads``: ``(heads, kv_heads)``. ``softmax_scale``: the exact scale (None: the default).
+#: ``heads``: ``(heads, kv_heads)``. ``batch``: the batch size (packed: 1, the one packed batch; its
+#: sequences are drawn freely). ``softmax_scale``: the exact scale (None: the default).
 #: ``scale_sign``: positive (the default included) or negative. ``window``: the band's exact
 #: ``(left, right)``. ``seqlen_q``/``seqlen_k``: the exact length (packed: the longest sequence's).
 #: ``length_residues``: how Triton specialises the two lengths, each 1 (:data:`EXACTLY_ONE`) or
 #: its residue mod 16 (packed: the longest sequence's); with ``heads``, ``head_dim`` and
 #: ``layout`` it decides the residues of every stride, so a Triton kernel's key names all four.
-KEY_ATTRIBUTES = ("dtype", "mode", "band", "head_dim", "gqa_ratio", "heads", "softmax_scale", "scale_sign",
-                  "window", "seqlen_q", "seqlen_k", "layout", "length_residues")
+KEY_ATTRIBUTES = ("dtype", "mode", "band", "head_dim", "gqa_ratio", "heads", "batch", "softmax_scale",
+                  "scale_sign", "window", "seqlen_q", "seqlen_k", "layout", "length_residues")
 
 BANDS = ("none", "causal", "window")
 
@@ -394,6 +395,7 @@ _READERS = {
     "head_dim": lambda case: case.head_dim,
     "gqa_ratio": lambda case: case.heads // case.kv_heads,
     "heads": lambda case: (case.heads, case.kv_heads),
+    "batch": lambda case: case.batch,
     "softmax_scale": lambda case: case.softmax_scale,
     "scale_sign": lambda case: "negative" if case.softmax_scale is not None and case.softmax_scale < 0 else "positive",
     "window": lambda case: case.band,
@@ -479,6 +481,8 @@ def _values(name, rng, sizes, dtypes, modes, layouts, bands, allow_gqa, gqa, dom
         return ratios
     if name == "heads":
         return [(ratio * kv, kv) for ratio in ratios for kv in (1, 2) if ratio * kv <= max_heads]
+    if name == "batch":
+        return _sample(list(range(1, max(1, sizes.max_batch) + 1)), [1, 2], rng)
     if name == "softmax_scale":
         scales = [None, 1.0, 0.5, 0.125, 2.0, round(rng.uniform(1 / 64, 4.0), 6)]
         return scales if domain.positive_scale else scales + [-1.0, -0.125]

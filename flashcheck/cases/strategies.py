@@ -695,6 +695,8 @@ def _cases(draw, sizes, dtypes, allow_causal, allow_window, allow_gqa, layouts, 
     max_batch = 1 if mode == "varlen" else max(1, min(sizes.max_batch, sizes.max_elements // (heads * scores)))
     if triton is not None and triton.batch_one is not None:
         batch = 1 if triton.batch_one or max_batch < 2 else draw(st.integers(2, max_batch))
+    elif pins.get("batch") is not None and pins.get("batch") <= max_batch:
+        batch = pins.get("batch")
     else:
         batch = draw(_weighted((1, st.just(1)), (1, st.integers(1, max_batch))))
     mask = MaskSpec()

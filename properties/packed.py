@@ -8,17 +8,13 @@ import functools
 import torch
 
 from flashcheck import protocol
+from flashcheck.cases.case import one_sequence
 from flashcheck.oracle import compare
 from flashcheck.oracle.backward_pass import gradients
 from flashcheck.oracle.compare import Violation
 from flashcheck.oracle.expectation import held_to
 from flashcheck.properties.common import call_checked, check_none, expect, expect_gradients, materialize
 from flashcheck.properties.registry import prop
-
-
-def _sequence_case(case, nq: int, nk: int):
-    """The dense batch of one that sequence ``(nq, nk)`` of a packed case is."""
-    return case.replace(seqlens=None, batch=1, seqlen_q=nq, seqlen_k=nk)
 
 
 def sequences(case):
@@ -32,7 +28,7 @@ def sequence_call(case, inputs, rows, keys, nq, nk):
     """``(case, inputs)`` of :func:`varlen_matches_separate_calls`'s dense call on one sequence
     (its ``rows`` and ``keys`` of the packed tokens) alone."""
     q, k, v = inputs
-    return _sequence_case(case, nq, nk), (q[rows].unsqueeze(0), k[keys].unsqueeze(0), v[keys].unsqueeze(0))
+    return one_sequence(case, nq, nk), (q[rows].unsqueeze(0), k[keys].unsqueeze(0), v[keys].unsqueeze(0))
 
 
 def sequence_alone(s, nq, nk) -> str:

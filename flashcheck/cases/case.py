@@ -321,6 +321,12 @@ def other_layout(case: Case, allowed=None) -> str:
                  if layout in allowed and layout != case.layout), preferred)
 
 
+def one_sequence(case: Case, nq: int, nk: int) -> Case:
+    """The dense batch of one that sequence ``(nq, nk)`` of packed ``case`` is, as
+    ``varlen_matches_separate_calls`` calls it alone."""
+    return case.replace(seqlens=None, batch=1, seqlen_q=nq, seqlen_k=nk)
+
+
 def _lay_out(layout: str, tensor: torch.Tensor, device) -> torch.Tensor:
     """(B, N, H, D) in ``layout`` (one of :data:`LAYOUTS` but ``mixed``, or of :data:`MIXED_LAYOUTS`)."""
     if layout == "contiguous":

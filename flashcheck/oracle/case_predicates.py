@@ -15,7 +15,7 @@ from typing import Callable
 
 import torch
 
-from flashcheck.cases.case import Case, other_layout
+from flashcheck.cases.case import Case, one_sequence, other_layout
 from flashcheck.oracle.backward_inputs import ds_range_inputs, upstream
 from flashcheck.oracle.expectation import overflow_threshold
 
@@ -30,13 +30,15 @@ class BackwardExtremes:
     dO of :func:`flashcheck.oracle.backward_inputs.upstream`, no lse gradient), over allowed
     scores only: the largest ``|dS|`` and ``|scale·dS|`` (``dS = P∘(dP - delta)``), the
     largest gradient of one query head's own K and V (what an implementation that repeats
-    KV heads computes before summing each group), and the smallest nonzero probability."""
+    KV heads computes before summing each group), the smallest nonzero probability, and the
+    smallest log-sum-exp of a row's allowed scores (rows with keys; ``inf`` where none has)."""
 
     ds: float
     scaled_ds: float
     per_head_dk: float
     per_head_dv: float
     smallest_probability: float
+    lowest_lse: float = float("inf")
 
 
 #: The inputs a backward runs on, by the property that runs it: ``"plain"``, the case's own
@@ -70,7 +72,7 @@ def _extremes(spec: str, stress: str) -> BackwardExtremes:
     group = case.heads // case.kv_heads
     allowed = case.allowed("cpu")  # (B|1, H|1, Nq, Nk)
     ds_max = dk_max = dv_max = 0.0
-    smallest = 1.0
+    smallest, lowest_lse = 1.0, float("inf")
     # One query head at a time: at GPU sizes the float64 scores of all heads at once would
     # take gigabytes, and every extreme is a maximum or minimum over heads.
     for head in range(case.heads):
@@ -89,9 +91,13 @@ def _extremes(spec: str, stress: str) -> BackwardExtremes:
         nonzero = probs[probs > 0]
         if nonzero.numel():
             smallest = min(smallest, float(nonzero.min()))
+        lse = torch.logsumexp(scores, dim=-1)
+        lse = lse[lse > float("-inf")]  # rows with keys
+        if lse.numel():
+            lowest_lse = min(lowest_lse, float(lse.min()))
     # Rounding is monotonic, so the largest |scale·dS| is the largest |dS| scaled, exactly.
     return BackwardExtremes(ds=ds_max, scaled_ds=abs(case.scale) * ds_max, per_head_dk=dk_max, per_head_dv=dv_max,
-                            smallest_probability=smallest)
+                            smallest_probability=smallest, lowest_lse=lowest_lse)
 
 
 def backward_extremes(case: Case, stress: str = "plain") -> BackwardExtremes:
@@ -185,6 +191,17 @@ def or_relaid(predicate: Callable[[Case], bool]) -> Callable[[Case], bool]:
     compares it with (:func:`flashcheck.cases.case.other_layout`, for an implementation that
     declares no layouts): a divergence of some layouts fails that property on the others too."""
     return lambda case: predicate(case) or predicate(case.replace(layout=other_layout(case)))
+
+
+def or_alone(predicate: Callable[[Case], bool]) -> Callable[[Case], bool]:
+    """A predicate true where ``predicate`` is, on the case or, for a packed case, on any of its
+    sequences with queries and keys called alone (:func:`flashcheck.cases.case.one_sequence`), as
+    ``varlen_matches_separate_calls`` calls them: a divergence of the dense calls fails that property
+    where the packed call is right."""
+    def covers(case: Case) -> bool:
+        return predicate(case) or (case.varlen and any(
+            predicate(one_sequence(case, nq, nk)) for nq, nk in case.seqlens if nq and nk))
+    return covers
 
 
 def _sum_may_overflow(tensor: torch.Tensor) -> bool:

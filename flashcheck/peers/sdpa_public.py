@@ -45,7 +45,7 @@ import torch
 
 from flashcheck.divergences import NEGATIVE_SCALE, KnownDivergence, combined
 from flashcheck.oracle.case_predicates import (
-    either, float16_backward_overflows, float16_subnormal_probabilities, is_float16, or_relaid,
+    backward_extremes, either, float16_backward_overflows, float16_subnormal_probabilities, is_float16, or_relaid,
     sdpa_no_keys_backward_overflows, sdpa_no_keys_forward_overflows, under, with_empty_rows, with_unaligned_views,
     without_keys,
 )
@@ -178,16 +178,20 @@ _FLASH_NO_EMPTY_ROWS = (
     "is_causal with seqlen_q != seqlen_k (torch's sdp_utils.cpp, check_for_attn_mask and "
     "check_flash_causal_non_square_seqlens), and its top-left is_causal leaves every row a key"
 )
-#: [2.11 H200] cuDNN's backward gives dQ NaN where the logits are large. Shown by hand when every
-#: logit shares a large negative offset (coordinate 0 of the queries +a and of the keys -a: the
-#: softmax, the output and the exact gradients unchanged): NaN in every element at 32 queries and 64
-#: keys, 4 heads, head dim 64, float16 and bfloat16, offsets -1e3 to -2e4, where the math backend in
-#: the same dtype is finite and within 5e-3; not at 128 x 128 with head dim 128 nor at 2 x 64 with
-#: head dim 16 (docs/repros/sdpa_cudnn_offset_logits_backward.py). flashcheck's scripts of a
-#: campaign's cases show it on large-logits cases under a window or a mask (dK and dV too in one)
-#: and on an offset-values case without either, where float64 dQ is 1e-45 to 0.5; plain large
-#: logits without a mask gave finite gradients (docs/measurements/campaign/h200-2026-11-29-declared/).
-#: The boundary is not known: declared on the gradients of the three value families.
+#: [2.11 H200] cuDNN's backward gives dQ NaN on the rows whose softmax denominator over their
+#: allowed keys, ``e^lse`` (lse the row's log-sum-exp of scaled scores), is about the input dtype's
+#: smallest normal number or below it, where the output, dK, dV and the math backend are right. By
+#: hand (docs/repros/sdpa_cudnn_low_row_sums.py: every score of a row equal, one, four or all 64
+#: keys allowed, head dim 16): float16 rows NaN from lse -9 (some rows; none at -8) to every row by
+#: -20, bfloat16 from lse -87 (none at -85.6); the threshold ln(smallest normal) = -9.70 and -87.34.
+#: So a shared offset of -1e3 makes every element NaN (docs/repros/sdpa_cudnn_offset_logits_backward.py),
+#: and so does a window of one key whose score is -11.4 in a campaign's ordinary float16 case (head
+#: dim 16, scale 1). Every NaN-dQ case of the campaigns has a row's lse below -11
+#: (docs/measurements/campaign/h200-2026-11-29-declared/). Declared where some row's lse is below
+#: ln(smallest normal) + 1.5; not every such row fails (head dim 64 at 128 keys held at -20).
+_ROW_SUM_MARGIN = 1.5
+#: The value families whose rows' sums are that low: what the drawing steers off once it is seen
+#: (a description alone, no tensors).
 _LARGE_LOGIT_VALUES = ("offset-logits", "large-logits", "offset-values")
 
 
@@ -196,11 +200,22 @@ def _large_logit_values(case) -> bool:
     return case.values in _LARGE_LOGIT_VALUES
 
 
-_CUDNN_LARGE_LOGITS_DQ = KnownDivergence(
-    "dQ NaN where logits are large (every element when all share a large negative offset, where the math backend "
-    "is finite and accurate; large logits under a mask or window); the shapes that show it are not all known "
-    "([2.11 H200]; docs/repros/sdpa_cudnn_offset_logits_backward.py)",
-    _large_logit_values, steer=_large_logit_values)
+def cudnn_row_sum_underflows(case, stress: str = "plain") -> bool:
+    """A float16 or bfloat16 case (on the inputs of ``stress``) with a row whose log-sum-exp over its
+    allowed keys is below ``ln`` of the dtype's smallest normal number plus :data:`_ROW_SUM_MARGIN`."""
+    if case.dtype not in ("float16", "bfloat16"):
+        return False
+    smallest_normal = torch.tensor(torch.finfo(case.torch_dtype).tiny, dtype=torch.float64)
+    threshold = float(smallest_normal.log()) + _ROW_SUM_MARGIN
+    return backward_extremes(case, stress).lowest_lse < threshold
+
+
+_CUDNN_LOW_ROW_SUMS = "dQ NaN on rows whose softmax denominator is below the dtype's smallest normal number, " \
+    "where the math backend is finite ([2.11 H200]; docs/repros/sdpa_cudnn_low_row_sums.py)"
+_CUDNN_LOW_ROW_SUMS_DQ = KnownDivergence(_CUDNN_LOW_ROW_SUMS, cudnn_row_sum_underflows,
+                                         steer=_large_logit_values)
+_CUDNN_LOW_ROW_SUMS_DQ_DS_RANGE = KnownDivergence(
+    _CUDNN_LOW_ROW_SUMS, under("ds_range", cudnn_row_sum_underflows), steer=_large_logit_values)
 #: [2.11 H200] Two identical backward calls differed in 2 of 231744 elements of dQ, by one ulp (a
 #: campaign's case, 1207 tokens, a block mask); its replay held. The same backward measured
 #: through the private op (sdpa-cudnn) differed so too (docs/findings.md, "Nondeterministic
@@ -227,8 +242,11 @@ KNOWN = {
               "gqa_grads_match_repeated_kv": _FLOAT16_RANGE},
 }
 
-#: Divergences declared on every gradient property, by backend.
-GRADIENTS = {"cudnn": _CUDNN_LARGE_LOGITS_DQ}
+#: The property whose backward runs on scaled inputs (flashcheck.oracle.backward_inputs.ds_range_inputs).
+_DS_RANGE_PROPERTY = "grads_match_reference_where_ds_exceeds_float16"
+#: Divergences declared on every gradient property, by backend: on the properties' own inputs,
+#: and on the scaled inputs of :data:`_DS_RANGE_PROPERTY`.
+GRADIENTS = {"cudnn": (_CUDNN_LOW_ROW_SUMS_DQ, _CUDNN_LOW_ROW_SUMS_DQ_DS_RANGE)}
 #: Divergences declared on every property, by backend.
 EVERY_PROPERTY = {"flash": NEGATIVE_SCALE,
                   "cudnn": combined(NEGATIVE_SCALE, _CUDNN_EMPTY_ROWS, _CUDNN_OUTLIERS_BEHIND_A_MASK),
@@ -345,7 +363,10 @@ def _known(suffix: str) -> dict:
     every gradient property."""
     if suffix not in GRADIENTS:
         return KNOWN[suffix]
-    return declared_on(gradient_properties(), GRADIENTS[suffix], KNOWN[suffix])
+    plain, ds_range = GRADIENTS[suffix]
+    known = declared_on([name for name in gradient_properties() if name != _DS_RANGE_PROPERTY], plain,
+                        KNOWN[suffix])
+    return declared_on((_DS_RANGE_PROPERTY,), ds_range, known)
 
 
 def _build(suffix: str) -> Peer:

@@ -240,6 +240,11 @@ def gradient_bounds(grads, ref: Reference, out_bound: Bound, lse_bound: Bound, g
 
     sums running over every row of the KV head's group and every key of the head: terms of
     the order of 1e-36, which matter only for gradients that are themselves that small.
+    Each product of the three sums (``P_ij·dO_id``, ``dS_ij·K_jd``, ``dS_ij·Q_id``) may be
+    below ``τ`` too where its sum is not, and a kernel flushing subnormal products or partial
+    sums to zero loses up to ``τ`` a term: the bounds gain ``τ·M`` (dV, dK) and ``τ·n`` (dQ),
+    times ``max(1, scale)`` where the scale multiplies after the sum
+    (:func:`product_flush_terms`).
     """
     u = UNIT_ROUNDOFF[dtype]
     finite = torch.isfinite(ref.lse)
@@ -274,6 +279,8 @@ def gradient_bounds(grads, ref: Reference, out_bound: Bound, lse_bound: Bound, g
         "dk": SAFETY * ((u + 8.0 * U32 + LAMBDA * queries * U32 + group_max(p_rel)) * grads.abs_dk
                         + abs(scale) * group_max(row_err) * grads.pt_abs_q + u * grads.dk.abs()) + tiny,
     }
+    for name, term in product_flush_terms(seqlen_q * (heads // kv_heads), ref.keys, scale).items():
+        models[name] = models[name] + SAFETY * term
     if q is not None and k is not None:
         for name, term in _underflow_terms(grads, grad_out, grad_lse, q, k, scale, finite).items():
             models[name] = models[name] + SAFETY * term
@@ -291,6 +298,16 @@ def gradient_bounds(grads, ref: Reference, out_bound: Bound, lse_bound: Bound, g
 
 #: The smallest normal float32: below it exp2 results are flushed to zero on GPUs.
 FLOAT32_TINY = 2.0**-126
+
+
+def product_flush_terms(rows: int, keys, scale: float) -> dict:
+    """Absolute errors of dq, dk, dv from products below FLOAT32_TINY flushed to zero, one
+    ``FLOAT32_TINY`` for each term of their sums (see :func:`gradient_bounds`): ``rows`` the
+    rows a key's gradient sums over (queries times the GQA group), ``keys`` the keys of each
+    row (a ``(B, H, Nq)`` tensor, as :class:`Reference` counts them), ``scale`` the softmax scale."""
+    scaled = max(1.0, abs(scale)) * FLOAT32_TINY
+    per_row_keys = keys.to(torch.float64).transpose(1, 2).unsqueeze(-1)  # (B, Nq, H, 1)
+    return {"dv": FLOAT32_TINY * rows, "dk": scaled * rows, "dq": scaled * per_row_keys}
 
 
 def _underflow_terms(grads, grad_out, grad_lse, q, k, scale, finite) -> dict:

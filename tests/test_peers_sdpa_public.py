@@ -224,6 +224,17 @@ def test_cudnn_s_nan_dq_is_declared_on_the_gradients_of_cases_with_a_row_sum_bel
     assert not known["out_matches_reference"].explains(offset)
 
 
+def test_cudnn_s_leak_is_declared_where_a_hidden_key_outscores_the_row_by_about_float16s_largest():
+    known = sdpa_public.cudnn().flashcheck_known_divergences
+    # A campaign's case: its own hidden keys lead by 368 at most, the fresh keys
+    # future_keys_cannot_change_output puts behind its window by 65604 on the row that changed.
+    fresh = Case.from_spec("batch=1 seqlen_q=63 seqlen_k=63 heads=1 kv_heads=1 head_dim=64 dtype=float16 "
+                           "causal=False window=0,-1 softmax_scale=4.0 layout=contiguous values=offset-values seed=0")
+    assert known["future_keys_cannot_change_output"].explains(fresh)
+    assert not known["out_matches_reference"].explains(fresh)
+    assert not known["future_keys_cannot_change_output"].explains(fresh.replace(softmax_scale=1.0)), "leads / 4"
+
+
 def test_cudnn_s_leak_of_huge_hidden_keys_and_its_last_bit_nondeterminism_are_declared_where_they_showed():
     known = sdpa_public.cudnn().flashcheck_known_divergences
     padded = Case.from_spec("batch=1 seqlen_q=1 seqlen_k=31 heads=1 kv_heads=1 head_dim=16 dtype=float16 seed=0 "

@@ -100,6 +100,39 @@ def _extremes(spec: str, stress: str) -> BackwardExtremes:
                             smallest_probability=smallest, lowest_lse=lowest_lse)
 
 
+def hidden_logit_lead(q: torch.Tensor, k: torch.Tensor, allowed: torch.Tensor, scale: float) -> float:
+    """The most a key hidden from a row (by the band or the mask) outscores that row's best
+    allowed key, over rows with both: ``max(s_hidden) - max(s_allowed)`` of the float64 scaled
+    scores (``-inf`` where no row has both). ``q``, ``k``: a case's tensors in the dense layout
+    (``(B, N, H, D)``; packed ones as a batch of one), ``allowed`` as :meth:`Case.allowed`."""
+    q, k = q.to(torch.float64), k.to(torch.float64)
+    group = q.shape[2] // k.shape[2]
+    lead = float("-inf")
+    for head in range(q.shape[2]):  # one head at a time, as _extremes
+        scores = scale * q[:, :, head] @ k[:, :, head // group].transpose(-1, -2)
+        mask = allowed[:, head if allowed.shape[1] > 1 else 0].expand_as(scores)
+        best = scores.masked_fill(~mask, float("-inf")).amax(dim=-1)
+        hidden = scores.masked_fill(mask, float("-inf")).amax(dim=-1)
+        both = torch.isfinite(best) & torch.isfinite(hidden)
+        if both.any():
+            lead = max(lead, float((hidden - best)[both].max()))
+    return lead
+
+
+@functools.lru_cache(maxsize=64)
+def _case_hidden_logit_lead(spec: str) -> float:
+    case = Case.from_spec(spec)
+    q, k = case.materialize("cpu")[:2]
+    if case.varlen:
+        q, k = q.unsqueeze(0), k.unsqueeze(0)
+    return hidden_logit_lead(q, k, case.allowed("cpu"), case.scale)
+
+
+def case_hidden_logit_lead(case: Case) -> float:
+    """:func:`hidden_logit_lead` on ``case``'s own inputs (computed once per case)."""
+    return _case_hidden_logit_lead(case.spec())
+
+
 def backward_extremes(case: Case, stress: str = "plain") -> BackwardExtremes:
     """The :class:`BackwardExtremes` of ``case``'s backward on the inputs of ``stress`` (one
     of :data:`STRESSES`; computed once per case and stress)."""

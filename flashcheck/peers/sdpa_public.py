@@ -45,9 +45,9 @@ import torch
 
 from flashcheck.divergences import NEGATIVE_SCALE, KnownDivergence, combined
 from flashcheck.oracle.case_predicates import (
-    backward_extremes, either, float16_backward_overflows, float16_subnormal_probabilities, is_float16, or_relaid,
-    sdpa_no_keys_backward_overflows, sdpa_no_keys_forward_overflows, under, with_empty_rows, with_unaligned_views,
-    without_keys,
+    backward_extremes, case_hidden_logit_lead, either, float16_backward_overflows, float16_subnormal_probabilities,
+    hidden_logit_lead, is_float16, or_relaid, sdpa_no_keys_backward_overflows, sdpa_no_keys_forward_overflows, under,
+    with_empty_rows, with_unaligned_views, without_keys,
 )
 from flashcheck.peers import sdpa_public_call
 from flashcheck.peers.common import HALF, TORCH, Peer, Request, declared_on, gradient_properties
@@ -150,21 +150,52 @@ _CUDNN_EMPTY_ROWS = KnownDivergence(
 #: output), so it covers them all. In four campaign cases of outlier values behind a mask
 #: (flashcheck's scripts, docs/measurements/campaign/h200-2026-11-29-declared/) the rows that went
 #: wrong were exactly those where a hidden key's logit exceeded the best visible one by 66679 to
-#: 94270; gaps of 56721 and below changed nothing: a threshold near float16's largest value, as
-#: if the mask were a finite bias. Declared on every property for those values behind a mask.
+#: 94270; gaps of 56721 and below changed nothing, and in a campaign's case of fresh keys behind a
+#: window (future_keys_cannot_change_output, offset values, visible scores near -65797) the one row
+#: that changed had a hidden key 65604 above its best visible one: the mask acts as a finite bias of
+#: float16's largest value, -65504. Declared on every property where the case's own inputs have a
+#: hidden key that far ahead (less the scores' rounding, :data:`_LEAD_SLACK`), and on
+#: future_keys_cannot_change_output where its fresh keys have.
 _CUDNN_HUGE_HIDDEN_LOGITS = KnownDivergence(
     "keys the mask hides leak into the output once their logits are huge (about 3e5; none at 1e5), where torch's "
     "math backend is unchanged ([2.11 H200]; docs/repros/sdpa_cudnn_huge_hidden_logits.py)")
+#: The lead of a hidden key over a row's best visible one past which it leaks: float16's largest.
+_MASK_BIAS = 65504.0
+#: The scores' own rounding at that size (float32 dots of float16 inputs: 2^-11 of it is 32).
+_LEAD_SLACK = 1024.0
 
 
 def _outliers_behind_a_mask(case) -> bool:
-    """Outlier values behind a boolean mask: the campaigns' cases of the leak above."""
+    """Outlier values behind a boolean mask: the value family whose hidden keys lead that far
+    (a description alone: the drawing steers off it once the leak is seen)."""
     return case.values == "outliers" and passes_attn_mask(case)
 
 
-_CUDNN_OUTLIERS_BEHIND_A_MASK = KnownDivergence(
-    _CUDNN_HUGE_HIDDEN_LOGITS.reason + "; outlier values make such logits (hidden keys about 6.6e4 or more above "
-    "the visible ones; docs/findings.md)", _outliers_behind_a_mask, steer=_outliers_behind_a_mask)
+def cudnn_mask_outscored(case) -> bool:
+    """A case passed a boolean mask (:func:`passes_attn_mask`) with a key hidden from a row that
+    outscores the row's best visible key by about :data:`_MASK_BIAS` or more, on its own inputs."""
+    return passes_attn_mask(case) and case_hidden_logit_lead(case) > _MASK_BIAS - _LEAD_SLACK
+
+
+def cudnn_mask_outscored_by_fresh_keys(case) -> bool:
+    """:func:`cudnn_mask_outscored`, or the same on the inputs of future_keys_cannot_change_output,
+    whose hidden keys are replaced by fresh ones."""
+    if cudnn_mask_outscored(case):
+        return True
+    if not passes_attn_mask(case):
+        return False
+    from flashcheck.properties.masking import fresh_keys, hidden_keys_replaced  # at call time: above the peers
+
+    _, changed, _, _ = hidden_keys_replaced(case, "cpu", fresh_keys(case))
+    q, k = (t.unsqueeze(0) if case.varlen else t for t in changed[:2])
+    return hidden_logit_lead(q, k, case.allowed("cpu"), case.scale) > _MASK_BIAS - _LEAD_SLACK
+
+
+_MASK_OUTSCORED = _CUDNN_HUGE_HIDDEN_LOGITS.reason + "; from a hidden key about 65504 above the row's best visible " \
+    "one, as if the mask were a finite bias (docs/findings.md)"
+_CUDNN_MASK_OUTSCORED = KnownDivergence(_MASK_OUTSCORED, cudnn_mask_outscored, steer=_outliers_behind_a_mask)
+_CUDNN_MASK_OUTSCORED_BY_FRESH_KEYS = KnownDivergence(_MASK_OUTSCORED, cudnn_mask_outscored_by_fresh_keys,
+                                                      steer=_outliers_behind_a_mask)
 #: What the flash backend's documented constraints exclude entirely. It declares causal but no
 #: window and no mask, so a row without an allowed key arises only from the protocol's
 #: bottom-right causal with Nq > Nk, which the adapter passes as a boolean attn_mask (is_causal
@@ -235,6 +266,7 @@ KNOWN = {
                   "grads_match_reference_where_ds_exceeds_float16": _FLOAT16_EFFICIENT_STRESSED,
                   "layout_invariance": _UNALIGNED_VIEWS_RELAID},
     "cudnn": {"masked_keys_with_huge_logits_change_nothing": _CUDNN_HUGE_HIDDEN_LOGITS,
+              "future_keys_cannot_change_output": _CUDNN_MASK_OUTSCORED_BY_FRESH_KEYS,
               "padded_batch_matches_unpadded": _CUDNN_HUGE_HIDDEN_LOGITS,
               "backward_deterministic": _CUDNN_NONDETERMINISTIC_DQ,
               "grads_match_reference": _FLOAT16_RANGE,
@@ -249,7 +281,7 @@ _DS_RANGE_PROPERTY = "grads_match_reference_where_ds_exceeds_float16"
 GRADIENTS = {"cudnn": (_CUDNN_LOW_ROW_SUMS_DQ, _CUDNN_LOW_ROW_SUMS_DQ_DS_RANGE)}
 #: Divergences declared on every property, by backend.
 EVERY_PROPERTY = {"flash": NEGATIVE_SCALE,
-                  "cudnn": combined(NEGATIVE_SCALE, _CUDNN_EMPTY_ROWS, _CUDNN_OUTLIERS_BEHIND_A_MASK),
+                  "cudnn": combined(NEGATIVE_SCALE, _CUDNN_EMPTY_ROWS, _CUDNN_MASK_OUTSCORED),
                   "efficient": _UNALIGNED_VIEWS}
 
 

@@ -179,6 +179,9 @@ ALLOWED_UPWARD = {
         "flashcheck_not_applicable names properties: protocol.not_applicable checks them against the registry",
     ("flashcheck.peers.common", "flashcheck.properties"):
         "a divergence declared on every property (Peer's every_property) is spread over the registry's names",
+    ("flashcheck.peers.sdpa_public", "flashcheck.properties.masking"):
+        "cuDNN's leak is declared on the inputs future_keys_cannot_change_output runs (its fresh keys behind the "
+        "mask), which that property alone makes",
     ("flashcheck.properties.memory", "flashcheck.repro.standalone"):
         "the output guard bands and the memory growth rule are written once, in the plain-torch module every "
         "script carries (it imports nothing of flashcheck), so that the property and its script decide alike",

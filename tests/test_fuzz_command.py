@@ -917,6 +917,16 @@ def printed_summary(result, monkeypatch, *, width=60, impl="tests.support.misbeh
     return out.getvalue()
 
 
+def test_a_worker_that_began_no_case_is_named_so(monkeypatch):
+    result = fuzz_engine.FuzzResult(seconds=240.0)
+    result.workers = [{"worker": index, "gpu": "0", "device": "cuda:0", "capability": "9.0", "cases": 0,
+                       "processes": 1, "compile_classes": None} for index in range(3)]
+    result.unfinished = [{"property": "out_matches_reference", "case": "batch=1", "running_for": 200.0, "worker": 1}]
+    lines = printed_summary(result, monkeypatch, width=200).splitlines()
+    began_none = [line for line in lines if "began no case" in line]
+    assert [line.split(":")[0] for line in began_none] == ["worker 0", "worker 2"], lines
+
+
 def test_identical_crash_reports_print_once_with_their_count(monkeypatch):
     spec = "batch=1 seqlen_q=2 seqlen_k=2 heads=1 kv_heads=1 head_dim=8 dtype=float32 seed=4"
     died = "the worker process died with signal SIGSEGV (exit -11) while running out_matches_reference"

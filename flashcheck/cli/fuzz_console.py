@@ -100,10 +100,15 @@ def print_fuzz_result(result, impl_name: str, device: str, *, shrunk: bool = Tru
             by_reason.setdefault(reason, []).append(name)
         for reason, names in sorted(by_reason.items()):
             console.print(f"  {reason}: {', '.join(names)}", markup=False, highlight=False, soft_wrap=True)
-    if len(result.workers) > 1 or any(worker["processes"] > 1 for worker in result.workers):
+    # A worker that finished no case and was running none at the end never began one: its whole
+    # budget went to loading the implementation or drawing (say, building its compile classes).
+    running = {entry.get("worker") for entry in result.unfinished}
+    idle = {worker["worker"] for worker in result.workers if worker["cases"] == 0 and worker["worker"] not in running}
+    if len(result.workers) > 1 or idle or any(worker["processes"] > 1 for worker in result.workers):
         for worker in result.workers:
+            note = ", began no case: loading the implementation or drawing" if worker["worker"] in idle else ""
             console.print(f"worker {worker['worker']}: {worker['cases']} cases on {worker['device']}"
-                          f" ({worker['processes']} process{'es' if worker['processes'] > 1 else ''})",
+                          f" ({worker['processes']} process{'es' if worker['processes'] > 1 else ''}){note}",
                           highlight=False)
     if result.by_kind:
         kinds = ", ".join(f"{kind} {count}" for kind, count in sorted(result.by_kind.items()))

@@ -204,7 +204,7 @@ class FuzzResult:
     #: (``flashcheck_known_divergences``): expected, reported, not findings.
     known: list[Failure] = field(default_factory=list)
     #: Cases still running when the budget ran out, stopped with their worker: neither
-    #: passed nor failed (``{"property", "case", "running_for"}``).
+    #: passed nor failed (``{"property", "case", "running_for", "worker"}``).
     unfinished: list[dict] = field(default_factory=list)
     #: Crash-store entries no longer replayable (``{"property", "case", "problem", "store"}``,
     #: see :meth:`flashcheck.engine.crash_store.CrashStore.replayable`): reported, not run, not findings.

@@ -404,7 +404,7 @@ class WorkerPoolRun:
         if running is not None:
             self.result.unfinished.append({
                 "property": running["property"], "case": running["case"],
-                "running_for": round(time.time() - running["started"], 1),
+                "running_for": round(time.time() - running["started"], 1), "worker": slot.index,
             })
 
     def drawn_failure(self, slot: _Slot | None = None) -> None:

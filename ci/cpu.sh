@@ -20,4 +20,7 @@ python3 -m venv .venv
 # examples kept it past 25 minutes on 2 cores, 12 near 16). The examples are derandomized (the
 # same every run); the fuzzer and the mutation catalogue are where new cases come from.
 # --durations: the slowest tests, printed at the end, so that what keeps CI long is in its log.
+# One torch thread a test worker: xdist already runs one worker a core, and torch's own threads
+# on top of them only oversubscribe the cores (the fuzz runs' workers take their share the same way).
+export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
 .venv/bin/python -m pytest -n auto --dist worksteal --flashcheck-examples 8 --durations=25 "$@"

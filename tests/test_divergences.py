@@ -11,8 +11,8 @@ from flashcheck import peers, protocol
 from flashcheck.cases.case import Case
 from flashcheck.divergences import KnownDivergence, combined
 from flashcheck.oracle.case_predicates import (
-    backward_extremes, float16_backward_overflows, float16_subnormal_probabilities, sdpa_no_keys_backward_overflows,
-    sdpa_no_keys_forward_overflows, under,
+    backward_extremes, case_hidden_logit_lead, float16_backward_overflows, float16_subnormal_probabilities,
+    sdpa_no_keys_backward_overflows, sdpa_no_keys_forward_overflows, under,
 )
 
 #: sdpa-cudnn's dQ was NaN where -9147.75 is exact: |dS| reaches 1.0e5.
@@ -103,6 +103,32 @@ def test_the_extremes_computed_head_by_head_match_autograd_on_all_heads(case):
     assert extremes.per_head_dk == pytest.approx(dk, rel=1e-9)
     assert extremes.per_head_dv == pytest.approx(dv, rel=1e-9)
     assert extremes.smallest_probability == pytest.approx(smallest, rel=1e-9)
+
+
+def _scores_on_all_heads(case: Case):
+    """Float64 scaled scores ``(B, H, Nq, Nk)`` on all heads at once, KV heads repeated, and the allowed keys."""
+    q, k = (t.unsqueeze(0) if case.varlen else t for t in case.materialize("cpu")[:2])  # packed: a batch of one
+    q, k = (t.to(torch.float64).transpose(1, 2) for t in (q, k))
+    k = k.repeat_interleave(case.heads // case.kv_heads, dim=1)
+    allowed = case.allowed("cpu").expand(case.batch, case.heads, case.seqlen_q, case.seqlen_k)
+    return case.scale * q @ k.transpose(-1, -2), allowed
+
+
+@pytest.mark.parametrize("case", [
+    FLASH_GQA,
+    Case(batch=2, seqlen_q=20, seqlen_k=24, heads=4, kv_heads=2, mask="random:0.5,shape:BHQK", dtype="float16"),
+    Case(seqlen_q=20, seqlen_k=24, heads=4, kv_heads=1, mask="random:0.3,shape:1HQK", window=(3, 2)),
+    Case.packed(((5, 7), (0, 3), (9, 4)), heads=2, kv_heads=1, causal=True, dtype="bfloat16"),
+], ids=["gqa", "per-head-mask", "window-and-mask", "packed-causal"])
+def test_the_lowest_row_lse_and_the_hidden_keys_lead_computed_head_by_head_match_all_heads_at_once(case):
+    scores, allowed = _scores_on_all_heads(case)
+    lse = torch.logsumexp(scores.masked_fill(~allowed, float("-inf")), dim=-1)
+    assert backward_extremes(case).lowest_lse == pytest.approx(float(lse[torch.isfinite(lse)].min()), rel=1e-12)
+    best = scores.masked_fill(~allowed, float("-inf")).amax(dim=-1)
+    hidden = scores.masked_fill(allowed, float("-inf")).amax(dim=-1)
+    both = torch.isfinite(best) & torch.isfinite(hidden)
+    lead = float((hidden - best)[both].max()) if both.any() else float("-inf")  # gqa: no key hidden
+    assert case_hidden_logit_lead(case) == pytest.approx(lead, rel=1e-12)
 
 
 def test_the_overflow_cause_is_computed_on_the_inputs_the_property_ran():

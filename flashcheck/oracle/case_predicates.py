@@ -62,24 +62,37 @@ def _backward_inputs(case: Case, stress: str):
     return q, k, v, upstream(case, out_like, None)[0]
 
 
+def _batched(case: Case, *tensors: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    """``tensors`` of ``case`` in float64 and the dense layout ``(B, N, H, D)``: packed ones
+    ``(T, H, D)`` as one batch over the packed tokens, as :meth:`Case.allowed` reads them."""
+    return tuple((t.unsqueeze(0) if case.varlen else t).to(torch.float64) for t in tensors)
+
+
+def _per_head_scores(case: Case, q: torch.Tensor, k: torch.Tensor):
+    """``(head, scores, allowed)`` for each query head of ``case``: its float64 scaled scores
+    ``(B, Nq, Nk)`` against its KV head and which keys each row may attend (``q``, ``k`` as
+    :func:`_batched` gives them). One head at a time: at GPU sizes the float64 scores of all
+    heads at once would take gigabytes, and every quantity read off them is a maximum or
+    minimum over heads."""
+    group = case.heads // case.kv_heads
+    allowed = case.allowed("cpu")  # (B|1, H|1, Nq, Nk)
+    for head in range(case.heads):
+        scores = case.scale * q[:, :, head] @ k[:, :, head // group].transpose(-1, -2)
+        yield head, scores, allowed[:, head if allowed.shape[1] > 1 else 0].expand_as(scores)
+
+
 @functools.lru_cache(maxsize=64)
 def _extremes(spec: str, stress: str) -> BackwardExtremes:
     case = Case.from_spec(spec)
-    q, k, v, grad_out = (t.to(torch.float64) for t in _backward_inputs(case, stress))
-    if case.varlen:  # packed (T, H, D): one batch over the packed tokens, as case.allowed is
-        q, k, v = (t.unsqueeze(0) for t in (q, k, v))
-    grad_out = grad_out.reshape(q.shape)
+    q, k, v, grad_out = _backward_inputs(case, stress)
+    q, k, v = _batched(case, q, k, v)
+    grad_out = grad_out.to(torch.float64).reshape(q.shape)
     group = case.heads // case.kv_heads
-    allowed = case.allowed("cpu")  # (B|1, H|1, Nq, Nk)
     ds_max = dk_max = dv_max = 0.0
     smallest, lowest_lse = 1.0, float("inf")
-    # One query head at a time: at GPU sizes the float64 scores of all heads at once would
-    # take gigabytes, and every extreme is a maximum or minimum over heads.
-    for head in range(case.heads):
-        qh, dout = q[:, :, head], grad_out[:, :, head]  # (B, N, D)
-        kh, vh = k[:, :, head // group], v[:, :, head // group]
-        mask = allowed[:, head if allowed.shape[1] > 1 else 0]
-        scores = (case.scale * qh @ kh.transpose(-1, -2)).masked_fill(~mask, float("-inf"))
+    for head, scores, mask in _per_head_scores(case, q, k):
+        qh, dout, vh = q[:, :, head], grad_out[:, :, head], v[:, :, head // group]  # (B, N, D)
+        scores = scores.masked_fill(~mask, float("-inf"))
         probs = torch.softmax(scores, dim=-1).nan_to_num(0.0)  # rows without keys: 0
         dp = dout @ vh.transpose(-1, -2)
         delta = (dout * (probs @ vh)).sum(-1, keepdim=True)
@@ -100,17 +113,13 @@ def _extremes(spec: str, stress: str) -> BackwardExtremes:
                             smallest_probability=smallest, lowest_lse=lowest_lse)
 
 
-def hidden_logit_lead(q: torch.Tensor, k: torch.Tensor, allowed: torch.Tensor, scale: float) -> float:
+def hidden_logit_lead(case: Case, q: torch.Tensor, k: torch.Tensor) -> float:
     """The most a key hidden from a row (by the band or the mask) outscores that row's best
     allowed key, over rows with both: ``max(s_hidden) - max(s_allowed)`` of the float64 scaled
-    scores (``-inf`` where no row has both). ``q``, ``k``: a case's tensors in the dense layout
-    (``(B, N, H, D)``; packed ones as a batch of one), ``allowed`` as :meth:`Case.allowed`."""
-    q, k = q.to(torch.float64), k.to(torch.float64)
-    group = q.shape[2] // k.shape[2]
+    scores (``-inf`` where no row has both), for ``case`` called with ``q`` and ``k`` (in the
+    implementation's layout: dense, or packed)."""
     lead = float("-inf")
-    for head in range(q.shape[2]):  # one head at a time, as _extremes
-        scores = scale * q[:, :, head] @ k[:, :, head // group].transpose(-1, -2)
-        mask = allowed[:, head if allowed.shape[1] > 1 else 0].expand_as(scores)
+    for _, scores, mask in _per_head_scores(case, *_batched(case, q, k)):
         best = scores.masked_fill(~mask, float("-inf")).amax(dim=-1)
         hidden = scores.masked_fill(mask, float("-inf")).amax(dim=-1)
         both = torch.isfinite(best) & torch.isfinite(hidden)
@@ -122,10 +131,7 @@ def hidden_logit_lead(q: torch.Tensor, k: torch.Tensor, allowed: torch.Tensor, s
 @functools.lru_cache(maxsize=64)
 def _case_hidden_logit_lead(spec: str) -> float:
     case = Case.from_spec(spec)
-    q, k = case.materialize("cpu")[:2]
-    if case.varlen:
-        q, k = q.unsqueeze(0), k.unsqueeze(0)
-    return hidden_logit_lead(q, k, case.allowed("cpu"), case.scale)
+    return hidden_logit_lead(case, *case.materialize("cpu")[:2])
 
 
 def case_hidden_logit_lead(case: Case) -> float:

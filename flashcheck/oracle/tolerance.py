@@ -268,7 +268,8 @@ def gradient_bounds(grads, ref: Reference, out_bound: Bound, lse_bound: Bound, g
     def per_row(row_quantity):  # (B, H, Nq) -> (B, Nq, H, 1)
         return row_quantity.transpose(1, 2).unsqueeze(-1)
 
-    queries = math.sqrt(max(1, seqlen_q * (heads // kv_heads)))
+    rows = seqlen_q * (heads // kv_heads)  # the rows a key's gradient sums over
+    queries = math.sqrt(max(1, rows))
     keys = per_row(torch.sqrt(ref.keys.to(torch.float64)))
     tiny = torch.finfo(dtype).tiny
     models = {
@@ -279,7 +280,7 @@ def gradient_bounds(grads, ref: Reference, out_bound: Bound, lse_bound: Bound, g
         "dk": SAFETY * ((u + 8.0 * U32 + LAMBDA * queries * U32 + group_max(p_rel)) * grads.abs_dk
                         + abs(scale) * group_max(row_err) * grads.pt_abs_q + u * grads.dk.abs()) + tiny,
     }
-    for name, term in product_flush_terms(seqlen_q * (heads // kv_heads), ref.keys, scale).items():
+    for name, term in product_flush_terms(rows, ref.keys, scale).items():
         models[name] = models[name] + SAFETY * term
     if q is not None and k is not None:
         for name, term in _underflow_terms(grads, grad_out, grad_lse, q, k, scale, finite).items():

@@ -171,10 +171,15 @@ def _outliers_behind_a_mask(case) -> bool:
     return case.values == "outliers" and passes_attn_mask(case)
 
 
+def _past_the_bias(lead: float) -> bool:
+    """Whether a hidden key leading its row's best visible one by ``lead`` leaks past the mask."""
+    return lead > _MASK_BIAS - _LEAD_SLACK
+
+
 def cudnn_mask_outscored(case) -> bool:
     """A case passed a boolean mask (:func:`passes_attn_mask`) with a key hidden from a row that
     outscores the row's best visible key by about :data:`_MASK_BIAS` or more, on its own inputs."""
-    return passes_attn_mask(case) and case_hidden_logit_lead(case) > _MASK_BIAS - _LEAD_SLACK
+    return passes_attn_mask(case) and _past_the_bias(case_hidden_logit_lead(case))
 
 
 def cudnn_mask_outscored_by_fresh_keys(case) -> bool:
@@ -187,8 +192,7 @@ def cudnn_mask_outscored_by_fresh_keys(case) -> bool:
     from flashcheck.properties.masking import fresh_keys, hidden_keys_replaced  # at call time: above the peers
 
     _, changed, _, _ = hidden_keys_replaced(case, "cpu", fresh_keys(case))
-    q, k = (t.unsqueeze(0) if case.varlen else t for t in changed[:2])
-    return hidden_logit_lead(q, k, case.allowed("cpu"), case.scale) > _MASK_BIAS - _LEAD_SLACK
+    return _past_the_bias(hidden_logit_lead(case, *changed[:2]))
 
 
 _MASK_OUTSCORED = _CUDNN_HUGE_HIDDEN_LOGITS.reason + "; from a hidden key about 65504 above the row's best visible " \

@@ -202,6 +202,11 @@ CUDNN_NAN_DQ_CASES = (
     "softmax_scale=None layout=heads-first values=large-logits seed=54181",
     "batch=2 seqlen_q=1 seqlen_k=64 heads=1 kv_heads=1 head_dim=16 dtype=float16 causal=False window=-1,-1 "
     "softmax_scale=None layout=contiguous values=offset-values seed=0",
+    "batch=1 seqlen_q=64 seqlen_k=64 heads=2 kv_heads=2 head_dim=16 dtype=float16 causal=False window=-1,-1 "
+    "softmax_scale=None layout=contiguous values=large-logits seed=2 mask=blocks:1:0.05111705722755257,shape:BH1K",
+    "batch=1 seqlen_q=1 seqlen_k=64 heads=3 kv_heads=1 head_dim=128 dtype=float16 causal=True window=2,-1 "
+    "softmax_scale=None layout=heads-first values=large-logits seed=297 "
+    "mask=random:0.6363216618342665,cols:25,shape:BH1K",
     "batch=1 seqlen_q=64 seqlen_k=64 heads=1 kv_heads=1 head_dim=16 dtype=float16 causal=False window=0,0 "
     "softmax_scale=1.0 layout=contiguous values=normal seed=0",
 )

@@ -242,7 +242,7 @@ VARLEN_WINDOWS = KnownDivergence(
 #: call on one sequence: there a side is dropped at that sequence's own key length, so a window
 #: the packed call keeps, (3, 1) with 896 keys in the longest sequence, runs as (-1, 1), a right side
 #: alone, for a sequence of 3 keys (two campaign cases; by hand the packed call matched float64 and
-#: the sequence's own call did not: docs/repros/flaggems_varlen_windows.py, the separate calls).
+#: the sequence's own call did not: docs/repros/flaggems_varlen_window_alone.py).
 VARLEN_WINDOWS_ALONE = KnownDivergence(
     VARLEN_WINDOWS.reason + ", also where a sequence called alone drops a side at its own key length",
     or_alone(varlen_window_misapplied), steer=varlen_window_misapplied)

@@ -332,6 +332,46 @@ def test_flex_declines_calls_without_keys(packed):
         resolve("flex")(q, k, v, causal=True, **kwargs)
 
 
+@pytest.mark.parametrize("packed", [False, True], ids=["dense", "packed"])
+def test_flex_declines_calls_without_queries(packed):
+    """flex's block mask cannot be built over an empty query axis, and without one flex returns no
+    lse there: declined, not failed (a sequence called alone had none in a campaign)."""
+    q, k, v = make_inputs(1, 0, 4, 2, 1, 8)
+    kwargs = {}
+    if packed:
+        q, k, v = q[0], k[0], v[0]
+        kwargs = dict(cu_seqlens_q=torch.tensor([0, 0], dtype=torch.int32),
+                      cu_seqlens_k=torch.tensor([0, 4], dtype=torch.int32), max_seqlen_q=0, max_seqlen_k=4)
+    for band in ({"causal": True}, {}):
+        with pytest.raises(NotImplementedError, match="no queries"):
+            resolve("flex")(q, k, v, **band, **kwargs)
+
+
+def test_flex_s_float16_range_divergence_covers_a_campaign_case_on_the_gradient_properties_own_inputs():
+    known = resolve("flex").flashcheck_known_divergences
+    # dK -inf where float64 gives -617.0 on an H200: exact |dS| 8.8e4, a single query head's dK 7.0e5.
+    overflowing = Case.from_spec("batch=3 seqlen_q=127 seqlen_k=127 heads=2 kv_heads=1 head_dim=115 dtype=float16 "
+                                 "causal=False window=-1,-1 softmax_scale=None layout=mixed values=outliers seed=16442")
+    for name in ("grads_match_reference", "gqa_grads_match_repeated_kv"):
+        assert known[name].explains(overflowing), name
+    assert not known["grads_match_reference"].explains(overflowing.replace(values="normal"))
+    assert not known["grads_match_reference"].explains(overflowing.replace(dtype="bfloat16"))
+    assert "out_matches_reference" not in known
+
+
+def test_flex_s_domain_holds_every_length_from_one_and_float32_head_dims_to_128_on_cuda():
+    from flashcheck.peers import flex
+
+    on_cpu, on_cuda = (protocol.case_domain_of(flex.flex(), kind) for kind in ("cpu", "cuda"))
+    for domain in (on_cpu, on_cuda):
+        assert domain.outside_because(Case.from_spec("batch=1 seqlen_q=4 seqlen_k=4 heads=1 kv_heads=1 head_dim=32 "
+                                                     "dtype=float32 seed=0 seqlens=0:1/4:3"))
+    assert on_cuda.outside_because(Case.from_spec("batch=1 seqlen_q=4 seqlen_k=4 heads=1 kv_heads=1 head_dim=136 "
+                                                  "dtype=float32 seed=0"))
+    assert on_cuda.outside_because(Case.from_spec("batch=1 seqlen_q=4 seqlen_k=4 heads=1 kv_heads=1 head_dim=136 "
+                                                  "dtype=float16 seed=0")) is None
+
+
 @pytest.mark.parametrize("name", ["sdpa-flash", "sdpa-efficient", "sdpa-cudnn"])
 def test_cuda_only_peers_refuse_cpu_tensors(name):
     q, k, v = make_inputs(1, 4, 4, 2, 2, 8, dtype=torch.float16)

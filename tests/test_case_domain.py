@@ -70,6 +70,46 @@ def test_a_length_multiple_and_a_longest_length_hold_for_dense_and_packed_cases(
     assert any(case.varlen for case in inside) and any(not case.varlen for case in inside)
 
 
+def test_a_head_dim_cap_for_one_dtype_holds_in_that_dtype_alone():
+    domain = case_domain.parse({"max_head_dim_by_dtype": {"float32": 32}})
+    cases = drawn(strategies.cases(sizes=GPU, domain=domain))
+    inside = [case for case in cases if domain.outside_because(case) is None]
+    assert len(inside) >= 0.92 * len(cases)
+    assert any(case.dtype == "float32" for case in inside)
+    assert max(case.head_dim for case in inside if case.dtype != "float32") > 32
+    assert domain.describe() == "float32 head dims up to 32"
+
+
+def test_a_compile_keys_catalogue_pins_no_head_dim_over_its_dtypes_cap():
+    domain = case_domain.parse({"max_head_dim_by_dtype": {"float32": 64}})
+    classes = compile_classes.keyed_classes(("dtype", "head_dim"), GPU, GPU.dtypes, ("dense",), ("contiguous",),
+                                            ("none",), True, None, domain)
+    assert all(domain.allows_head_dim(c.get("head_dim"), c.get("dtype")) for c in classes)
+    assert max(c.get("head_dim") for c in classes if c.get("dtype") == "float16") > 64
+    assert {c.get("dtype") for c in classes} == set(GPU.dtypes)
+
+
+@pytest.mark.parametrize("request_", [{}, {"varlen": True}, {"empty_rows": False}])
+def test_shortest_lengths_hold_for_every_dense_case_and_packed_sequence(request_):
+    domain = CaseDomain(min_seqlen_q=1, min_seqlen_k=1)
+    cases = drawn(strategies.cases(sizes=CPU, domain=domain, **request_))
+    inside = [case for case in cases if domain.outside_because(case) is None]
+    assert len(inside) >= 0.92 * len(cases)
+    for case in inside:
+        pairs = case.seqlens if case.varlen else ((case.seqlen_q, case.seqlen_k),)
+        assert min(min(pair) for pair in pairs) >= 1, case.spec()
+
+
+def test_causal_equal_lengths_hold_for_causal_cases_while_others_keep_unequal_lengths():
+    domain = CaseDomain(causal_equal_lengths=True)
+    cases = drawn(strategies.cases(sizes=CPU, domain=domain, varlen=False, mask=False))
+    inside = [case for case in cases if domain.outside_because(case) is None]
+    assert len(inside) >= 0.92 * len(cases)
+    assert any(case.causal for case in inside)
+    assert any(case.seqlen_q != case.seqlen_k for case in inside if not case.causal)
+    assert domain.describe() == "causal lengths equal"
+
+
 def test_a_domain_with_no_head_dim_within_the_sizes_is_refused_when_the_strategy_is_built():
     from hypothesis.errors import InvalidArgument
 
@@ -131,6 +171,13 @@ def test_the_fuzz_summary_and_json_show_the_domain_and_the_declines_inside_it(ca
     ({"length_multiple": 0}, "flashcheck_case_domain['length_multiple'] must be a positive int"),
     ({"head_dims": (512,)}, "allows no head dim from 1 to 256"),
     ({"layouts": ("strided",)}, "unknown layouts 'strided'"),
+    ({"max_head_dim_by_dtype": 128}, "flashcheck_case_domain['max_head_dim_by_dtype'] must be a mapping from dtypes"),
+    ({"max_head_dim_by_dtype": {"float64": 128}}, "names unknown dtypes 'float64'"),
+    ({"max_head_dim_by_dtype": {"float32": 0}}, "flashcheck_case_domain['max_head_dim_by_dtype']['float32'] must be"),
+    ({"min_head_dim": 64, "max_head_dim_by_dtype": {"float32": 32}}, "leaves float32 no head dim"),
+    ({"causal_equal_lengths": 1}, "flashcheck_case_domain['causal_equal_lengths'] must be True or False"),
+    ({"min_seqlen_q": 0}, "flashcheck_case_domain['min_seqlen_q'] must be a positive int"),
+    ({"min_seqlen_q": 64, "max_seqlen": 32}, "is below min_seqlen_q = 64: an empty domain"),
     ([("head_dims", (16,))], "must be a mapping"),
 ])
 def test_a_malformed_domain_is_one_line_naming_the_attribute_and_key(declared, message):

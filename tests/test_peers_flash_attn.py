@@ -251,3 +251,20 @@ def test_fa4_s_float16_offset_values_divergence_covers_float16_offset_cases_of_t
         assert not grads.explains(Case.from_spec(other)), other
     assert "out_matches_reference" not in known or not known["out_matches_reference"].explains(offset)
     assert not grads.explains(offset, raised=True, message="CUDA out of memory"), "a numerical divergence only"
+
+
+@pytest.mark.parametrize("adapter", [fa4.dense, fa4.varlen, fa4.deterministic], ids=["fa4", "fa4-varlen",
+                                                                                        "fa4-deterministic"])
+def test_fa4_s_float16_range_divergence_covers_the_gradient_properties_own_inputs_where_ds_overflows(
+        adapter, monkeypatch):
+    monkeypatch.setattr(fa4, "_capability", lambda device: (9, 0))
+    known = adapter().flashcheck_known_divergences
+    # A campaign's case on the H200: dK NaN where float64 gives 18513.6, exact |dS| 1.39e5.
+    overflowing = Case.from_spec("batch=1 seqlen_q=1738 seqlen_k=1738 heads=1 kv_heads=1 head_dim=64 dtype=float16 "
+                                 "causal=False window=0,300 softmax_scale=None layout=contiguous values=outliers "
+                                 "seed=4294967294")
+    for name in ("grads_match_reference", "gqa_grads_match_repeated_kv"):
+        assert known[name].explains(overflowing), name
+    assert not known["grads_match_reference"].explains(overflowing.replace(dtype="bfloat16"))
+    assert not known["grads_match_reference"].explains(overflowing.replace(values="normal"))
+    assert "out_matches_reference" not in known or not known["out_matches_reference"].explains(overflowing)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import pytest
 import torch
 
+from flashcheck import protocol
 from flashcheck.cases.case import Case
 from flashcheck.peers import sdpa_public
 from flashcheck.properties import PROPERTIES
@@ -193,6 +194,28 @@ def test_cudnn_s_leak_through_outlier_values_is_declared_where_a_mask_hides_them
     assert not known.explains(Case.from_spec(f"{spec} values=outliers causal=True")), "is_causal: no mask"
     assert not known.explains(Case.from_spec(f"{spec} values=normal window=-1,0"))
 
+
+
+def test_flash_s_float16_offset_values_divergence_covers_the_gradients_of_float16_offset_cases_alone():
+    from flashcheck.peers.common import gradient_properties
+
+    known = sdpa_public.flash().flashcheck_known_divergences
+    # A campaign's case on the H200: dQ inf where float64 gives -3347.0, as a plain float16 backward.
+    offset = Case.from_spec("batch=1 seqlen_q=2 seqlen_k=2 heads=1 kv_heads=1 head_dim=16 dtype=float16 "
+                            "causal=False window=-1,-1 softmax_scale=None layout=contiguous values=offset-values seed=197")
+    assert all(known[name].explains(offset) for name in gradient_properties() if name != "backward_deterministic")
+    for other in (offset.replace(dtype="bfloat16"), offset.replace(values="normal")):
+        assert not known["grads_match_reference"].explains(other), other.spec()
+    assert "out_matches_reference" not in known or not known["out_matches_reference"].explains(offset)
+
+
+def test_flash_s_domain_keeps_causal_lengths_equal_and_views_aligned():
+    domain = protocol.case_domain_of(sdpa_public.flash(), "cuda")
+    spec = "batch=1 heads=1 kv_heads=1 head_dim=64 dtype=float16 seed=0"
+    assert domain.outside_because(Case.from_spec(f"{spec} seqlen_q=8 seqlen_k=16 causal=True"))
+    assert domain.outside_because(Case.from_spec(f"{spec} seqlen_q=8 seqlen_k=16")) is None
+    assert domain.outside_because(Case.from_spec(f"{spec} seqlen_q=8 seqlen_k=8 causal=True")) is None
+    assert domain.outside_because(Case.from_spec(f"{spec} seqlen_q=8 seqlen_k=8 layout=padded"))
 
 #: Campaign cases whose dQ cuDNN gave NaN on the H200, each confirmed by its standalone script
 #: (docs/measurements/campaign/h200-2026-11-29-declared/, cudnn-lead1, 3, 7 and 8, and the one-key

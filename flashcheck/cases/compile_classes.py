@@ -460,8 +460,25 @@ def keyed_classes(key: tuple[str, ...], sizes: CaseSizes, dtypes: tuple[str, ...
         rows = [{name: value} for value in values]
     else:
         rows = _covering_rows(factors, rng, restarts=2)
+    if domain.max_head_dim_by_dtype and {"dtype", "head_dim"} <= set(key):
+        rows = _head_dims_fitting_dtypes(rows, factors["head_dim"], domain)
     rng.shuffle(rows)
     return tuple(KeyedClass(tuple((name, row[name]) for name in key)) for row in rows)
+
+
+def _head_dims_fitting_dtypes(rows: list[dict], head_dims: list[int], domain: CaseDomain) -> list[dict]:
+    """``rows`` with each head dim over its row's dtype's cap (``max_head_dim_by_dtype``) moved to
+    the largest dealt head dim under it (rows that become equal kept once): no class pins a
+    pair the domain leaves out, which its cases would then draw outside."""
+    fitted = []
+    for row in rows:
+        if not domain.allows_head_dim(row["head_dim"], row["dtype"]):
+            fitting = [d for d in head_dims if domain.allows_head_dim(d, row["dtype"])]
+            if fitting:
+                row = {**row, "head_dim": max(fitting)}
+        if row not in fitted:
+            fitted.append(row)
+    return fitted
 
 
 def _values(name, rng, sizes, dtypes, modes, layouts, bands, allow_gqa, gqa, domain: CaseDomain) -> list:

@@ -27,6 +27,8 @@ PROTOCOL_MAX_HEAD_DIM = 256
 
 #: The case layouts (:data:`flashcheck.cases.case.LAYOUTS`; repeated here so that this module imports no torch).
 _LAYOUTS = ("contiguous", "heads-first", "padded", "mixed")
+#: The dtype names (:data:`flashcheck.protocol.DTYPE_NAMES`, repeated for the same reason).
+_DTYPES = ("float16", "bfloat16", "float32")
 
 #: The keys a declared domain may have, each with what it expects.
 KEYS = {
@@ -34,8 +36,12 @@ KEYS = {
     "head_dim_multiple": "a positive int: head dims must be multiples of it",
     "min_head_dim": "a positive int: the smallest head dim",
     "max_head_dim": "a positive int: the largest head dim",
+    "max_head_dim_by_dtype": f"a mapping from dtypes {_DTYPES} to positive ints: the largest head dim in that dtype",
     "equal_lengths": "True or False: query and key lengths equal",
+    "causal_equal_lengths": "True or False: a causal case's query and key lengths equal (a causal mask aligned "
+                            "at the top left, where the protocol's is at the bottom right)",
     "length_multiple": "a positive int: every length a multiple of it",
+    "min_seqlen_q": "a positive int: the shortest query length",
     "min_seqlen_k": "a positive int: the shortest key length",
     "max_seqlen": "a positive int: the longest length",
     "positive_scale": "True or False: only a positive softmax_scale (or the default)",
@@ -51,8 +57,12 @@ class CaseDomain:
     head_dim_multiple: int = 1
     min_head_dim: int = 1
     max_head_dim: int | None = None
+    #: ``(dtype, largest head dim)`` pairs, sorted: a mapping kept hashable.
+    max_head_dim_by_dtype: tuple[tuple[str, int], ...] = ()
     equal_lengths: bool = False
+    causal_equal_lengths: bool = False
     length_multiple: int = 1
+    min_seqlen_q: int = 0
     min_seqlen_k: int = 0
     max_seqlen: int | None = None
     positive_scale: bool = False
@@ -63,14 +73,18 @@ class CaseDomain:
         """Whether the domain excludes any case (False for the default)."""
         return self != CaseDomain()
 
-    def allows_head_dim(self, head_dim: int) -> bool:
+    def allows_head_dim(self, head_dim: int, dtype: str | None = None) -> bool:
+        """Whether the domain allows ``head_dim``; in ``dtype`` where one is given, in some dtype
+        where none is."""
+        cap = dict(self.max_head_dim_by_dtype).get(dtype) if dtype is not None else None
         return ((self.head_dims is None or head_dim in self.head_dims)
                 and head_dim % self.head_dim_multiple == 0 and head_dim >= self.min_head_dim
-                and (self.max_head_dim is None or head_dim <= self.max_head_dim))
+                and (self.max_head_dim is None or head_dim <= self.max_head_dim)
+                and (cap is None or head_dim <= cap))
 
-    def head_dims_up_to(self, limit: int) -> tuple[int, ...]:
-        """The head dims in ``[1, limit]`` the domain allows, ascending."""
-        return tuple(d for d in range(1, limit + 1) if self.allows_head_dim(d))
+    def head_dims_up_to(self, limit: int, dtype: str | None = None) -> tuple[int, ...]:
+        """The head dims in ``[1, limit]`` the domain allows (in ``dtype``, where given), ascending."""
+        return tuple(d for d in range(1, limit + 1) if self.allows_head_dim(d, dtype))
 
     def no_head_dim_up_to(self, limit: int) -> str | None:
         """Why no case can be drawn inside the domain where head dims go up to ``limit``, or None."""
@@ -84,15 +98,19 @@ class CaseDomain:
     def outside_because(self, case) -> str | None:
         """Why ``case`` (a :class:`flashcheck.cases.case.Case`) lies outside the domain, or None
         when it lies inside."""
-        if not self.allows_head_dim(case.head_dim):
-            return f"head dim {case.head_dim} is outside {self.describe_head_dims()}"
+        if not self.allows_head_dim(case.head_dim, case.dtype):
+            return f"head dim {case.head_dim} in {case.dtype} is outside {self.describe_head_dims()}"
         pairs = case.seqlens if case.varlen else ((case.seqlen_q, case.seqlen_k),)
         for nq, nk in pairs:
             if self.equal_lengths and nq != nk:
                 return f"lengths {nq} and {nk} differ, and the domain has equal lengths"
+            if self.causal_equal_lengths and case.causal and nq != nk:
+                return f"causal lengths {nq} and {nk} differ, and the domain has causal equal lengths"
             for length in (nq, nk):
                 if not self.allows_length(length):
                     return f"length {length} is outside {self.describe_lengths()}"
+            if nq < self.min_seqlen_q:
+                return f"query length {nq} is below {self.min_seqlen_q}"
             if nk < self.min_seqlen_k:
                 return f"key length {nk} is below {self.min_seqlen_k}"
         if self.positive_scale and case.softmax_scale is not None and case.softmax_scale <= 0:
@@ -113,16 +131,21 @@ class CaseDomain:
             parts.append(f"head dims from {self.min_head_dim}")
         elif self.max_head_dim is not None:
             parts.append(f"head dims up to {self.max_head_dim}")
+        parts.extend(f"{dtype} head dims up to {cap}" for dtype, cap in self.max_head_dim_by_dtype)
         return "; ".join(parts) or "any head dim"
 
     def describe_lengths(self) -> str:
         parts = []
         if self.equal_lengths:
             parts.append("equal lengths")
+        if self.causal_equal_lengths:
+            parts.append("causal lengths equal")
         if self.length_multiple > 1:
             parts.append(f"lengths multiple of {self.length_multiple}")
         if self.max_seqlen is not None:
             parts.append(f"lengths up to {self.max_seqlen}")
+        if self.min_seqlen_q:
+            parts.append(f"query lengths from {self.min_seqlen_q}")
         if self.min_seqlen_k:
             parts.append(f"key lengths from {self.min_seqlen_k}")
         return "; ".join(parts) or "any length"
@@ -145,7 +168,11 @@ class CaseDomain:
         out = {}
         for field in dataclasses.fields(self):
             value = getattr(self, field.name)
-            if value != getattr(default, field.name):
+            if value == getattr(default, field.name):
+                continue
+            if field.name == "max_head_dim_by_dtype":
+                out[field.name] = dict(value)
+            else:
                 out[field.name] = sorted(value) if isinstance(value, frozenset) else value
         return out
 
@@ -167,16 +194,22 @@ def parse(declared, attribute: str = "flashcheck_case_domain") -> CaseDomain:
     if not domain.head_dims_up_to(PROTOCOL_MAX_HEAD_DIM):
         raise ValueError(f"{attribute} allows no head dim from 1 to {PROTOCOL_MAX_HEAD_DIM} "
                          f"({domain.describe_head_dims()}): an empty domain")
-    if domain.max_seqlen is not None and domain.max_seqlen < domain.length_multiple:
-        raise ValueError(f"{attribute}['max_seqlen'] = {domain.max_seqlen} is below length_multiple = "
-                         f"{domain.length_multiple}: an empty domain")
+    for dtype, _ in domain.max_head_dim_by_dtype:
+        if not domain.head_dims_up_to(PROTOCOL_MAX_HEAD_DIM, dtype):
+            raise ValueError(f"{attribute}['max_head_dim_by_dtype'] leaves {dtype} no head dim from 1 to "
+                             f"{PROTOCOL_MAX_HEAD_DIM} ({domain.describe_head_dims()}): an empty domain in {dtype}")
+    if domain.max_seqlen is not None:
+        for key in ("length_multiple", "min_seqlen_q", "min_seqlen_k"):
+            if domain.max_seqlen < getattr(domain, key):
+                raise ValueError(f"{attribute}['max_seqlen'] = {domain.max_seqlen} is below {key} = "
+                                 f"{getattr(domain, key)}: an empty domain")
     return domain
 
 
 def _value(attribute: str, key: str, value):
     where = f"{attribute}[{key!r}]"
     expected = KEYS[key]
-    if key in ("equal_lengths", "positive_scale"):
+    if key in ("equal_lengths", "causal_equal_lengths", "positive_scale"):
         if not isinstance(value, bool):
             raise ValueError(f"{where} must be {expected}; got {value!r}")
         return value
@@ -186,6 +219,14 @@ def _value(attribute: str, key: str, value):
         for item in value:
             _positive_int(where, expected, item)
         return frozenset(value)
+    if key == "max_head_dim_by_dtype":
+        if not isinstance(value, Mapping) or not value:
+            raise ValueError(f"{where} must be {expected}; got {value!r}")
+        unknown = sorted(str(dtype) for dtype in value if dtype not in _DTYPES)
+        if unknown:
+            raise ValueError(f"{where} names unknown dtypes {', '.join(map(repr, unknown))}; expected {expected}")
+        return tuple(sorted((dtype, _positive_int(f"{where}[{dtype!r}]", "a positive int", cap))
+                            for dtype, cap in value.items()))
     if key == "layouts":
         if isinstance(value, (str, bytes)) or not isinstance(value, Collection) or not value:
             raise ValueError(f"{where} must be {expected}; got {value!r}")

@@ -681,6 +681,13 @@ def _cases(draw, sizes, dtypes, allow_causal, allow_window, allow_gqa, layouts, 
                            min_right=min_right)
     causal, window = draw(_pinned_band(band, pins, allow_causal, allow_window, seqlen_q, seqlen_k, empty_rows,
                                        band_empties, seqlens_drawn))
+    if causal and domain.causal_equal_lengths and empty_rows is not True:
+        # Each pair down to its shorter side: inside the domain still, and within the sizes.
+        if seqlens_drawn is not None:
+            seqlens_drawn = tuple((min(pair), min(pair)) for pair in seqlens_drawn)
+            seqlen_q = seqlen_k = sum(nq for nq, _ in seqlens_drawn)
+        else:
+            seqlen_q = seqlen_k = min(seqlen_q, seqlen_k)
 
     scores = max(1, seqlen_q * seqlen_k)
     max_heads = max(1, min(sizes.max_heads, sizes.max_elements // scores))
@@ -709,9 +716,13 @@ def _cases(draw, sizes, dtypes, allow_causal, allow_window, allow_gqa, layouts, 
                 mask = draw(mask_specs(batch, heads, seqlen_q, seqlen_k, empty_rows=empties))
             else:
                 mask = draw(_mask_specs(batch, heads, seqlen_q, seqlen_k, empties, shapes=(triton.mask_shape,)))
-    allowed_head_dims = domain_head_dims if domain.restricts else None
+    allowed_head_dims = None
+    if domain.restricts:
+        allowed_head_dims = tuple(d for d in domain_head_dims if domain.allows_head_dim(d, dtype)) or domain_head_dims
     if triton is None:
-        head_dim = pins.get("head_dim") or draw(_head_dims_within(sizes, allowed_head_dims))
+        head_dim = pins.get("head_dim")
+        if head_dim is None or (allowed_head_dims is not None and head_dim not in allowed_head_dims):
+            head_dim = draw(_head_dims_within(sizes, allowed_head_dims))
         softmax_scale = _pinned_scale(pins, draw, domain)
         layout = pins.get("layout") or draw(st.sampled_from(_layouts_within(layouts, domain)))
     else:
@@ -768,7 +779,8 @@ def _lengths_in_domain(seqlen_q, seqlen_k, domain: CaseDomain, sizes: CaseSizes,
     """Dense lengths moved inside ``domain`` within the sizes; as drawn where the request
     (rows emptied by the band, which needs ``seqlen_q > seqlen_k``) cannot be met inside it."""
     limit, budget = sizes.long_seqlen, sizes.max_elements
-    nq = _fit_length(max(seqlen_q, domain.min_seqlen_k if domain.equal_lengths else 1), domain, limit)
+    nq = _fit_length(max(seqlen_q, 1, domain.min_seqlen_q, domain.min_seqlen_k if domain.equal_lengths else 0),
+                     domain, limit)
     nk = nq if domain.equal_lengths else _fit_length(max(seqlen_k, domain.min_seqlen_k), domain,
                                                      min(limit, max(1, budget // nq)))
     if band_empties and nq <= nk:
@@ -784,7 +796,8 @@ def _packed_in_domain(pairs, domain: CaseDomain, max_tokens: int, empty_rows):
     where the request cannot be met inside it."""
     fitted = []
     for nq, nk in pairs:
-        nq = 0 if nq == 0 else _fit_length(nq, domain, max_tokens)
+        nq = 0 if nq == 0 and not domain.min_seqlen_q else _fit_length(max(nq, domain.min_seqlen_q), domain,
+                                                                         max_tokens)
         nk = nq if domain.equal_lengths else _fit_length(max(nk, domain.min_seqlen_k), domain, max_tokens) if (
             nk or domain.min_seqlen_k) else 0
         fitted.append((nq, nk))

@@ -16,7 +16,12 @@ one failed to lower ("NoValidChoicesError") with GQA and a block mask at 20 and
 64 queries [2.11 H100], where the standard kernel compiled; every case then
 checks the same kernel.  No keys at all (Nk = 0, or a packed batch without a
 key) is declined: ``create_block_mask`` and the eager path fail on an empty key
-axis (IndexError) [2.13 CPU, 2.11 H100]. float32 with D > 128 is declined on CUDA:
+axis (IndexError) [2.13 CPU, 2.11 H100]. No queries at all (Nq = 0) is declined too:
+``create_block_mask`` raises IndexError inside its vmap over an empty query axis, and
+without a block mask the eager path returns ``lse`` None though asked for it [2.13 CPU,
+2.11 H200; a campaign's varlen_matches_separate_calls, one sequence called alone]. The case
+domain says both (every query and key length from 1), and float32 head dims up to 128 on
+CUDA, so that the fuzzer draws inside them. float32 with D > 128 is declined on CUDA:
 the compiled kernel, whose head dim is rounded up to 256, asked for 344 KB of shared
 memory where an H100 has 227 KB [2.11 H100, D = 218].
 On CPU the eager (unfused, scores materialised) path runs, which torch refuses
@@ -31,6 +36,8 @@ from __future__ import annotations
 
 import torch
 
+from flashcheck.divergences import KnownDivergence
+from flashcheck.oracle.case_predicates import float16_backward_overflows
 from flashcheck.peers import flex_call
 from flashcheck.peers.common import Library, Peer, Request
 from flashcheck.peers.sdpa import FLOAT16_RANGE_STRESSED
@@ -60,6 +67,9 @@ def _run_flex(torch_module, q, k, v, req: Request):
     if req.nk == 0:
         raise NotImplementedError("flex: no keys (Nk = 0) is declined: create_block_mask and flex_attention "
                                   "fail on an empty key axis (see flashcheck.peers.flex)")
+    if req.nq == 0:
+        raise NotImplementedError("flex: no queries (Nq = 0) is declined: create_block_mask fails on an empty "
+                                  "query axis and flex_attention returns no lse there (see flashcheck.peers.flex)")
     return flex_call.run_flex(q, k, v, scale=req.scale, left=req.left, right=req.right, attn_mask=req.mask)
 
 
@@ -68,10 +78,28 @@ def _run_flex(torch_module, q, k, v, req: Request):
 #: packing) is data, but its presence changes the score modification compiled in.
 FLEX_COMPILE_KEY = ("dtype", "head_dim", "gqa_ratio", "mode", "band")
 
+#: [2.11 H200] compiled FlexAttention, float16 (a flex campaign,
+#: docs/measurements/campaign/h200-2026-11-29-survey-3/): dK -inf where float64 gives -617.0 on
+#: grads_match_reference's own inputs (outlier values, head dim 115, GQA 2:1; exact |dS| 8.8e4,
+#: a single query head's dK 7.0e5), as on the dS-range property's scaled inputs
+#: (:data:`flashcheck.peers.sdpa.FLOAT16_RANGE_STRESSED`) and as torch SDPA's fused backends.
+FLOAT16_RANGE = KnownDivergence(
+    "float16: rounds an intermediate of the backward (dS, or a single query head's dK or dV under GQA) to float16 "
+    "where the exact one exceeds its range, giving inf and NaN where the exact gradient is finite "
+    "(flashcheck.oracle.case_predicates.float16_backward_overflows; [2.11 H200])",
+    float16_backward_overflows)
+
+#: What every call needs (the declines above): a query and a key in each sequence, since
+#: varlen_matches_separate_calls calls each packed sequence alone.
+_LENGTHS = {"min_seqlen_q": 1, "min_seqlen_k": 1}
+
 
 def flex() -> Peer:
     cpu = frozenset({"causal", "window", "gqa", "mask", "varlen", "lse"}) | DTYPE_NAMES
     # Compiled FlexAttention's head dims start at 16 (its NYI error, declined above).
     return Peer("flex", LIBRARY, {"cpu": cpu, "cuda": cpu | {"backward"}}, _run_flex, compile_key=FLEX_COMPILE_KEY,
-                case_domain={"cuda": {"min_head_dim": 16}}, packed_as_dense=True,
-                known_divergences={"grads_match_reference_where_ds_exceeds_float16": FLOAT16_RANGE_STRESSED})
+                case_domain={"cpu": _LENGTHS,
+                             "cuda": {**_LENGTHS, "min_head_dim": 16, "max_head_dim_by_dtype": {"float32": 128}}},
+                packed_as_dense=True,
+                known_divergences={"grads_match_reference_where_ds_exceeds_float16": FLOAT16_RANGE_STRESSED,
+                                   "grads_match_reference": FLOAT16_RANGE, "gqa_grads_match_repeated_kv": FLOAT16_RANGE})

@@ -14,7 +14,7 @@ import torch
 
 from flashcheck import protocol
 from flashcheck.cases.case import Case
-from flashcheck.peers import sdpa_public
+from flashcheck.peers import sdpa, sdpa_public
 from flashcheck.properties import PROPERTIES
 from flashcheck.protocol import features_of
 from tests.support import peer_fakes
@@ -196,10 +196,11 @@ def test_cudnn_s_leak_through_outlier_values_is_declared_where_a_mask_hides_them
 
 
 
-def test_flash_s_float16_offset_values_divergence_covers_the_gradients_of_float16_offset_cases_alone():
+@pytest.mark.parametrize("adapter", [sdpa_public.flash, sdpa.sdpa_flash], ids=["sdpa-public-flash", "sdpa-flash"])
+def test_flash_s_float16_offset_values_divergence_covers_the_gradients_of_float16_offset_cases_alone(adapter):
     from flashcheck.peers.common import gradient_properties
 
-    known = sdpa_public.flash().flashcheck_known_divergences
+    known = adapter().flashcheck_known_divergences
     # A campaign's case on the H200: dQ inf where float64 gives -3347.0, as a plain float16 backward.
     offset = Case.from_spec("batch=1 seqlen_q=2 seqlen_k=2 heads=1 kv_heads=1 head_dim=16 dtype=float16 "
                             "causal=False window=-1,-1 softmax_scale=None layout=contiguous values=offset-values seed=197")
@@ -209,13 +210,21 @@ def test_flash_s_float16_offset_values_divergence_covers_the_gradients_of_float1
     assert "out_matches_reference" not in known or not known["out_matches_reference"].explains(offset)
 
 
-def test_flash_s_domain_keeps_causal_lengths_equal_and_views_aligned():
-    domain = protocol.case_domain_of(sdpa_public.flash(), "cuda")
+@pytest.mark.parametrize("adapter", [sdpa_public.flash, sdpa.sdpa_flash, sdpa.sdpa_cudnn],
+                         ids=["sdpa-public-flash", "sdpa-flash", "sdpa-cudnn"])
+def test_flash_s_domain_keeps_causal_lengths_equal_as_is_causal_is_aligned_at_the_top_left(adapter):
+    domain = protocol.case_domain_of(adapter(), "cuda")
     spec = "batch=1 heads=1 kv_heads=1 head_dim=64 dtype=float16 seed=0"
     assert domain.outside_because(Case.from_spec(f"{spec} seqlen_q=8 seqlen_k=16 causal=True"))
     assert domain.outside_because(Case.from_spec(f"{spec} seqlen_q=8 seqlen_k=16")) is None
     assert domain.outside_because(Case.from_spec(f"{spec} seqlen_q=8 seqlen_k=8 causal=True")) is None
-    assert domain.outside_because(Case.from_spec(f"{spec} seqlen_q=8 seqlen_k=8 layout=padded"))
+
+
+def test_the_public_flash_backend_s_domain_keeps_views_aligned():
+    domain = protocol.case_domain_of(sdpa_public.flash(), "cuda")
+    spec = "batch=1 heads=1 kv_heads=1 head_dim=64 dtype=float16 seed=0 seqlen_q=8 seqlen_k=8"
+    assert domain.outside_because(Case.from_spec(f"{spec} layout=padded"))
+    assert domain.outside_because(Case.from_spec(f"{spec} layout=heads-first")) is None
 
 #: Campaign cases whose dQ cuDNN gave NaN on the H200, each confirmed by its standalone script
 #: (docs/measurements/campaign/h200-2026-11-29-declared/, cudnn-lead1, 3, 7 and 8, and the one-key

@@ -82,11 +82,11 @@ from __future__ import annotations
 
 from flashcheck.divergences import NEGATIVE_SCALE, KnownDivergence
 from flashcheck.oracle.case_predicates import (
-    either, float16_backward_overflows, float16_subnormal_probabilities, is_float16, sdpa_no_keys_backward_overflows,
-    sdpa_no_keys_forward_overflows, under, with_empty_rows, without_keys,
+    either, float16_backward_overflows, float16_subnormal_probabilities, float16_with_offset_values, is_float16,
+    sdpa_no_keys_backward_overflows, sdpa_no_keys_forward_overflows, under, with_empty_rows, without_keys,
 )
 from flashcheck.peers import sdpa_call
-from flashcheck.peers.common import HALF, TORCH, Peer, Request
+from flashcheck.peers.common import HALF, TORCH, Peer, Request, declared_on, gradient_properties
 from flashcheck.protocol import DTYPE_NAMES
 
 __all__ = ["sdpa_math", "sdpa_flash", "sdpa_efficient", "sdpa_cudnn"]
@@ -302,13 +302,30 @@ _SDPA_CAUSAL_ONLY_NOT_APPLICABLE = {"empty_rows_exact": _NO_EMPTY_ROWS_SDPA_CAUS
                                     "empty_rows_get_zero_dq": _NO_EMPTY_ROWS_SDPA_CAUSAL}
 
 
+#: [2.11 H200] torch's flash backend (sdpa-flash, sdpa-public-flash), float16 with keys and values
+#: sharing large offsets (``offset-values``): dQ inf where float64 gives -3347.0 (2 queries and
+#: keys, head dim 16) and -350.0 (31, causal), in campaigns of both adapters
+#: (docs/measurements/campaign/h200-2026-11-29-survey-3/).
+#: As FlashAttention-4's (flashcheck.peers.fa4.OFFSET_VALUES_DELTA), not an error beyond plain
+#: float16: flashcheck's plain same-precision backward and torch's math backend in float16 are
+#: infinite on the same dQ elements of both cases (the folder's plain_float16_check output).
+FLASH_OFFSET_VALUES_DELTA = KnownDivergence(
+    "float16, keys and values sharing large offsets: infinite dQ where float64 is finite, as a plain float16 "
+    "backward gives (delta formed from the float16-rounded output; [2.11 H200]; "
+    "docs/measurements/campaign/h200-2026-11-29-survey-3/)",
+    float16_with_offset_values, steer=float16_with_offset_values)
+#: Causal cases of equal lengths only: _square_causal declines the others.
+_SQUARE_CAUSAL_DOMAIN = {"cuda": {"causal_equal_lengths": True}}
+
+
 def sdpa_flash() -> Peer:
+    known = {"backward_deterministic": _ATOMIC_DQ, "grads_match_reference": _FLOAT16_RANGE,
+             "grads_match_reference_where_ds_exceeds_float16": FLOAT16_RANGE_STRESSED,
+             "gqa_grads_match_repeated_kv": _FLOAT16_RANGE}
     return Peer("sdpa-flash", TORCH, {"cuda": _BASIC | HALF}, _run_sdpa_flash, compile_key=(),
-                known_divergences={"backward_deterministic": _ATOMIC_DQ,
-                                      "grads_match_reference": _FLOAT16_RANGE,
-                                      "grads_match_reference_where_ds_exceeds_float16": FLOAT16_RANGE_STRESSED,
-                                      "gqa_grads_match_repeated_kv": _FLOAT16_RANGE},
-                   every_property=NEGATIVE_SCALE, not_applicable=_SDPA_CAUSAL_ONLY_NOT_APPLICABLE)
+                known_divergences=declared_on(gradient_properties(), FLASH_OFFSET_VALUES_DELTA, known),
+                every_property=NEGATIVE_SCALE, not_applicable=_SDPA_CAUSAL_ONLY_NOT_APPLICABLE,
+                case_domain=_SQUARE_CAUSAL_DOMAIN)
 
 
 def sdpa_efficient() -> Peer:
@@ -334,4 +351,4 @@ def sdpa_cudnn() -> Peer:
                                       "gqa_grads_match_repeated_kv": _FLOAT16_RANGE},
                    every_property=NEGATIVE_SCALE,
                    # See _NO_EMPTY_ROWS_SDPA_CAUSAL: attn_bias=None, is_causal top-left (torch's docstring).
-                   not_applicable=_SDPA_CAUSAL_ONLY_NOT_APPLICABLE)
+                   not_applicable=_SDPA_CAUSAL_ONLY_NOT_APPLICABLE, case_domain=_SQUARE_CAUSAL_DOMAIN)

@@ -46,11 +46,12 @@ import torch
 from flashcheck.divergences import NEGATIVE_SCALE, KnownDivergence, combined
 from flashcheck.oracle.case_predicates import (
     backward_extremes, case_hidden_logit_lead, either, float16_backward_overflows, float16_subnormal_probabilities,
-    float16_with_offset_values, hidden_logit_lead, is_float16, or_relaid, sdpa_no_keys_backward_overflows,
+    hidden_logit_lead, is_float16, or_relaid, sdpa_no_keys_backward_overflows,
     sdpa_no_keys_forward_overflows, under, with_empty_rows, with_unaligned_views, without_keys,
 )
 from flashcheck.peers import sdpa_public_call
 from flashcheck.peers.common import HALF, TORCH, Peer, Request, declared_on, gradient_properties
+from flashcheck.peers.sdpa import FLASH_OFFSET_VALUES_DELTA
 from flashcheck.peers.sdpa_call import aligned
 from flashcheck.protocol import DTYPE_NAMES
 
@@ -279,23 +280,12 @@ KNOWN = {
 }
 
 
-#: [2.11 H200] torch's flash backend, float16 with keys and values sharing large offsets
-#: (``offset-values``): dQ inf where float64 gives -3347.0 (2 queries and keys, head dim 16) and
-#: -350.0 (31, causal), in a campaign (docs/measurements/campaign/h200-2026-11-29-survey-3/).
-#: As FlashAttention-4's (flashcheck.peers.fa4.OFFSET_VALUES_DELTA), not an error beyond plain
-#: float16: flashcheck's plain same-precision backward and torch's math backend in float16 are
-#: infinite on the same dQ elements of both cases (the folder's plain_float16_check output).
-_FLASH_OFFSET_VALUES_DELTA = KnownDivergence(
-    "float16, keys and values sharing large offsets: infinite dQ where float64 is finite, as a plain float16 "
-    "backward gives (delta formed from the float16-rounded output; [2.11 H200]; "
-    "docs/measurements/campaign/h200-2026-11-29-survey-3/)",
-    float16_with_offset_values, steer=float16_with_offset_values)
 #: The property whose backward runs on scaled inputs (flashcheck.oracle.backward_inputs.ds_range_inputs).
 _DS_RANGE_PROPERTY = "grads_match_reference_where_ds_exceeds_float16"
 #: Divergences declared on every gradient property, by backend: on the properties' own inputs,
 #: and on the scaled inputs of :data:`_DS_RANGE_PROPERTY`.
 GRADIENTS = {"cudnn": (_CUDNN_LOW_ROW_SUMS_DQ, _CUDNN_LOW_ROW_SUMS_DQ_DS_RANGE),
-             "flash": (_FLASH_OFFSET_VALUES_DELTA, _FLASH_OFFSET_VALUES_DELTA)}
+             "flash": (FLASH_OFFSET_VALUES_DELTA, FLASH_OFFSET_VALUES_DELTA)}
 #: Divergences declared on every property, by backend.
 EVERY_PROPERTY = {"flash": NEGATIVE_SCALE,
                   "cudnn": combined(NEGATIVE_SCALE, _CUDNN_EMPTY_ROWS, _CUDNN_MASK_OUTSCORED),

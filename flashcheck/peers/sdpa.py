@@ -80,10 +80,12 @@ Translations, adapter by adapter:
 """
 from __future__ import annotations
 
+import math
+
 from flashcheck.divergences import NEGATIVE_SCALE, KnownDivergence
 from flashcheck.oracle.case_predicates import (
-    either, float16_backward_overflows, float16_subnormal_probabilities, float16_with_offset_values, is_float16,
-    sdpa_no_keys_backward_overflows, sdpa_no_keys_forward_overflows, under, with_empty_rows, without_keys,
+    backward_extremes, either, float16_backward_overflows, float16_subnormal_probabilities, float16_with_offset_values,
+    is_float16, sdpa_no_keys_backward_overflows, sdpa_no_keys_forward_overflows, under, with_empty_rows, without_keys,
 )
 from flashcheck.peers import sdpa_call
 from flashcheck.peers.common import HALF, TORCH, Peer, Request, declared_on, gradient_properties
@@ -302,6 +304,59 @@ _SDPA_CAUSAL_ONLY_NOT_APPLICABLE = {"empty_rows_exact": _NO_EMPTY_ROWS_SDPA_CAUS
                                     "empty_rows_get_zero_dq": _NO_EMPTY_ROWS_SDPA_CAUSAL}
 
 
+#: [2.11 H200] cuDNN's backward gives dQ NaN on the rows whose softmax denominator over their
+#: allowed keys, ``e^lse`` (lse the row's log-sum-exp of scaled scores), is about the input dtype's
+#: smallest normal number or below it, where the output, dK, dV and the math backend are right. By
+#: hand (docs/repros/sdpa_cudnn_low_row_sums.py: every score of a row equal, one, four or all 64
+#: keys allowed, head dim 16): float16 rows NaN from lse -9 (some rows; none at -8) to every row by
+#: -20, bfloat16 from lse -87 (none at -85.6); the threshold ln(smallest normal) = -9.70 and -87.34.
+#: So a shared offset of -1e3 makes every element NaN (docs/repros/sdpa_cudnn_offset_logits_backward.py),
+#: and so does a window of one key whose score is -11.4 in a campaign's ordinary float16 case (head
+#: dim 16, scale 1). Every NaN-dQ case of the campaigns has a row's lse below -11
+#: (docs/measurements/campaign/h200-2026-11-29-declared/). Declared where some row's lse is below
+#: ln(smallest normal) + 1.5; not every such row fails (head dim 64 at 128 keys held at -20).
+#: Through the private op the same: dQ -inf where float64 gives 313.8 on a campaign's 2 x 2
+#: offset-values case whose lowest row lse is -1627 (docs/measurements/campaign/h200-2026-11-29-survey-3/).
+_ROW_SUM_MARGIN = 1.5
+#: The smallest normal number of the half-precision dtypes.
+_SMALLEST_NORMAL = {"float16": 2.0 ** -14, "bfloat16": 2.0 ** -126}
+#: The value families whose rows' sums are that low: what the drawing steers off once it is seen
+#: (a description alone, no tensors).
+_LARGE_LOGIT_VALUES = ("offset-logits", "large-logits", "offset-values")
+
+
+def _large_logit_values(case) -> bool:
+    """A case of one of the value families whose logits are large."""
+    return case.values in _LARGE_LOGIT_VALUES
+
+
+def cudnn_row_sum_underflows(case, stress: str = "plain") -> bool:
+    """A float16 or bfloat16 case (on the inputs of ``stress``) with a row whose log-sum-exp over its
+    allowed keys is below ``ln`` of the dtype's smallest normal number plus :data:`_ROW_SUM_MARGIN`."""
+    if case.dtype not in _SMALLEST_NORMAL:
+        return False
+    threshold = math.log(_SMALLEST_NORMAL[case.dtype]) + _ROW_SUM_MARGIN
+    return backward_extremes(case, stress).lowest_lse < threshold
+
+
+_CUDNN_LOW_ROW_SUMS = "dQ NaN on rows whose softmax denominator is below the dtype's smallest normal number, " \
+    "where the math backend is finite ([2.11 H200]; docs/repros/sdpa_cudnn_low_row_sums.py)"
+CUDNN_LOW_ROW_SUMS_DQ = KnownDivergence(_CUDNN_LOW_ROW_SUMS, cudnn_row_sum_underflows,
+                                         steer=_large_logit_values)
+CUDNN_LOW_ROW_SUMS_DQ_DS_RANGE = KnownDivergence(
+    _CUDNN_LOW_ROW_SUMS, under("ds_range", cudnn_row_sum_underflows), steer=_large_logit_values)
+
+#: The property whose backward runs on scaled inputs (flashcheck.oracle.backward_inputs.ds_range_inputs).
+_DS_RANGE_PROPERTY = "grads_match_reference_where_ds_exceeds_float16"
+
+
+def on_gradients(plain: KnownDivergence, ds_range: KnownDivergence, known: dict) -> dict:
+    """``known`` with a backward's divergence declared on every gradient property: ``plain`` on
+    the properties' own inputs, ``ds_range`` on the dS-range property's scaled inputs."""
+    spread = declared_on([name for name in gradient_properties() if name != _DS_RANGE_PROPERTY], plain, known)
+    return declared_on((_DS_RANGE_PROPERTY,), ds_range, spread)
+
+
 #: [2.11 H200] torch's flash backend (sdpa-flash, sdpa-public-flash), float16 with keys and values
 #: sharing large offsets (``offset-values``): dQ inf where float64 gives -3347.0 (2 queries and
 #: keys, head dim 16) and -350.0 (31, causal), in campaigns of both adapters
@@ -316,6 +371,10 @@ FLASH_OFFSET_VALUES_DELTA = KnownDivergence(
     float16_with_offset_values, steer=float16_with_offset_values)
 #: Causal cases of equal lengths only: _square_causal declines the others.
 _SQUARE_CAUSAL_DOMAIN = {"cuda": {"causal_equal_lengths": True}}
+#: cuDNN's besides: key lengths from 2, as torch's check_cudnn_tensor_shapes says of the public
+#: backend ("cudnn SDPA does not support key/value sequence length 1"); its backward refuses one
+#: query and one key, which the adapter declines (_run_sdpa_cudnn).
+_CUDNN_DOMAIN = {"cuda": {"causal_equal_lengths": True, "min_seqlen_k": 2}}
 
 
 def sdpa_flash() -> Peer:
@@ -344,11 +403,11 @@ _CUDNN_DQ = ("its backward is not bitwise reproducible at scale: [2.11 H100] dQ 
 
 
 def sdpa_cudnn() -> Peer:
+    known = {"backward_deterministic": _CUDNN_DQ, "grads_match_reference": _FLOAT16_RANGE,
+             "grads_match_reference_where_ds_exceeds_float16": FLOAT16_RANGE_STRESSED,
+             "gqa_grads_match_repeated_kv": _FLOAT16_RANGE}
     return Peer("sdpa-cudnn", TORCH, {"cuda": _BASIC | HALF}, _run_sdpa_cudnn, compile_key=(),
-                known_divergences={"backward_deterministic": _CUDNN_DQ,
-                                      "grads_match_reference": _FLOAT16_RANGE,
-                                      "grads_match_reference_where_ds_exceeds_float16": FLOAT16_RANGE_STRESSED,
-                                      "gqa_grads_match_repeated_kv": _FLOAT16_RANGE},
+                known_divergences=on_gradients(CUDNN_LOW_ROW_SUMS_DQ, CUDNN_LOW_ROW_SUMS_DQ_DS_RANGE, known),
                    every_property=NEGATIVE_SCALE,
                    # See _NO_EMPTY_ROWS_SDPA_CAUSAL: attn_bias=None, is_causal top-left (torch's docstring).
-                   not_applicable=_SDPA_CAUSAL_ONLY_NOT_APPLICABLE, case_domain=_SQUARE_CAUSAL_DOMAIN)
+                   not_applicable=_SDPA_CAUSAL_ONLY_NOT_APPLICABLE, case_domain=_CUDNN_DOMAIN)

@@ -45,13 +45,15 @@ import torch
 
 from flashcheck.divergences import NEGATIVE_SCALE, KnownDivergence, combined
 from flashcheck.oracle.case_predicates import (
-    backward_extremes, case_hidden_logit_lead, either, float16_backward_overflows, float16_subnormal_probabilities,
+    case_hidden_logit_lead, either, float16_backward_overflows, float16_subnormal_probabilities,
     hidden_logit_lead, is_float16, or_relaid, sdpa_no_keys_backward_overflows,
     sdpa_no_keys_forward_overflows, under, with_empty_rows, with_unaligned_views, without_keys,
 )
 from flashcheck.peers import sdpa_public_call
-from flashcheck.peers.common import HALF, TORCH, Peer, Request, declared_on, gradient_properties
-from flashcheck.peers.sdpa import FLASH_OFFSET_VALUES_DELTA
+from flashcheck.peers.common import HALF, TORCH, Peer, Request
+from flashcheck.peers.sdpa import (
+    CUDNN_LOW_ROW_SUMS_DQ, CUDNN_LOW_ROW_SUMS_DQ_DS_RANGE, FLASH_OFFSET_VALUES_DELTA, on_gradients,
+)
 from flashcheck.peers.sdpa_call import aligned
 from flashcheck.protocol import DTYPE_NAMES
 
@@ -214,44 +216,6 @@ _FLASH_NO_EMPTY_ROWS = (
     "is_causal with seqlen_q != seqlen_k (torch's sdp_utils.cpp, check_for_attn_mask and "
     "check_flash_causal_non_square_seqlens), and its top-left is_causal leaves every row a key"
 )
-#: [2.11 H200] cuDNN's backward gives dQ NaN on the rows whose softmax denominator over their
-#: allowed keys, ``e^lse`` (lse the row's log-sum-exp of scaled scores), is about the input dtype's
-#: smallest normal number or below it, where the output, dK, dV and the math backend are right. By
-#: hand (docs/repros/sdpa_cudnn_low_row_sums.py: every score of a row equal, one, four or all 64
-#: keys allowed, head dim 16): float16 rows NaN from lse -9 (some rows; none at -8) to every row by
-#: -20, bfloat16 from lse -87 (none at -85.6); the threshold ln(smallest normal) = -9.70 and -87.34.
-#: So a shared offset of -1e3 makes every element NaN (docs/repros/sdpa_cudnn_offset_logits_backward.py),
-#: and so does a window of one key whose score is -11.4 in a campaign's ordinary float16 case (head
-#: dim 16, scale 1). Every NaN-dQ case of the campaigns has a row's lse below -11
-#: (docs/measurements/campaign/h200-2026-11-29-declared/). Declared where some row's lse is below
-#: ln(smallest normal) + 1.5; not every such row fails (head dim 64 at 128 keys held at -20).
-_ROW_SUM_MARGIN = 1.5
-#: The value families whose rows' sums are that low: what the drawing steers off once it is seen
-#: (a description alone, no tensors).
-_LARGE_LOGIT_VALUES = ("offset-logits", "large-logits", "offset-values")
-
-
-def _large_logit_values(case) -> bool:
-    """A case of one of the value families whose logits are large."""
-    return case.values in _LARGE_LOGIT_VALUES
-
-
-def cudnn_row_sum_underflows(case, stress: str = "plain") -> bool:
-    """A float16 or bfloat16 case (on the inputs of ``stress``) with a row whose log-sum-exp over its
-    allowed keys is below ``ln`` of the dtype's smallest normal number plus :data:`_ROW_SUM_MARGIN`."""
-    if case.dtype not in ("float16", "bfloat16"):
-        return False
-    smallest_normal = torch.tensor(torch.finfo(case.torch_dtype).tiny, dtype=torch.float64)
-    threshold = float(smallest_normal.log()) + _ROW_SUM_MARGIN
-    return backward_extremes(case, stress).lowest_lse < threshold
-
-
-_CUDNN_LOW_ROW_SUMS = "dQ NaN on rows whose softmax denominator is below the dtype's smallest normal number, " \
-    "where the math backend is finite ([2.11 H200]; docs/repros/sdpa_cudnn_low_row_sums.py)"
-_CUDNN_LOW_ROW_SUMS_DQ = KnownDivergence(_CUDNN_LOW_ROW_SUMS, cudnn_row_sum_underflows,
-                                         steer=_large_logit_values)
-_CUDNN_LOW_ROW_SUMS_DQ_DS_RANGE = KnownDivergence(
-    _CUDNN_LOW_ROW_SUMS, under("ds_range", cudnn_row_sum_underflows), steer=_large_logit_values)
 #: [2.11 H200] Two identical backward calls differed in 2 of 231744 elements of dQ, by one ulp (a
 #: campaign's case, 1207 tokens, a block mask); its replay held. The same backward measured
 #: through the private op (sdpa-cudnn) differed so too (docs/findings.md, "Nondeterministic
@@ -280,11 +244,9 @@ KNOWN = {
 }
 
 
-#: The property whose backward runs on scaled inputs (flashcheck.oracle.backward_inputs.ds_range_inputs).
-_DS_RANGE_PROPERTY = "grads_match_reference_where_ds_exceeds_float16"
 #: Divergences declared on every gradient property, by backend: on the properties' own inputs,
-#: and on the scaled inputs of :data:`_DS_RANGE_PROPERTY`.
-GRADIENTS = {"cudnn": (_CUDNN_LOW_ROW_SUMS_DQ, _CUDNN_LOW_ROW_SUMS_DQ_DS_RANGE),
+#: and on the dS-range property's scaled inputs (:func:`flashcheck.peers.sdpa.on_gradients`).
+GRADIENTS = {"cudnn": (CUDNN_LOW_ROW_SUMS_DQ, CUDNN_LOW_ROW_SUMS_DQ_DS_RANGE),
              "flash": (FLASH_OFFSET_VALUES_DELTA, FLASH_OFFSET_VALUES_DELTA)}
 #: Divergences declared on every property, by backend.
 EVERY_PROPERTY = {"flash": NEGATIVE_SCALE,
@@ -406,9 +368,7 @@ def _known(suffix: str) -> dict:
     if suffix not in GRADIENTS:
         return KNOWN[suffix]
     plain, ds_range = GRADIENTS[suffix]
-    known = declared_on([name for name in gradient_properties() if name != _DS_RANGE_PROPERTY], plain,
-                        KNOWN[suffix])
-    return declared_on((_DS_RANGE_PROPERTY,), ds_range, known)
+    return on_gradients(plain, ds_range, KNOWN[suffix])
 
 
 def _build(suffix: str) -> Peer:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import base64
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -567,3 +568,37 @@ def test_a_failure_reported_after_the_workers_are_gone_is_counted_without_tellin
     late = Failure(kind="property", property="out_matches_reference", evidence="out differs", impl=options.impl,
                    case=Case.from_spec(DENSE).spec())
     assert running.report(late) is late and running.result.failures == [late]
+
+
+CONFIRM = Path(__file__).resolve().parents[1] / "ci" / "confirm_scripts.sh"
+
+
+def confirm_scripts(*arguments):
+    return subprocess.run(["bash", str(CONFIRM), *map(str, arguments)], capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "PYTHON": sys.executable})
+
+
+def test_confirming_a_campaigns_scripts_says_which_reproduce_here_and_keeps_each_output(tmp_path):
+    folder = tmp_path / "impl-repro"
+    folder.mkdir()
+    case = Case.from_spec(DENSE)
+    for name in ("causal_off_by_one", "correct"):
+        repro.write(folder / f"{name}.py", impl=peers.resolve(f"{KERNELS}:{name}"), impl_name=f"{KERNELS}:{name}",
+                    property_name="out_matches_reference", case=case, device="cpu")
+    run = confirm_scripts("--device", "cpu", "--jobs", "2", tmp_path)
+    assert run.returncode == 1, run.stderr  # one script did not reproduce
+    assert run.stdout.splitlines() == [f"FAILS {folder / 'causal_off_by_one.py'}", f"HOLDS {folder / 'correct.py'}"]
+    assert "FAILS" in (folder / "causal_off_by_one.py.log").read_text()
+    assert "HOLDS" in (folder / "correct.py.log").read_text()
+
+
+@pytest.mark.parametrize("arguments, message", [
+    (["--device", "gpu"], "--device must be auto, cpu or cuda; got 'gpu'"),
+    (["--timeout", "0"], "--timeout and --jobs take a positive integer; got '0'"),
+    (["--jobs", "x"], "--timeout and --jobs take a positive integer; got 'x'"),
+    (["missing-folder"], "DIR 'missing-folder' is not a folder"),
+    ([], "no script (*.py) under"),
+])
+def test_confirming_scripts_refuses_bad_arguments_and_empty_folders(tmp_path, arguments, message):
+    run = confirm_scripts(*arguments, *([tmp_path] if not arguments or arguments[0].startswith("--") else []))
+    assert run.returncode == 2 and message in run.stderr, run.stderr

@@ -320,30 +320,19 @@ def test_flex_refuses_backward_on_cpu():
 
 
 @pytest.mark.parametrize("packed", [False, True], ids=["dense", "packed"])
-def test_flex_declines_calls_without_keys(packed):
-    """flex's block mask cannot be built over an empty key axis: declined, not failed."""
-    q, k, v = make_inputs(1, 4, 0, 2, 1, 8)
+@pytest.mark.parametrize("nq, nk, reason", [(4, 0, "no keys"), (0, 4, "no queries")], ids=["no-keys", "no-queries"])
+def test_flex_declines_calls_with_an_empty_axis(packed, nq, nk, reason):
+    """flex's block mask cannot be built over an empty key or query axis, and without one flex
+    returns no lse over empty queries: declined, not failed (a packed sequence called alone had
+    no query in a campaign)."""
+    q, k, v = make_inputs(1, nq, nk, 2, 1, 8)
     kwargs = {}
     if packed:
         q, k, v = q[0], k[0], v[0]
-        kwargs = dict(cu_seqlens_q=torch.tensor([0, 4], dtype=torch.int32),
-                      cu_seqlens_k=torch.tensor([0, 0], dtype=torch.int32), max_seqlen_q=4, max_seqlen_k=0)
-    with pytest.raises(NotImplementedError, match="no keys"):
-        resolve("flex")(q, k, v, causal=True, **kwargs)
-
-
-@pytest.mark.parametrize("packed", [False, True], ids=["dense", "packed"])
-def test_flex_declines_calls_without_queries(packed):
-    """flex's block mask cannot be built over an empty query axis, and without one flex returns no
-    lse there: declined, not failed (a sequence called alone had none in a campaign)."""
-    q, k, v = make_inputs(1, 0, 4, 2, 1, 8)
-    kwargs = {}
-    if packed:
-        q, k, v = q[0], k[0], v[0]
-        kwargs = dict(cu_seqlens_q=torch.tensor([0, 0], dtype=torch.int32),
-                      cu_seqlens_k=torch.tensor([0, 4], dtype=torch.int32), max_seqlen_q=0, max_seqlen_k=4)
+        kwargs = dict(cu_seqlens_q=torch.tensor([0, nq], dtype=torch.int32),
+                      cu_seqlens_k=torch.tensor([0, nk], dtype=torch.int32), max_seqlen_q=nq, max_seqlen_k=nk)
     for band in ({"causal": True}, {}):
-        with pytest.raises(NotImplementedError, match="no queries"):
+        with pytest.raises(NotImplementedError, match=reason):
             resolve("flex")(q, k, v, **band, **kwargs)
 
 

@@ -100,14 +100,17 @@ def test_shortest_lengths_hold_for_every_dense_case_and_packed_sequence(request_
         assert min(min(pair) for pair in pairs) >= 1, case.spec()
 
 
-def test_causal_equal_lengths_hold_for_causal_cases_while_others_keep_unequal_lengths():
-    domain = CaseDomain(causal_equal_lengths=True)
+@pytest.mark.parametrize("domain", [CaseDomain(causal_equal_lengths=True),
+                                    CaseDomain(causal_equal_lengths=True, min_seqlen_k=2)], ids=["alone", "key-lengths"])
+def test_causal_equal_lengths_hold_for_causal_cases_while_others_keep_unequal_lengths(domain):
     cases = drawn(strategies.cases(sizes=CPU, domain=domain, varlen=False, mask=False))
     inside = [case for case in cases if domain.outside_because(case) is None]
     assert len(inside) >= 0.92 * len(cases)
     assert any(case.causal for case in inside)
     assert any(case.seqlen_q != case.seqlen_k for case in inside if not case.causal)
-    assert domain.describe() == "causal lengths equal"
+    causal = [case for case in cases if case.causal]
+    assert sum(bool(domain.outside_because(case)) for case in causal) <= 0.08 * len(causal)
+    assert domain.describe().startswith("causal lengths equal")
 
 
 def test_a_domain_with_no_head_dim_within_the_sizes_is_refused_when_the_strategy_is_built():

@@ -682,12 +682,7 @@ def _cases(draw, sizes, dtypes, allow_causal, allow_window, allow_gqa, layouts, 
     causal, window = draw(_pinned_band(band, pins, allow_causal, allow_window, seqlen_q, seqlen_k, empty_rows,
                                        band_empties, seqlens_drawn))
     if causal and domain.causal_equal_lengths and empty_rows is not True:
-        # Each pair down to its shorter side: inside the domain still, and within the sizes.
-        if seqlens_drawn is not None:
-            seqlens_drawn = tuple((min(pair), min(pair)) for pair in seqlens_drawn)
-            seqlen_q = seqlen_k = sum(nq for nq, _ in seqlens_drawn)
-        else:
-            seqlen_q = seqlen_k = min(seqlen_q, seqlen_k)
+        seqlen_q, seqlen_k, seqlens_drawn = _causal_lengths_equal(seqlen_q, seqlen_k, seqlens_drawn, domain)
 
     scores = max(1, seqlen_q * seqlen_k)
     max_heads = max(1, min(sizes.max_heads, sizes.max_elements // scores))
@@ -788,6 +783,26 @@ def _lengths_in_domain(seqlen_q, seqlen_k, domain: CaseDomain, sizes: CaseSizes,
     if band_empties and nq <= nk:
         return seqlen_q, seqlen_k
     return nq, nk
+
+
+def _causal_lengths_equal(seqlen_q: int, seqlen_k: int, pairs, domain: CaseDomain):
+    """``(seqlen_q, seqlen_k, pairs)`` with each length pair (the dense one, or each packed one)
+    made equal, for a domain whose causal lengths are: its shorter side, raised to the domain's
+    shortest lengths where it is below them (never past the longer side), so that it stays inside
+    the domain and about within the sizes; a causal band then keeps a key on every row."""
+    floor = max(domain.min_seqlen_q, domain.min_seqlen_k)
+
+    def equal(pair):
+        shorter, longer = min(pair), max(pair)
+        side = shorter if shorter >= floor else min(_fit_length(floor, domain, longer), longer)
+        return side, side
+
+    if pairs is None:
+        side, _ = equal((seqlen_q, seqlen_k))
+        return side, side, None
+    pairs = tuple(equal(pair) for pair in pairs)
+    total = sum(nq for nq, _ in pairs)
+    return total, total, pairs
 
 
 def _packed_in_domain(pairs, domain: CaseDomain, max_tokens: int, empty_rows):

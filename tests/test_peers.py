@@ -41,6 +41,21 @@ def installed(name: str) -> bool:
     return peers.describe(name).library.version() is not None
 
 
+def as_if_missing(monkeypatch, name: str) -> None:
+    """Make ``name``'s library look absent, whatever this machine has installed: its
+    distributions unknown to importlib.metadata, its module not importable."""
+    library = peers.describe(name).library
+    real_version = importlib.metadata.version
+
+    def version(distribution):
+        if distribution in library.distributions:
+            raise importlib.metadata.PackageNotFoundError(distribution)
+        return real_version(distribution)
+
+    monkeypatch.setattr(importlib.metadata, "version", version)
+    monkeypatch.setitem(sys.modules, library.module, None)
+
+
 # ------------------------------------------------------------- the registry
 
 
@@ -100,9 +115,8 @@ def test_declared_features_per_adapter():
 
 
 @pytest.mark.parametrize("name", LIBRARY_PEERS)
-def test_resolving_an_adapter_whose_library_is_missing_names_the_pip_extra(name):
-    if installed(name):
-        pytest.skip(f"{name}'s library is installed here")
+def test_resolving_an_adapter_whose_library_is_missing_names_the_pip_extra(name, monkeypatch):
+    as_if_missing(monkeypatch, name)
     with pytest.raises(LibraryMissing) as raised:
         peers.resolve(name)
     message = str(raised.value)
@@ -270,10 +284,8 @@ def test_a_device_without_features_is_declined_before_the_library_is_needed():
 
 
 def test_calling_an_adapter_whose_library_is_missing_raises_library_missing(monkeypatch):
-    if installed("fa4"):
-        pytest.skip("flash-attn-4 is installed here")
     impl = fa4_on_cpu(monkeypatch)
-    monkeypatch.setitem(sys.modules, "flash_attn.cute", None)  # an import of it fails
+    as_if_missing(monkeypatch, "fa4")
     with pytest.raises(LibraryMissing, match=r"pip install 'flashcheck\[fa4\]'"):
         impl(*peer_fakes.inputs(1, 4, 6, 2, 2, 16))
 

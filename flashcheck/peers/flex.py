@@ -36,11 +36,9 @@ from __future__ import annotations
 
 import torch
 
-from flashcheck.divergences import KnownDivergence
-from flashcheck.oracle.case_predicates import float16_backward_overflows
 from flashcheck.peers import flex_call
 from flashcheck.peers.common import Library, Peer, Request
-from flashcheck.peers.sdpa import FLOAT16_RANGE_STRESSED
+from flashcheck.peers.sdpa import FLOAT16_RANGE, FLOAT16_RANGE_STRESSED
 from flashcheck.protocol import DTYPE_NAMES
 
 __all__ = ["flex"]
@@ -78,17 +76,6 @@ def _run_flex(torch_module, q, k, v, req: Request):
 #: packing) is data, but its presence changes the score modification compiled in.
 FLEX_COMPILE_KEY = ("dtype", "head_dim", "gqa_ratio", "mode", "band")
 
-#: [2.11 H200] compiled FlexAttention, float16 (a flex campaign,
-#: docs/measurements/campaign/h200-2026-11-29-survey-3/): dK -inf where float64 gives -617.0 on
-#: grads_match_reference's own inputs (outlier values, head dim 115, GQA 2:1; exact |dS| 8.8e4,
-#: a single query head's dK 7.0e5), as on the dS-range property's scaled inputs
-#: (:data:`flashcheck.peers.sdpa.FLOAT16_RANGE_STRESSED`) and as torch SDPA's fused backends.
-FLOAT16_RANGE = KnownDivergence(
-    "float16: rounds an intermediate of the backward (dS, or a single query head's dK or dV under GQA) to float16 "
-    "where the exact one exceeds its range, giving inf and NaN where the exact gradient is finite "
-    "(flashcheck.oracle.case_predicates.float16_backward_overflows; [2.11 H200])",
-    float16_backward_overflows)
-
 #: What every call needs (the declines above): a query and a key in each sequence, since
 #: varlen_matches_separate_calls calls each packed sequence alone.
 _LENGTHS = {"min_seqlen_q": 1, "min_seqlen_k": 1}
@@ -97,6 +84,10 @@ _LENGTHS = {"min_seqlen_q": 1, "min_seqlen_k": 1}
 def flex() -> Peer:
     cpu = frozenset({"causal", "window", "gqa", "mask", "varlen", "lse"}) | DTYPE_NAMES
     # Compiled FlexAttention's head dims start at 16 (its NYI error, declined above).
+    # [2.11 H200] Its float16 backward overflows as torch SDPA's fused backends' does, declared as
+    # theirs: dK -inf where float64 gives -617.0 on grads_match_reference's own inputs (a campaign's
+    # case: outlier values, head dim 115, GQA 2:1; exact |dS| 8.8e4, a single query head's dK 7.0e5;
+    # docs/measurements/campaign/h200-2026-11-29-survey-3/), as on the dS-range property's inputs.
     return Peer("flex", LIBRARY, {"cpu": cpu, "cuda": cpu | {"backward"}}, _run_flex, compile_key=FLEX_COMPILE_KEY,
                 case_domain={"cpu": _LENGTHS,
                              "cuda": {**_LENGTHS, "min_head_dim": 16, "max_head_dim_by_dtype": {"float32": 128}}},

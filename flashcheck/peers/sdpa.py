@@ -82,6 +82,8 @@ from __future__ import annotations
 
 import math
 
+import torch
+
 from flashcheck.divergences import NEGATIVE_SCALE, KnownDivergence
 from flashcheck.oracle.case_predicates import (
     backward_extremes, either, float16_backward_overflows, float16_subnormal_probabilities, float16_with_offset_values,
@@ -242,7 +244,7 @@ _ATOMIC_DQ = "dQ is accumulated with floating-point atomic adds, in an order tha
 #: (outliers, softmax_scale 1, dO of scale 1e3; exact |dS| up to 1.0e5); flash with GQA,
 #: dK NaN where -12235.5 is exact (logits offset by 2e4, dO of scale 1e3; exact per-head
 #: |dK| up to 3.0e5, the KV heads being repeated here and autograd summing float16 parts).
-_FLOAT16_RANGE = KnownDivergence(
+FLOAT16_RANGE = KnownDivergence(
     "float16: rounds an intermediate of the backward to float16 where the exact one exceeds "
     "its range (|dS|, or a single query head's dK/dV summed afterwards for GQA), giving inf "
     "and NaN where the exact gradient is finite (flashcheck.oracle.case_predicates.float16_backward_overflows)",
@@ -318,8 +320,6 @@ _SDPA_CAUSAL_ONLY_NOT_APPLICABLE = {"empty_rows_exact": _NO_EMPTY_ROWS_SDPA_CAUS
 #: Through the private op the same: dQ -inf where float64 gives 313.8 on a campaign's 2 x 2
 #: offset-values case whose lowest row lse is -1627 (docs/measurements/campaign/h200-2026-11-29-survey-3/).
 _ROW_SUM_MARGIN = 1.5
-#: The smallest normal number of the half-precision dtypes.
-_SMALLEST_NORMAL = {"float16": 2.0 ** -14, "bfloat16": 2.0 ** -126}
 #: The value families whose rows' sums are that low: what the drawing steers off once it is seen
 #: (a description alone, no tensors).
 _LARGE_LOGIT_VALUES = ("offset-logits", "large-logits", "offset-values")
@@ -333,9 +333,9 @@ def _large_logit_values(case) -> bool:
 def cudnn_row_sum_underflows(case, stress: str = "plain") -> bool:
     """A float16 or bfloat16 case (on the inputs of ``stress``) with a row whose log-sum-exp over its
     allowed keys is below ``ln`` of the dtype's smallest normal number plus :data:`_ROW_SUM_MARGIN`."""
-    if case.dtype not in _SMALLEST_NORMAL:
+    if case.dtype not in ("float16", "bfloat16"):
         return False
-    threshold = math.log(_SMALLEST_NORMAL[case.dtype]) + _ROW_SUM_MARGIN
+    threshold = math.log(torch.finfo(case.torch_dtype).tiny) + _ROW_SUM_MARGIN
     return backward_extremes(case, stress).lowest_lse < threshold
 
 
@@ -378,11 +378,11 @@ _CUDNN_DOMAIN = {"cuda": {"causal_equal_lengths": True, "min_seqlen_k": 2}}
 
 
 def sdpa_flash() -> Peer:
-    known = {"backward_deterministic": _ATOMIC_DQ, "grads_match_reference": _FLOAT16_RANGE,
+    known = {"backward_deterministic": _ATOMIC_DQ, "grads_match_reference": FLOAT16_RANGE,
              "grads_match_reference_where_ds_exceeds_float16": FLOAT16_RANGE_STRESSED,
-             "gqa_grads_match_repeated_kv": _FLOAT16_RANGE}
+             "gqa_grads_match_repeated_kv": FLOAT16_RANGE}
     return Peer("sdpa-flash", TORCH, {"cuda": _BASIC | HALF}, _run_sdpa_flash, compile_key=(),
-                known_divergences=declared_on(gradient_properties(), FLASH_OFFSET_VALUES_DELTA, known),
+                known_divergences=on_gradients(FLASH_OFFSET_VALUES_DELTA, FLASH_OFFSET_VALUES_DELTA, known),
                 every_property=NEGATIVE_SCALE, not_applicable=_SDPA_CAUSAL_ONLY_NOT_APPLICABLE,
                 case_domain=_SQUARE_CAUSAL_DOMAIN)
 
@@ -393,7 +393,7 @@ def sdpa_efficient() -> Peer:
                 known_divergences={"backward_deterministic": _ATOMIC_DQ,
                                       "grads_match_reference": _FLOAT16_EFFICIENT,
                                       "grads_match_reference_where_ds_exceeds_float16": _FLOAT16_EFFICIENT_STRESSED,
-                                      "gqa_grads_match_repeated_kv": _FLOAT16_RANGE},
+                                      "gqa_grads_match_repeated_kv": FLOAT16_RANGE},
                    every_property=EMPTY_ROWS_LSE_ZERO)
 
 
@@ -403,9 +403,9 @@ _CUDNN_DQ = ("its backward is not bitwise reproducible at scale: [2.11 H100] dQ 
 
 
 def sdpa_cudnn() -> Peer:
-    known = {"backward_deterministic": _CUDNN_DQ, "grads_match_reference": _FLOAT16_RANGE,
+    known = {"backward_deterministic": _CUDNN_DQ, "grads_match_reference": FLOAT16_RANGE,
              "grads_match_reference_where_ds_exceeds_float16": FLOAT16_RANGE_STRESSED,
-             "gqa_grads_match_repeated_kv": _FLOAT16_RANGE}
+             "gqa_grads_match_repeated_kv": FLOAT16_RANGE}
     return Peer("sdpa-cudnn", TORCH, {"cuda": _BASIC | HALF}, _run_sdpa_cudnn, compile_key=(),
                 known_divergences=on_gradients(CUDNN_LOW_ROW_SUMS_DQ, CUDNN_LOW_ROW_SUMS_DQ_DS_RANGE, known),
                    every_property=NEGATIVE_SCALE,

@@ -117,6 +117,73 @@ def test_another_jits_entry_point_is_timed_as_compiling_and_a_compilation_inside
     assert jit.inner() == "compiled" and seen == ["start", "end", "start", "end"]
 
 
+def test_a_compilation_that_raises_inside_an_autotuner_does_not_hide_the_later_ones(runtime, monkeypatch):
+    # FlagGems' SDPA autotunes through Triton's autotuner, which catches ptxas refusing a
+    # configuration: Triton then calls no "after" hook for that compilation.
+    import types
+
+    tuner = types.ModuleType("a_tuner")
+
+    def bench(config):
+        assert not runtime.jit_cache_hook(key=config, repr="k")
+        if config == "too many registers":
+            return float("inf")  # the compilation raised; the autotuner caught it
+        runtime.jit_post_compile_hook(key=config, repr="k")
+        return 1.0
+
+    tuner.bench = bench
+    monkeypatch.setitem(sys.modules, "a_tuner", tuner)
+    monkeypatch.setattr(compile_clock, "OTHER_JITS", (("a_tuner", None, "bench"),))
+    seen = []
+    assert compile_clock.watch(lambda: seen.append("start"), lambda: seen.append("end"))
+    assert tuner.bench("too many registers") == float("inf")
+    assert seen == ["start", "end"], "the autotuner's return ends the compilation that raised inside it"
+    assert not runtime.jit_cache_hook(key="later", repr="k")  # a later case's compilation
+    assert seen == ["start", "end", "start"], "a later compilation is timed as compiling"
+    runtime.jit_post_compile_hook(key="later", repr="k")
+    assert seen == ["start", "end", "start", "end"]
+
+
+def test_a_compilation_that_raised_out_of_its_case_is_over_at_the_thread_s_next_one(runtime):
+    seen = []
+    assert compile_clock.watch(lambda: seen.append("start"), lambda: seen.append("end"))
+    assert not runtime.jit_cache_hook(key=1, repr="k")  # raises: no "after" call comes
+    assert not runtime.jit_cache_hook(key=2, repr="k")  # the next case's first compilation
+    assert seen == ["start", "end", "start"], "the next compilation starts the clock again"
+    runtime.jit_post_compile_hook(key=2, repr="k")
+    assert seen == ["start", "end", "start", "end"]
+
+
+def test_compilations_on_two_threads_at_once_are_one_stretch_of_compiling(runtime):
+    # The autograd engine runs a CUDA backward, and compiles its kernels, on a thread of its own.
+    import queue
+    import threading
+
+    seen = []
+    assert compile_clock.watch(lambda: seen.append("start"), lambda: seen.append("end"))
+
+    # The other thread's compilation starts between the main thread's "before" and "after".
+    queued, done = queue.Queue(), queue.Queue()
+
+    def autograd_engine():
+        for hook in iter(queued.get, None):
+            hook(key=2, repr="k")
+            done.put(hook)
+
+    engine = threading.Thread(target=autograd_engine)
+    engine.start()
+    assert not runtime.jit_cache_hook(key=1, repr="k")
+    queued.put(runtime.jit_cache_hook)
+    done.get(timeout=10)
+    runtime.jit_post_compile_hook(key=1, repr="k")
+    assert seen == ["start"], "the other thread is still compiling"
+    queued.put(runtime.jit_post_compile_hook)
+    done.get(timeout=10)
+    queued.put(None)
+    engine.join()
+    assert seen == ["start", "end"]
+
+
 def test_a_hang_report_says_whether_the_running_or_the_compiling_overran():
     from flashcheck.engine import fuzz_workers
 

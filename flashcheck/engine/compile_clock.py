@@ -28,6 +28,7 @@ import importlib
 import json
 import os
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Callable
@@ -51,35 +52,73 @@ OTHER_JITS = (("triton.runtime.autotuner", "Autotuner", "_bench"), ("cutlass.cut
 
 
 def watch(on_start: Callable[[], None], on_end: Callable[[], None]) -> bool:
-    """Call ``on_start()`` just before and ``on_end()`` just after every compilation in this
-    process: Triton's JIT compilations, ahead of any hooks already set (which still run, and
-    whose results still count), and the calls of :data:`OTHER_JITS`; a compilation inside
-    another counts as part of it. Returns False, watching nothing, where neither Triton's
-    hooks nor any of the other JITs are there."""
-    nesting = _Nesting(on_start, on_end)
-    hooked = _hook(lambda details: nesting.enter(), lambda details: nesting.leave())
-    wrapped = [_wrap(module, owner, name, nesting) for module, owner, name in OTHER_JITS]
+    """Call ``on_start()`` when this process starts compiling and ``on_end()`` when it stops:
+    Triton's JIT compilations, announced by its hooks ahead of any hooks already set (which
+    still run, and whose results still count), and the calls of :data:`OTHER_JITS`; a
+    compilation inside another counts as part of it, and one that raises ends there (see
+    :class:`_Compilations`). Returns False, watching nothing, where neither Triton's hooks nor
+    any of the other JITs are there."""
+    compilations = _Compilations(on_start, on_end)
+    hooked = _hook(lambda details: compilations.triton_started(), lambda details: compilations.triton_ended())
+    wrapped = [_wrap(module, owner, name, compilations) for module, owner, name in OTHER_JITS]
     return hooked or any(wrapped)
 
 
-class _Nesting:
-    """``on_start`` when the outermost compilation starts, ``on_end`` when it ends."""
+class _Compilations:
+    """Whether the process is compiling, from two kinds of announcement; ``on_start`` when it
+    starts, ``on_end`` when it stops.
+
+    A wrapped entry point (:data:`OTHER_JITS`) brackets its call in ``try``/``finally``: its
+    start and end always pair up, whatever it raises. Triton's hooks do not: a compilation that
+    raises gets no "after" call (ptxas refusing one of an autotuner's configurations, say, which
+    the autotuner catches and goes on from). Left open, such a compilation would hide every
+    later one of the process inside it (none would start the clock again) and count their time
+    as running, until a case overran its timeout while compiling. A thread compiles one Triton
+    kernel at a time, so each thread's is tracked on its own, and a compilation the thread left
+    open is closed by its next one or by the return of the wrapped entry point around it.
+    Triton's asynchronous compile mode, which ends compilations on another thread, is not
+    used by the kernels flashcheck runs."""
 
     def __init__(self, on_start: Callable[[], None], on_end: Callable[[], None]):
-        self.depth, self.on_start, self.on_end = 0, on_start, on_end
+        self.on_start, self.on_end = on_start, on_end
+        self.wrapped = 0  # calls of wrapped entry points under way, on any thread
+        self.triton: set[int] = set()  # threads inside a compilation that Triton's hooks announced
+        self.lock = threading.RLock()
 
-    def enter(self) -> None:
-        self.depth += 1
-        if self.depth == 1:
-            self.on_start()
+    def wrapped_started(self) -> None:
+        self._change(lambda: setattr(self, "wrapped", self.wrapped + 1))
 
-    def leave(self) -> None:
-        self.depth = max(0, self.depth - 1)
-        if self.depth == 0:
-            self.on_end()
+    def wrapped_ended(self) -> None:
+        def end():
+            self.wrapped = max(0, self.wrapped - 1)
+            self.triton.discard(threading.get_ident())  # whatever it compiled is over
+        self._change(end)
+
+    def triton_started(self) -> None:
+        thread = threading.get_ident()
+        with self.lock:
+            if thread in self.triton:  # the thread's last compilation raised: it ended there
+                self._change(lambda: self.triton.discard(thread))
+            self._change(lambda: self.triton.add(thread))
+
+    def triton_ended(self) -> None:
+        self._change(lambda: self.triton.discard(threading.get_ident()))
+
+    def _compiling(self) -> bool:
+        return self.wrapped > 0 or bool(self.triton)
+
+    def _change(self, change: Callable[[], None]) -> None:
+        with self.lock:
+            was = self._compiling()
+            change()
+            now = self._compiling()
+            if now and not was:
+                self.on_start()
+            elif was and not now:
+                self.on_end()
 
 
-def _wrap(module_name: str, owner: str | None, name: str, nesting: _Nesting) -> bool:
+def _wrap(module_name: str, owner: str | None, name: str, compilations: _Compilations) -> bool:
     """Time ``module_name.[owner.]name`` as compiling; False where it is not there."""
     module = sys.modules.get(module_name)
     if module is None and module_name.startswith("triton."):
@@ -94,11 +133,11 @@ def _wrap(module_name: str, owner: str | None, name: str, nesting: _Nesting) -> 
 
     @functools.wraps(function)
     def timed(*args, **kwargs):
-        nesting.enter()
+        compilations.wrapped_started()
         try:
             return function(*args, **kwargs)
         finally:
-            nesting.leave()
+            compilations.wrapped_ended()
 
     setattr(target, name, timed)  # a wrapper already there (another watcher) still runs, inside
     return True

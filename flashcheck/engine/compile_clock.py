@@ -17,7 +17,7 @@ for seconds, at the first call of each), Triton's autotuner benchmarking its con
 ``torch.compile``'s frame compilation (``torch._dynamo.convert_frame._compile``: compiled
 FlexAttention compiles every new shape, for up to minutes). Nested compilations (Triton
 compiling a config the autotuner benchmarks, or what Inductor compiles inside a frame) count
-once. A JIT's module is wrapped where it is imported before the first case (the adapters of
+once, and a compilation that raises ends there (:class:`_Compilations`). A JIT's module is wrapped where it is imported before the first case (the adapters of
 these kernels import it); what none of these announce is timed as running.
 """
 

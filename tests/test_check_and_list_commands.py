@@ -194,6 +194,7 @@ def test_check_with_a_case_timeout_runs_the_case_in_a_worker_and_reports_a_hang_
     out = capsys.readouterr().out
     assert "property out_matches_reference hung for tests.support.misbehaving:hang" in out
     assert "the case ran longer than the per-case timeout of 2 s" in out
+    assert "where its threads were (innermost call first):" in out and 'misbehaving.py", line' in out
     assert f"case: {Case.from_spec(TWO_QUERIES).spec()}" in out
     # A case that takes its process down is reported as fuzz reports it, not suffered.
     assert flashcheck(["check", "--impl", "tests.support.misbehaving:segfault", *arguments, "2"]) == EXIT_FOUND

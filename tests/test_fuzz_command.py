@@ -315,6 +315,11 @@ def test_a_case_that_hangs_is_killed_and_reported(tmp_path, capsys):
     assert hang["kind"] == "hang" and "timeout of 2 s" in hang["evidence"]
     assert hang["case"] is not None
     assert result["seconds"] < 30
+    # Where the case was when the worker was killed, from the worker's own stacks: what tells a
+    # kernel that never finishes from time the compile clock did not see.
+    where = hang["evidence"].split("where its threads were (innermost call first):\n", 1)[1]
+    assert where.startswith("  Current thread 0x") or where.startswith("  Thread 0x")
+    assert 'misbehaving.py", line' in where.split("\n")[1], "the innermost frame is the implementation's sleep"
     # The replay line runs the case as the run did: in a worker, with the timeout that found
     # the hang (without it the case would run in the command's own process, never ending).
     assert hang["replay"].endswith(" --case-timeout 2") and hang["replay"] in capsys.readouterr().out

@@ -38,6 +38,11 @@ FATAL_EXIT = 86
 #: Exit status of a worker that met such an error where a known divergence declares it (a
 #: declared fault: :attr:`flashcheck.engine.verdict.Verdict.declared_fault`), already reported.
 DECLARED_FAULT_EXIT = 87
+#: The signal at which a worker writes every thread's Python stack to its log (None where the
+#: platform has none to spare): the parent sends it to a worker whose case overran its timeout,
+#: just before killing it, so that the hang's report says where the case was (a kernel that
+#: never finishes, or a compilation the compile clock did not see).
+STACKS_SIGNAL = getattr(signal, "SIGUSR1", None)
 
 
 @dataclass(frozen=True)
@@ -122,6 +127,8 @@ def worker_main(task: WorkerTask, messages, stop) -> None:
     import faulthandler
 
     faulthandler.enable()  # a segfault leaves a Python traceback in the log
+    if STACKS_SIGNAL is not None:
+        faulthandler.register(STACKS_SIGNAL, all_threads=True)
     try:
         from flashcheck import peers, protocol
         from flashcheck.cases import sizes as case_sizes

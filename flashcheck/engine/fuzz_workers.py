@@ -42,12 +42,10 @@ import contextlib
 import dataclasses
 import json
 import multiprocessing
-import os
 import queue
 import random
 import shutil
 import signal
-import sysconfig
 import tempfile
 import threading
 import time
@@ -59,13 +57,9 @@ from flashcheck.engine import compile_clock, fuzz_events, placement
 from flashcheck.engine.campaign import Board, CampaignState
 from flashcheck.engine.crash_store import CrashStore
 from flashcheck.engine.fuzz_result import case_class
-from flashcheck.engine.fuzz_worker import (DECLARED_FAULT_EXIT, FATAL_EXIT, STACKS_SIGNAL, FuzzOptions, WorkerTask,
-                                           worker_main)
+from flashcheck.engine.fuzz_worker import DECLARED_FAULT_EXIT, FuzzOptions, WorkerTask, worker_main
+from flashcheck.engine.worker_deaths import crash_failure, hang_failure, stacks_of
 
-#: Lines of a dead worker's log quoted in its failure's evidence.
-LOG_TAIL_LINES = 20
-#: Frames of each thread quoted in a hang's evidence, innermost first.
-STACK_FRAMES_QUOTED = 12
 #: How often the parent looks at its workers, in seconds.
 POLL_SECONDS = 0.1
 #: How often a campaign sharing a database looks there for failures that runs elsewhere have
@@ -338,11 +332,11 @@ class WorkerPoolRun:
                 if running is not None:  # if it was replaying a stored case, that case is done with
                     self.retire(slot, running["property"], running["case"])
             else:
-                failure = _crash_failure(options.impl, process.exitcode, running, slot.log_file, options.case_timeout)
+                failure = crash_failure(options.impl, process.exitcode, running, slot.log_file, options.case_timeout)
         elif running is not None and compile_clock.overran(running, now, options.case_timeout):
-            logged, stacks = _stacks(slot)
+            logged, stacks = stacks_of(process, slot.log_file)
             _kill(slot)
-            failure = _hang_failure(options.impl, options.case_timeout, running, now, slot.log_file, stacks, logged)
+            failure = hang_failure(options.impl, options.case_timeout, running, now, slot.log_file, stacks, logged)
         else:
             return
         shrinking = self.finders.pop(slot.index, None)
@@ -514,46 +508,6 @@ def _kill(slot: _Slot) -> None:
     slot.process = None
 
 
-def _stacks(slot: _Slot, wait: float = 2.0) -> tuple[int | None, str]:
-    """Ask a live worker for every thread's Python stack (:data:`STACKS_SIGNAL`), which it writes to
-    its log at once, from the signal handler, whatever its threads are doing. Returns the log's
-    size before the stacks and the stacks, or ``(None, "")`` where they cannot be had."""
-    if STACKS_SIGNAL is None or slot.log_file is None:
-        return None, ""
-    try:
-        logged = slot.log_file.stat().st_size
-        os.kill(slot.process.pid, STACKS_SIGNAL)
-    except (OSError, AttributeError):
-        return None, ""
-    deadline, size, settled = time.monotonic() + wait, logged, 0
-    while time.monotonic() < deadline and settled < 2:  # until it has written and stopped writing
-        time.sleep(0.05)
-        now = slot.log_file.stat().st_size
-        settled = settled + 1 if now == size and now > logged else 0
-        size = now
-    with slot.log_file.open("rb") as log:
-        log.seek(logged)
-        return logged, log.read().decode(errors="replace")
-
-
-def _where_stuck(stacks: str) -> str:
-    """The stacks a worker wrote (:func:`_stacks`) as evidence lines: each thread's innermost
-    :data:`STACK_FRAMES_QUOTED` frames, leaving out the threads that run only the standard
-    library's code (a queue's feeder thread, say), which say nothing about the case."""
-    threads: list[tuple[str, list[str]]] = []
-    for line in stacks.splitlines():
-        if line.startswith(("Thread 0x", "Current thread 0x")):
-            threads.append((line.strip(), []))
-        elif line.strip().startswith("File ") and threads:
-            threads[-1][1].append(line.strip())
-    standard_library = f'File "{sysconfig.get_paths()["stdlib"]}{os.sep}'
-    lines = []
-    for header, frames in threads:
-        if header.startswith("Current") or not all(frame.startswith(standard_library) for frame in frames):
-            lines += ["  " + header] + ["    " + frame for frame in frames[:STACK_FRAMES_QUOTED]]
-    return "\n".join(["where its threads were (innermost call first):"] + lines) if lines else ""
-
-
 def _grace(options: FuzzOptions) -> float:
     """How long cases still running at the end of the budget may finish: 5% of the budget
     (at least 2 s), so that the run ends within 10% of it."""
@@ -593,69 +547,3 @@ def _running_case(case_file: Path | None) -> dict | None:
     except (OSError, ValueError, AttributeError):
         return None
     return record if record.get("case") is not None else None
-
-
-def _log_tail(log_file: Path | None, size: int | None = None) -> str:
-    """What a dead worker said last, in its log's first ``size`` bytes (all of it by default):
-    from Python's fatal-error report when there is one (it lists the innermost frames first),
-    else the last lines."""
-    try:
-        with log_file.open("rb") as log:
-            text = log.read(size if size is not None else -1).decode(errors="replace")
-    except (OSError, AttributeError):
-        return ""
-    lines = [line for line in text.splitlines() if line.strip()]
-    fatal = [i for i, line in enumerate(lines) if line.startswith("Fatal Python error")]
-    quoted = lines[fatal[-1]:][:LOG_TAIL_LINES] if fatal else lines[-LOG_TAIL_LINES:]
-    return "\n".join(["the worker's last output:"] + ["  " + line for line in quoted]) if quoted else ""
-
-
-def _describe_exit(exitcode: int | None) -> str:
-    if exitcode is None:
-        return "an unknown status"
-    if exitcode < 0:
-        try:
-            return f"signal {signal.Signals(-exitcode).name} (exit {exitcode})"
-        except ValueError:
-            return f"signal {-exitcode}"
-    if exitcode == FATAL_EXIT:
-        return "a fatal device error, after which it could not go on"
-    return f"exit status {exitcode}"
-
-
-def _crash_failure(impl: str, exitcode, running: dict | None, log_file, case_timeout: float | None = None):
-    from flashcheck.engine.fuzz_result import Failure
-
-    where = f"while running {running['property']}" if running else "between cases"
-    evidence = f"the worker process died with {_describe_exit(exitcode)} {where}"
-    tail = _log_tail(log_file)
-    # A worker exits FATAL_EXIT at a fatal verdict (flashcheck.engine.verdict), after logging it; the
-    # replay of a fatal error reports it in one process, that of a crash needs a worker to die in.
-    fatal = exitcode == FATAL_EXIT
-    return Failure("fatal" if fatal else "crash", running and running["property"],
-                   running and running["case"], evidence + ("\n" + tail if tail else ""), impl,
-                   case_timeout=None if fatal else case_timeout)
-
-
-def _hang_failure(impl: str, timeout: float, running: dict, now: float, log_file, stacks: str = "",
-                  logged: int | None = None):
-    """The failure of a case that overran: what overran, where the worker's threads were
-    (``stacks``, as :func:`_stacks` got them) and what it had said before (its log's first
-    ``logged`` bytes)."""
-    from flashcheck.engine.fuzz_result import Failure
-
-    compiling = compile_clock.compile_seconds(running, now)
-    if compile_clock.running_seconds(running, now) > timeout:
-        evidence = f"the case ran longer than the per-case timeout of {timeout:g} s"
-        if compiling >= 1:
-            evidence += f" besides {compiling:.0f} s of compiling Triton kernels, which it does not count"
-    else:
-        evidence = (f"the case spent {compiling:.0f} s compiling Triton kernels, past the per-case timeout of "
-                    f"{timeout:g} s and the {compile_clock.COMPILE_ALLOWANCE:g} s more allowed for compiling")
-    evidence += "; the worker was killed"
-    where = _where_stuck(stacks)
-    if where:
-        evidence += "\n" + where
-    tail = _log_tail(log_file, logged)
-    return Failure("hang", running["property"], running["case"], evidence + ("\n" + tail if tail else ""), impl,
-                   case_timeout=timeout)

@@ -648,11 +648,11 @@ def test_an_implementation_that_fails_to_load_in_the_worker_is_a_usage_error(tmp
     assert "could not load" in capsys.readouterr().err
 
 
-def interrupted_once(command, variable, marker, *, never, settle=0.0):
+def interrupted_once(command, variable, marker, *, never, settle=0.0, signal_number=signal.SIGINT):
     """Run ``command`` (under Triton's interpreter, ``variable`` naming the file ``marker``),
-    and send SIGINT to it and its workers alike, as Ctrl-C in a terminal does (one process
-    group), ``settle`` seconds after ``marker`` appears; its ``(exit status, stdout, stderr)``.
-    Fails with ``never`` when the marker does not appear within 240 s."""
+    and send ``signal_number`` to it and its workers alike, as Ctrl-C in a terminal does (one
+    process group), ``settle`` seconds after ``marker`` appears; its ``(exit status, stdout,
+    stderr)``. Fails with ``never`` when the marker does not appear within 240 s."""
     environment = {**os.environ, "TRITON_INTERPRET": "1", variable: str(marker)}
     process = subprocess.Popen(command, cwd=REPO, env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                text=True, start_new_session=True)
@@ -662,7 +662,7 @@ def interrupted_once(command, variable, marker, *, never, settle=0.0):
             time.sleep(0.2)
         assert marker.exists(), never
         time.sleep(settle)
-        os.killpg(process.pid, signal.SIGINT)
+        os.killpg(process.pid, signal_number)
         out, err = process.communicate(timeout=60)
     finally:
         if process.poll() is None:
@@ -672,9 +672,11 @@ def interrupted_once(command, variable, marker, *, never, settle=0.0):
 
 
 @needs_interpreter_numpy
-def test_an_interrupted_run_keeps_what_it_found_and_exits_130(tmp_path):
+@pytest.mark.parametrize("signal_number", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_an_interrupted_run_keeps_what_it_found_and_exits_130(tmp_path, signal_number):
     # Ctrl-C while the worker shrinks the failure it found, so that the failure is reported
-    # as drawn, not shrunk.
+    # as drawn, not shrunk; or SIGTERM, as `timeout` or a CI runner sends at a job's time limit,
+    # answered alike.
     marker, result_file = tmp_path / "shrinking", tmp_path / "result.json"
     command = [sys.executable, "-m", "flashcheck.cli", "fuzz", "--impl", "tests.support.misbehaving:shrinks_slowly",
                "--budget", "300", "--seed", "1", "--device", "cpu", "--workers", "1",
@@ -682,7 +684,7 @@ def test_an_interrupted_run_keeps_what_it_found_and_exits_130(tmp_path):
                "--json", str(result_file)]
     # The worker's report of its failure reaches the command in the half second after.
     status, out, err = interrupted_once(command, misbehaving.SHRINKING_MARKER, marker, settle=0.5,
-                                        never="the run never reached its shrinking")
+                                        never="the run never reached its shrinking", signal_number=signal_number)
     assert status == 130, out + err
     assert "Traceback" not in err, err
     result = json.loads(result_file.read_text())
@@ -768,19 +770,20 @@ def test_ctrl_c_during_start_up_reports_an_empty_interrupted_run_without_a_trace
     assert not (tmp_path / "examples").exists(), "no worker ran"
 
 
-def test_a_ctrl_c_while_a_worker_starts_reaches_the_command_and_not_the_worker():
-    # Ctrl-C reaches the command and the worker it is starting together. The worker ignores
-    # it from its first instruction on; the command takes it (at once through another of its
-    # threads, or once the worker is started), where ignoring SIGINT meanwhile, as it once
-    # did, dropped it: the run went on.
+@pytest.mark.parametrize("signal_number", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_a_ctrl_c_while_a_worker_starts_reaches_the_command_and_not_the_worker(signal_number):
+    # Ctrl-C reaches the command and the worker it is starting together (and so may a job's
+    # SIGTERM). The worker ignores it from its first instruction on; the command takes it (at once
+    # through another of its threads, or once the worker is started), where ignoring SIGINT
+    # meanwhile, as it once did, dropped it: the run went on.
     caught = threading.Event()
-    previous = fuzz_workers._catch_sigint(caught)
+    previous = fuzz_workers._catch_interruptions(caught)
     try:
-        with fuzz_workers._sigint_held():
+        with fuzz_workers._interruptions_held():
             worker = multiprocessing.get_context("spawn").Process(target=time.sleep, args=(2,))
             worker.start()
-            os.kill(worker.pid, signal.SIGINT)
-            os.kill(os.getpid(), signal.SIGINT)
+            os.kill(worker.pid, signal_number)
+            os.kill(os.getpid(), signal_number)
         for _ in range(100):  # the handler runs in the main thread at its next chance
             if caught.is_set():
                 break
@@ -789,7 +792,7 @@ def test_a_ctrl_c_while_a_worker_starts_reaches_the_command_and_not_the_worker()
         worker.join(timeout=60)
         assert worker.exitcode == 0, "the worker went on"
     finally:
-        fuzz_workers._restore_sigint(previous)
+        fuzz_workers._restore_interruptions(previous)
 
 
 def tree(path: Path) -> list:

@@ -18,7 +18,7 @@
 Every command exits 0 when nothing was found, 1 when something was (a counterexample, a
 worsened bucket, a surviving mutant), 2 for usage or configuration errors (for fuzz also an
 output that cannot be written or a damaged crash store, found before any work, and
---replay-only with nothing to replay), 130 when interrupted (Ctrl-C), once it has reported
+--replay-only with nothing to replay), 130 when interrupted (Ctrl-C, or SIGTERM), once it has reported
 what it found, without a traceback. fuzz and check also exit 3 when nothing was checked
 (every case declined or unfinished: not a pass) and 4 when flashcheck's own code failed (a
 bug in flashcheck, its traceback printed: not a finding). docs/cli.md documents them all.

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from flashcheck.cases import phases as case_phases
-from flashcheck.engine import compile_clock, fuzz_events, placement
+from flashcheck.engine import compile_clock, fuzz_events, interruption, placement
 from flashcheck.engine.campaign import Board
 
 #: Exit status of a worker that met an error after which it could not go on (a CUDA error).
@@ -105,11 +105,11 @@ THREADS_VARIABLE = "OMP_NUM_THREADS"
 def worker_main(task: WorkerTask, messages, stop) -> None:
     """A spawned worker: set the environment, load the implementation, replay stored
     crashes, fuzz until the deadline or ``stop`` (a multiprocessing Event) is set, and report
-    through ``messages`` (a multiprocessing Queue of ``(task.index, event)``). Ignores SIGINT:
-    the parent decides what Ctrl-C ends."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # discards one that came while it was blocked
-    if hasattr(signal, "pthread_sigmask"):
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # blocked by the parent (_sigint_held)
+    through ``messages`` (a multiprocessing Queue of ``(task.index, event)``). Ignores SIGINT and
+    SIGTERM: the parent decides what Ctrl-C or a job's time limit ends."""
+    interruption.handle(signal.SIG_IGN)  # discards one that came while they were blocked
+    if hasattr(signal, "pthread_sigmask"):  # blocked by the parent (_interruptions_held)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, set(interruption.SIGNALS))
     placement.pin_this_process(task.gpu)  # before torch is imported: this process sees its one GPU
     options = task.options
     if options.device == "cpu":

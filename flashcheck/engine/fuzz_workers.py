@@ -107,10 +107,12 @@ def fuzz(options: FuzzOptions, *, on_progress: Callable | None = None, replay: l
     budget (cases in flight are given a short grace, then their workers are stopped), at
     the first property failure (once shrunk), or after ``max_crashes`` crashes and hangs;
     with ``options.keep_going`` only at the budget (module docstring).
-    A SIGINT (Ctrl-C; called in the main thread) ends the run at once, keeping what it found:
+    A SIGINT (Ctrl-C) or SIGTERM (a job's time limit; called in the main thread) ends the run at
+    once, keeping what it found:
     the workers are killed, their cases in flight are reported unfinished, a failure still
     being shrunk is reported as first drawn, and ``result.interrupted`` is set. Workers
-    ignore SIGINT (Ctrl-C reaches the whole process group): the parent decides. An error
+    ignore both (Ctrl-C reaches the whole process group, and so may a job's SIGTERM): the parent
+    decides. An error
     of flashcheck's own code in a worker (a bug in flashcheck, not a finding) ends the run
     the same way, keeping what it found, with the worker's report of it (its case and
     traceback) in ``result.flashcheck_error``.
@@ -121,21 +123,21 @@ def fuzz(options: FuzzOptions, *, on_progress: Callable | None = None, replay: l
     from flashcheck.engine import interruption
 
     interrupted = threading.Event()
-    previous_sigint = _catch_sigint(interrupted)
+    previous_handlers = _catch_interruptions(interrupted)
     if interruption.requested():  # a Ctrl-C the command recorded before this handler took over
         interrupted.set()
     try:
         return WorkerPoolRun(options, interrupted, on_progress=on_progress, replay=replay,
                              counterexamples=counterexamples).run()
     finally:
-        _restore_sigint(previous_sigint)  # last: a second Ctrl-C does not cut the clean-up short
+        _restore_interruptions(previous_handlers)  # last: a second Ctrl-C does not cut the clean-up short
 
 
 class WorkerPoolRun:
     """One run of :func:`fuzz`, whose docstring is its specification: the worker slots and
     their processes, the queue they report on, the crash store, the clock, and the result
     built from their events. :meth:`run` runs it, once; ``interrupted`` (a threading Event) is
-    set by the caller's SIGINT handler."""
+    set by the caller's SIGINT and SIGTERM handler."""
 
     def __init__(self, options: FuzzOptions, interrupted: threading.Event, *, on_progress: Callable | None,
                  replay: list | None, counterexamples: list | None = None):
@@ -238,7 +240,7 @@ class WorkerPoolRun:
                           str(self.board.path) if self.board is not None else None)
         slot.process = self.context.Process(target=worker_main, name=f"flashcheck-worker-{slot.index}",
                                             args=(task, self.messages, slot.stop), daemon=True)
-        with _sigint_held():  # inherited: the worker ignores Ctrl-C from its first instruction on
+        with _interruptions_held():  # inherited: the worker ignores Ctrl-C from its first instruction on
             slot.process.start()
 
     def handle(self, index: int, event) -> None:
@@ -461,41 +463,48 @@ class WorkerError(RuntimeError):
     loaded. Not a finding about the implementation."""
 
 
-def _catch_sigint(caught: threading.Event):
-    """From now on SIGINT sets ``caught`` instead of raising KeyboardInterrupt (in the main
-    thread; elsewhere signals cannot be set); returns what :func:`_restore_sigint` restores."""
+def _catch_interruptions(caught: threading.Event):
+    """From now on SIGINT and SIGTERM (:data:`flashcheck.engine.interruption.SIGNALS`) set
+    ``caught`` instead of raising KeyboardInterrupt (in the main thread; elsewhere signals cannot
+    be set); returns what :func:`_restore_interruptions` restores."""
+    from flashcheck.engine import interruption
+
     if threading.current_thread() is not threading.main_thread():
         return None
-    return signal.signal(signal.SIGINT, lambda signum, frame: caught.set())
+    return interruption.handle(lambda signum, frame: caught.set())
 
 
-def _restore_sigint(previous) -> None:
+def _restore_interruptions(previous) -> None:
+    from flashcheck.engine import interruption
+
     if previous is not None:
-        signal.signal(signal.SIGINT, previous)
+        interruption.restore(previous)
 
 
 @contextlib.contextmanager
-def _sigint_held():
-    """SIGINT blocked in this thread for the duration, so that a process started meanwhile
-    inherits it blocked, through its exec and start-up, until it ignores it
-    (:func:`flashcheck.engine.fuzz_worker.worker_main`); a Ctrl-C meanwhile reaches this process when the block ends, not
-    lost (ignoring SIGINT instead, as once, dropped a Ctrl-C that came while a worker started)."""
-    if not hasattr(signal, "pthread_sigmask"):  # not POSIX: ignore it, in the main thread
+def _interruptions_held():
+    """SIGINT and SIGTERM blocked in this thread for the duration, so that a process started
+    meanwhile inherits them blocked, through its exec and start-up, until it ignores them
+    (:func:`flashcheck.engine.fuzz_worker.worker_main`); one that comes meanwhile reaches this process when the block
+    ends, not lost (ignoring SIGINT instead, as once, dropped a Ctrl-C that came while a worker started)."""
+    from flashcheck.engine import interruption
+
+    if not hasattr(signal, "pthread_sigmask"):  # not POSIX: ignore them, in the main thread
         if threading.current_thread() is not threading.main_thread():
             yield
             return
-        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        previous = interruption.handle(signal.SIG_IGN)
         try:
             yield
         finally:
-            signal.signal(signal.SIGINT, previous)
+            interruption.restore(previous)
         return
     # A spawn starts multiprocessing's resource tracker first if it is not running, and
-    # unblocks SIGINT on the way (resource_tracker.ensure_running): started now, it is not then.
+    # unblocks both on the way (resource_tracker.ensure_running): started now, it is not then.
     from multiprocessing import resource_tracker
 
     resource_tracker.ensure_running()
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, set(interruption.SIGNALS))
     try:
         yield
     finally:

@@ -1,4 +1,8 @@
-"""Ctrl-C (SIGINT) from a command's first instruction to its exit.
+"""Ctrl-C (SIGINT), and SIGTERM alike, from a command's first instruction to its exit.
+
+SIGTERM is what ``timeout``, CI runners and container runtimes send at a job's time limit: a
+command answers it as it answers Ctrl-C (:data:`SIGNALS`), reporting what it found, so that a
+run cut short by its job keeps it. "SIGINT" below stands for either.
 
 Python's own handler raises ``KeyboardInterrupt`` wherever the main thread happens to be. In
 a command's first second that is inside ``import torch``: outside any handler of
@@ -21,7 +25,23 @@ import contextlib
 import signal
 import threading
 
+#: The signals that ask a command to stop, each answered as Ctrl-C is.
+SIGNALS = tuple(number for number in (signal.SIGINT, getattr(signal, "SIGTERM", None)) if number is not None)
+
 _requested = threading.Event()
+
+
+def handle(handler) -> dict:
+    """Set ``handler`` for every one of :data:`SIGNALS` (in the main thread only); returns the
+    handlers it replaced, for :func:`restore`."""
+    return {number: signal.signal(number, handler) for number in SIGNALS}
+
+
+def restore(previous: dict) -> None:
+    """Put back the handlers :func:`handle` replaced (one set outside Python stays as it is)."""
+    for number, handler in previous.items():
+        if handler is not None:
+            signal.signal(number, handler)
 
 
 def _record(signum, frame) -> None:
@@ -47,11 +67,11 @@ def installed():
     if not _in_main_thread():
         yield
         return
-    previous = signal.signal(signal.SIGINT, _record)
+    previous = handle(_record)
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, previous)
+        restore(previous)
         _requested.clear()
 
 
@@ -59,7 +79,7 @@ def arm() -> None:
     """From now on SIGINT raises ``KeyboardInterrupt`` at once (after recording itself); raises
     it now if one came while it was only recorded."""
     if _in_main_thread():
-        signal.signal(signal.SIGINT, _record_and_raise)
+        handle(_record_and_raise)
     check()
 
 
@@ -82,8 +102,8 @@ def deferred():
     if not _in_main_thread():
         yield
         return
-    previous = signal.signal(signal.SIGINT, _record)
+    previous = handle(_record)
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, previous)
+        restore(previous)

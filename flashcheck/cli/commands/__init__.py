@@ -10,7 +10,8 @@ EXIT_UNCHECKED = 3
 #: flashcheck's own code failed (a bug in flashcheck, its traceback printed): not a finding
 #: about the implementation, and not a pass.
 EXIT_INTERNAL = 4
-#: Interrupted (SIGINT, Ctrl-C): 128 + the signal's number, as shells report it.
+#: Interrupted (SIGINT, Ctrl-C; or SIGTERM, a job's time limit): 128 + SIGINT's number, as shells
+#: report a Ctrl-C.
 EXIT_INTERRUPTED = 130
 
 from flashcheck.cli.commands import (  # noqa: E402  (they import the exit codes)

@@ -26,7 +26,7 @@ DEVICE_INDEPENDENT_MODULES = frozenset({
     "test_error_report", "test_focus", "test_fuzz_command", "test_fuzz_events", "test_impl_argument",
     "test_launcher", "test_layers", "test_lse_claim", "test_mutate", "test_peers_flaggems", "test_peers_flash_attn",
     "test_peers_xformers", "test_property_power", "test_pytest_plugin", "test_shared_database",
-    "test_specialisations", "test_strategies", "test_triage_command",
+    "test_specialisations", "test_strategies", "test_triage_command", "test_worker_deaths",
 })
 
 

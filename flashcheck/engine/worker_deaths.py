@@ -56,10 +56,9 @@ def _where_stuck(stacks: str) -> str:
             threads.append((line.strip(), []))
         elif line.strip().startswith("File ") and threads:
             threads[-1][1].append(line.strip())
-    standard_library = f'File "{sysconfig.get_paths()["stdlib"]}{os.sep}'
     lines = []
     for header, frames in threads:
-        if header.startswith("Current") or not all(frame.startswith(standard_library) for frame in frames):
+        if header.startswith("Current") or not all(_in_standard_library(frame) for frame in frames):
             lines += ["  " + header] + ["    " + frame for frame in frames[:STACK_FRAMES_QUOTED]]
     return "\n".join(["where its threads were (innermost call first):"] + lines) if lines else ""
 
@@ -77,6 +76,16 @@ def _log_tail(log_file: Path | None, size: int | None = None) -> str:
     fatal = [i for i, line in enumerate(lines) if line.startswith("Fatal Python error")]
     quoted = lines[fatal[-1]:][:LOG_TAIL_LINES] if fatal else lines[-LOG_TAIL_LINES:]
     return "\n".join(["the worker's last output:"] + ["  " + line for line in quoted]) if quoted else ""
+
+
+def _in_standard_library(frame: str) -> bool:
+    """Whether a stack line (``File "PATH", line N in NAME``) is in the standard library's code:
+    under its folder, and not in a folder of installed packages there (an interpreter outside a
+    virtual environment installs into its standard library's ``site-packages``)."""
+    path = frame.split('"')[1] if frame.count('"') >= 2 else ""
+    parts = Path(path).parts
+    return (path.startswith(sysconfig.get_paths()["stdlib"] + os.sep)
+            and "site-packages" not in parts and "dist-packages" not in parts)
 
 
 def _describe_exit(exitcode: int | None) -> str:

@@ -30,7 +30,7 @@ from flashcheck import protocol
 from flashcheck.cases import sizes as case_sizes
 from flashcheck.cases.case import Case
 from flashcheck.cli import fuzz_console
-from flashcheck.engine import crash_store, fuzz_events, fuzz_workers, property_cases
+from flashcheck.engine import crash_store, fuzz_events, fuzz_workers, interruption, property_cases
 from flashcheck.engine import fuzz as fuzz_engine
 from flashcheck.engine.verdict import FlashcheckError, Outcome, decide
 from flashcheck.properties import PROPERTIES
@@ -792,7 +792,7 @@ def test_a_ctrl_c_while_a_worker_starts_reaches_the_command_and_not_the_worker(s
         worker.join(timeout=60)
         assert worker.exitcode == 0, "the worker went on"
     finally:
-        fuzz_workers._restore_interruptions(previous)
+        interruption.restore(previous)
 
 
 def tree(path: Path) -> list:

@@ -53,7 +53,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from flashcheck.engine import compile_clock, fuzz_events, placement
+from flashcheck.engine import compile_clock, fuzz_events, interruption, placement
 from flashcheck.engine.campaign import Board, CampaignState
 from flashcheck.engine.crash_store import CrashStore
 from flashcheck.engine.fuzz_result import case_class
@@ -120,8 +120,6 @@ def fuzz(options: FuzzOptions, *, on_progress: Callable | None = None, replay: l
     loaded), and :class:`~flashcheck.engine.crash_store.CrashStoreError` before starting any
     when the crash store cannot be read.
     """
-    from flashcheck.engine import interruption
-
     interrupted = threading.Event()
     previous_handlers = _catch_interruptions(interrupted)
     if interruption.requested():  # a Ctrl-C the command recorded before this handler took over
@@ -130,7 +128,7 @@ def fuzz(options: FuzzOptions, *, on_progress: Callable | None = None, replay: l
         return WorkerPoolRun(options, interrupted, on_progress=on_progress, replay=replay,
                              counterexamples=counterexamples).run()
     finally:
-        _restore_interruptions(previous_handlers)  # last: a second Ctrl-C does not cut the clean-up short
+        interruption.restore(previous_handlers)  # last: a second Ctrl-C does not cut the clean-up short
 
 
 class WorkerPoolRun:
@@ -463,22 +461,11 @@ class WorkerError(RuntimeError):
     loaded. Not a finding about the implementation."""
 
 
-def _catch_interruptions(caught: threading.Event):
+def _catch_interruptions(caught: threading.Event) -> dict:
     """From now on SIGINT and SIGTERM (:data:`flashcheck.engine.interruption.SIGNALS`) set
     ``caught`` instead of raising KeyboardInterrupt (in the main thread; elsewhere signals cannot
-    be set); returns what :func:`_restore_interruptions` restores."""
-    from flashcheck.engine import interruption
-
-    if threading.current_thread() is not threading.main_thread():
-        return None
+    be set); returns what :func:`flashcheck.engine.interruption.restore` restores."""
     return interruption.handle(lambda signum, frame: caught.set())
-
-
-def _restore_interruptions(previous) -> None:
-    from flashcheck.engine import interruption
-
-    if previous is not None:
-        interruption.restore(previous)
 
 
 @contextlib.contextmanager
@@ -487,12 +474,7 @@ def _interruptions_held():
     meanwhile inherits them blocked, through its exec and start-up, until it ignores them
     (:func:`flashcheck.engine.fuzz_worker.worker_main`); one that comes meanwhile reaches this process when the block
     ends, not lost (ignoring SIGINT instead, as once, dropped a Ctrl-C that came while a worker started)."""
-    from flashcheck.engine import interruption
-
     if not hasattr(signal, "pthread_sigmask"):  # not POSIX: ignore them, in the main thread
-        if threading.current_thread() is not threading.main_thread():
-            yield
-            return
         previous = interruption.handle(signal.SIG_IGN)
         try:
             yield

@@ -32,8 +32,10 @@ _requested = threading.Event()
 
 
 def handle(handler) -> dict:
-    """Set ``handler`` for every one of :data:`SIGNALS` (in the main thread only); returns the
-    handlers it replaced, for :func:`restore`."""
+    """Set ``handler`` for every one of :data:`SIGNALS`; returns the handlers it replaced, for
+    :func:`restore`. Only the main thread can set them: elsewhere it sets none and returns ``{}``."""
+    if not _in_main_thread():
+        return {}
     return {number: signal.signal(number, handler) for number in SIGNALS}
 
 
@@ -64,9 +66,6 @@ def installed():
     comes back. Starts out :func:`deferred`-like until :func:`arm` (a command's imports and
     argument parsing take milliseconds, and a Ctrl-C among them is answered by :func:`arm`)."""
     _requested.clear()
-    if not _in_main_thread():
-        yield
-        return
     previous = handle(_record)
     try:
         yield
@@ -78,8 +77,7 @@ def installed():
 def arm() -> None:
     """From now on SIGINT raises ``KeyboardInterrupt`` at once (after recording itself); raises
     it now if one came while it was only recorded."""
-    if _in_main_thread():
-        handle(_record_and_raise)
+    handle(_record_and_raise)
     check()
 
 
@@ -99,9 +97,6 @@ def check() -> None:
 def deferred():
     """For the duration SIGINT is only recorded (:func:`requested` says whether one came);
     the handler before comes back on exit, without raising for what was recorded."""
-    if not _in_main_thread():
-        yield
-        return
     previous = handle(_record)
     try:
         yield

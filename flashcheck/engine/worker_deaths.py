@@ -104,7 +104,6 @@ def _describe_exit(exitcode: int | None) -> str:
 def crash_failure(impl: str, exitcode, running: dict | None, log_file, case_timeout: float | None = None):
     """The failure of a worker that died: how, in which case (``running``, its case record, or
     None between cases) and what it said last."""
-
     where = f"while running {running['property']}" if running else "between cases"
     evidence = f"the worker process died with {_describe_exit(exitcode)} {where}"
     tail = _log_tail(log_file)
@@ -121,7 +120,6 @@ def hang_failure(impl: str, timeout: float, running: dict, now: float, log_file,
     """The failure of a case that overran: what overran, where the worker's threads were
     (``stacks``, as :func:`stacks_of` got them) and what it had said before (its log's first
     ``logged`` bytes)."""
-
     compiling = compile_clock.compile_seconds(running, now)
     if compile_clock.running_seconds(running, now) > timeout:
         evidence = f"the case ran longer than the per-case timeout of {timeout:g} s"

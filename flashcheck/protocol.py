@@ -8,9 +8,8 @@ implementation is known to break it, optionally confined to some cases (see
 :func:`known_divergences`), and ``flashcheck_not_applicable``, a mapping from property name
 to the reason the kernel's documented contract excludes every case the property draws (see
 :func:`not_applicable`), ``flashcheck_case_domain``, the values of a case it runs (see
-:func:`case_domain_of`), ``flashcheck_compile_key``, the case attributes that select one
-of its compiled variants (see :func:`compile_key_of`), and ``flashcheck_autotuned``, whether its
-kernels autotune (see :func:`autotuned`).
+:func:`case_domain_of`), and ``flashcheck_compile_key``, the case attributes that select one
+of its compiled variants (see :func:`compile_key_of`).
 """
 
 from __future__ import annotations
@@ -102,7 +101,6 @@ def check_declaration(impl) -> None:
             _check_device_kind(kind, "flashcheck_case_domain_by_device")
             case_domain.parse(domain, f"flashcheck_case_domain_by_device[{kind!r}]")
     compile_key_of(impl)
-    autotuned(impl)
 
 
 def declared_case_domain(impl, device=None) -> CaseDomain | None:
@@ -145,17 +143,6 @@ def compile_key_of(impl) -> tuple[str, ...] | None:
         raise ValueError(f"flashcheck_compile_key names {unknown[0]!r}, which is no case attribute; expected names "
                          f"from {', '.join(compile_classes.KEY_ATTRIBUTES)}")
     return tuple(dict.fromkeys(declared))
-
-
-def autotuned(impl) -> bool:
-    """Whether ``impl`` declares, in ``flashcheck_autotuned``, that its kernels autotune: a
-    Triton autotuner that compiles and times many configurations for each new specialisation
-    (:func:`flashcheck.engine.focus.start_class`). False where it declares nothing. ValueError,
-    one line naming the attribute, for anything but True or False."""
-    declared = getattr(impl, "flashcheck_autotuned", False)
-    if not isinstance(declared, bool):
-        raise ValueError(f"flashcheck_autotuned must be True or False; got {declared!r}")
-    return declared
 
 
 def _check_device_kind(kind, attribute: str = "flashcheck_features_by_device") -> None:

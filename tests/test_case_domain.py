@@ -200,7 +200,6 @@ def test_a_compile_key_naming_no_case_attribute_is_refused():
 @pytest.mark.parametrize("impl, message", [
     ("negative_longest_length", "flashcheck_case_domain['max_seqlen'] must be a positive int"),
     ("key_as_a_string", "flashcheck_compile_key must be a collection"),
-    ("autotuned_as_a_word", "flashcheck_autotuned must be True or False; got 'yes'"),
 ])
 def test_fuzz_refuses_a_bad_declaration_with_exit_2_before_any_work(impl, message, capsys):
     status = flashcheck(["fuzz", "--device", "cpu", "--workers", "1", "--budget", "5",
@@ -288,9 +287,6 @@ def test_the_built_in_adapters_declare_their_domains_and_compile_keys():
     assert "seqlen_k" in protocol.compile_key_of(flaggems.sdpa())
     assert protocol.case_domain_of(fa4.dense(), "cuda").head_dim_multiple == 8
     assert protocol.compile_key_of(fa4.varlen()) == fa4.COMPILE_KEY
-    # FlagGems' SDPA and flash forward choose their configurations with Triton autotuners.
-    assert protocol.autotuned(flaggems.sdpa()) and protocol.autotuned(flaggems.flash())
-    assert not protocol.autotuned(flaggems.varlen()) and not protocol.autotuned(fa4.dense())
 
 
 def test_a_worker_leaves_a_class_whose_cases_check_nothing():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from flashcheck.cases.sizes import GPU, INTERPRETER
-from flashcheck.engine.focus import AUTOTUNE_TEAM, start_class, team_of, WideningFocus
+from flashcheck.engine.focus import WideningFocus
 
 
 def test_a_worker_starts_in_one_class():
@@ -53,17 +53,3 @@ def test_sizes_without_compile_aware_drawing_are_left_as_they_are():
 def test_bad_settings_are_refused(arguments):
     with pytest.raises(ValueError, match=next(iter(arguments))):
         WideningFocus(GPU, **arguments)
-
-
-def test_workers_start_in_classes_of_their_own_unless_the_kernel_autotunes():
-    assert [start_class(worker, autotuned=False) for worker in range(4)] == [0, 1, 2, 3]
-    teams = [start_class(worker, autotuned=True) for worker in range(2 * AUTOTUNE_TEAM + 1)]
-    assert teams == [0] * AUTOTUNE_TEAM + [1] * AUTOTUNE_TEAM + [2]
-
-
-def test_a_team_is_the_workers_that_start_in_one_class_together():
-    assert team_of(0, 3) == (0, 3) and team_of(2, 3) == (2, 3)
-    assert team_of(AUTOTUNE_TEAM - 1, 40) == (AUTOTUNE_TEAM - 1, AUTOTUNE_TEAM)
-    assert team_of(2 * AUTOTUNE_TEAM + 1, 2 * AUTOTUNE_TEAM + 3) == (1, 3)  # the last team is smaller
-    with pytest.raises(ValueError, match="worker"):
-        team_of(3, 3)

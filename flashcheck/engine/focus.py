@@ -24,13 +24,6 @@ Over a long run every class comes in, and one case in
 case stays drawable from the first minute. Sizes without ``focus`` (the interpreter's) are
 left as they are.
 
-An implementation whose kernels autotune (``flashcheck_autotuned``: a Triton autotuner compiles
-and times dozens of configurations per specialisation) is better served the other way round: its
-workers start in one class together, :data:`AUTOTUNE_TEAM` to a class (:func:`start_class`),
-and split each autotuner's configurations between them (:mod:`flashcheck.engine.autotuning`), so
-that a team compiles each configuration about once instead of once per worker, in a fraction of
-the time one worker alone takes (FlagGems' SDPA: minutes per worker from a cold cache).
-
 A class whose cases the implementation only declines, or fails only as a known divergence,
 checks nothing: after :data:`UNCHECKED_TO_LEAVE` such cases in a row the worker leaves the
 classes it is in for the next ones of the catalogue, starting again from one.
@@ -47,26 +40,6 @@ CASES_PER_WIDENING = 8
 #: Cases in a row that checked nothing (declined, or a known divergence) before a worker
 #: leaves its classes.
 UNCHECKED_TO_LEAVE = 6
-
-
-#: Workers of an implementation that autotunes that start in one compile class together.
-AUTOTUNE_TEAM = 16
-
-
-def start_class(worker: int, *, autotuned: bool) -> int:
-    """The catalogue class that worker ``worker`` (0-based) starts in: its own, or its team's
-    where the implementation autotunes (module docstring)."""
-    return worker // AUTOTUNE_TEAM if autotuned else worker
-
-
-def team_of(worker: int, workers: int) -> tuple[int, int]:
-    """``(position, size)`` of worker ``worker``'s team of :data:`AUTOTUNE_TEAM` consecutive
-    workers among ``workers``: the workers that start in one class where the implementation
-    autotunes (the last team may be smaller)."""
-    if not 0 <= worker < workers:
-        raise ValueError(f"worker: expected an index in [0, {workers}), got {worker!r}")
-    first = worker - worker % AUTOTUNE_TEAM
-    return worker - first, min(AUTOTUNE_TEAM, workers - first)
 
 
 class WideningFocus:

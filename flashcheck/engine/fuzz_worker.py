@@ -132,18 +132,14 @@ def worker_main(task: WorkerTask, messages, stop) -> None:
     try:
         from flashcheck import peers, protocol
         from flashcheck.cases import sizes as case_sizes
-        from flashcheck.engine import autotuning, focus as compile_focus
+        from flashcheck.engine.focus import WideningFocus
 
         impl = peers.resolve(options.impl)
         protocol.prepare(impl)  # a library that cannot be imported: a usage error, not a finding
         sizes = case_sizes.choose(options.sizes)
         # Compile-aware drawing: the run's catalogue of compile classes (another each run), from
-        # a class of this worker's own (its team's, for a kernel that autotunes), one class at
-        # first and more as its compilations pay off.
-        start = compile_focus.start_class(task.index, autotuned=protocol.autotuned(impl))
-        focus = compile_focus.WideningFocus(case_sizes.with_focus_seed(sizes, task.focus_seed, start=start))
-        if options.device == "cuda":  # before the compile clock wraps the autotuner (Worker)
-            autotuning.split_configurations(*compile_focus.team_of(task.index, options.workers))
+        # a class of this worker's own, one class at first and more as its compilations pay off.
+        focus = WideningFocus(case_sizes.with_focus_seed(sizes, task.focus_seed, start=task.index))
     except Exception as error:  # noqa: BLE001 - any setup error ends the run as a usage problem
         messages.put((task.index, fuzz_events.SetupFailed(
             f"worker {task.index} could not load {options.impl!r}: {error}")))

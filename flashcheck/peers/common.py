@@ -253,8 +253,6 @@ class Peer:
     ``compile_key``: the case attributes that select one of the library's compiled variants
     (``flashcheck_compile_key``, :func:`flashcheck.protocol.compile_key_of`); None: Triton's
     specialisation; empty: nothing is compiled per case.
-    ``autotuned``: the library's kernels choose among configurations with a Triton autotuner
-    (``flashcheck_autotuned``, :func:`flashcheck.protocol.autotuned`).
     ``packed_as_dense``: the library takes dense input only, and a packed call (``varlen``
     declared) runs as a dense batch of one under the document mask
     (:func:`flashcheck.cases.packing.as_dense`; ``mask`` must be declared too), its out and lse
@@ -267,8 +265,7 @@ class Peer:
                  every_property: KnownDivergence | None = None,
                  not_applicable: Mapping[str, str] | None = None,
                  case_domain: Mapping[str, Mapping] | Callable[[], Mapping[str, Mapping]] | None = None,
-                 compile_key: tuple[str, ...] | None = None, autotuned: bool = False,
-                 packed_as_dense: bool = False):
+                 compile_key: tuple[str, ...] | None = None, packed_as_dense: bool = False):
         self.name = name
         self._packed_as_dense = packed_as_dense
         self.library = library
@@ -280,7 +277,6 @@ class Peer:
         self._check = check
         self._case_domain = case_domain
         self.flashcheck_compile_key = compile_key
-        self.flashcheck_autotuned = autotuned
         self.__doc__ = doc or run.__doc__
 
     @property

@@ -388,7 +388,7 @@ def sdpa() -> Peer:
     return Peer("flaggems-sdpa", LIBRARY, {"cuda": features}, _run_sdpa, check=_check_sdpa,
                 known_divergences=declared_on(gradient_properties(), SDPA_BACKWARD),
                 every_property=combined(SDPA_MASK_INVERTED, SDPA_VALUE_STRIDES),
-                case_domain={"cuda": {"head_dims": SDPA_HEAD_DIMS}}, compile_key=SDPA_COMPILE_KEY, autotuned=True)
+                case_domain={"cuda": {"head_dims": SDPA_HEAD_DIMS}}, compile_key=SDPA_COMPILE_KEY)
 
 
 def flash() -> Peer:
@@ -397,8 +397,7 @@ def flash() -> Peer:
                 _run_flash, check=_check_flash, known_divergences={"layout_invariance": FLASH_STRIDES_RELAID},
                 every_property=combined(NEGATIVE_SCALE, EMPTY_ROWS_NAN, FLASH_STRIDES, FLASH_WINDOWS,
                                         FLASH_VALUE_STRIDES, FLASH_AUTOTUNE_REUSED),
-                case_domain={"cuda": {"head_dims": FLASH_HEAD_DIMS}}, compile_key=FLASH_COMPILE_KEY,
-                autotuned=True)
+                case_domain={"cuda": {"head_dims": FLASH_HEAD_DIMS}}, compile_key=FLASH_COMPILE_KEY)
 
 
 def varlen() -> Peer:

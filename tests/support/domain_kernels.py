@@ -78,7 +78,6 @@ def _declaring(attribute: str, value):
 #: Malformed declarations, refused before any work.
 negative_longest_length = _declaring("flashcheck_case_domain", {"max_seqlen": -1})
 key_as_a_string = _declaring("flashcheck_compile_key", "dtype")
-autotuned_as_a_word = _declaring("flashcheck_autotuned", "yes")
 
 
 def detached_lse(q, k, v, **kwargs):

@@ -588,6 +588,23 @@ def test_an_error_of_flashchecks_own_code_ends_the_run_as_flashchecks_never_as_a
     assert declined == []
 
 
+@needs_interpreter_numpy
+def test_workers_at_the_end_of_the_budget_exit_on_their_own_releasing_their_libraries_locks(tmp_path):
+    # The implementation's module makes multiprocessing locks at import, as FlagGems does: a worker
+    # killed at the end of the budget leaves them to the resource tracker, which then warns, after
+    # the summary, of "leaked semaphore objects". Workers between cases exit on their own instead.
+    result_file = tmp_path / "result.json"
+    command = [sys.executable, "-m", "flashcheck.cli", "fuzz", "--impl", "tests.support.holds_locks:attention",
+               "--budget", "6", "--device", "cpu", "--workers", "2", "--database",
+               str(tmp_path / "examples"), "--json", str(result_file)]
+    run = subprocess.run(command, cwd=REPO, env={**os.environ, "TRITON_INTERPRET": "1"}, capture_output=True,
+                         text=True, timeout=300)
+    assert run.returncode == EXIT_OK, run.stdout + run.stderr
+    result = json.loads(result_file.read_text())
+    assert result["cases"] > 0 and not result["failures"]
+    assert "leaked semaphore" not in run.stderr, run.stderr
+
+
 #: The implementation and properties of tests/support/bug_in_flashcheck.py, which registers them when
 #: imported: in a command of its own only.
 BUG_IN_FLASHCHECK = "tests.support.bug_in_flashcheck:attention"

@@ -148,7 +148,7 @@ def worker_main(task: WorkerTask, messages, stop) -> None:
                                                   placement.compute_capability(options.device))))
     worker = Worker(task, impl, focus, messages)
     try:
-        if worker.replay():
+        if worker.replay(stop):
             worker.fuzz(stop)
     except Exception as error:  # noqa: BLE001 - flashcheck itself broke: a bug, not a finding
         from flashcheck.engine.verdict import FlashcheckError
@@ -201,9 +201,10 @@ class Worker:
             keep_going=options.keep_going, campaign=self.board.read if self.board is not None else None,
         )
 
-    def replay(self) -> bool:
+    def replay(self, stop) -> bool:
         """Run the stored crash cases and recorded counterexamples handed to this worker first,
-        each decided as fuzzing decides a case (:func:`flashcheck.engine.verdict.decide`).
+        each decided as fuzzing decides a case (:func:`flashcheck.engine.verdict.decide`), until
+        the budget is spent or ``stop`` (a multiprocessing Event) is set: the rest stay stored.
         Returns False when one of them failed a property (the run then ends with it, as with
         any property failure). A case the implementation declines is counted as declined, not
         as a case run (and, not crashing, leaves the store). One of a property the run does not
@@ -222,6 +223,8 @@ class Worker:
         options = self.options
         features = protocol.features_of(self.impl, options.device)
         for prop_name, spec in self.task.replay:
+            if stop.is_set() or time.time() >= self.task.wall_deadline:  # the rest waits in the store
+                break
             prop, case = PROPERTIES.get(prop_name), Case.from_spec(spec)
             if prop is None or (options.properties and prop_name not in options.properties):
                 continue

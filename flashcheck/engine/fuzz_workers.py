@@ -367,20 +367,20 @@ class WorkerPoolRun:
                 self.publish()
 
     def end_overtime(self) -> None:
-        """Past the budget, a worker between cases has nothing left to say: stop it now. One
-        with a case in flight gets a grace to finish it; a finder still shrinking (its
-        shrinking ends with the budget) gets a second grace, then its failure is reported as
-        first found, unshrunk."""
+        """Past the budget, a worker stops on its own (its own clock ends with the budget): one
+        between cases exits, one with a case in flight finishes it first. Either is killed once
+        the grace is over; a finder still shrinking (its shrinking ends with the budget) gets a
+        second grace, then its failure is reported as first found, unshrunk. A worker left to
+        exit runs its finalizers: the locks its libraries made (FlagGems makes a multiprocessing
+        lock per kernel at import) are released, where a killed one leaves them to
+        multiprocessing's resource tracker, which warns of them as leaked after the summary."""
         overtime = time.monotonic() - self.deadline
         if overtime <= 0:
             return
         for slot in self.slots:
             if slot.process is None:
                 continue
-            if slot.index in self.finders:
-                limit = 2 * _grace(self.options)
-            else:
-                limit = _grace(self.options) if _running_case(slot.case_file) is not None else 0.0
+            limit = (2 if slot.index in self.finders else 1) * _grace(self.options)
             if overtime > limit:
                 if slot.index not in self.finders:  # a finder's case in flight is a step of its shrinking
                     self.unfinished(slot)  # not a hang (it did not reach the per-case timeout), not a pass

@@ -265,15 +265,51 @@ def test_the_flash_kernel_s_windows_are_declared_wrong_where_they_were_measured_
         return Case.from_spec(f"batch=1 seqlen_q={nq} seqlen_k={nk} heads=1 kv_heads=1 head_dim=64 dtype=float16 "
                               f"causal={causal} window={window} layout=heads-first seed=0")
 
-    known = flaggems.flash().flashcheck_known_divergences["out_matches_reference"]
+    known = flaggems.FLASH_WINDOWS
     # docs/repros/flaggems_flash_windows.py: one unbounded side (a side as long as the keys counts) at any
-    # length; both sides bounded beyond the first 128 queries.
+    # length; both sides bounded beyond the first 128 queries. (Plain causal is another finding.)
     for wrong in (case(31, 31, "4,-1"), case(31, 31, "-1,4"), case(20, 50, "-1,4"), case(31, 31, "12,31"),
                   case(50, 20, "30,30"), case(200, 200, "4,4"), case(200, 200, "0,0"), case(200, 200, "4,-1", True)):
         assert known.explains(wrong), wrong.spec()
     for right in (case(31, 31, "4,4"), case(31, 31, "4,0"), case(20, 50, "4,4"), case(31, 31, "4,-1", True),
                   case(31, 31, "30,30"), case(200, 200, "-1,-1", True), case(200, 200, "-1,-1")):
         assert not known.explains(right), right.spec()
+
+
+def test_the_flash_kernel_s_causal_rows_cut_short_are_declared_where_the_queries_leave_a_block_part_filled():
+    from flashcheck.cases.case import Case
+
+    def case(nq, nk, causal=True, window="-1,-1"):
+        return Case.from_spec(f"batch=1 seqlen_q={nq} seqlen_k={nk} heads=1 kv_heads=1 head_dim=256 dtype=float16 "
+                              f"causal={causal} window={window} layout=heads-first seed=0")
+
+    known = flaggems.flash().flashcheck_known_divergences["lse_matches_reference"]
+    # docs/repros/flaggems_flash_d256_causal.py, flash_fwd_kernel under its 128 x 32 configurations.
+    for wrong in (case(307, 307), case(300, 300), case(129, 129), case(200, 200), case(200, 307)):
+        assert flaggems.FLASH_CAUSAL_KEYS_CUT.explains(wrong) and known.explains(wrong), wrong.spec()
+    for right in (case(128, 128), case(256, 256), case(1024, 1024), case(100, 307), case(307, 307, causal=False)):
+        assert not known.explains(right), right.spec()
+    # 250 queries stop 6 keys early, which the 32-key rounding gives back.
+    assert not flaggems.FLASH_CAUSAL_KEYS_CUT.explains(case(250, 250))
+    # A window is another finding's (FLASH_WINDOWS), not this one's.
+    assert not flaggems.FLASH_CAUSAL_KEYS_CUT.explains(case(307, 307, window="4,-1"))
+
+
+def test_the_sdpa_kernel_s_negative_scale_is_declared_where_the_keys_leave_a_key_block_part_filled():
+    from flashcheck.cases.case import Case
+
+    def case(nk, scale):
+        return Case.from_spec(f"batch=1 seqlen_q=1 seqlen_k={nk} heads=7 kv_heads=1 head_dim=64 dtype=float16 "
+                              f"softmax_scale={scale} layout=contiguous seed=0")
+
+    known = flaggems.sdpa().flashcheck_known_divergences["out_matches_reference"]
+    # docs/repros/flaggems_sdpa_negative_scale.py: NaN at 395, 392, 1, 17, 129 keys; right at 384, 128, 1024.
+    for nk in (395, 392, 1, 17, 129):
+        assert known.explains(case(nk, -1.0)) and known.explains(case(nk, -0.001)), nk
+        assert not known.explains(case(nk, 0.125)), nk
+    for nk in (128, 1024):
+        assert not known.explains(case(nk, -1.0)), nk
+    assert not known.explains(case(395, 0.125).replace(layout="heads-first")), "a positive scale is checked"
 
 
 def test_the_varlen_kernel_s_one_sided_windows_are_declared_wrong_where_they_were_measured_and_right_elsewhere():

@@ -59,7 +59,8 @@ as known divergences, each confined to the cases it covers.
 from __future__ import annotations
 
 from flashcheck.divergences import NEGATIVE_SCALE, KnownDivergence, combined
-from flashcheck.oracle.case_predicates import or_alone, or_relaid, with_empty_rows, with_unaligned_views
+from flashcheck.oracle.case_predicates import (negative_softmax_scale, or_alone, or_relaid, with_empty_rows,
+                                              with_unaligned_views)
 from flashcheck.peers import flaggems_call
 from flashcheck.peers.common import HALF, Library, Peer, Request, declared_on, gradient_properties
 from flashcheck.peers.sdpa_public import passes_attn_mask
@@ -135,6 +136,67 @@ FLASH_WINDOWS = KnownDivergence(
     "ignored, an unbounded right side read as -1), and any window past the first 128 queries "
     "([5.0.2, 2.11 H200]; docs/repros/flaggems_flash_windows.py)",
     flash_window_misapplied, steer=flash_window_misapplied)
+
+
+#: The key blocks of the configurations flash_fwd_kernel keeps (``keep``: 128 x 32 with 4 warps,
+#: 128 x 128 with 8); its autotuner picks one by timing, per head dim.
+FLASH_KEY_BLOCKS = (32, 128)
+
+
+def flash_causal_keys_cut(case) -> bool:
+    """A plain causal case whose keys flash_fwd_kernel cuts short under some configuration it may
+    choose. [5.0.2, 2.11 H200] Each query block's last key is computed as ``seqlen_k + (m_block -
+    num_m_blocks + 1) · BLOCK_M`` (src/flag_gems/ops/flash_kernel.py), which is where the block's
+    last row sees up to only when the queries fill whole blocks: with ``Nq`` not a multiple of
+    128 every block but the last stops ``128 - Nq % 128`` keys early, then rounds up to its key
+    block, so the rows of those blocks lose the keys the rounding does not give back (128 x 32
+    configurations; 128 x 128 ones round back to the right key at ``Nq == Nk``). Measured with
+    both dtypes and head dims 64 to 256: 307, 300 and 129 queries wrong (16-57% of the output),
+    128, 256, 1024, and 100 queries with 307 keys right; every 128 x 32 configuration alike
+    (docs/repros/flaggems_flash_d256_causal.py). FlagGems runs calls of less than a wave of
+    tasks on its split-KV kernel instead, which is right: declared whatever the dispatch, which
+    depends on the device's count of SMs."""
+    if case.varlen or not case.causal or case.band[0] >= 0:  # windows: FLASH_WINDOWS
+        return False
+    nq, nk, block = case.seqlen_q, case.seqlen_k, FLASH_QUERY_BLOCK
+    blocks = -(-nq // block)
+    for m_block in range(blocks - 1):
+        computed = nk + (m_block - blocks + 1) * block
+        needed = min(nk, (m_block + 1) * block + nk - nq)
+        if needed > 0 and any(-(-computed // key_block) * key_block < needed for key_block in FLASH_KEY_BLOCKS):
+            return True
+    return False
+
+
+FLASH_CAUSAL_KEYS_CUT = KnownDivergence(
+    "flash_attention_forward's flash_fwd_kernel cuts causal rows short of their keys where the queries do not fill "
+    "whole 128-query blocks: wrong outputs and lse in every block but the last under its 128 x 32 configurations "
+    "([5.0.2, 2.11 H200]; docs/repros/flaggems_flash_d256_causal.py)",
+    flash_causal_keys_cut, steer=flash_causal_keys_cut)
+
+
+#: The widest key block (``BLOCK_N``) of the configurations FlagGems' SDPA forward times.
+SDPA_WIDEST_KEY_BLOCK = 128
+
+
+def negative_scale_past_a_key_block(case) -> bool:
+    """[5.0.2, 2.11 H200] A negative scale with keys that do not fill whole key blocks, for some
+    key block scaled_dot_product_attention's autotuner may choose (16 to 128: a multiple of 128
+    fills every one)."""
+    return negative_softmax_scale(case) and case.seqlen_k % SDPA_WIDEST_KEY_BLOCK != 0
+
+#: [5.0.2, 2.11 H200] scaled_dot_product_attention's ``_attn_fwd_inner`` sets the logits of the
+#: keys past the key length to -inf before it multiplies them by the scale: a negative scale
+#: makes them +inf, the row's running maximum +inf and every probability NaN. Measured: NaN in
+#: every row at key lengths 395, 392, 400, 1, 17, 129 and 1000 under a 32-key block, both
+#: dtypes and float32, head dims 64 and 128, GQA or not, scales -1 to -0.001; right at 384,
+#: 64, 128 and 1024 keys, and with positive scales (docs/repros/flaggems_sdpa_negative_scale.py).
+#: Another mechanism than the flash kernels' (NEGATIVE_SCALE), in another kernel.
+SDPA_NEGATIVE_SCALE = KnownDivergence(
+    "scaled_dot_product_attention gives NaN for a negative scale where the keys do not fill whole key blocks: it "
+    "hides the keys past the end with -inf before the scale multiplies them ([5.0.2, 2.11 H200]; "
+    "docs/repros/flaggems_sdpa_negative_scale.py)",
+    negative_scale_past_a_key_block, steer=negative_scale_past_a_key_block)
 
 
 #: [5.0.2, 2.11 H200] scaled_dot_product_attention turns a boolean mask into
@@ -387,7 +449,7 @@ def sdpa() -> Peer:
     features = frozenset({"causal", "window", "gqa", "mask", "backward"}) | DTYPE_NAMES
     return Peer("flaggems-sdpa", LIBRARY, {"cuda": features}, _run_sdpa, check=_check_sdpa,
                 known_divergences=declared_on(gradient_properties(), SDPA_BACKWARD),
-                every_property=combined(SDPA_MASK_INVERTED, SDPA_VALUE_STRIDES),
+                every_property=combined(SDPA_MASK_INVERTED, SDPA_VALUE_STRIDES, SDPA_NEGATIVE_SCALE),
                 case_domain={"cuda": {"head_dims": SDPA_HEAD_DIMS}}, compile_key=SDPA_COMPILE_KEY)
 
 
@@ -396,7 +458,7 @@ def flash() -> Peer:
     return Peer("flaggems-flash", LIBRARY, {"cuda": frozenset({"causal", "window", "gqa", "lse"}) | HALF},
                 _run_flash, check=_check_flash, known_divergences={"layout_invariance": FLASH_STRIDES_RELAID},
                 every_property=combined(NEGATIVE_SCALE, EMPTY_ROWS_NAN, FLASH_STRIDES, FLASH_WINDOWS,
-                                        FLASH_VALUE_STRIDES, FLASH_AUTOTUNE_REUSED),
+                                        FLASH_CAUSAL_KEYS_CUT, FLASH_VALUE_STRIDES, FLASH_AUTOTUNE_REUSED),
                 case_domain={"cuda": {"head_dims": FLASH_HEAD_DIMS}}, compile_key=FLASH_COMPILE_KEY)
 
 

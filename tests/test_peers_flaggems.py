@@ -284,7 +284,7 @@ def test_the_flash_kernel_s_causal_rows_cut_short_are_declared_where_the_queries
                               f"causal={causal} window={window} layout=heads-first seed=0")
 
     known = flaggems.flash().flashcheck_known_divergences["lse_matches_reference"]
-    # docs/repros/flaggems_flash_d256_causal.py, flash_fwd_kernel under its 128 x 32 configurations.
+    # docs/repros/flaggems_flash_causal_blocks.py, flash_fwd_kernel under its 128 x 32 configurations.
     for wrong in (case(307, 307), case(300, 300), case(129, 129), case(200, 200), case(200, 307)):
         assert flaggems.FLASH_CAUSAL_KEYS_CUT.explains(wrong) and known.explains(wrong), wrong.spec()
     for right in (case(128, 128), case(256, 256), case(1024, 1024), case(100, 307), case(307, 307, causal=False)):

@@ -12,6 +12,12 @@ inf - inf = NaN. Where the key length is a multiple of the key block no key is p
 negative scale is right. Each line: the case (queries x keys, query:key heads, head dim, dtype,
 scale, causal), the key block of the configuration the autotuner chose for it, the count of NaN
 in the output, and the largest error of the rest against float64 attention written out below.
+
+What it shows ([5.0.2, torch 2.11, one H200]; the output is flaggems_sdpa_negative_scale.h200.txt):
+with a 32-key block, every output element NaN at 395, 392, 400, 1, 17, 129 and 1000 keys, any
+number of queries, GQA or not, float16, bfloat16 and float32, head dims 64 and 128, scales -1 to
+-0.001 (causal: the rows whose last key block is part-filled); right at 384, 64, 128 and 1024
+keys and with positive scales.
 """
 import torch
 

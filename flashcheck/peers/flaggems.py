@@ -153,7 +153,7 @@ def flash_causal_keys_cut(case) -> bool:
     configurations; 128 x 128 ones round back to the right key at ``Nq == Nk``). Measured with
     both dtypes and head dims 64 to 256: 307, 300 and 129 queries wrong (16-57% of the output),
     128, 256, 1024, and 100 queries with 307 keys right; every 128 x 32 configuration alike
-    (docs/repros/flaggems_flash_d256_causal.py). FlagGems runs calls of less than a wave of
+    (docs/repros/flaggems_flash_causal_blocks.py). FlagGems runs calls of less than a wave of
     tasks on its split-KV kernel instead, which is right: declared whatever the dispatch, which
     depends on the device's count of SMs."""
     if case.varlen or not case.causal or case.band[0] >= 0:  # windows: FLASH_WINDOWS
@@ -171,7 +171,7 @@ def flash_causal_keys_cut(case) -> bool:
 FLASH_CAUSAL_KEYS_CUT = KnownDivergence(
     "flash_attention_forward's flash_fwd_kernel cuts causal rows short of their keys where the queries do not fill "
     "whole 128-query blocks: wrong outputs and lse in every block but the last under its 128 x 32 configurations "
-    "([5.0.2, 2.11 H200]; docs/repros/flaggems_flash_d256_causal.py)",
+    "([5.0.2, 2.11 H200]; docs/repros/flaggems_flash_causal_blocks.py)",
     flash_causal_keys_cut, steer=flash_causal_keys_cut)
 
 

@@ -1,22 +1,28 @@
-"""FlagGems' flash_attention_forward at head dim 256, causal: is the output right under each
-configuration its autotuner may choose?
+"""FlagGems' flash_attention_forward cuts causal rows short of their keys where the queries do
+not fill whole 128-query blocks.
 
 Standalone (torch and flag_gems only). Run on a CUDA GPU:
 
-    python docs/repros/flaggems_flash_d256_causal.py
+    python docs/repros/flaggems_flash_causal_blocks.py
 
-flash_fwd_kernel (src/flag_gems/ops/flash_kernel.py) is tuned with Triton's autotuner, keyed on
-the head dim and dropout alone: the first call of a head dim in a process times the kept
-configurations (128-query blocks; 32-key blocks with 4 warps or 128-key blocks with 8; 2, 3 or 4
-stages) and every later call of that head dim runs the winner, whatever its dtype, band or
-lengths. Which one wins is timing. So each configuration runs in a process of its own, forced
-(the autotuner given that one configuration), over the same cases, then the cases run once more
-as a user's process runs them, the autotuner choosing.
+flash_fwd_kernel (src/flag_gems/ops/flash_kernel.py) bounds the keys of query block m at
+``seqlen_k + (m - num_m_blocks + 1) * BLOCK_M``: the last key the block's last row sees only
+where the queries fill whole blocks. Otherwise every block but the last stops
+``128 - Nq % 128`` keys early, rounded up to its key block; under the 128 x 32 configurations
+(the only ones that fit at head dim 256, and the autotuner's choice at 64 to 192 here) the rows
+of those blocks lose keys. FlagGems sends a call of less than a wave of tasks to its split-KV
+kernel instead (B x H x ceil(Nq / 64) under 80% of the SMs), which is right: the rest of the
+cases pass ``disable_splitkv=True`` so that each runs flash_fwd_kernel whatever its size.
 
-Each line: the configuration, the case (batch, queries x keys, query:key heads, head dim, dtype,
-causal, storage), the largest error of the output against float64 attention written out by
-hand below, where it is, and the share of elements off by more than 0.05 (a float16 output of
-these inputs is within about 0.002 where right).
+The autotuner is keyed on the head dim and dropout alone, and which configuration wins is
+timing: so each configuration runs in a process of its own, forced (the autotuner given that
+one), over the same cases, then the cases run once more the autotuner choosing.
+
+Each line: the kernel that ran (flash_fwd_kernel's configuration, or the split-KV kernel), the
+case (batch, queries x keys, query:key heads, head dim, dtype, causal, storage), the largest
+error of the output against float64 attention written out by hand below, where it is, and the
+share of elements off by more than 0.05 (a float16 output of these inputs is within about 0.002
+where right). Output on an H200: flaggems_flash_causal_blocks.h200.txt.
 """
 import subprocess
 import sys

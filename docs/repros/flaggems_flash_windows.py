@@ -21,7 +21,10 @@ What it shows ([5.0.2, torch 2.11, one H200]; the output is flaggems_flash_windo
 2. A window bounded on both sides is right up to 50 queries and wrong with 200: (4, 4),
    (4, 0), (0, 0), causal with left 4, (30, 30). Every configuration FlagGems keeps for this
    kernel has 128-query blocks.
-3. Plain causal, and no window, are right at every size tried.
+3. Plain causal, and no window, are right at every size tried here. These one-head calls are
+   small enough for FlagGems' split-KV kernel; its other kernel, flash_fwd_kernel, gets plain
+   causal wrong where the queries do not fill whole 128-query blocks
+   (flaggems_flash_causal_blocks.py).
 
 "lse err inf" where Nq > Nk with a causal or bounded band is the rows without keys: FlagGems
 writes lse +inf there, float64 -inf (FlashAttention-2's convention; declared separately).

@@ -120,7 +120,8 @@ def flash_window_misapplied(case) -> bool:
     is used as the bound -1. A local window bounded on both sides (causal with a left side among
     them) is right up to 50 queries and wrong with 200, beyond the first block of queries. Each
     of the 100 calls of docs/repros/flaggems_flash_windows.py is wrong exactly where this says.
-    Plain causal is right."""
+    Plain causal is right there, on the split-KV kernel those calls reach; on flash_fwd_kernel it
+    is another finding (:func:`flash_causal_keys_cut`)."""
     if case.varlen:
         return False
     left, right = case.band

@@ -1,11 +1,12 @@
 """A fuzz worker's compile focus (flashcheck.engine.focus): one compile class at first, one more
-whenever compiling has taken at most its share of the case time and the classes in use are warm."""
+whenever compiling has taken at most its share of the case time and the classes in use are warm,
+or when they never warm."""
 from __future__ import annotations
 
 import pytest
 
 from flashcheck.cases.sizes import GPU, INTERPRETER
-from flashcheck.engine.focus import WideningFocus
+from flashcheck.engine.focus import COLD_CASES_TO_WIDEN, WideningFocus
 
 
 def test_a_worker_starts_in_one_class():
@@ -32,6 +33,23 @@ def test_it_does_not_widen_on_a_case_that_compiled():
     assert focus.classes == 2
     focus.record(1.0, 0.0)
     assert focus.classes == 3
+
+
+def test_it_widens_when_the_classes_in_use_never_warm():
+    # A kernel that compiles on every case (on attributes its compile key leaves free): staying
+    # buys nothing, so the worker moves on rather than spend the run in its first class.
+    focus = WideningFocus(GPU, max_compile_share=0.5, cases_per_widening=4)
+    for _ in range(COLD_CASES_TO_WIDEN - 1):
+        focus.record(10.0, 9.0)
+    assert focus.classes == 1
+    focus.record(10.0, 9.0)
+    assert focus.classes == 2
+    for _ in range(COLD_CASES_TO_WIDEN - 1):
+        focus.record(10.0, 9.0)
+    focus.record(1.0, 0.0)  # a warm case starts the count again
+    for _ in range(COLD_CASES_TO_WIDEN - 1):
+        focus.record(10.0, 9.0)
+    assert focus.classes == 2
 
 
 def test_it_waits_for_enough_cases_after_each_widening():

@@ -15,10 +15,12 @@ one when both hold:
 - at least :data:`CASES_PER_WIDENING` cases have finished since the last widening, the
   latest without compiling, so the classes in use are warm before another is added.
 
-It also adds the next class when the classes in use do not warm: :data:`COLD_CASES_TO_WIDEN`
-cases in a row have each compiled. Such a kernel compiles per case on attributes its compile key
-leaves free (FlagGems' flash forward compiles in the batch and the head counts), so staying buys
-no pace, and a worker that stayed would spend the run in its first class (a campaign of four
+It also adds the next class when the classes in use do not warm: at least
+:data:`COLD_CASES_TO_WIDEN` cases since the last widening, and compiling still took more than
+:data:`MAX_COMPILE_SHARE` of the time of the latest :data:`RECENT_CASES` (the first cases of a
+class compile its variants: only the latest tell whether it has warmed). Such a kernel goes on compiling inside a class (on attributes its compile key leaves
+free: FlagGems' flash forward compiles in the batch and the head counts), so staying buys
+little pace, and a worker that stayed would spend the run in its first class (a campaign of four
 such workers drew 6 causal cases of 735).
 
 The workers of one run share one catalogue (one ``focus_seed``, drawn anew each run) and
@@ -37,6 +39,7 @@ classes it is in for the next ones of the catalogue, starting again from one.
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 
 #: The most of a worker's case time that compiling may take before it stops adding classes.
@@ -46,10 +49,11 @@ CASES_PER_WIDENING = 8
 #: Cases in a row that checked nothing (declined, or a known divergence) before a worker
 #: leaves its classes.
 UNCHECKED_TO_LEAVE = 6
-#: Cases in a row that each compiled before a worker adds a class: a class still compiling
-#: after this many is one that does not warm (a warming one compiles its variants within its
-#: first few cases).
+#: Cases since the last widening after which classes still compiling more than
+#: :data:`MAX_COMPILE_SHARE` of the time of the latest :data:`RECENT_CASES` count as not
+#: warming, and another is added.
 COLD_CASES_TO_WIDEN = 24
+RECENT_CASES = 12
 
 
 class WideningFocus:
@@ -75,7 +79,8 @@ class WideningFocus:
         #: Classes of the catalogue left behind, past the worker's own start.
         self.left = 0
         self._unchecked_in_a_row = 0
-        self._compiled_in_a_row = 0
+        #: ``(seconds, compile_seconds)`` of the latest cases.
+        self._recent = collections.deque(maxlen=RECENT_CASES)
 
     def sizes(self):
         """The sizes to draw the next turn's cases with."""
@@ -98,9 +103,11 @@ class WideningFocus:
         self.seconds += seconds
         self.compile_seconds += compile_seconds
         self._since_widening += 1
-        self._compiled_in_a_row = self._compiled_in_a_row + 1 if compile_seconds > 0.0 else 0
+        self._recent.append((seconds, compile_seconds))
         paid_off = (compile_seconds == 0.0 and self._since_widening >= self._cases_per_widening
                     and self.compile_seconds <= self._max_share * self.seconds)
-        if paid_off or self._compiled_in_a_row >= COLD_CASES_TO_WIDEN:
+        not_warming = (self._since_widening >= COLD_CASES_TO_WIDEN
+                       and sum(c for _, c in self._recent) > self._max_share * sum(t for t, _ in self._recent))
+        if paid_off or not_warming:
             self.classes += 1
-            self._since_widening = self._compiled_in_a_row = 0
+            self._since_widening = 0

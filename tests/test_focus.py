@@ -35,16 +35,20 @@ def test_it_does_not_widen_on_a_case_that_compiled():
     assert focus.classes == 3
 
 
-def test_it_widens_when_the_classes_in_use_do_not_warm():
+def test_a_keyed_implementation_s_worker_widens_when_the_classes_in_use_do_not_warm():
     # A kernel that goes on compiling inside its classes (on attributes its compile key leaves
     # free): staying buys little, so the worker moves on rather than spend the run in one class.
-    focus = WideningFocus(GPU, max_compile_share=0.5, cases_per_widening=4)
-    for _ in range(COLD_CASES_TO_WIDEN // 2):
-        focus.record(10.0, 9.0)
-        focus.record(1.0, 0.0)  # warm cases among them do not make the classes warm
-    assert focus.classes == 2
-    # Classes that warm are kept: most of the time since the last widening spent running.
-    focus = WideningFocus(GPU, max_compile_share=0.5, cases_per_widening=4)
+    def cold(focus):
+        for _ in range(COLD_CASES_TO_WIDEN // 2):
+            focus.record(10.0, 9.0)
+            focus.record(1.0, 0.0)  # warm cases among them do not make the classes warm
+        return focus
+
+    assert cold(WideningFocus(GPU, max_compile_share=0.5, cases_per_widening=4, keyed=True)).classes == 2
+    # Triton's specialisation classes (no key named) compile once by construction: kept.
+    assert cold(WideningFocus(GPU, max_compile_share=0.5, cases_per_widening=4)).classes == 1
+    # Keyed classes that warm after their first compilations are kept too.
+    focus = WideningFocus(GPU, max_compile_share=0.5, cases_per_widening=4, keyed=True)
     focus.record(20.0, 19.0)
     for _ in range(3 * COLD_CASES_TO_WIDEN):
         focus.record(0.1, 0.05)

@@ -15,13 +15,17 @@ one when both hold:
 - at least :data:`CASES_PER_WIDENING` cases have finished since the last widening, the
   latest without compiling, so the classes in use are warm before another is added.
 
-It also adds the next class when the classes in use do not warm: at least
+For an implementation that names its compile key (classes pinning only what the adapter
+named, :class:`flashcheck.cases.compile_classes.KeyedClass`) it also adds the next class when the
+classes in use do not warm: at least
 :data:`COLD_CASES_TO_WIDEN` cases since the last widening, and compiling still took more than
 :data:`MAX_COMPILE_SHARE` of the time of the latest :data:`RECENT_CASES` (the first cases of a
 class compile its variants: only the latest tell whether it has warmed). Such a kernel goes on compiling inside a class (on attributes its compile key leaves
 free: FlagGems' flash forward compiles in the batch and the head counts), so staying buys
 little pace, and a worker that stayed would spend the run in its first class (a campaign of four
-such workers drew 6 causal cases of 735).
+such workers drew 6 causal cases of 735). Not for Triton's specialisation classes (a kernel
+naming no key): those compile once by construction, and the project kernel, widened so, ran
+858 cases against 2286 in the same 300 s (docs/performance.md).
 
 The workers of one run share one catalogue (one ``focus_seed``, drawn anew each run) and
 start at classes of their own (``focus_start``, the worker's index): each compiles its own
@@ -61,15 +65,17 @@ class WideningFocus:
 
     ``sizes()`` gives the sizes for the next hypothesis turn; ``record(seconds,
     compile_seconds)`` takes each finished case's time and the part of it spent compiling.
-    ``classes`` is how many classes of the catalogue are in use."""
+    ``classes`` is how many classes of the catalogue are in use. ``keyed``: the implementation
+    names its compile key, so classes that do not warm are widened past too."""
 
     def __init__(self, sizes, *, max_compile_share: float = MAX_COMPILE_SHARE,
-                 cases_per_widening: int = CASES_PER_WIDENING):
+                 cases_per_widening: int = CASES_PER_WIDENING, keyed: bool = False):
         if not 0.0 <= max_compile_share <= 1.0:
             raise ValueError(f"max_compile_share: expected a share in [0, 1], got {max_compile_share!r}")
         if not isinstance(cases_per_widening, int) or cases_per_widening < 1:
             raise ValueError(f"cases_per_widening: expected a positive int, got {cases_per_widening!r}")
         self._sizes = sizes
+        self._keyed = keyed
         self._max_share = max_compile_share
         self._cases_per_widening = cases_per_widening
         self.classes = 1
@@ -106,7 +112,7 @@ class WideningFocus:
         self._recent.append((seconds, compile_seconds))
         paid_off = (compile_seconds == 0.0 and self._since_widening >= self._cases_per_widening
                     and self.compile_seconds <= self._max_share * self.seconds)
-        not_warming = (self._since_widening >= COLD_CASES_TO_WIDEN
+        not_warming = (self._keyed and self._since_widening >= COLD_CASES_TO_WIDEN
                        and sum(c for _, c in self._recent) > self._max_share * sum(t for t, _ in self._recent))
         if paid_off or not_warming:
             self.classes += 1

@@ -139,7 +139,8 @@ def worker_main(task: WorkerTask, messages, stop) -> None:
         sizes = case_sizes.choose(options.sizes)
         # Compile-aware drawing: the run's catalogue of compile classes (another each run), from
         # a class of this worker's own, one class at first and more as its compilations pay off.
-        focus = WideningFocus(case_sizes.with_focus_seed(sizes, task.focus_seed, start=task.index))
+        focus = WideningFocus(case_sizes.with_focus_seed(sizes, task.focus_seed, start=task.index),
+                              keyed=protocol.compile_key_of(impl) is not None)
     except Exception as error:  # noqa: BLE001 - any setup error ends the run as a usage problem
         messages.put((task.index, fuzz_events.SetupFailed(
             f"worker {task.index} could not load {options.impl!r}: {error}")))

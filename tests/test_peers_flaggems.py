@@ -274,6 +274,14 @@ def test_the_flash_kernel_s_windows_are_declared_wrong_where_they_were_measured_
     for right in (case(31, 31, "4,4"), case(31, 31, "4,0"), case(20, 50, "4,4"), case(31, 31, "4,-1", True),
                   case(31, 31, "30,30"), case(200, 200, "-1,-1", True), case(200, 200, "-1,-1")):
         assert not known.explains(right), right.spec()
+    # docs/repros/flaggems_flash_window_blocks.py: bounded windows past the first block are wrong only
+    # where the queries leave a 128-query block part filled.
+    for nq, nk in ((129, 129), (300, 300), (200, 384)):
+        for window, causal in (("4,4", False), ("0,0", False), ("30,30", False), ("4,-1", True)):
+            assert known.explains(case(nq, nk, window, causal)), (nq, nk, window)
+    for nq, nk in ((256, 256), (384, 384), (512, 512), (256, 384)):
+        for window, causal in (("4,4", False), ("0,0", False), ("30,30", False), ("4,-1", True)):
+            assert not known.explains(case(nq, nk, window, causal)), (nq, nk, window)
 
 
 def test_the_flash_kernel_s_causal_rows_cut_short_are_declared_where_the_queries_leave_a_block_part_filled():

@@ -18,7 +18,8 @@ What it shows ([5.0.2, torch 2.11, one H200]; the output is flaggems_flash_windo
    left side is bounded (``is_local = window_size_left >= 0``), so (-1, 4) runs unbounded,
    and passes an unbounded right side on as the bound -1 (flash_kernel.py adds it to the last
    column), where FlashAttention-2 makes both sides of a local window finite first.
-2. A window bounded on both sides is right up to 50 queries and wrong with 200: (4, 4),
+2. A window bounded on both sides is right up to 50 queries and wrong with 200 (where the
+   queries leave a 128-query block part filled: flaggems_flash_window_blocks.py): (4, 4),
    (4, 0), (0, 0), causal with left 4, (30, 30). Every configuration FlagGems keeps for this
    kernel has 128-query blocks.
 3. Plain causal, and no window, are right at every size tried here. These one-head calls are

@@ -111,6 +111,29 @@ FLASH_STRIDES_RELAID = KnownDivergence(
 FLASH_QUERY_BLOCK = 128
 
 
+#: The key blocks of the configurations flash_fwd_kernel keeps (``keep``: 128 x 32 with 4 warps,
+#: 128 x 128 with 8); its autotuner picks one by timing, per head dim.
+FLASH_KEY_BLOCKS = (32, 128)
+
+
+def flash_keys_cut(nq: int, nk: int, right: int) -> bool:
+    """Whether flash_fwd_kernel cuts rows of some query block short of their keys, for a band whose
+    right side is ``right`` (0 for causal), under some configuration it may choose. [5.0.2, 2.11
+    H200] It bounds query block m's keys at ``seqlen_k + (m_block - num_m_blocks + 1) · BLOCK_M +
+    right`` (src/flag_gems/ops/flash_kernel.py), where the block's last row sees up to only when
+    the queries fill whole blocks: otherwise every block but the last stops ``128 - Nq % 128``
+    keys early, then rounds up to its key block, and its rows lose the keys the rounding does not
+    give back (128 x 32 configurations; 128 x 128 ones may round back to the right key)."""
+    block = FLASH_QUERY_BLOCK
+    blocks = -(-nq // block)
+    for m_block in range(blocks - 1):
+        computed = nk + (m_block - blocks + 1) * block + right
+        needed = min(nk, (m_block + 1) * block + nk - nq + right)
+        if needed > 0 and any(-(-computed // key_block) * key_block < needed for key_block in FLASH_KEY_BLOCKS):
+            return True
+    return False
+
+
 def flash_window_misapplied(case) -> bool:
     """A case whose sliding window flash_attention_forward gets wrong. [5.0.2, 2.11 H200]
     ``mha_fwd`` (src/flag_gems/ops/flash_api.py) drops a side at least the key length long (makes
@@ -118,10 +141,12 @@ def flash_window_misapplied(case) -> bool:
     than the queries still hides keys; and it calls the window local only where its left side is
     bounded, so that a right side alone is ignored and the unbounded right side of a local window
     is used as the bound -1. A local window bounded on both sides (causal with a left side among
-    them) is right up to 50 queries and wrong with 200, beyond the first block of queries. Each
-    of the 100 calls of docs/repros/flaggems_flash_windows.py is wrong exactly where this says.
-    Plain causal is right there, on the split-KV kernel those calls reach; on flash_fwd_kernel it
-    is another finding (:func:`flash_causal_keys_cut`)."""
+    them) is right up to 50 queries and wrong with 200, beyond the first block of queries: the
+    block bound of :func:`flash_keys_cut` (a window always runs flash_fwd_kernel), right at 256,
+    384 and 512 queries and wrong at 129, 200 and 300 (docs/repros/flaggems_flash_window_blocks.py).
+    Each of the 100 calls of docs/repros/flaggems_flash_windows.py is wrong exactly where this
+    says. Plain causal is right there, on the split-KV kernel those calls reach; on
+    flash_fwd_kernel it is another finding (:func:`flash_causal_keys_cut`)."""
     if case.varlen:
         return False
     left, right = case.band
@@ -129,44 +154,26 @@ def flash_window_misapplied(case) -> bool:
         return False
     if not 0 <= left < case.seqlen_k:  # not local: plain causal, or no band at all
         return not case.causal and 0 <= right < case.seqlen_q - 1
-    return not 0 <= right < case.seqlen_k or case.seqlen_q > FLASH_QUERY_BLOCK
+    return not 0 <= right < case.seqlen_k or flash_keys_cut(case.seqlen_q, case.seqlen_k, right)
 
 
 FLASH_WINDOWS = KnownDivergence(
     "flash_attention_forward gets sliding windows wrong: one unbounded side at any length (a right side alone is "
-    "ignored, an unbounded right side read as -1), and any window past the first 128 queries "
-    "([5.0.2, 2.11 H200]; docs/repros/flaggems_flash_windows.py)",
+    "ignored, an unbounded right side read as -1), and any window where the queries leave a 128-query block "
+    "part filled ([5.0.2, 2.11 H200]; docs/repros/flaggems_flash_windows.py, flaggems_flash_window_blocks.py)",
     flash_window_misapplied, steer=flash_window_misapplied)
 
 
-#: The key blocks of the configurations flash_fwd_kernel keeps (``keep``: 128 x 32 with 4 warps,
-#: 128 x 128 with 8); its autotuner picks one by timing, per head dim.
-FLASH_KEY_BLOCKS = (32, 128)
-
-
 def flash_causal_keys_cut(case) -> bool:
-    """A plain causal case whose keys flash_fwd_kernel cuts short under some configuration it may
-    choose. [5.0.2, 2.11 H200] Each query block's last key is computed as ``seqlen_k + (m_block -
-    num_m_blocks + 1) · BLOCK_M`` (src/flag_gems/ops/flash_kernel.py), which is where the block's
-    last row sees up to only when the queries fill whole blocks: with ``Nq`` not a multiple of
-    128 every block but the last stops ``128 - Nq % 128`` keys early, then rounds up to its key
-    block, so the rows of those blocks lose the keys the rounding does not give back (128 x 32
-    configurations; 128 x 128 ones round back to the right key at ``Nq == Nk``). Measured with
-    both dtypes and head dims 64 to 256: 307, 300 and 129 queries wrong (16-57% of the output),
-    128, 256, 1024, and 100 queries with 307 keys right; every 128 x 32 configuration alike
-    (docs/repros/flaggems_flash_causal_blocks.py). FlagGems runs calls of less than a wave of
-    tasks on its split-KV kernel instead, which is right: declared whatever the dispatch, which
-    depends on the device's count of SMs."""
+    """A plain causal case whose keys flash_fwd_kernel cuts short (:func:`flash_keys_cut`).
+    [5.0.2, 2.11 H200] Measured with both dtypes and head dims 64 to 256: 307, 300 and 129
+    queries wrong (16-57% of the output), 128, 256, 1024, and 100 queries with 307 keys right;
+    every 128 x 32 configuration alike (docs/repros/flaggems_flash_causal_blocks.py). FlagGems
+    runs calls of less than a wave of tasks on its split-KV kernel instead, which is right:
+    declared whatever the dispatch, which depends on the device's count of SMs."""
     if case.varlen or not case.causal or case.band[0] >= 0:  # windows: FLASH_WINDOWS
         return False
-    nq, nk, block = case.seqlen_q, case.seqlen_k, FLASH_QUERY_BLOCK
-    blocks = -(-nq // block)
-    for m_block in range(blocks - 1):
-        computed = nk + (m_block - blocks + 1) * block
-        needed = min(nk, (m_block + 1) * block + nk - nq)
-        if needed > 0 and any(-(-computed // key_block) * key_block < needed for key_block in FLASH_KEY_BLOCKS):
-            return True
-    return False
+    return flash_keys_cut(case.seqlen_q, case.seqlen_k, 0)
 
 
 FLASH_CAUSAL_KEYS_CUT = KnownDivergence(

@@ -1,6 +1,6 @@
 """A fuzz worker's compile focus (flashcheck.engine.focus): one compile class at first, one more
 whenever compiling has taken at most its share of the case time and the classes in use are warm,
-or when they never warm."""
+or, for an implementation that names its compile key, when they do not warm."""
 from __future__ import annotations
 
 import pytest

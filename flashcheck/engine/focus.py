@@ -17,13 +17,13 @@ one when both hold:
 
 For an implementation that names its compile key (classes pinning only what the adapter
 named, :class:`flashcheck.cases.compile_classes.KeyedClass`) it also adds the next class when the
-classes in use do not warm: at least
-:data:`COLD_CASES_TO_WIDEN` cases since the last widening, and compiling still took more than
-:data:`MAX_COMPILE_SHARE` of the time of the latest :data:`RECENT_CASES` (the first cases of a
-class compile its variants: only the latest tell whether it has warmed). Such a kernel goes on compiling inside a class (on attributes its compile key leaves
-free: FlagGems' flash forward compiles in the batch and the head counts), so staying buys
-little pace, and a worker that stayed would spend the run in its first class (a campaign of four
-such workers drew 6 causal cases of 735). Not for Triton's specialisation classes (a kernel
+classes in use do not warm: at least :data:`COLD_CASES_TO_WIDEN` cases since the last widening,
+and compiling still took more than :data:`MAX_COMPILE_SHARE` of the time of the latest
+:data:`RECENT_CASES` (the first cases of a class compile its variants: only the latest tell
+whether it has warmed). Such a kernel goes on compiling inside a class (on attributes its compile
+key leaves free: FlagGems' flash forward compiles in the batch and the head counts), so staying
+buys little pace, and a worker that stayed would spend the run in its first class (a campaign of
+four such workers drew 6 causal cases of 735). Not for Triton's specialisation classes (a kernel
 naming no key): those compile once by construction, and the project kernel, widened so, ran
 858 cases against 2286 in the same 300 s (docs/performance.md).
 

@@ -193,6 +193,7 @@ def negative_scale_past_a_key_block(case) -> bool:
     fills every one)."""
     return negative_softmax_scale(case) and case.seqlen_k % SDPA_WIDEST_KEY_BLOCK != 0
 
+
 #: [5.0.2, 2.11 H200] scaled_dot_product_attention's ``_attn_fwd_inner`` sets the logits of the
 #: keys past the key length to -inf before it multiplies them by the scale: a negative scale
 #: makes them +inf, the row's running maximum +inf and every probability NaN. Measured: NaN in

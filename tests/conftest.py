@@ -21,7 +21,7 @@ TESTS = Path(__file__).resolve().parent
 #: them (``-m "not device_independent"``) and leaves them to CPU CI, which runs every test. A
 #: test among them marked ``gpu`` (a crash on the device, workers spread over GPUs) stays.
 DEVICE_INDEPENDENT_MODULES = frozenset({
-    "test_baseline", "test_bench", "test_campaign", "test_case_domain", "test_case_masks", "test_compare",
+    "test_autotune_pin", "test_baseline", "test_bench", "test_campaign", "test_case_domain", "test_case_masks", "test_compare",
     "test_compile_clock", "test_compile_count", "test_counterexamples", "test_corpus", "test_corpus_workers", "test_divergences",
     "test_error_report", "test_focus", "test_fuzz_command", "test_fuzz_events", "test_impl_argument",
     "test_launcher", "test_layers", "test_lse_claim", "test_mutate", "test_peers_flaggems", "test_peers_flash_attn",

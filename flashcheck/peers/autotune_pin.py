@@ -1,0 +1,169 @@
+"""A library's Triton autotuners run one of their configurations per compiled variant, chosen
+from the call, instead of timing every one of them: in plain torch and triton.
+
+An autotuner compiles and times each of its configurations for every new key (FlagGems' SDPA
+forward: 36 for every new key length, each compiled again for every new Triton specialisation),
+which bounds a fuzzer to a few cases a minute from a cold cache. Pinned (:func:`pin_autotuners`),
+a call runs the configuration at a position computed from what selects its compiled variant: the
+autotuner's key values with the dtypes of the tensor arguments (as the autotuner keys its own
+choice) and the values of the kernel's ``tl.constexpr`` arguments. So
+
+- a case compiles one configuration, not all of them, and times none;
+- every configuration the library ships is run over a campaign, not only the one that wins the
+  timing on this GPU (another GPU's timing may pick any of them);
+- the choice is a pure function of the call: the same call runs the same configuration in every
+  process, so that a replay or a standalone script (which carries this module's source, see
+  :mod:`flashcheck.repro.calls`) runs what the fuzzer ran;
+- one position in ``len(candidates) + 1`` leaves the choice to the library's own autotuner, so
+  that what its timing and its cache do (reusing a choice across calls, say) is still reached.
+
+The candidates are the configurations the autotuner's ``early_config_prune`` keeps for the call.
+A configuration the autotuner would skip while timing (a compile-time assertion, too little shared
+memory, ptxas refusing it) is skipped the same way, for the next one in order: a pinned call
+raises only where every candidate does. Each choice is printed to stderr once per process,
+naming the kernel and the configuration, so that a failure's log says what ran.
+"""
+
+import inspect
+import sys
+import zlib
+
+#: The attribute that marks an autotuner pinned (an id could be reused by a new object).
+_MARK = "_flashcheck_pinned"
+#: The module-name prefixes already searched for autotuners in this process.
+_SEARCHED: set = set()
+#: The choices already printed in this process: (kernel name, digest).
+_ANNOUNCED: set = set()
+
+
+def pin_autotuners(prefix: str) -> int:
+    """Pin every Triton autotuner found among the globals of the imported modules whose names
+    start with ``prefix`` (e.g. ``"flag_gems.ops"``), directly or under wrappers that hold it as
+    ``.fn`` (FlagGems' ``LibEntry``). Searches once per prefix and process; returns how many
+    autotuners it pinned in this call."""
+    if prefix in _SEARCHED:
+        return 0
+    _SEARCHED.add(prefix)
+    from triton.runtime.autotuner import Autotuner
+
+    pinned = 0
+    for name, module in list(sys.modules.items()):
+        if module is None or not (name == prefix or name.startswith(prefix + ".")):
+            continue
+        for value in list(vars(module).values()):
+            tuner = _autotuner_in(value, Autotuner)
+            if tuner is not None and not getattr(tuner, _MARK, False):
+                pin(tuner)
+                pinned += 1
+    return pinned
+
+
+def _autotuner_in(value, autotuner_class):
+    """The Autotuner ``value`` is or wraps through ``.fn`` (a few levels), or None."""
+    for _ in range(4):
+        if isinstance(value, autotuner_class):
+            return value
+        value = getattr(value, "fn", None)
+        if value is None:
+            return None
+    return None
+
+
+def pin(tuner) -> None:
+    """Pin one autotuner (a ``triton.runtime.Autotuner``, FlagGems' ``LibTuner`` included): its
+    ``run`` replaced on the instance by one that narrows ``configs`` to the chosen configuration
+    for the call (an autotuner given one configuration runs it without timing) and restores them."""
+    if getattr(tuner, _MARK, False):
+        return
+    from triton.compiler.errors import CompileTimeAssertionFailure
+    from triton.runtime.errors import OutOfResources, PTXASError
+
+    skipped_by_the_autotuner = (OutOfResources, CompileTimeAssertionFailure, PTXASError)
+    library_run = tuner.run  # the class's method, bound
+    configs = list(tuner.configs)
+    constexprs = _constexpr_names(tuner)
+    kernel = _kernel_name(tuner)
+
+    def run(*args, **kwargs):
+        named = {**dict(zip(tuner.arg_names, args)), **kwargs}
+        candidates = _candidates(tuner, configs, args, kwargs)
+        digest = zlib.crc32(repr((kernel, _variant(tuner, named, constexprs))).encode())
+        start = digest % (len(candidates) + 1)
+        if len(configs) <= 1 or start == len(candidates):
+            _announce(kernel, digest, "the library's own autotuning")
+            return library_run(*args, **kwargs)
+        order = candidates[start:] + candidates[:start]
+        for attempt, config in enumerate(order):
+            tuner.configs = [config]
+            try:
+                result = library_run(*args, **kwargs)
+            except skipped_by_the_autotuner:
+                if attempt == len(order) - 1:
+                    raise
+                continue
+            finally:
+                tuner.configs = configs
+            _announce(kernel, digest, f"configuration {configs.index(config) + 1} of {len(configs)}: {config}")
+            return result
+        raise AssertionError("unreachable: an empty order")
+
+    tuner.run = run
+    setattr(tuner, _MARK, True)
+
+
+def _candidates(tuner, configs, args, kwargs) -> list:
+    """The configurations the autotuner's ``early_config_prune`` keeps for this call (all of
+    them where it has none), in the autotuner's order."""
+    prune = getattr(tuner, "early_config_prune", None)
+    if not prune:
+        return list(configs)
+    return list(prune(configs, dict(zip(tuner.arg_names, args)), **kwargs)) or list(configs)
+
+
+def _variant(tuner, named: dict, constexprs: frozenset) -> tuple:
+    """What selects the call's compiled variant, as plain values: the autotuner's key values
+    and the dtypes of its tensor arguments (its own tuning key), and the constexpr arguments."""
+    own = {key: value for key, value in named.items() if key in tuner.arg_names}
+    key = [own[name] for name in tuner.keys if name in own]
+    key += [str(value.dtype) for value in own.values() if hasattr(value, "dtype")]
+    fixed = sorted((name, value) for name, value in own.items() if name in constexprs)
+    return tuple(key), tuple(fixed)
+
+
+def _constexpr_names(tuner) -> frozenset:
+    """The names of the kernel's ``tl.constexpr`` parameters: from the JITFunction under the
+    autotuner (through Triton's heuristics), or from the annotations of the Python function
+    under Triton's interpreter."""
+    inner = tuner.fn
+    for _ in range(8):
+        params = getattr(inner, "params", None)
+        if params is not None:
+            return frozenset(p.name for p in params if p.is_constexpr)
+        below = getattr(inner, "fn", None)
+        if below is None:
+            break
+        inner = below
+    try:
+        parameters = inspect.signature(inner).parameters
+    except (TypeError, ValueError):
+        return frozenset()
+    return frozenset(name for name, p in parameters.items() if "constexpr" in str(p.annotation))
+
+
+def _kernel_name(tuner) -> str:
+    """The name of the kernel under the autotuner."""
+    inner = tuner
+    for _ in range(8):
+        below = getattr(inner, "fn", None)
+        if below is None:
+            break
+        inner = below
+    return getattr(inner, "__name__", type(tuner).__name__)
+
+
+def _announce(kernel: str, digest: int, what: str) -> None:
+    """Print a choice to stderr the first time this process makes it."""
+    if (kernel, digest) in _ANNOUNCED:
+        return
+    _ANNOUNCED.add((kernel, digest))
+    print(f"autotune pin: {kernel} runs {what} (variant {digest:08x})", file=sys.stderr)

@@ -1,0 +1,161 @@
+"""A library's Triton autotuner, pinned (flashcheck.peers.autotune_pin), runs one configuration
+per compiled variant, chosen from the call and the same in every process; it times none, except
+for the variants it leaves to the library's own autotuning; it skips a configuration only where
+the autotuner would, and reaches every configuration over many variants."""
+from __future__ import annotations
+
+import sys
+import types
+
+import pytest
+import torch
+import triton
+import triton.language as tl
+from triton.runtime.errors import OutOfResources
+
+from flashcheck.peers import autotune_pin
+
+BLOCKS = (16, 32, 64, 128)
+
+
+@triton.jit
+def _write_block(out, n, B: tl.constexpr, SHIFT: tl.constexpr):
+    """Writes its configuration's block size plus SHIFT: what a call ran, read back."""
+    tl.store(out + tl.arange(0, 1), tl.full((1,), B + SHIFT, tl.float32))
+
+
+def tuned(configs=None, prune=None):
+    """A fresh autotuner over _write_block, keyed on n, whose timing is recorded instead of run."""
+    configs = configs or [triton.Config({"B": block}) for block in BLOCKS]
+    tuner = triton.autotune(configs=configs, key=["n"],
+                            prune_configs_by={"early_config_prune": prune} if prune else None)(_write_block)
+    tuner.timed = []
+
+    def bench(*args, config, **meta):
+        tuner.timed.append(config.kwargs["B"])
+        return [float(config.kwargs["B"])] * 3  # the smallest block "wins"
+
+    tuner._bench = bench
+    return tuner
+
+
+def ran(tuner, n: int, shift: int = 0) -> float:
+    """The value the call wrote: the block of the configuration it ran, plus shift."""
+    out = torch.zeros(1)
+    tuner[(1,)](out, n, SHIFT=shift)
+    return out.item() - shift
+
+
+def pinned(**kwargs):
+    tuner = tuned(**kwargs)
+    autotune_pin.pin(tuner)
+    return tuner
+
+
+def _recording(runs: list):
+    """Configurations whose pre-hook (called on every run of it) records its block."""
+    def hook(block):
+        return lambda nargs: runs.append(block)
+    return [triton.Config({"B": block}, pre_hook=hook(block)) for block in BLOCKS]
+
+
+def test_a_pinned_call_runs_one_configuration_and_times_none_outside_the_librarys_own_variants():
+    runs = []
+    tuner = pinned(configs=_recording(runs))
+    library_tuned = 0
+    for n in range(40):
+        runs.clear()
+        timed_before = len(tuner.timed)
+        block = ran(tuner, n)
+        timed = tuner.timed[timed_before:]
+        assert runs == [block]  # one configuration ran, the one whose block the kernel wrote
+        if timed:  # a variant left to the library: it timed every candidate, and ran its choice
+            assert sorted(timed) == list(BLOCKS) and block == min(BLOCKS)
+            library_tuned += 1
+    assert library_tuned < 40 / 2
+
+
+def test_the_same_call_runs_the_same_configuration_in_another_process():
+    first, second = pinned(), pinned()  # two autotuners over one kernel: as two processes see it
+    assert [ran(first, n) for n in range(30)] == [ran(second, n) for n in range(30)]
+
+
+def test_the_choice_follows_the_key_and_the_constexpr_arguments():
+    tuner = pinned()
+    by_key = {ran(tuner, n) for n in range(60)}
+    by_constexpr = {ran(tuner, 7, shift) for shift in range(60)}
+    assert len(by_key) > 1 and len(by_constexpr) > 1
+
+
+def test_every_configuration_and_the_librarys_own_autotuning_are_reached_over_many_variants():
+    tuner = pinned()
+    blocks = set()
+    library_tuned = 0
+    for n in range(200):
+        timed_before = len(tuner.timed)
+        blocks.add(ran(tuner, n))
+        library_tuned += len(tuner.timed) > timed_before
+    assert blocks == set(BLOCKS)
+    assert 0 < library_tuned < 200 / 2  # about one variant in len(BLOCKS) + 1
+
+
+def _refuses(block: int):
+    def hook(nargs):
+        raise OutOfResources(300000, 232448, f"shared memory (block {block})")
+    return hook
+
+
+def test_a_configuration_the_autotuner_would_skip_is_skipped_for_the_next_in_order():
+    configs = [triton.Config({"B": block}, pre_hook=_refuses(block) if block == 64 else None) for block in BLOCKS]
+    tuner = pinned(configs=configs)
+    for n in range(60):
+        assert ran(tuner, n) != 64
+    assert tuner.configs == configs  # restored after every call
+
+
+def test_a_call_every_candidate_refuses_raises_the_autotuners_error():
+    tuner = pinned(configs=[triton.Config({"B": block}, pre_hook=_refuses(block)) for block in BLOCKS])
+    for n in range(20):
+        with pytest.raises(OutOfResources):
+            ran(tuner, n)
+
+
+def test_any_other_error_of_a_configuration_is_raised_at_once_never_hidden_by_another():
+    calls = []
+
+    def fails(nargs):
+        calls.append(1)
+        raise RuntimeError("an illegal memory access")
+
+    tuner = pinned(configs=[triton.Config({"B": block}, pre_hook=fails) for block in BLOCKS])
+    for n in range(10):
+        before = len(calls)
+        with pytest.raises(RuntimeError, match="illegal memory access"):
+            ran(tuner, n)
+        assert len(calls) - before == 1  # one configuration tried
+
+
+def test_only_the_configurations_the_autotuners_pruning_keeps_are_chosen():
+    tuner = pinned(prune=lambda configs, nargs, **kwargs: [c for c in configs if c.kwargs["B"] >= 64])
+    assert {ran(tuner, n) for n in range(80)} == {64, 128}
+
+
+def test_pin_autotuners_finds_the_autotuners_of_a_librarys_modules_under_their_wrappers(monkeypatch):
+    tuner = tuned()
+    wrapper = types.SimpleNamespace(fn=tuner)  # as FlagGems' LibEntry holds its LibTuner
+    module = types.ModuleType("fakelib.ops")
+    module.kernel = wrapper
+    module.unrelated = 3
+    monkeypatch.setitem(sys.modules, "fakelib.ops", module)
+    monkeypatch.setattr(autotune_pin, "_SEARCHED", set())
+    assert autotune_pin.pin_autotuners("fakelib") == 1
+    assert autotune_pin.pin_autotuners("fakelib") == 0  # searched once per process
+    assert "run" in vars(tuner)
+
+
+def test_the_constexpr_arguments_are_read_alike_compiled_and_under_the_interpreter():
+    from triton.runtime.jit import JITFunction
+
+    compiled = types.SimpleNamespace(fn=JITFunction(_write_block.fn))
+    interpreted = types.SimpleNamespace(fn=types.SimpleNamespace(fn=_write_block.fn))
+    assert autotune_pin._constexpr_names(compiled) == autotune_pin._constexpr_names(interpreted) == {"B", "SHIFT"}

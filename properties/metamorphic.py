@@ -21,10 +21,10 @@ from flashcheck.properties.registry import prop
 
 def permuted_keys(case, inputs):
     """key_permutation_invariance's second call: keys and values permuted jointly, by a
-    permutation drawn from the case's seed."""
+    permutation drawn from the case's seed, each in its own layout (the case's)."""
     q, k, v = inputs
     perm = torch.randperm(case.seqlen_k, generator=seeded_generator(case, 1)).to(k.device)
-    return (q, *[t[perm] if case.varlen else t[:, perm] for t in (k, v)])
+    return (q, *[laid_out_like(t, t[perm] if case.varlen else t[:, perm]) for t in (k, v)])
 
 
 @prop(applies=lambda case: not case.is_masked and case.seqlen_k > 1, draw={"unmasked": True})
@@ -43,7 +43,9 @@ def key_permutation_invariance(impl, case, *, device=None):
 def shifted_keys(case, inputs):
     """``inputs`` with one vector u added to every key (per batch entry and KV head; one for
     every packed key), u drawn from the case's seed so that the logits shift by 30, 300 or 3e4
-    times their typical size."""
+    times their typical size; the shifted keys in K's own layout, the case's, as V keeps it: a
+    kernel that reads V with K's strides then fails the layout that names the difference
+    (``mixed``), not this property on a case whose K and V share their strides."""
     q, k, v = inputs
     generator = seeded_generator(case, 2)
     magnitude = [30.0, 300.0, 3e4][case.seed % 3]
@@ -53,7 +55,7 @@ def shifted_keys(case, inputs):
     if case.varlen:
         u = u[0]  # one vector for every packed key
     limit = torch.finfo(case.torch_dtype).max / 4
-    return q, (k.double() + u.to(k.device)).clamp(-limit, limit).to(k.dtype), v
+    return q, laid_out_like(k, (k.double() + u.to(k.device)).clamp(-limit, limit).to(k.dtype)), v
 
 
 def shift_expectations(impl, case, inputs, shifted):

@@ -159,3 +159,18 @@ def test_the_constexpr_arguments_are_read_alike_compiled_and_under_the_interpret
     compiled = types.SimpleNamespace(fn=JITFunction(_write_block.fn))
     interpreted = types.SimpleNamespace(fn=types.SimpleNamespace(fn=_write_block.fn))
     assert autotune_pin._constexpr_names(compiled) == autotune_pin._constexpr_names(interpreted) == {"B", "SHIFT"}
+
+
+def test_a_refused_configuration_is_not_tried_again_for_the_same_variant():
+    attempts = []
+
+    def refuses(nargs):
+        attempts.append(64)
+        raise OutOfResources(300000, 232448, "shared memory")
+
+    configs = [triton.Config({"B": block}, pre_hook=refuses if block == 64 else None) for block in BLOCKS]
+    tuner = pinned(configs=configs)
+    first = [ran(tuner, n) for n in range(40)]
+    tried_first = len(attempts)
+    assert [ran(tuner, n) for n in range(40)] == first  # the same choices, from the same calls
+    assert tried_first > 0 and len(attempts) == tried_first  # the refusals remembered, not compiled again

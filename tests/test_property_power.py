@@ -185,6 +185,15 @@ def test_value_linearity_gives_every_v_the_cases_layout(layout):
     PROPERTIES["value_linearity"].check(buggy.values_strided_like_keys, case, device="cpu")
 
 
+@pytest.mark.parametrize("layout", ["heads-first", "padded"])
+@pytest.mark.parametrize("name", ["key_shift_invariance", "key_permutation_invariance"])
+def test_keys_made_anew_keep_the_cases_layout(name, layout):
+    """Shifted or permuted keys (and values) are laid out as the case's, so that K and V still
+    share their strides where the case says they do: a kernel reading V with K's strides holds."""
+    case = Case(seqlen_q=4, seqlen_k=6, heads=2, kv_heads=2, layout=layout)
+    PROPERTIES[name].check(buggy.values_strided_like_keys, case, device="cpu")
+
+
 def test_a_kernel_reading_v_with_k_strides_fails_the_mixed_layout():
     """... and fails where they do not, under the case that says so."""
     case = Case(seqlen_q=4, seqlen_k=6, heads=2, kv_heads=2, layout="mixed")

@@ -19,8 +19,9 @@ choice) and the values of the kernel's ``tl.constexpr`` arguments. So
 
 The candidates are the configurations the autotuner's ``early_config_prune`` keeps for the call.
 A configuration the autotuner would skip while timing (a compile-time assertion, too little shared
-memory, ptxas refusing it) is skipped the same way, for the next one in order: a pinned call
-raises only where every candidate does. Each choice is printed to stderr once per process,
+memory, ptxas refusing it) is skipped the same way, for the next one in order, and passed over
+without compiling it again for the same variant and specialisation: a pinned call raises only
+where every candidate does. Each choice is printed to stderr once per process,
 naming the kernel and the configuration, so that a failure's log says what ran.
 """
 
@@ -83,6 +84,9 @@ def pin(tuner) -> None:
     configs = list(tuner.configs)
     constexprs = _constexpr_names(tuner)
     kernel = _kernel_name(tuner)
+    # The configurations refused (a compile-time assertion, too little shared memory, ptxas), by
+    # variant and Triton specialisation: ((digest, specialisation), configuration index).
+    refused = set()
 
     def run(*args, **kwargs):
         named = {**dict(zip(tuner.arg_names, args)), **kwargs}
@@ -93,12 +97,17 @@ def pin(tuner) -> None:
             _announce(kernel, digest, "the library's own autotuning")
             return library_run(*args, **kwargs)
         order = candidates[start:] + candidates[:start]
-        for attempt, config in enumerate(order):
+        specialised = (digest, _specialisation(named))
+        # Configurations this specialisation refused before are passed over without compiling
+        # them again (they would refuse again): the choice is the same, only cheaper.
+        tried = [config for config in order if (specialised, configs.index(config)) not in refused] or order
+        for attempt, config in enumerate(tried):
             tuner.configs = [config]
             try:
                 result = library_run(*args, **kwargs)
             except skipped_by_the_autotuner:
-                if attempt == len(order) - 1:
+                refused.add((specialised, configs.index(config)))
+                if attempt == len(tried) - 1:
                     raise
                 continue
             finally:
@@ -128,6 +137,15 @@ def _variant(tuner, named: dict, constexprs: frozenset) -> tuple:
     key += [str(value.dtype) for value in own.values() if hasattr(value, "dtype")]
     fixed = sorted((name, value) for name, value in own.items() if name in constexprs)
     return tuple(key), tuple(fixed)
+
+
+def _specialisation(named: dict) -> tuple:
+    """What Triton specialises a compiled kernel on besides the constexprs, roughly: each tensor
+    argument's 16-byte alignment and each integer's divisibility by 16 (a configuration's shared
+    memory depends on them: an aligned load is pipelined, an unaligned one not)."""
+    return tuple((name, value.data_ptr() % 16 == 0) if hasattr(value, "data_ptr")
+                 else (name, value % 16 == 0, value == 1) if isinstance(value, int) and not isinstance(value, bool)
+                 else (name,) for name, value in sorted(named.items(), key=lambda item: item[0]))
 
 
 def _constexpr_names(tuner) -> frozenset:

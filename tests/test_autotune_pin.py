@@ -140,17 +140,24 @@ def test_only_the_configurations_the_autotuners_pruning_keeps_are_chosen():
     assert {ran(tuner, n) for n in range(80)} == {64, 128}
 
 
-def test_pin_autotuners_finds_the_autotuners_of_a_librarys_modules_under_their_wrappers(monkeypatch):
-    tuner = tuned()
-    wrapper = types.SimpleNamespace(fn=tuner)  # as FlagGems' LibEntry holds its LibTuner
-    module = types.ModuleType("fakelib.ops")
-    module.kernel = wrapper
-    module.unrelated = 3
-    monkeypatch.setitem(sys.modules, "fakelib.ops", module)
+def test_pin_autotuners_pins_the_named_autotuners_of_a_module_under_their_wrappers(monkeypatch, capsys):
+    tuner, other = tuned(), tuned()
+    module = types.ModuleType("fakelib_ops")
+    module.kernel = types.SimpleNamespace(fn=tuner)  # as FlagGems' LibEntry holds its LibTuner
+    module.other_kernel = other
+    module.plain = 3
+    monkeypatch.setitem(sys.modules, "fakelib_ops", module)
     monkeypatch.setattr(autotune_pin, "_SEARCHED", set())
-    assert autotune_pin.pin_autotuners("fakelib") == 1
-    assert autotune_pin.pin_autotuners("fakelib") == 0  # searched once per process
-    assert "run" in vars(tuner)
+    assert autotune_pin.pin_autotuners("fakelib_ops", ("kernel", "plain")) == 1
+    assert "fakelib_ops.plain holds no Triton autotuner" in capsys.readouterr().err
+    assert autotune_pin.pin_autotuners("fakelib_ops", ("kernel",)) == 0  # once per module and process
+    assert "run" in vars(tuner) and "run" not in vars(other)  # only the named ones
+
+
+def test_a_module_that_cannot_be_imported_leaves_the_library_as_it_is(monkeypatch, capsys):
+    monkeypatch.setattr(autotune_pin, "_SEARCHED", set())
+    assert autotune_pin.pin_autotuners("no_such_library.ops", ("kernel",)) == 0
+    assert "cannot import no_such_library.ops" in capsys.readouterr().err
 
 
 def test_the_constexpr_arguments_are_read_alike_compiled_and_under_the_interpreter():

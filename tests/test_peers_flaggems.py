@@ -197,10 +197,12 @@ def test_the_survey_s_findings_are_declared_confined_to_the_cases_they_cover():
     forward = {name: divergence for name, divergence in flaggems.sdpa().flashcheck_known_divergences.items()
                if name not in gradient_properties()}
     assert "out_matches_reference" in forward
-    for divergence in forward.values():
+    for name, divergence in forward.items():
         assert divergence.explains(masked) and divergence.explains(keyless_rows), "a boolean mask reaches the call"
-        assert not divergence.explains(Case.from_spec(f"seqlen_q=21 seqlen_k=21 {base}")), "plain causal: is_causal"
         assert divergence.explains(Case.from_spec(f"seqlen_q=21 seqlen_k=21 {base} layout=mixed")), "v's strides"
+        if name == "mask_equal_to_band_matches_flag":
+            continue  # its second call hands a plain causal band as a mask (the test below)
+        assert not divergence.explains(Case.from_spec(f"seqlen_q=21 seqlen_k=21 {base}")), "plain causal: is_causal"
         assert not divergence.explains(Case.from_spec(f"seqlen_q=21 seqlen_k=21 {base} layout=padded"))
 
 
@@ -409,3 +411,17 @@ def test_the_varlen_kernel_s_query_group_swap_is_declared_where_it_was_measured(
     empty = case(((1, 5), (0, 3)), 8, 2)
     assert known.explains(empty, raised=True, message=reshape)
     assert not known.explains(case(((1, 5), (0, 3)), 2, 2), raised=True, message=reshape)
+
+
+def test_a_band_handed_as_a_mask_beside_a_plain_causal_call_is_declared_inverted_and_only_there():
+    from flashcheck.cases.case import Case
+
+    known = flaggems.sdpa().flashcheck_known_divergences["mask_equal_to_band_matches_flag"]
+    causal_square = Case.from_spec("batch=1 seqlen_q=1 seqlen_k=1 heads=1 kv_heads=1 head_dim=64 dtype=float16 "
+                                   "causal=True seed=0")
+    assert known.explains(causal_square)  # its own call is_causal, the property's mask read inverted
+    for both_masked in ("causal=True", "window=3,0"):  # both calls pass a mask, inverted alike: no cover needed
+        case = Case.from_spec(f"batch=1 seqlen_q=5 seqlen_k=9 heads=1 kv_heads=1 head_dim=64 dtype=float16 "
+                              f"{both_masked} seed=0")
+        assert known.explains(case)  # declared through SDPA_MASK_INVERTED, on every property
+    assert not flaggems.sdpa().flashcheck_known_divergences["key_shift_invariance"].explains(causal_square)

@@ -25,37 +25,44 @@ where every candidate does. Each choice is printed to stderr once per process,
 naming the kernel and the configuration, so that a failure's log says what ran.
 """
 
+import importlib
 import inspect
 import sys
 import zlib
 
 #: The attribute that marks an autotuner pinned (an id could be reused by a new object).
 _MARK = "_flashcheck_pinned"
-#: The module-name prefixes already searched for autotuners in this process.
+#: The modules whose autotuners were already pinned in this process.
 _SEARCHED: set = set()
 #: The choices already printed in this process: (kernel name, digest).
 _ANNOUNCED: set = set()
 
 
-def pin_autotuners(prefix: str) -> int:
-    """Pin every Triton autotuner found among the globals of the imported modules whose names
-    start with ``prefix`` (e.g. ``"flag_gems.ops"``), directly or under wrappers that hold it as
-    ``.fn`` (FlagGems' ``LibEntry``). Searches once per prefix and process; returns how many
-    autotuners it pinned in this call."""
-    if prefix in _SEARCHED:
+def pin_autotuners(module_name: str, names: tuple) -> int:
+    """Pin the Triton autotuners ``module_name.<name>`` for each of ``names``, each an autotuner
+    or a wrapper that holds one as ``.fn`` (FlagGems' ``LibEntry``). Once per module and process
+    (the module imported by then); returns how many it pinned in this call. A module that cannot
+    be imported, or a name that holds no autotuner (the library changed), is said once on stderr
+    and runs as the library tunes it."""
+    if module_name in _SEARCHED:
         return 0
-    _SEARCHED.add(prefix)
+    _SEARCHED.add(module_name)
     from triton.runtime.autotuner import Autotuner
 
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError:
+        print(f"autotune pin: cannot import {module_name}; its kernels run as the library tunes them", file=sys.stderr)
+        return 0
     pinned = 0
-    for name, module in list(sys.modules.items()):
-        if module is None or not (name == prefix or name.startswith(prefix + ".")):
-            continue
-        for value in list(vars(module).values()):
-            tuner = _autotuner_in(value, Autotuner)
-            if tuner is not None and not getattr(tuner, _MARK, False):
-                pin(tuner)
-                pinned += 1
+    for name in names:
+        tuner = _autotuner_in(getattr(module, name, None), Autotuner)
+        if tuner is None:
+            print(f"autotune pin: {module_name}.{name} holds no Triton autotuner; it runs as the library tunes it",
+                  file=sys.stderr)
+        elif not getattr(tuner, _MARK, False):
+            pin(tuner)
+            pinned += 1
     return pinned
 
 

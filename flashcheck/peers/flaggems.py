@@ -218,6 +218,24 @@ SDPA_MASK_INVERTED = KnownDivergence(
     passes_attn_mask, steer=passes_attn_mask)
 
 
+def flags_native_band_as_mask(case) -> bool:
+    """A case of mask_equal_to_band_matches_flag whose own call goes to the SDPA forward as
+    ``is_causal`` (plain causal, equal lengths, no mask: :func:`passes_attn_mask` false) while
+    the property's second call hands it the same band as a boolean mask, which it reads inverted
+    (:data:`SDPA_MASK_INVERTED`). Where the case's own call passes a mask too, both calls are
+    inverted alike and agree."""
+    return not passes_attn_mask(case)
+
+
+#: [5.0.2, 2.11 H200] :data:`SDPA_MASK_INVERTED`, met by mask_equal_to_band_matches_flag on cases
+#: whose own call is plain causal: in float16 the allowed keys' ``True · -1e6`` rounds to -inf, so
+#: a row that may see every key is NaN (a campaign's shrunk case: one query, one key; the
+#: measurements of docs/measurements/campaign/h200-2026-12-04-pinned-autotuners/).
+SDPA_BAND_AS_MASK_INVERTED = KnownDivergence(
+    SDPA_MASK_INVERTED.reason + "; mask_equal_to_band_matches_flag hands it the band of a plain causal call as "
+    "such a mask", flags_native_band_as_mask, steer=flags_native_band_as_mask)
+
+
 def values_strided_unlike_keys(case) -> bool:
     """A case whose values the SDPA forward gets with other batch or head strides than its keys:
     the ``mixed`` layout (its k and v are padded by different amounts); in every other layout k
@@ -460,7 +478,8 @@ def sdpa() -> Peer:
     """``flaggems-sdpa``: flag_gems.ops.scaled_dot_product_attention, forward and backward."""
     features = frozenset({"causal", "window", "gqa", "mask", "backward"}) | DTYPE_NAMES
     return Peer("flaggems-sdpa", LIBRARY, {"cuda": features}, _run_sdpa, check=_check_sdpa,
-                known_divergences=declared_on(gradient_properties(), SDPA_BACKWARD),
+                known_divergences=declared_on(gradient_properties(), SDPA_BACKWARD,
+                                              {"mask_equal_to_band_matches_flag": SDPA_BAND_AS_MASK_INVERTED}),
                 every_property=combined(SDPA_MASK_INVERTED, SDPA_VALUE_STRIDES, SDPA_NEGATIVE_SCALE),
                 case_domain={"cuda": {"head_dims": SDPA_HEAD_DIMS}}, compile_key=SDPA_COMPILE_KEY)
 

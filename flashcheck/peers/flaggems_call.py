@@ -14,9 +14,12 @@ a script carries too.
 ``window`` make together (-1 unbounded, causal's right side 0), which FlagGems takes as
 FlashAttention-2 does.
 
-FlagGems' Triton autotuners (its SDPA's forward and backward, its flash forward) run pinned
-(:mod:`flashcheck.peers.autotune_pin`): each compiled variant runs one of the configurations
-FlagGems ships, chosen from the call, one variant in a few left to FlagGems' own timing.
+The autotuners of FlagGems' SDPA (forward and backward), which time every configuration afresh for
+each new key length, run pinned (:mod:`flashcheck.peers.autotune_pin`): each compiled variant runs
+one of the configurations FlagGems ships, chosen from the call, one variant in a few left to
+FlagGems' own timing. Its flash forward's autotuner, which tunes once per head dim and process,
+runs as FlagGems tunes it: pinned, each new variant compiled a configuration of its own, and a
+campaign ran about half the cases (docs/performance.md).
 """
 
 import torch
@@ -25,8 +28,8 @@ from flashcheck.peers.autotune_pin import pin_autotuners
 from flashcheck.peers.plain_packing import pack_dense, unpack_dense
 from flashcheck.peers.sdpa_public_call import arguments
 
-#: The modules whose autotuners are pinned: FlagGems' own, imported with the function called.
-LIBRARY_MODULES = "flag_gems"
+#: The autotuners pinned, as (module, names): those of FlagGems' SDPA, keyed on the key length.
+SDPA_AUTOTUNERS = ("flag_gems.ops.attention", ("_attn_fwd", "_attn_bwd"))
 
 
 def row_major(t):
@@ -61,7 +64,7 @@ def sdpa(scaled_dot_product_attention, q, k, v, *, scale, causal, left, right, a
     the kernel reads it through all four strides. With gradients the inputs go in row-major
     and the output's gradient comes back so (``scaled_dot_product_attention_backward`` asserts
     contiguous inputs and gradient with equal strides). Out ``(B, Nq, H, D)``; no lse."""
-    pin_autotuners(LIBRARY_MODULES)
+    pin_autotuners(*SDPA_AUTOTUNERS)
     batch, nq, heads, nk = q.shape[0], q.shape[1], q.shape[2], k.shape[1]
     grad = torch.is_grad_enabled() and any(t.requires_grad for t in (q, k, v))
     q, k, v, mask, is_causal, _ = arguments(q, k, v, causal=causal, left=left, right=right, attn_mask=attn_mask)
@@ -80,7 +83,6 @@ def flash(flash_attention_forward, q, k, v, *, scale, causal, left, right):
     """``flash_attention_forward`` (aten's ``_flash_attention_forward``): out ``(B, Nq, H, D)``,
     lse ``(B, H, Nq)``. Its inputs need a contiguous last dimension ("Input tensor must have
     contiguous last dimension"), so any other goes in as a contiguous copy."""
-    pin_autotuners(LIBRARY_MODULES)
     q, k, v = (t if t.stride(-1) == 1 or t.shape[-1] <= 1 else t.contiguous() for t in (q, k, v))
     out, lse, *_ = flash_attention_forward(q, k, v, None, None, q.shape[1], k.shape[1], 0.0, causal, False,
                                            scale=scale, window_size_left=left, window_size_right=right)
@@ -108,7 +110,6 @@ def varlen(flash_attn_varlen_func, q, k, v, *, scale, causal, left, right, cu_se
     ``(Tq, H, D)`` and lse ``(H, Tq)``; a dense batch (no ``cu_seqlens_q``) goes in packed as one
     sequence per batch entry (a reshape) and comes back dense, out ``(B, Nq, H, D)`` and lse
     ``(B, H, Nq)``."""
-    pin_autotuners(LIBRARY_MODULES)
     dense_batch = cu_seqlens_q is None
     if dense_batch:
         batch, nq = q.shape[0], q.shape[1]

@@ -462,9 +462,10 @@ def _run_varlen(module, q, k, v, request: Request):
 #: The Triton autotuner of FlagGems' SDPA forward is keyed on the key length and the head dim
 #: (src/flag_gems/ops/attention.py, ``_attn_fwd``: ``key=["KV_CTX", "HEAD_DIM"]``): every new key
 #: length autotunes afresh. The dtype and causality are compiled in. Each new Triton specialisation
-#: (head counts, lengths and strides) compiles its 36 forward configurations again; pinning those
-#: too did not raise the pace, since a worker's first compilation of them takes most of a run
-#: (docs/measurements/speed/README.md).
+#: (head counts, lengths and strides) compiled its 45 forward configurations again (counted on an
+#: H200), which kept a campaign to a few cases; the adapter pins the autotuners
+#: (:mod:`flashcheck.peers.autotune_pin`), so that a class runs one configuration and a new
+#: specialisation compiles that one (docs/measurements/campaign/h200-2026-12-04-pinned-autotuners/).
 SDPA_COMPILE_KEY = ("dtype", "head_dim", "seqlen_k", "band", "mode", "gqa_ratio")
 #: FlagGems' flash forward passes the softmax scale and both window bounds as ``tl.constexpr``
 #: (src/flag_gems/ops/flash_kernel.py): a variant per scale and window. With Triton's

@@ -8,8 +8,9 @@ implementation is known to break it, optionally confined to some cases (see
 :func:`known_divergences`), and ``flashcheck_not_applicable``, a mapping from property name
 to the reason the kernel's documented contract excludes every case the property draws (see
 :func:`not_applicable`), ``flashcheck_case_domain``, the values of a case it runs (see
-:func:`case_domain_of`), and ``flashcheck_compile_key``, the case attributes that select one
-of its compiled variants (see :func:`compile_key_of`).
+:func:`case_domain_of`), ``flashcheck_compile_key``, the case attributes that select one
+of its compiled variants (see :func:`compile_key_of`), and ``flashcheck_autotuners``, the Triton
+autotuners flashcheck pins (see :func:`autotuners_of`).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from collections.abc import Mapping
 
 import torch
 
+from flashcheck import autotune_pin
 from flashcheck.cases import compile_classes, domain as case_domain, phases as case_phases
 from flashcheck.cases.domain import CaseDomain
 from flashcheck.divergences import as_known_divergence, KnownDivergence
@@ -101,6 +103,7 @@ def check_declaration(impl) -> None:
             _check_device_kind(kind, "flashcheck_case_domain_by_device")
             case_domain.parse(domain, f"flashcheck_case_domain_by_device[{kind!r}]")
     compile_key_of(impl)
+    autotuners_of(impl)
 
 
 def declared_case_domain(impl, device=None) -> CaseDomain | None:
@@ -145,6 +148,28 @@ def compile_key_of(impl) -> tuple[str, ...] | None:
     return tuple(dict.fromkeys(declared))
 
 
+def autotuners_of(impl) -> tuple:
+    """The Triton autotuners ``impl`` declares in ``flashcheck_autotuners`` for flashcheck to pin
+    (:mod:`flashcheck.autotune_pin`: each compiled variant runs one configuration, chosen from the
+    call, instead of timing them all): each entry a kernel decorated with ``triton.autotune``, or
+    an object holding one as ``.fn``. Empty where it declares none. ValueError, one line naming
+    the attribute and the entry, for anything else."""
+    declared = getattr(impl, "flashcheck_autotuners", None)
+    if declared is None:
+        return ()
+    if isinstance(declared, (str, bytes)) or not isinstance(declared, (list, tuple, set, frozenset)):
+        raise ValueError("flashcheck_autotuners must be a collection of Triton autotuned kernels (triton.autotune); "
+                         f"got {declared!r}")
+    tuners = []
+    for index, entry in enumerate(declared):
+        tuner = autotune_pin.autotuner_in(entry)
+        if tuner is None:
+            raise ValueError(f"flashcheck_autotuners[{index}] is {entry!r:.80}, which holds no Triton autotuner; "
+                             "expected a kernel decorated with triton.autotune, or an object holding one as .fn")
+        tuners.append(tuner)
+    return tuple(tuners)
+
+
 def _check_device_kind(kind, attribute: str = "flashcheck_features_by_device") -> None:
     """ValueError unless ``kind`` is a device kind as torch names it (``torch.device(x).type``):
     a misspelt one ("gpu") would leave the real kind without features, every property but the
@@ -187,13 +212,14 @@ def prepare(impl) -> None:
     entry point calls it once, right after resolving the implementation, so that a library
     that is installed but cannot be imported is a usage error before any case (ValueError,
     one line, naming the pip command where the adapter knows it), never a finding on the
-    first case drawn."""
+    first case drawn. Then pins the Triton autotuners it declares (:func:`autotuners_of`)."""
     hook = getattr(impl, "flashcheck_prepare", None)
-    if hook is None:
-        return
-    if not callable(hook):
-        raise ValueError(f"flashcheck_prepare must be callable, got {type(hook).__name__}")
-    hook()
+    if hook is not None:
+        if not callable(hook):
+            raise ValueError(f"flashcheck_prepare must be callable, got {type(hook).__name__}")
+        hook()
+    for tuner in autotuners_of(impl):
+        autotune_pin.pin(tuner)
 
 
 def not_applicable(impl) -> dict[str, str]:

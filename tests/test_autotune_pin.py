@@ -1,9 +1,11 @@
-"""A library's Triton autotuner, pinned (flashcheck.peers.autotune_pin), runs one configuration
-per compiled variant, chosen from the call and the same in every process; it times none, except
-for the variants it leaves to the library's own autotuning; it skips a configuration only where
-the autotuner would, and reaches every configuration over many variants."""
+"""A Triton autotuner, pinned (flashcheck.autotune_pin), runs one configuration per compiled
+variant, chosen from the call and the same in every process; it times none, except for the
+variants it leaves to the autotuner's own timing; it skips a configuration only where the
+autotuner would, and reaches every configuration over many variants. A library's adapter pins its
+autotuners by name; an implementation declares its own in ``flashcheck_autotuners``."""
 from __future__ import annotations
 
+import re
 import sys
 import types
 
@@ -13,7 +15,7 @@ import triton
 import triton.language as tl
 from triton.runtime.errors import OutOfResources
 
-from flashcheck.peers import autotune_pin
+from flashcheck import autotune_pin
 
 BLOCKS = (16, 32, 64, 128)
 
@@ -181,3 +183,75 @@ def test_a_refused_configuration_is_not_tried_again_for_the_same_variant():
     tried_first = len(attempts)
     assert [ran(tuner, n) for n in range(40)] == first  # the same choices, from the same calls
     assert tried_first > 0 and len(attempts) == tried_first  # the refusals remembered, not compiled again
+
+
+# -- autotuners an implementation declares (flashcheck_autotuners) ------------------------------
+
+
+def test_an_implementation_s_declared_autotuners_are_pinned_when_flashcheck_prepares_it():
+    from flashcheck import protocol
+    from tests.support import autotuned
+
+    protocol.prepare(autotuned.attention)
+    assert "run" in vars(autotuned.tagged)
+    tuned_before, ran_before = len(autotuned.TUNED), len(autotuned.RAN)
+    for length in range(1, 41):
+        q = torch.randn(1, length, 2, 16)
+        autotuned.attention(q, q, q)
+    assert len(autotuned.RAN) - ran_before == 40 and set(autotuned.RAN[ran_before:]) == set(autotuned.BLOCKS)
+    assert len(autotuned.TUNED) - tuned_before < 40 / 2  # tuned only where left to the autotuner
+
+
+@pytest.mark.parametrize("declared, message", [
+    ("tagged", "flashcheck_autotuners must be a collection of Triton autotuned kernels"),
+    ([3], "flashcheck_autotuners[0] is 3, which holds no Triton autotuner"),
+    ([types.SimpleNamespace(fn=None)], "flashcheck_autotuners[0] is namespace(fn=None), which holds no Triton"),
+])
+def test_a_malformed_autotuner_declaration_is_one_line_naming_the_attribute(declared, message):
+    from flashcheck import protocol
+
+    def attention(q, k, v, **kwargs):
+        raise AssertionError("never called")
+
+    attention.flashcheck_autotuners = declared
+    with pytest.raises(ValueError, match=re.escape(message)):
+        protocol.check_declaration(attention)
+
+
+def test_fuzz_refuses_an_autotuner_declaration_that_names_none_with_exit_2_before_any_work(capsys):
+    from flashcheck.cli.commands import EXIT_USAGE
+    from tests.support.cli_process import flashcheck
+
+    status = flashcheck(["fuzz", "--device", "cpu", "--workers", "1", "--budget", "5",
+                         "--impl", "tests.support.autotuned:declares_a_function"])
+    assert status == EXIT_USAGE
+    error = capsys.readouterr().err
+    assert "flashcheck_autotuners[0] is <function attention" in error and len(error.strip().splitlines()) == 1
+
+
+def test_a_script_pins_the_declared_autotuners_as_flashcheck_does(tmp_path):
+    """The script's own copy of the pinning, in a fresh process: the same configuration for the
+    same call as flashcheck's, and said on stderr."""
+    import os
+    import subprocess
+    from pathlib import Path
+
+    from flashcheck import protocol
+    from flashcheck.repro import calls
+    from tests.support import autotuned
+
+    section = calls.call_section("tests.support.autotuned:attention").source
+    assert "pin(autotuner_in(_declared))" in section
+    script = tmp_path / "section.py"
+    script.write_text(section + "\n\nimport torch\nfrom tests.support import autotuned\n"
+                      "q = torch.randn(1, 7, 2, 16)\nattention(q, q, q)\nprint(autotuned.RAN)\n")
+    root = str(Path(__file__).resolve().parents[1])
+    env = dict(os.environ, TRITON_INTERPRET="1", PYTHONPATH=root)
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "autotune pin: tagged runs" in done.stderr
+    protocol.prepare(autotuned.attention)  # flashcheck's pin, here
+    before = len(autotuned.RAN)
+    q = torch.randn(1, 7, 2, 16)
+    autotuned.attention(q, q, q)
+    assert done.stdout.strip() == str([autotuned.RAN[before]])

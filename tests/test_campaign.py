@@ -444,7 +444,7 @@ def test_a_script_calls_the_library_itself_exactly_as_the_adapter_does(monkeypat
     imported = {alias.name.split(".")[0] for node in ast.walk(ast.parse(section.source))
                 if isinstance(node, (ast.Import, ast.ImportFrom))
                 for alias in (node.names if isinstance(node, ast.Import) else [ast.alias(node.module or "")])}
-    # triton: FlagGems' autotuners run pinned (flashcheck.peers.autotune_pin); FlagGems needs it anyway
+    # triton: FlagGems' autotuners run pinned (flashcheck.autotune_pin); FlagGems needs it anyway
     assert imported - set(sys.stdlib_module_names) <= {"torch", "flash_attn", "flag_gems", "xformers"} | (
         {"triton"} if adapter.startswith("flaggems") else set())
     namespace = {}

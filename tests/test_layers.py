@@ -6,7 +6,8 @@ machinery live in :mod:`flashcheck.devtools`.
 The verifier is layered too: its core imports nothing above it. The core is the cases and
 how they are drawn (:mod:`flashcheck.cases`), what is expected of an implementation and how
 its outputs are judged (:mod:`flashcheck.oracle`: the reference, the tolerance model, the
-comparisons), and the top-level :mod:`flashcheck.protocol` and :mod:`flashcheck.divergences`;
+comparisons), and the top-level :mod:`flashcheck.protocol`, :mod:`flashcheck.divergences` and
+:mod:`flashcheck.autotune_pin`;
 inside it the oracle builds on the cases, and the protocol and the known divergences on both,
 but the oracle's backward pass calls through the protocol and the strategies draw the
 protocol's features, so its modules are one layer, held to importing one another without a
@@ -149,9 +150,9 @@ PROPERTIES = REPOSITORY / "properties"
 #: flashcheck's subpackages that belong to its core: the cases and how they are drawn, and
 #: the oracle (the reference, the tolerance model and comparisons).
 CORE_PACKAGES = frozenset({"cases", "oracle"})
-#: flashcheck's top-level modules that belong to its core: the protocol and the known
-#: divergences. Everything else builds on the core.
-CORE_MODULES = frozenset({"protocol", "divergences"})
+#: flashcheck's top-level modules that belong to its core: the protocol, the known divergences
+#: and the pinning of Triton autotuners the protocol declares. Everything else builds on the core.
+CORE_MODULES = frozenset({"protocol", "divergences", "autotune_pin"})
 #: The pytest plugin and the property suite it runs: entry points, above the engine.
 PYTEST_MODULES = frozenset({"pytest_plugin", "property_suite"})
 #: The layers each layer may import besides its own modules. The core imports nothing above

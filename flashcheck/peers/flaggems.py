@@ -464,7 +464,7 @@ def _run_varlen(module, q, k, v, request: Request):
 #: length autotunes afresh. The dtype and causality are compiled in. Each new Triton specialisation
 #: (head counts, lengths and strides) compiled its 45 forward configurations again (counted on an
 #: H200), which kept a campaign to a few cases; the adapter pins the autotuners
-#: (:mod:`flashcheck.peers.autotune_pin`), so that a class runs one configuration and a new
+#: (:mod:`flashcheck.autotune_pin`), so that a class runs one configuration and a new
 #: specialisation compiles that one (docs/measurements/campaign/h200-2026-12-04-pinned-autotuners/).
 SDPA_COMPILE_KEY = ("dtype", "head_dim", "seqlen_k", "band", "mode", "gqa_ratio")
 #: FlagGems' flash forward passes the softmax scale and both window bounds as ``tl.constexpr``

@@ -7,7 +7,7 @@ these functions, and a standalone reproduction script of their failures
 (:mod:`flashcheck.repro.calls`) carries this module's source, so that the script calls FlagGems
 exactly as flashcheck did, without flashcheck. It imports nothing but torch and the plain-call
 modules :mod:`flashcheck.peers.plain_packing`, :mod:`flashcheck.peers.sdpa_public_call` and
-:mod:`flashcheck.peers.autotune_pin` (torch and triton, which FlagGems needs anyway), whose sources
+:mod:`flashcheck.autotune_pin` (torch and triton, which FlagGems needs anyway), whose sources
 a script carries too.
 
 ``scale`` is the softmax scale in effect; ``left`` and ``right`` the band that ``causal`` and
@@ -15,7 +15,7 @@ a script carries too.
 FlashAttention-2 does.
 
 The autotuners of FlagGems' SDPA (forward and backward), which time every configuration afresh for
-each new key length, run pinned (:mod:`flashcheck.peers.autotune_pin`): each compiled variant runs
+each new key length, run pinned (:mod:`flashcheck.autotune_pin`): each compiled variant runs
 one of the configurations FlagGems ships, chosen from the call, one variant in a few left to
 FlagGems' own timing. Its flash forward's autotuner, which tunes once per head dim and process,
 runs as FlagGems tunes it: pinned, each new variant compiled a configuration of its own, and a
@@ -24,7 +24,7 @@ campaign ran about half the cases (docs/performance.md).
 
 import torch
 
-from flashcheck.peers.autotune_pin import pin_autotuners
+from flashcheck.autotune_pin import pin_autotuners
 from flashcheck.peers.plain_packing import pack_dense, unpack_dense
 from flashcheck.peers.sdpa_public_call import arguments
 

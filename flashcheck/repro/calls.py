@@ -4,7 +4,8 @@
 - ``module:attr`` (the user's own implementation) is imported as flashcheck imports it, from the
   folder it was imported from when the script was written where that is not an installed
   package, and called with the protocol's arguments: the script calls exactly what flashcheck
-  called.
+  called, the Triton autotuners it declares pinned as flashcheck pins them (the script carries
+  :mod:`flashcheck.autotune_pin`).
 - ``flash``, the project kernel, is the protocol function of its own package,
   ``flashcheck.kernels`` (torch and triton only).
 - A built-in adapter of another library whose translation lives in a module of plain torch
@@ -22,7 +23,7 @@ import inspect
 import re
 from dataclasses import dataclass
 
-from flashcheck import peers
+from flashcheck import autotune_pin, peers
 from flashcheck.peers import (
     fa2_call, fa4_call, flaggems_call, flex_call, sdpa_call, sdpa_public, sdpa_public_call, xformers_call,
 )
@@ -128,9 +129,9 @@ def attention(q, k, v, *, causal=False, window=(-1, -1), softmax_scale=None, att
 '''
 
 
-#: A plain-call module's import of another plain-call module (torch only), whose source a
-#: script carries before it instead.
-_PLAIN_IMPORT = re.compile(r"^from (flashcheck\.peers\.\w+) import .*$", re.MULTILINE)
+#: A plain-call module's import of another plain-call module (torch only, or
+#: :mod:`flashcheck.autotune_pin`, torch and triton), whose source a script carries before it instead.
+_PLAIN_IMPORT = re.compile(r"^from (flashcheck\.peers\.\w+|flashcheck\.autotune_pin) import .*$", re.MULTILINE)
 
 
 def _carried_source(translation) -> tuple[list[str], str]:
@@ -185,6 +186,17 @@ def call_section(impl_name: str) -> Call:
             "",
             "attention = _load()",
         ]
+        if getattr(peers.resolve(impl_name), "flashcheck_autotuners", None):
+            lines += [
+                "",
+                "# flashcheck.autotune_pin: the Triton autotuners the implementation declares",
+                "# (flashcheck_autotuners) run pinned, each variant the configuration flashcheck ran.",
+                _PLAIN_IMPORT.sub("", inspect.getsource(autotune_pin)).rstrip(),
+                "",
+                "",
+                "for _declared in attention.flashcheck_autotuners:",
+                "    pin(autotuner_in(_declared))",
+            ]
         return Call("\n".join(lines), f"{module_name} (the implementation)")
     if impl_name == "flash":
         return Call("import sys\n\nfrom flashcheck.kernels import flash_attention as attention  # the project kernel",

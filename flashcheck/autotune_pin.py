@@ -1,5 +1,9 @@
-"""A library's Triton autotuners run one of their configurations per compiled variant, chosen
-from the call, instead of timing every one of them: in plain torch and triton.
+"""Triton autotuners run one of their configurations per compiled variant, chosen from the
+call, instead of timing every one of them: in plain Python and triton.
+
+Used for a library's autotuners by its adapter (FlagGems' SDPA, :mod:`flashcheck.peers.flaggems_call`)
+and for those an implementation declares in ``flashcheck_autotuners`` (docs/protocol.md,
+:func:`flashcheck.protocol.autotuners_of`).
 
 An autotuner compiles and times each of its configurations for every new key (FlagGems' SDPA
 forward: 36 for every new key length, each compiled again for every new Triton specialisation),
@@ -47,8 +51,6 @@ def pin_autotuners(module_name: str, names: tuple) -> int:
     if module_name in _SEARCHED:
         return 0
     _SEARCHED.add(module_name)
-    from triton.runtime.autotuner import Autotuner
-
     try:
         module = importlib.import_module(module_name)
     except ImportError:
@@ -56,7 +58,7 @@ def pin_autotuners(module_name: str, names: tuple) -> int:
         return 0
     pinned = 0
     for name in names:
-        tuner = _autotuner_in(getattr(module, name, None), Autotuner)
+        tuner = autotuner_in(getattr(module, name, None))
         if tuner is None:
             print(f"autotune pin: {module_name}.{name} holds no Triton autotuner; it runs as the library tunes it",
                   file=sys.stderr)
@@ -66,10 +68,13 @@ def pin_autotuners(module_name: str, names: tuple) -> int:
     return pinned
 
 
-def _autotuner_in(value, autotuner_class):
-    """The Autotuner ``value`` is or wraps through ``.fn`` (a few levels), or None."""
+def autotuner_in(value):
+    """The Triton autotuner (``triton.runtime.Autotuner``) ``value`` is, or holds through ``.fn``
+    a few levels down (a wrapper such as FlagGems' ``LibEntry``), or None."""
+    from triton.runtime.autotuner import Autotuner
+
     for _ in range(4):
-        if isinstance(value, autotuner_class):
+        if isinstance(value, Autotuner):
             return value
         value = getattr(value, "fn", None)
         if value is None:

@@ -425,3 +425,25 @@ def test_a_band_handed_as_a_mask_beside_a_plain_causal_call_is_declared_inverted
                               f"{both_masked} seed=0")
         assert known.explains(case)  # declared through SDPA_MASK_INVERTED, on every property
     assert not flaggems.sdpa().flashcheck_known_divergences["key_shift_invariance"].explains(causal_square)
+
+
+def test_the_sdpa_call_pins_flaggems_sdpa_autotuners_and_the_flash_call_leaves_its_own(fake, monkeypatch):
+    """FlagGems' SDPA autotuners (keyed on the key length) run pinned; the flash forward's
+    (tuned once per head dim and process) runs as FlagGems tunes it (docs/peers.md)."""
+    import types
+
+    from flashcheck import autotune_pin
+    from tests.test_autotune_pin import tuned
+
+    forward, backward, flash_kernel = tuned(), tuned(), tuned()
+    attention = types.ModuleType("flag_gems.ops.attention")
+    attention._attn_fwd, attention._attn_bwd = types.SimpleNamespace(fn=forward), types.SimpleNamespace(fn=backward)
+    attention.flash_fwd_kernel = flash_kernel
+    fake.__path__ = []  # a package, so that flag_gems.ops.attention is importable below it
+    monkeypatch.setitem(sys.modules, "flag_gems.ops.attention", attention)
+    monkeypatch.setattr(autotune_pin, "_SEARCHED", set())
+    q, k, v = peer_fakes.inputs(1, 6, 6, 2, 2, 32, dtype=torch.float16)
+    peer_fakes.on_cpu(flaggems.flash())(q, k, v, causal=True)
+    assert not any("run" in vars(tuner) for tuner in (forward, backward, flash_kernel))
+    peer_fakes.on_cpu(flaggems.sdpa())(q, k, v, causal=True)
+    assert "run" in vars(forward) and "run" in vars(backward) and "run" not in vars(flash_kernel)

@@ -95,7 +95,7 @@ def pin(tuner) -> None:
     library_run = tuner.run  # the class's method, bound
     configs = list(tuner.configs)
     constexprs = _constexpr_names(tuner)
-    kernel = _kernel_name(tuner)
+    kernel = kernel_name(tuner)
     # The configurations refused (a compile-time assertion, too little shared memory, ptxas), by
     # variant and Triton specialisation: ((digest, specialisation), configuration index).
     refused = set()
@@ -180,7 +180,7 @@ def _constexpr_names(tuner) -> frozenset:
     return frozenset(name for name, p in parameters.items() if "constexpr" in str(p.annotation))
 
 
-def _kernel_name(tuner) -> str:
+def kernel_name(tuner) -> str:
     """The name of the kernel under the autotuner."""
     inner = tuner
     for _ in range(8):

@@ -255,3 +255,19 @@ def test_a_script_pins_the_declared_autotuners_as_flashcheck_does(tmp_path):
     q = torch.randn(1, 7, 2, 16)
     autotuned.attention(q, q, q)
     assert done.stdout.strip() == str([autotuned.RAN[before]])
+
+
+def test_a_fuzz_run_names_the_autotuners_it_pinned(tmp_path, capsys):
+    import json
+
+    from flashcheck.cli.commands import EXIT_OK
+    from tests.support.cli_process import flashcheck
+
+    result = tmp_path / "result.json"
+    status = flashcheck(["fuzz", "--device", "cpu", "--workers", "1", "--budget", "8",
+                         "--property", "out_matches_reference", "--database", str(tmp_path / "db"),
+                         "--json", str(result), "--impl", "tests.support.autotuned:attention"])
+    assert status == EXIT_OK, capsys.readouterr()
+    assert json.loads(result.read_text())["autotuners"] == ["tagged"]
+    assert "autotuners pinned (one configuration per compiled variant, chosen from the call): tagged" in \
+        capsys.readouterr().out

@@ -60,6 +60,9 @@ def print_fuzz_result(result, impl_name: str, device: str, *, shrunk: bool = Tru
     if result.compile_key is not None:
         console.print(f"compile key: {', '.join(result.compile_key) or 'none (nothing compiled per case)'}",
                       markup=False, highlight=False, soft_wrap=True)
+    if result.autotuners:
+        console.print(f"autotuners pinned (one configuration per compiled variant, chosen from the call): "
+                      f"{', '.join(result.autotuners)}", markup=False, highlight=False, soft_wrap=True)
     if result.counterexamples is not None:
         recorded = result.counterexamples
         console.print(f"recorded counterexamples: {recorded['run_first']} of {recorded['file']} run first"

@@ -184,6 +184,9 @@ class FuzzResult:
     #: None: none declared) and compile key (None: Triton's specialisation assumed), as run.
     case_domain: dict | None = None
     compile_key: list | None = None
+    #: The kernels whose Triton autotuners the implementation declares and flashcheck pinned
+    #: (``flashcheck_autotuners``, :mod:`flashcheck.autotune_pin`); None: none declared.
+    autotuners: list | None = None
     #: The recorded counterexamples the run checked first (``flashcheck fuzz --counterexamples``):
     #: ``{"file", "run_first", "not_run"}``: how many of its cases were handed to the workers
     #: (those for this device and the chosen properties) and how many were not; None where none
@@ -333,7 +336,7 @@ class FuzzResult:
         :attr:`checked_anything`), ``by_property`` and ``by_kind`` (counts),
         ``declined_by_property`` (``{property: {reason: count}}``), ``not_checked`` (``{what:
         {property: passed cases}}``), ``declined_inside_domain``,
-        ``case_domain``, ``compile_key`` and ``counterexamples`` (see the fields), ``not_applicable``
+        ``case_domain``, ``compile_key``, ``autotuners`` and ``counterexamples`` (see the fields), ``not_applicable``
         (``{property: reason}``), and ``failures``: a list of ``{"kind", "property", "case",
         "evidence", "replay", "seconds", "shrunk", "signature", "count", "script"}`` (see
         :class:`Failure`; ``seconds``: when it was found; ``count``: how many times the run met
@@ -348,7 +351,7 @@ class FuzzResult:
             "declined_by_property": {name: dict(reasons) for name, reasons in self.declined_by_property.items()},
             "declined_inside_domain": self.declined_inside_domain, "case_domain": self.case_domain,
             "not_checked": {what: dict(counts) for what, counts in self.not_checked.items()},
-            "compile_key": self.compile_key, "counterexamples": self.counterexamples,
+            "compile_key": self.compile_key, "autotuners": self.autotuners, "counterexamples": self.counterexamples,
             "not_applicable": dict(self.not_applicable),
             "by_property": dict(self.by_property), "by_kind": dict(self.by_kind),
             "failures": [failure.to_json() for failure in self.failures], "workers": self.workers,

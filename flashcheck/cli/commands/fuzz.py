@@ -152,7 +152,7 @@ def _recorded_counterexamples(args, device: str, chosen) -> tuple[list, dict] | 
 
 
 def run(args, device) -> int:
-    from flashcheck import protocol
+    from flashcheck import autotune_pin, protocol
     from flashcheck.engine import property_cases
     from flashcheck.engine import fuzz_workers
     from flashcheck.properties import PROPERTIES
@@ -176,6 +176,7 @@ def run(args, device) -> int:
             raise ValueError(f"--impl {args.impl}: its case domain: {problem}, the largest head dim the sizes "
                              f"{sizes.name!r} draw")
         compile_key = protocol.compile_key_of(impl)
+        autotuners = [autotune_pin.kernel_name(tuner) for tuner in protocol.autotuners_of(impl)]
         for name in ("budget", "case_timeout"):
             if not getattr(args, name) > 0:
                 raise ValueError(f"--{name.replace('_', '-')}: expected a positive number of seconds, "
@@ -226,6 +227,7 @@ def run(args, device) -> int:
         result.seconds = time.monotonic() - args.started
         result.case_domain = None if domain is None else domain.as_dict()
         result.compile_key = None if compile_key is None else list(compile_key)
+        result.autotuners = autotuners or None
         if recorded is not None:
             result.counterexamples = recorded[1]
         if args.repro_dir is not None:

@@ -6,7 +6,7 @@ and for those an implementation declares in ``flashcheck_autotuners`` (docs/prot
 :func:`flashcheck.protocol.autotuners_of`).
 
 An autotuner compiles and times each of its configurations for every new key (FlagGems' SDPA
-forward: 36 for every new key length, each compiled again for every new Triton specialisation),
+forward: 45 for every new key length, each compiled again for every new Triton specialisation),
 which bounds a fuzzer to a few cases a minute from a cold cache. Pinned (:func:`pin_autotuners`),
 a call runs the configuration at a position computed from what selects its compiled variant: the
 autotuner's key values with the dtypes of the tensor arguments (as the autotuner keys its own

@@ -19,7 +19,8 @@ choice) and the values of the kernel's ``tl.constexpr`` arguments. So
   process, so that a replay or a standalone script (which carries this module's source, see
   :mod:`flashcheck.repro.calls`) runs what the fuzzer ran;
 - one position in ``len(candidates) + 1`` leaves the choice to the library's own autotuner, so
-  that what its timing and its cache do (reusing a choice across calls, say) is still reached.
+  that what its timing and its cache do (reusing a choice across calls, say) is still reached;
+  none under Triton's interpreter, where an autotuner cannot time (:func:`own_timing_possible`).
 
 The candidates are the configurations the autotuner's ``early_config_prune`` keeps for the call.
 A configuration the autotuner would skip while timing (a compile-time assertion, too little shared
@@ -31,6 +32,7 @@ naming the kernel and the configuration, so that a failure's log says what ran.
 
 import importlib
 import inspect
+import os
 import sys
 import zlib
 
@@ -104,7 +106,7 @@ def pin(tuner) -> None:
         named = {**dict(zip(tuner.arg_names, args)), **kwargs}
         candidates = _candidates(tuner, configs, args, kwargs)
         digest = zlib.crc32(repr((kernel, _variant(tuner, named, constexprs))).encode())
-        start = digest % (len(candidates) + 1)
+        start = digest % (len(candidates) + (1 if own_timing_possible() else 0))
         if len(configs) <= 1 or start == len(candidates):
             _announce(kernel, digest, "the library's own autotuning")
             return library_run(*args, **kwargs)
@@ -130,6 +132,12 @@ def pin(tuner) -> None:
 
     tuner.run = run
     setattr(tuner, _MARK, True)
+
+
+def own_timing_possible() -> bool:
+    """Whether an autotuner can time its configurations here: not under Triton's interpreter,
+    whose benchmarker finds no GPU driver (every variant is then pinned)."""
+    return os.environ.get("TRITON_INTERPRET", "0") in ("", "0")
 
 
 def _candidates(tuner, configs, args, kwargs) -> list:

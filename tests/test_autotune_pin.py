@@ -26,6 +26,13 @@ def _write_block(out, n, B: tl.constexpr, SHIFT: tl.constexpr):
     tl.store(out + tl.arange(0, 1), tl.full((1,), B + SHIFT, tl.float32))
 
 
+@pytest.fixture(autouse=True)
+def timing_possible(monkeypatch):
+    """As on a GPU: one variant in len(candidates) + 1 left to the autotuner's own timing (the
+    tests' autotuners time with a stand-in, which the interpreter runs)."""
+    monkeypatch.setattr(autotune_pin, "own_timing_possible", lambda: True)
+
+
 def tuned(configs=None, prune=None):
     """A fresh autotuner over _write_block, keyed on n, whose timing is recorded instead of run."""
     configs = configs or [triton.Config({"B": block}) for block in BLOCKS]
@@ -99,6 +106,13 @@ def test_every_configuration_and_the_librarys_own_autotuning_are_reached_over_ma
         library_tuned += len(tuner.timed) > timed_before
     assert blocks == set(BLOCKS)
     assert 0 < library_tuned < 200 / 2  # about one variant in len(BLOCKS) + 1
+
+
+def test_under_the_interpreter_every_variant_is_pinned(monkeypatch):
+    """Triton's interpreter has no GPU driver to time configurations with."""
+    monkeypatch.setattr(autotune_pin, "own_timing_possible", lambda: False)
+    tuner = pinned()
+    assert {ran(tuner, n) for n in range(100)} == set(BLOCKS) and not tuner.timed
 
 
 def _refuses(block: int):
@@ -229,9 +243,10 @@ def test_fuzz_refuses_an_autotuner_declaration_that_names_none_with_exit_2_befor
     assert "flashcheck_autotuners[0] is <function attention" in error and len(error.strip().splitlines()) == 1
 
 
-def test_a_script_pins_the_declared_autotuners_as_flashcheck_does(tmp_path):
+def test_a_script_pins_the_declared_autotuners_as_flashcheck_does(tmp_path, monkeypatch):
     """The script's own copy of the pinning, in a fresh process: the same configuration for the
-    same call as flashcheck's, and said on stderr."""
+    same call as flashcheck's, and said on stderr (both under Triton's interpreter here)."""
+    monkeypatch.setattr(autotune_pin, "own_timing_possible", lambda: False)
     import os
     import subprocess
     from pathlib import Path

@@ -275,14 +275,16 @@ def test_a_script_pins_the_declared_autotuners_as_flashcheck_does(tmp_path, monk
 def test_a_fuzz_run_names_the_autotuners_it_pinned(tmp_path, capsys):
     import json
 
-    from flashcheck.cli.commands import EXIT_OK
+    from flashcheck.cli.commands import EXIT_OK, EXIT_UNCHECKED
     from tests.support.cli_process import flashcheck
 
     result = tmp_path / "result.json"
     status = flashcheck(["fuzz", "--device", "cpu", "--workers", "1", "--budget", "8",
                          "--property", "out_matches_reference", "--database", str(tmp_path / "db"),
                          "--json", str(result), "--impl", "tests.support.autotuned:attention"])
-    assert status == EXIT_OK, capsys.readouterr()
+    # Nothing failed (a pinned kernel that raised would be a finding); on a loaded machine the
+    # budget may end before a case does, which does not touch what the summary names.
+    assert status in (EXIT_OK, EXIT_UNCHECKED), capsys.readouterr()
     assert json.loads(result.read_text())["autotuners"] == ["tagged"]
     assert "autotuners pinned (one configuration per compiled variant, chosen from the call): tagged" in \
         capsys.readouterr().out

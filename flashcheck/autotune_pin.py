@@ -24,9 +24,9 @@ choice) and the values of the kernel's ``tl.constexpr`` arguments. So
 
 The candidates are the configurations the autotuner's ``early_config_prune`` keeps for the call.
 A configuration the autotuner would skip while timing (a compile-time assertion, too little shared
-memory, ptxas refusing it) is skipped the same way, for the next one in order, and passed over
-without compiling it again for the same variant and specialisation: a pinned call raises only
-where every candidate does. Each choice is printed to stderr once per process,
+memory, ptxas refusing it) is skipped the same way, for the next one in order, and the one that
+runs is remembered for the variant and its Triton specialisation, so that those refused are not
+compiled again: a pinned call raises only where every candidate does. Each choice is printed to stderr once per process,
 naming the kernel and the configuration, so that a failure's log says what ran.
 """
 
@@ -75,13 +75,7 @@ def autotuner_in(value):
     a few levels down (a wrapper such as FlagGems' ``LibEntry``), or None."""
     from triton.runtime.autotuner import Autotuner
 
-    for _ in range(4):
-        if isinstance(value, Autotuner):
-            return value
-        value = getattr(value, "fn", None)
-        if value is None:
-            return None
-    return None
+    return next((inner for inner in _fn_chain(value) if isinstance(inner, Autotuner)), None)
 
 
 def pin(tuner) -> None:
@@ -98,34 +92,42 @@ def pin(tuner) -> None:
     configs = list(tuner.configs)
     constexprs = _constexpr_names(tuner)
     kernel = kernel_name(tuner)
-    # The configurations refused (a compile-time assertion, too little shared memory, ptxas), by
-    # variant and Triton specialisation: ((digest, specialisation), configuration index).
-    refused = set()
+    # The configuration each variant ran, by Triton specialisation: ``(digest, specialisation)``
+    # -> the configuration, or None where the library's own timing chose. A later call runs it
+    # at once: the configurations before it in order refused (a compile-time assertion, too little
+    # shared memory, ptxas) and are not compiled again, and the candidates are not pruned again
+    # (the autotuner itself prunes once per key).
+    chosen = {}
+
+    def run_with(config, args, kwargs):
+        tuner.configs = [config]
+        try:
+            return library_run(*args, **kwargs)
+        finally:
+            tuner.configs = configs
 
     def run(*args, **kwargs):
         named = {**dict(zip(tuner.arg_names, args)), **kwargs}
-        candidates = _candidates(tuner, configs, args, kwargs)
         digest = zlib.crc32(repr((kernel, _variant(tuner, named, constexprs))).encode())
+        specialised = (digest, _specialisation(named))
+        if specialised in chosen:
+            config = chosen[specialised]
+            return library_run(*args, **kwargs) if config is None else run_with(config, args, kwargs)
+        candidates = _candidates(tuner, configs, args, kwargs)
         start = digest % (len(candidates) + (1 if own_timing_possible() else 0))
         if len(configs) <= 1 or start == len(candidates):
+            chosen[specialised] = None
             _announce(kernel, digest, "the library's own autotuning")
             return library_run(*args, **kwargs)
         order = candidates[start:] + candidates[:start]
-        specialised = (digest, _specialisation(named))
-        # Configurations this specialisation refused before are passed over without compiling
-        # them again (they would refuse again): the choice is the same, only cheaper.
-        tried = [config for config in order if (specialised, configs.index(config)) not in refused] or order
-        for attempt, config in enumerate(tried):
-            tuner.configs = [config]
+        for attempt, config in enumerate(order):
             try:
-                result = library_run(*args, **kwargs)
+                result = run_with(config, args, kwargs)
             except skipped_by_the_autotuner:
-                refused.add((specialised, configs.index(config)))
-                if attempt == len(tried) - 1:
+                if attempt == len(order) - 1:
                     raise
                 continue
-            finally:
-                tuner.configs = configs
+            chosen[specialised] = config
             _announce(kernel, digest, f"configuration {configs.index(config) + 1} of {len(configs)}: {config}")
             return result
         raise AssertionError("unreachable: an empty order")
@@ -168,21 +170,28 @@ def _specialisation(named: dict) -> tuple:
                  else (name,) for name, value in sorted(named.items(), key=lambda item: item[0]))
 
 
+def _fn_chain(value):
+    """``value`` and what it holds as ``.fn``, a few levels down (Triton's autotuner, heuristics
+    and JITFunction each hold the next; FlagGems' ``LibEntry`` holds its autotuner)."""
+    for _ in range(8):
+        if value is None:
+            return
+        yield value
+        value = getattr(value, "fn", None)
+
+
 def _constexpr_names(tuner) -> frozenset:
     """The names of the kernel's ``tl.constexpr`` parameters: from the JITFunction under the
     autotuner (through Triton's heuristics), or from the annotations of the Python function
     under Triton's interpreter."""
-    inner = tuner.fn
-    for _ in range(8):
-        params = getattr(inner, "params", None)
-        if params is not None:
-            return frozenset(p.name for p in params if p.is_constexpr)
-        below = getattr(inner, "fn", None)
-        if below is None:
-            break
-        inner = below
+    chain = list(_fn_chain(tuner.fn))
+    if not chain:
+        return frozenset()
+    jit = next((inner for inner in chain if getattr(inner, "params", None) is not None), None)
+    if jit is not None:
+        return frozenset(p.name for p in jit.params if p.is_constexpr)
     try:
-        parameters = inspect.signature(inner).parameters
+        parameters = inspect.signature(chain[-1]).parameters
     except (TypeError, ValueError):
         return frozenset()
     return frozenset(name for name, p in parameters.items() if "constexpr" in str(p.annotation))
@@ -190,13 +199,7 @@ def _constexpr_names(tuner) -> frozenset:
 
 def kernel_name(tuner) -> str:
     """The name of the kernel under the autotuner."""
-    inner = tuner
-    for _ in range(8):
-        below = getattr(inner, "fn", None)
-        if below is None:
-            break
-        inner = below
-    return getattr(inner, "__name__", type(tuner).__name__)
+    return getattr(list(_fn_chain(tuner))[-1], "__name__", type(tuner).__name__)
 
 
 def _announce(kernel: str, digest: int, what: str) -> None:

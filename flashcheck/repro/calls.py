@@ -23,7 +23,7 @@ import inspect
 import re
 from dataclasses import dataclass
 
-from flashcheck import autotune_pin, peers
+from flashcheck import autotune_pin, peers, protocol
 from flashcheck.peers import (
     fa2_call, fa4_call, flaggems_call, flex_call, sdpa_call, sdpa_public, sdpa_public_call, xformers_call,
 )
@@ -186,7 +186,7 @@ def call_section(impl_name: str) -> Call:
             "",
             "attention = _load()",
         ]
-        if getattr(peers.resolve(impl_name), "flashcheck_autotuners", None):
+        if protocol.autotuners_of(peers.resolve(impl_name)):
             lines += [
                 "",
                 "# flashcheck.autotune_pin: the Triton autotuners the implementation declares",

@@ -6,7 +6,6 @@ wall clock, so that it tunes under Triton's interpreter too, and each key it tun
 :data:`TUNED`.
 
 - ``attention``: declares the autotuner (flashcheck pins it);
-- ``undeclared``: the same call, declaring nothing (the autotuner times every configuration);
 - ``declares_a_function``: declares a plain function as an autotuner (a malformed declaration).
 """
 
@@ -42,7 +41,7 @@ def tagged(out, n, BLOCK: tl.constexpr):
     tl.store(out + tl.arange(0, 1), tl.full((1,), BLOCK, tl.float32))
 
 
-def _call(q, k, v, **kwargs):
+def attention(q, k, v, **kwargs):
     tag = torch.zeros(1, device=q.device)
     tuned_before = len(tagged.cache)
     length = q.shape[-3] if q.dim() == 4 else q.shape[0]
@@ -53,20 +52,12 @@ def _call(q, k, v, **kwargs):
     return standalone_kernels.correct(q, k, v, **kwargs)
 
 
-def attention(q, k, v, **kwargs):
-    return _call(q, k, v, **kwargs)
-
-
-def undeclared(q, k, v, **kwargs):
-    return _call(q, k, v, **kwargs)
-
-
 def declares_a_function(q, k, v, **kwargs):
-    return _call(q, k, v, **kwargs)
+    return attention(q, k, v, **kwargs)
 
 
 DTYPES = frozenset({"float16", "bfloat16", "float32"})
-for _impl in (attention, undeclared, declares_a_function):
+for _impl in (attention, declares_a_function):
     _impl.flashcheck_features = standalone_kernels.FEATURES | DTYPES
 attention.flashcheck_autotuners = [tagged]
 declares_a_function.flashcheck_autotuners = [attention]

@@ -1,0 +1,3 @@
+from sdpa_arms import UNKEYED, arm, left_out
+
+impl = arm(left_out, UNKEYED + ("layout", "length_residues"))

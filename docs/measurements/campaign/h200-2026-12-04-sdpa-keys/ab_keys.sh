@@ -5,7 +5,7 @@ set -u
 python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl || exit 1
 export PYTHONPATH=/tmp/site
 python3 -m pip install -q --no-build-isolation --no-deps -e . >/dev/null 2>&1 || exit 1
-HERE=$PWD/docs/measurements/campaign/h200-2026-12-05-sdpa-keys
+HERE=$PWD/docs/measurements/campaign/h200-2026-12-04-sdpa-keys
 LEAD=$PWD/docs/measurements/campaign/h200-2026-12-04-pinned-autotuners
 A=/tmp/ab; mkdir -p $A/lead
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > $A/device.txt

@@ -200,8 +200,8 @@ def test_the_survey_s_findings_are_declared_confined_to_the_cases_they_cover():
     for name, divergence in forward.items():
         assert divergence.explains(masked) and divergence.explains(keyless_rows), "a boolean mask reaches the call"
         assert divergence.explains(Case.from_spec(f"seqlen_q=21 seqlen_k=21 {base} layout=mixed")), "v's strides"
-        if name == "mask_equal_to_band_matches_flag":
-            continue  # its second call hands a plain causal band as a mask (the test below)
+        if name in ("mask_equal_to_band_matches_flag", "masked_keys_with_huge_logits_change_nothing"):
+            continue  # plain causal declared there too (the tests below)
         assert not divergence.explains(Case.from_spec(f"seqlen_q=21 seqlen_k=21 {base}")), "plain causal: is_causal"
         assert not divergence.explains(Case.from_spec(f"seqlen_q=21 seqlen_k=21 {base} layout=padded"))
 
@@ -425,6 +425,21 @@ def test_a_band_handed_as_a_mask_beside_a_plain_causal_call_is_declared_inverted
                               f"{both_masked} seed=0")
         assert known.explains(case)  # declared through SDPA_MASK_INVERTED, on every property
     assert not flaggems.sdpa().flashcheck_known_divergences["key_shift_invariance"].explains(causal_square)
+
+
+def test_huge_hidden_logits_are_declared_leaking_through_the_native_causal_band_and_only_there():
+    from flashcheck.cases.case import Case
+
+    known = flaggems.sdpa().flashcheck_known_divergences
+    shape = "batch=1 heads=4 kv_heads=1 head_dim=32 dtype=bfloat16 seed=0"
+    campaign = Case.from_spec(f"seqlen_q=65 seqlen_k=65 {shape} causal=True")  # the campaign's case
+    assert known["masked_keys_with_huge_logits_change_nothing"].explains(campaign)
+    # Only that property makes logits past the finite -1e6 the band adds.
+    assert not known["out_matches_reference"].explains(campaign)
+    assert not known["future_keys_cannot_change_output"].explains(campaign)
+    # Hidden by a mask (a window, unequal lengths) the keys go as a boolean mask, declared inverted on every property.
+    for masked in (f"seqlen_q=65 seqlen_k=65 {shape} window=3,0", f"seqlen_q=33 seqlen_k=65 {shape} causal=True"):
+        assert known["out_matches_reference"].explains(Case.from_spec(masked))
 
 
 def test_the_sdpa_call_pins_flaggems_sdpa_autotuners_and_the_flash_call_leaves_its_own(fake, monkeypatch):

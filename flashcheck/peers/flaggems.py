@@ -236,6 +236,26 @@ SDPA_BAND_AS_MASK_INVERTED = KnownDivergence(
     "such a mask", flags_native_band_as_mask, steer=flags_native_band_as_mask)
 
 
+def runs_the_native_causal_band(case) -> bool:
+    """A case whose call goes to the SDPA forward as ``is_causal`` with no mask (plain causal,
+    equal lengths: :func:`passes_attn_mask` false), so that the kernel's own causal band hides
+    the future keys."""
+    return case.band != (-1, -1) and not passes_attn_mask(case)
+
+
+#: [5.0.2, 2.11 H200] The SDPA forward hides a future key of the diagonal block by adding -1e6 to
+#: its logit in base 2 (``_attn_fwd_inner``, STAGE 2), not -inf: a hidden key whose logit leads the
+#: row's visible ones by more than that wins the softmax. Measured: a lead of 8.25e5 leaves the
+#: row exact, 2.48e6 and more put the hidden value in it, in every dtype, under FlagGems' own
+#: tuning and under each of its 45 forward configurations; hidden keys past the diagonal block
+#: (never loaded) do not leak. Only the huge-logit property makes such logits.
+SDPA_CAUSAL_FINITE_MASK = KnownDivergence(
+    "scaled_dot_product_attention's causal band hides the diagonal block's future keys with a finite -1e6 "
+    "(in base 2): a hidden key whose logit leads the visible ones by more leaks into the row "
+    "([5.0.2, 2.11 H200]; docs/repros/flaggems_sdpa_causal_finite_mask.py)",
+    runs_the_native_causal_band, steer=runs_the_native_causal_band)
+
+
 def values_strided_unlike_keys(case) -> bool:
     """A case whose values the SDPA forward gets with other batch or head strides than its keys:
     the ``mixed`` layout (its k and v are padded by different amounts); in every other layout k
@@ -480,7 +500,9 @@ def sdpa() -> Peer:
     features = frozenset({"causal", "window", "gqa", "mask", "backward"}) | DTYPE_NAMES
     return Peer("flaggems-sdpa", LIBRARY, {"cuda": features}, _run_sdpa, check=_check_sdpa,
                 known_divergences=declared_on(gradient_properties(), SDPA_BACKWARD,
-                                              {"mask_equal_to_band_matches_flag": SDPA_BAND_AS_MASK_INVERTED}),
+                                              {"mask_equal_to_band_matches_flag": SDPA_BAND_AS_MASK_INVERTED,
+                                               "masked_keys_with_huge_logits_change_nothing":
+                                                   SDPA_CAUSAL_FINITE_MASK}),
                 every_property=combined(SDPA_MASK_INVERTED, SDPA_VALUE_STRIDES, SDPA_NEGATIVE_SCALE),
                 case_domain={"cuda": {"head_dims": SDPA_HEAD_DIMS}}, compile_key=SDPA_COMPILE_KEY)
 

@@ -155,15 +155,10 @@ def _variant(tuner, named: dict, constexprs: frozenset) -> tuple:
     """What selects the call's compiled variant, as plain values: the autotuner's key values
     and the dtypes of its tensor arguments (its own tuning key), and the constexpr arguments."""
     own = {key: value for key, value in named.items() if key in tuner.arg_names}
-    key = [_key_value(own[name]) for name in tuner.keys if name in own]
+    key = [own[name] for name in tuner.keys if name in own]
     key += [str(value.dtype) for value in own.values() if hasattr(value, "dtype")]
     fixed = sorted((name, value) for name, value in own.items() if name in constexprs)
     return tuple(key), tuple(fixed)
-
-
-def _key_value(value):
-    """An autotuner key value as the choice of configuration sees it: as it is."""
-    return value
 
 
 def _specialisation(named: dict) -> tuple:

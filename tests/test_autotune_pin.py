@@ -18,6 +18,9 @@ from triton.runtime.errors import OutOfResources
 from flashcheck import autotune_pin
 
 BLOCKS = (16, 32, 64, 128)
+#: Where the kernels run: the GPU where there is one (Triton then compiles them), else Triton's
+#: interpreter, which flashcheck's pytest plugin selects on a machine without CUDA.
+DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 
 
 @triton.jit
@@ -50,7 +53,7 @@ def tuned(configs=None, prune=None):
 
 def ran(tuner, n: int, shift: int = 0) -> float:
     """The value the call wrote: the block of the configuration it ran, plus shift."""
-    out = torch.zeros(1)
+    out = torch.zeros(1, device=DEVICE)
     tuner[(1,)](out, n, SHIFT=shift)
     return out.item() - shift
 
@@ -210,7 +213,7 @@ def test_an_implementation_s_declared_autotuners_are_pinned_when_flashcheck_prep
     assert "run" in vars(autotuned.tagged)
     tuned_before, ran_before = len(autotuned.TUNED), len(autotuned.RAN)
     for length in range(1, 41):
-        q = torch.randn(1, length, 2, 16)
+        q = torch.randn(1, length, 2, 16, device=DEVICE)
         autotuned.attention(q, q, q)
     assert len(autotuned.RAN) - ran_before == 40 and set(autotuned.RAN[ran_before:]) == set(autotuned.BLOCKS)
     assert len(autotuned.TUNED) - tuned_before < 40 / 2  # tuned only where left to the autotuner
@@ -267,7 +270,7 @@ def test_a_script_pins_the_declared_autotuners_as_flashcheck_does(tmp_path, monk
     assert "autotune pin: tagged runs" in done.stderr
     protocol.prepare(autotuned.attention)  # flashcheck's pin, here
     before = len(autotuned.RAN)
-    q = torch.randn(1, 7, 2, 16)
+    q = torch.randn(1, 7, 2, 16, device=DEVICE)
     autotuned.attention(q, q, q)
     assert done.stdout.strip() == str([autotuned.RAN[before]])
 

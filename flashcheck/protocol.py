@@ -282,6 +282,11 @@ def default_device() -> str:
     return "cpu"
 
 
+#: The attribute :func:`call` sets on a ``NotImplementedError`` the implementation raised: the
+#: case of the call it declined.
+DECLINED_CASE = "flashcheck_declined_case"
+
+
 def call(impl, inputs, case, **extra):
     """Call ``impl`` on ``inputs`` with ``case``'s arguments (tensors on q's device), any of
     them replaced by ``extra``; check what it returned, raising
@@ -291,7 +296,14 @@ def call(impl, inputs, case, **extra):
     so that what flashcheck goes on to compute with the results is well formed."""
     q, k, v = inputs
     with case_phases.phase("call"):
-        result = impl(q, k, v, **{**case.attention_kwargs(q.device), **extra})
+        try:
+            result = impl(q, k, v, **{**case.attention_kwargs(q.device), **extra})
+        except NotImplementedError as error:
+            # A property may call the implementation on a case of its own making (one batch
+            # entry's valid keys alone, say): a decline is of that call, which may lie outside
+            # the case domain where the property's case lies inside it.
+            setattr(error, DECLINED_CASE, getattr(error, DECLINED_CASE, case))
+            raise
     if not isinstance(result, (tuple, list)) or len(result) != 2:
         raise Violation(f"protocol: expected (out, lse) from the implementation, got {type(result).__name__}")
     out, lse = result

@@ -147,6 +147,30 @@ def test_a_decline_inside_the_declared_domain_is_reported_as_the_declaration_bei
     assert "head_dim=32" in entry["case"] and "head dim 32" in entry["reason"] and entry["count"] >= 1
 
 
+def test_a_decline_of_a_call_a_property_makes_on_its_own_case_is_judged_by_that_call_s_case():
+    """padded_batch_matches_unpadded calls the implementation on each batch entry's valid keys
+    alone: an entry with one valid key makes a call of one key, outside a domain of at least two
+    keys although the padded case (eight keys) lies inside it."""
+    from flashcheck.cases.case import Case
+    from flashcheck.engine.verdict import Outcome, decide
+    from flashcheck.properties import PROPERTIES
+
+    case = Case.from_spec("batch=2 seqlen_q=3 seqlen_k=8 heads=1 kv_heads=1 head_dim=16 dtype=float32 seed=0 "
+                          "mask=key-padding:1/8")
+    domain = CaseDomain(min_seqlen_k=2)
+    verdict = decide(PROPERTIES["padded_batch_matches_unpadded"], domain_kernels.one_key_refused, case, device="cpu",
+                     impl_name="one_key_refused")
+    assert verdict.outcome is Outcome.DECLINED
+    assert domain.outside_because(case) is None
+    declined = verdict.declined_case
+    assert declined.seqlen_k == 1 and "key length 1 is below 2" in domain.outside_because(declined)
+    # A decline of the case's own call names the case itself.
+    one_key = Case.from_spec("batch=1 seqlen_q=3 seqlen_k=1 heads=1 kv_heads=1 head_dim=16 dtype=float32 seed=0")
+    own = decide(PROPERTIES["out_matches_reference"], domain_kernels.one_key_refused, one_key, device="cpu",
+                 impl_name="one_key_refused")
+    assert own.outcome is Outcome.DECLINED and own.declined_case == own.case
+
+
 def test_the_fuzz_summary_and_json_show_the_domain_and_the_declines_inside_it(capsys):
     from flashcheck.cli import fuzz_console
     from flashcheck.engine.fuzz_result import FuzzResult

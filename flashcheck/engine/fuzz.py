@@ -347,7 +347,9 @@ class InProcessFuzzer:
         if verdict.outcome is Outcome.DECLINED:
             # The adapter's documented way to decline a case inside its declared features
             # that it cannot express (e.g. causal with Nq != Nk for SDPA's flash backend).
-            inside = self.domain is not None and self.domain.outside_because(case) is None
+            # Inside the domain or not is the declined call's: a property's own call on one
+            # batch entry's keys may lie outside it where the case lies inside.
+            inside = self.domain is not None and self.domain.outside_because(verdict.declined_case or case) is None
             self.result.decline(prop.name, verdict.reason, inside_domain=key[1] if inside else None)
             self.report(fuzz_events.Declined(prop.name, key[1], verdict.reason, inside_domain=inside))
             return

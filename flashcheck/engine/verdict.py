@@ -108,6 +108,9 @@ class Verdict:
     error: BaseException | None = None
     #: What the property could not check on this case (:mod:`flashcheck.oracle.unchecked`).
     unchecked: tuple[str, ...] = ()
+    #: For ``DECLINED``, the case of the call the implementation declined: ``case``, or one a
+    #: property made from it (:data:`flashcheck.protocol.DECLINED_CASE`).
+    declined_case: Case | None = None
 
     @property
     def replay(self) -> str:
@@ -192,7 +195,8 @@ def decide(prop, impl, case: Case, *, device, impl_name: str) -> Verdict:
         if raiser is None:
             found = failure(error.evidence)
         elif raiser is attribution.Raiser.DECLINE:
-            return made(Outcome.DECLINED, reason=first_line(error) or "NotImplementedError")
+            return made(Outcome.DECLINED, reason=first_line(error) or "NotImplementedError",
+                        declined_case=getattr(error, protocol.DECLINED_CASE, case))
         elif raiser is attribution.Raiser.IMPLEMENTATION:
             found = failure(f"{RAISED} {type(error).__name__}: {error}{attribution.where_raised(error, impl)}")
         else:

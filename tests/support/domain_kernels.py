@@ -8,7 +8,9 @@ plain-torch ``correct`` kernel of :mod:`tests.support.standalone_kernels`.
 - ``nan_on_negative_scale``: returns NaN for every negative softmax_scale and declares that as a
   known divergence of every property it shows in, steering drawing off negative scales;
 - ``keyed``: correct, declaring a compile key of dtype and head dim;
-- ``detached_lse``: correct, but returns its lse detached while declaring ``lse_grad``.
+- ``detached_lse``: correct, but returns its lse detached while declaring ``lse_grad``;
+- ``one_key_refused``: correct, declining calls with fewer than two keys and declaring that
+  (``min_seqlen_k`` 2), as cuDNN's SDPA does.
 """
 
 from __future__ import annotations
@@ -95,3 +97,13 @@ def detached_lse_unclaimed(q, k, v, **kwargs):
 
 
 detached_lse_unclaimed.flashcheck_features = FEATURES
+
+
+def one_key_refused(q, k, v, **kwargs):
+    if k.shape[1] < 2:
+        raise NotImplementedError("key/value sequence length 1 is not supported")
+    return standalone_kernels.correct(q, k, v, **kwargs)
+
+
+one_key_refused.flashcheck_features = FEATURES
+one_key_refused.flashcheck_case_domain = {"min_seqlen_k": 2}

@@ -100,6 +100,19 @@ def test_shortest_lengths_hold_for_every_dense_case_and_packed_sequence(request_
         assert min(min(pair) for pair in pairs) >= 1, case.spec()
 
 
+@pytest.mark.parametrize("domain", [CaseDomain(min_seqlen_k=2), CaseDomain(equal_lengths=True),
+                                    CaseDomain(length_multiple=4)], ids=["min_seqlen_k", "equal", "multiple"])
+def test_each_batch_entrys_valid_keys_make_a_call_inside_the_domain_or_none(domain):
+    """padded_batch_matches_unpadded calls the implementation on each entry's valid keys alone:
+    key-padding masks give each entry none, or a count a call of the case's queries may have."""
+    cases = drawn(strategies.cases(sizes=CPU, domain=domain, key_padding=True))
+    # The few drawn outside the domain on purpose draw their masks as if there were none.
+    inside = [case for case in cases if domain.outside_because(case) is None
+              and all(n == 0 or domain.lengths_outside_because(case.seqlen_q, n) is None for n in case.mask.key_lengths)]
+    assert len(inside) >= 0.92 * len(cases)
+    assert any(n for case in inside for n in case.mask.key_lengths)
+
+
 @pytest.mark.parametrize("domain", [CaseDomain(causal_equal_lengths=True),
                                     CaseDomain(causal_equal_lengths=True, min_seqlen_k=2)], ids=["alone", "key-lengths"])
 def test_causal_equal_lengths_hold_for_causal_cases_while_others_keep_unequal_lengths(domain):

@@ -102,21 +102,29 @@ class CaseDomain:
             return f"head dim {case.head_dim} in {case.dtype} is outside {self.describe_head_dims()}"
         pairs = case.seqlens if case.varlen else ((case.seqlen_q, case.seqlen_k),)
         for nq, nk in pairs:
-            if self.equal_lengths and nq != nk:
-                return f"lengths {nq} and {nk} differ, and the domain has equal lengths"
-            if self.causal_equal_lengths and case.causal and nq != nk:
-                return f"causal lengths {nq} and {nk} differ, and the domain has causal equal lengths"
-            for length in (nq, nk):
-                if not self.allows_length(length):
-                    return f"length {length} is outside {self.describe_lengths()}"
-            if nq < self.min_seqlen_q:
-                return f"query length {nq} is below {self.min_seqlen_q}"
-            if nk < self.min_seqlen_k:
-                return f"key length {nk} is below {self.min_seqlen_k}"
+            why = self.lengths_outside_because(nq, nk, causal=case.causal)
+            if why is not None:
+                return why
         if self.positive_scale and case.softmax_scale is not None and case.softmax_scale <= 0:
             return f"softmax_scale {case.softmax_scale} is not positive"
         if self.layouts is not None and case.layout not in self.layouts:
             return f"layout {case.layout} is not one of {', '.join(sorted(self.layouts))}"
+        return None
+
+    def lengths_outside_because(self, nq: int, nk: int, *, causal: bool = False) -> str | None:
+        """Why a call of ``nq`` queries and ``nk`` keys (causal or not) lies outside the domain's
+        lengths, or None when it lies inside."""
+        if self.equal_lengths and nq != nk:
+            return f"lengths {nq} and {nk} differ, and the domain has equal lengths"
+        if self.causal_equal_lengths and causal and nq != nk:
+            return f"causal lengths {nq} and {nk} differ, and the domain has causal equal lengths"
+        for length in (nq, nk):
+            if not self.allows_length(length):
+                return f"length {length} is outside {self.describe_lengths()}"
+        if nq < self.min_seqlen_q:
+            return f"query length {nq} is below {self.min_seqlen_q}"
+        if nk < self.min_seqlen_k:
+            return f"key length {nk} is below {self.min_seqlen_k}"
         return None
 
     def describe_head_dims(self) -> str:

@@ -340,13 +340,14 @@ def _densities():
 
 
 @st.composite
-def _mask_specs(draw, batch, heads, seqlen_q, seqlen_k, empty_rows, shapes=None):
+def _mask_specs(draw, batch, heads, seqlen_q, seqlen_k, empty_rows, shapes=None, domain=None):
+    padding = key_padding_masks(batch, seqlen_k, seqlen_q=seqlen_q, domain=domain)
     if shapes == ("B11K",):  # a compile class's key-padding masks
-        return draw(key_padding_masks(batch, seqlen_k))
+        return draw(padding)
     kind = draw(_weighted((3, st.just("random")), (2, st.just("blocks")),
                           (0 if empty_rows or shapes is not None else 1, st.just("key-padding"))))
     if kind == "key-padding":
-        return draw(key_padding_masks(batch, seqlen_k))
+        return draw(padding)
     fields = {"kind": kind, "density": draw(_densities())}
     if kind == "blocks":
         sizes = sorted({b for b in (2, 4, 1, 8, 16, max(seqlen_q, seqlen_k, 1)) if b >= 1})
@@ -362,13 +363,23 @@ def _mask_specs(draw, batch, heads, seqlen_q, seqlen_k, empty_rows, shapes=None)
     return MaskSpec(**fields)
 
 
-def key_padding_masks(batch: int, seqlen_k: int):
+def key_padding_masks(batch: int, seqlen_k: int, *, seqlen_q: int | None = None, domain: CaseDomain | None = None):
     """Key-padding :class:`~flashcheck.cases.maskspec.MaskSpec` objects: per batch entry a number
-    of valid keys, often 0, 1, ``seqlen_k - 1`` or ``seqlen_k``. Shrinks towards all keys valid."""
+    of valid keys, often 0, 1, ``seqlen_k - 1`` or ``seqlen_k``. Shrinks towards all keys valid.
+
+    With a ``domain`` (and the case's ``seqlen_q``), each entry's valid keys are 0 or a number a
+    call of ``seqlen_q`` queries may have inside it: a property calls the implementation on each
+    entry's valid keys alone (``padded_batch_matches_unpadded``), and an entry without any makes
+    no call. Where none but 0 is, every entry has none."""
     _check_int("batch", batch, minimum=1)
     _check_int("seqlen_k", seqlen_k, minimum=0)
-    special = sorted({seqlen_k, 0, 1, max(seqlen_k - 1, 0)} & set(range(seqlen_k + 1)), key=lambda n: -n)
-    length = _weighted((2, st.sampled_from(special)), (1, st.integers(0, seqlen_k)))
+    counts = range(seqlen_k + 1)
+    if domain is not None and domain.restricts:
+        _check_int("seqlen_q", seqlen_q, minimum=0)
+        counts = [n for n in counts if n == 0 or domain.lengths_outside_because(seqlen_q, n) is None]
+    special = sorted({seqlen_k, 0, 1, max(seqlen_k - 1, 0)} & set(counts), key=lambda n: -n)
+    any_count = st.integers(0, seqlen_k) if isinstance(counts, range) else st.sampled_from(counts)
+    length = _weighted((2, st.sampled_from(special)), (1, any_count)) if special else any_count
     return st.lists(length, min_size=batch, max_size=batch).map(
         lambda lengths: MaskSpec(kind="key-padding", key_lengths=tuple(lengths), shape="B11K")
     )
@@ -704,13 +715,14 @@ def _cases(draw, sizes, dtypes, allow_causal, allow_window, allow_gqa, layouts, 
     mask = MaskSpec()
     if mode == "mask":
         if key_padding:
-            mask = draw(key_padding_masks(batch, seqlen_k))
+            mask = draw(key_padding_masks(batch, seqlen_k, seqlen_q=seqlen_q, domain=domain))
         else:
             empties = bool(empty_rows and seqlen_q)
             if triton is None:
-                mask = draw(mask_specs(batch, heads, seqlen_q, seqlen_k, empty_rows=empties))
+                mask = draw(_mask_specs(batch, heads, seqlen_q, seqlen_k, empties, domain=domain))
             else:
-                mask = draw(_mask_specs(batch, heads, seqlen_q, seqlen_k, empties, shapes=(triton.mask_shape,)))
+                mask = draw(_mask_specs(batch, heads, seqlen_q, seqlen_k, empties, shapes=(triton.mask_shape,),
+                                        domain=domain))
     allowed_head_dims = None
     if domain.restricts:
         allowed_head_dims = tuple(d for d in domain_head_dims if domain.allows_head_dim(d, dtype)) or domain_head_dims

@@ -13,6 +13,23 @@ def record(started=0.0, compile_seconds=0.0, compiling_since=None):
             "compile_seconds": compile_seconds, "compiling_since": compiling_since}
 
 
+def test_a_fatal_device_error_names_the_case_the_process_ran_before_it():
+    """CUDA reports a kernel's fault at a later call, so a fault may belong to the case before."""
+    from flashcheck.engine.compile_clock import CaseClock
+    from flashcheck.engine.fuzz_worker import FATAL_EXIT
+
+    written = []
+    clock = CaseClock(written.append)
+    clock.start("out_matches_reference", "seqlen_q=3")
+    clock.finish()
+    clock.start("layout_invariance", "seqlen_q=5")
+    fatal = worker_deaths.crash_failure("impl", FATAL_EXIT, written[-1], None)
+    assert fatal.kind == "fatal" and fatal.case == "seqlen_q=5"
+    assert "the case this process ran before it: out_matches_reference on seqlen_q=3" in fatal.evidence
+    first = worker_deaths.crash_failure("impl", FATAL_EXIT, record(), None)  # its process's first case
+    assert "before it" not in first.evidence
+
+
 def test_a_hang_report_says_whether_the_running_or_the_compiling_overran():
     ran = worker_deaths.hang_failure("impl", 30.0, record(compile_seconds=20.0), 60.0, None)
     assert ran.kind == "hang" and ran.case == "seqlen_q=2"

@@ -196,24 +196,28 @@ def _hook(before_compiling: Callable[[dict], None], after_compiling: Callable[[d
 class CaseClock:
     """The case-file record of one worker's current case, with its compile time: ``start``
     a case, ``compiling``/``compiled`` around each compilation, ``finish`` it. Every change
-    goes to ``write(record)`` (the worker writes it atomically to its case file)."""
+    goes to ``write(record)`` (the worker writes it atomically to its case file). The record
+    also names, as ``previous``, the case the process finished last (None before its first):
+    a device fault reported in one case may come from kernels of the one before it."""
 
     def __init__(self, write: Callable[[dict], None]):
         self._write = write
-        self.record: dict = {"property": None, "case": None, "started": time.time()}
+        self.previous: dict | None = None
+        self.record: dict = {"property": None, "case": None, "started": time.time(), "previous": None}
         #: ``(seconds, compile_seconds)`` of the last finished case.
         self.last: tuple[float, float] = (0.0, 0.0)
 
     def start(self, prop: str, case_spec: str) -> None:
         self.record = {"property": prop, "case": case_spec, "started": time.time(),
-                       "compile_seconds": 0.0, "compiling_since": None}
+                       "compile_seconds": 0.0, "compiling_since": None, "previous": self.previous}
         self._write(self.record)
 
     def finish(self) -> None:
         now = time.time()
         if self.record.get("case") is not None:
             self.last = (now - self.record["started"], compile_seconds(self.record, now))
-        self.record = {"property": None, "case": None, "started": now}
+            self.previous = {"property": self.record["property"], "case": self.record["case"]}
+        self.record = {"property": None, "case": None, "started": now, "previous": self.previous}
         self._write(self.record)
 
     def compiling(self) -> None:

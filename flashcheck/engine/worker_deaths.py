@@ -106,6 +106,12 @@ def crash_failure(impl: str, exitcode, running: dict | None, log_file, case_time
     None between cases) and what it said last."""
     where = f"while running {running['property']}" if running else "between cases"
     evidence = f"the worker process died with {_describe_exit(exitcode)} {where}"
+    previous = (running or {}).get("previous")
+    if previous:
+        # CUDA reports a kernel's fault at a later call: where this case alone does not fault,
+        # the one before it in the same process is where to look.
+        evidence += (f"\nthe case this process ran before it: {previous['property']} on {previous['case']} "
+                     "(where this case alone does not reproduce it, replay that one first)")
     tail = _log_tail(log_file)
     # A worker exits FATAL_EXIT at a fatal verdict (flashcheck.engine.verdict), after logging it; the
     # replay of a fatal error reports it in one process, that of a crash needs a worker to die in.

@@ -12,7 +12,7 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > $A/device.txt
 python3 -c "import torch, triton; print(torch.__version__, triton.__version__)" >> $A/device.txt
 B=${1:-300}
 ( cd $A/lead && export FLAGGEMS_CACHE_DIR=$A/lead/fg TRITON_CACHE_DIR=$A/lead/triton
-  timeout 200 python3 $LEAD/probe_causal_finite_mask.py > probe.txt 2>&1; echo "exit $?" >> probe.txt
+  timeout 200 python3 docs/repros/flaggems_sdpa_causal_finite_mask.py > probe.txt 2>&1; echo "exit $?" >> probe.txt
   timeout 60 python3 $LEAD/lead-flaggems_sdpa_causal_finite_mask.py > lead.txt 2>&1; echo "exit $?" >> lead.txt
   timeout 200 python3 $LEAD/probe_script.py $LEAD/lead-flaggems_sdpa_causal_finite_mask.py > lead-configs.txt 2>&1
   echo "exit $?" >> lead-configs.txt ) &

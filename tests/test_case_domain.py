@@ -268,6 +268,7 @@ def test_a_known_divergence_once_seen_is_drawn_rarely():
                              device="cpu", sizes=CPU, seed=5, properties=PRIMARY, after_case=after_case,
                              should_stop=lambda: sum(outcomes.values()) >= 120)
     assert not result.failures and result.known, "the divergence was never seen"
+    assert sum(result.known_cases.values()) == outcomes[Outcome.KNOWN], "each known case counted, not each property"
     after = sum(negative_after_seen.values())
     assert after >= 60
     # Unsteered, one case in eight has a negative scale; steered, one in 8 * 32.

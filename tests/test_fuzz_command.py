@@ -386,7 +386,11 @@ def test_a_declared_known_divergence_is_reported_as_expected_not_as_a_finding(tm
     assert known["kind"] == "known" and known["property"] == "deterministic"
     assert "one output element moves" in known["evidence"]
     assert result["by_property"].get("out_matches_reference", 0) > 0, "the other properties go on"
-    assert "known divergence seen" in capsys.readouterr().out
+    known_cases = result["known_cases"]["deterministic"]
+    checked = result["cases"] + known_cases
+    printed = capsys.readouterr().out
+    assert "known divergence seen" in printed
+    assert f"known divergences: {known_cases} of {checked} cases checked ({100 * known_cases / checked:.1f}%)" in printed
 
 
 def test_a_divergence_confined_to_some_cases_leaves_the_others_checked(tmp_path):

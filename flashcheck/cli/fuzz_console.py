@@ -71,6 +71,10 @@ def print_fuzz_result(result, impl_name: str, device: str, *, shrunk: bool = Tru
     pace = _pace(result)
     if pace:
         console.print(pace, highlight=False, soft_wrap=True)
+    known = sum(result.known_cases.values())
+    if known:
+        console.print(f"known divergences: {known} of {result.checked} cases checked ({100 * result.known_share():.1f}%)",
+                      highlight=False, soft_wrap=True)
     table = Table()
     table.add_column("property")
     table.add_column("cases", justify="right")

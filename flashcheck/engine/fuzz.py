@@ -375,6 +375,8 @@ class InProcessFuzzer:
         # Declared: reported once per property. A whole-property divergence gives its turns
         # to the others; one confined to some cases leaves the property in the rotation, where
         # a failure on a case it does not cover is still a finding.
+        self.result.known_cases[prop.name] += 1
+        self.report(fuzz_events.KnownCase(prop.name))
         if prop.name not in {known.property for known in self.result.known}:
             known = Failure.from_verdict(verdict)
             self.result.known.append(known)

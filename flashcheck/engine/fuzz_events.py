@@ -74,6 +74,14 @@ class KnownDivergenceSeen:
 
 
 @dataclass(frozen=True)
+class KnownCase:
+    """A case of ``property`` failed as the implementation's declared known divergence (each
+    such case, the first included): counted, so that the run's share of them is known."""
+
+    property: str
+
+
+@dataclass(frozen=True)
 class Repeated:
     """In a campaign (``--keep-going``), a case of ``property`` failed with the ``signature`` of a
     failure already reported (:attr:`~flashcheck.engine.fuzz_result.Failure.signature`): counted,
@@ -153,5 +161,5 @@ class FlashcheckFailed:
 
 
 #: Any of the events above.
-Event = (Passed | Declined | NotApplicable | KnownDivergenceSeen | Repeated | Found | Counterexample | Started | Replayed
-         | Stale | Done | SetupFailed | FlashcheckFailed)
+Event = (Passed | Declined | NotApplicable | KnownDivergenceSeen | KnownCase | Repeated | Found | Counterexample | Started
+         | Replayed | Stale | Done | SetupFailed | FlashcheckFailed)

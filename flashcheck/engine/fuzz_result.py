@@ -206,6 +206,9 @@ class FuzzResult:
     #: Failures of properties the implementation declares known divergences
     #: (``flashcheck_known_divergences``): expected, reported, not findings.
     known: list[Failure] = field(default_factory=list)
+    #: How many cases failed as a declared known divergence, by property (every one, where
+    #: ``known`` reports each property once).
+    known_cases: Counter = field(default_factory=Counter)
     #: Cases still running when the budget ran out, stopped with their worker: neither
     #: passed nor failed (``{"property", "case", "running_for", "worker"}``).
     unfinished: list[dict] = field(default_factory=list)
@@ -259,6 +262,17 @@ class FuzzResult:
             self.known.append(failure)
         else:
             seen.count += failure.count
+
+    @property
+    def checked(self) -> int:
+        """Cases that said something about a property: passed, failed (each occurrence of a
+        failure) or failed as a declared known divergence."""
+        return self.cases + sum(failure.count for failure in self.failures) + sum(self.known_cases.values())
+
+    def known_share(self) -> float:
+        """The share of :attr:`checked` cases that failed as a declared known divergence (0 where
+        none was checked)."""
+        return sum(self.known_cases.values()) / self.checked if self.checked else 0.0
 
     def repeated(self, signature: str) -> None:
         """One more occurrence of the failure with ``signature``, counted, not reported again."""
@@ -340,7 +354,8 @@ class FuzzResult:
         (``{property: reason}``), and ``failures``: a list of ``{"kind", "property", "case",
         "evidence", "replay", "seconds", "shrunk", "signature", "count", "script"}`` (see
         :class:`Failure`; ``seconds``: when it was found; ``count``: how many times the run met
-        its signature; ``script``: its standalone reproduction), one per distinct failure, ``workers``, ``unfinished``, ``known``, ``stale``, ``interrupted``,
+        its signature; ``script``: its standalone reproduction), one per distinct failure, ``workers``, ``unfinished``, ``known``, ``known_cases``
+        (``{property: cases}``), ``stale``, ``interrupted``,
         ``flashcheck_error`` (see :attr:`flashcheck_error`; null unless the run ended on it), and
         ``pace``: ``{"span", "cases_per_span", "case_seconds", "compile_seconds", "phases"}`` (see
         :meth:`timed`; empty lists and zeros where the run did not time its cases)."""
@@ -356,6 +371,7 @@ class FuzzResult:
             "by_property": dict(self.by_property), "by_kind": dict(self.by_kind),
             "failures": [failure.to_json() for failure in self.failures], "workers": self.workers,
             "unfinished": self.unfinished, "known": [failure.to_json() for failure in self.known],
+            "known_cases": dict(self.known_cases),
             "stale": self.stale, "interrupted": self.interrupted, "flashcheck_error": self.flashcheck_error,
             "pace": {"span": PACE_SPAN, "cases_per_span": list(self.pace),
                      "case_seconds": round(self.case_seconds, 3), "compile_seconds": round(self.compile_seconds, 3),

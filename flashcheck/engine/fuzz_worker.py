@@ -249,6 +249,7 @@ class Worker:
             if verdict.outcome is Outcome.DECLINED:
                 self.report(fuzz_events.Declined(prop_name, spec, verdict.reason))
             elif verdict.outcome is Outcome.KNOWN:
+                self.report(fuzz_events.KnownCase(prop_name))
                 self.report(fuzz_events.KnownDivergenceSeen(Failure.from_verdict(verdict)))
             else:
                 self.report(fuzz_events.Passed(prop_name, spec, tuple(case_kinds(case)), unchecked=verdict.unchecked))
@@ -277,6 +278,7 @@ class Worker:
                 # property's turns away, then replaces this process without a finding.
                 from flashcheck.engine.fuzz_result import Failure
 
+                self.report(fuzz_events.KnownCase(verdict.property))
                 self.report(fuzz_events.KnownDivergenceSeen(Failure.from_verdict(verdict)))
             # What was said reaches the parent before the process goes.
             self.messages.close()

@@ -280,6 +280,8 @@ class WorkerPoolRun:
                 result.add_known(dataclasses.replace(event.failure, seconds=now))
                 if event.failure.property not in seen:
                     self.publish()  # every worker steers off it now
+            case fuzz_events.KnownCase():
+                result.known_cases[event.property] += 1
             case fuzz_events.Declined():
                 result.decline(event.property, event.reason, inside_domain=event.case if event.inside_domain else None)
             case fuzz_events.NotApplicable():

@@ -6,8 +6,10 @@
 #
 #   ci/campaigns.sh OUT BUDGET IMPL [IMPL ...]
 #
-# Writes, per implementation: OUT/IMPL.json (the result, --json), OUT/IMPL.log (the summary)
-# and OUT/IMPL-repro/ (a standalone script per distinct failure, --repro-dir). IMPL may carry
+# Writes, per implementation: OUT/IMPL.json (the result, --json), OUT/IMPL.log (the summary),
+# OUT/IMPL-repro/ (a standalone script per distinct failure, --repro-dir) and OUT/IMPL-compiled.txt
+# (the Triton kernel variants the campaign compiled, counted by kernel name: where the time of a
+# compile-bound campaign went). IMPL may carry
 # extra fuzz arguments after an "@" (e.g. "flash@--workers 32"); an implementation named again
 # runs again, on the next GPU, as IMPL-2, IMPL-3, ... (independent seeds). With
 # FLASHCHECK_CAMPAIGN_DATABASE=redis://HOST:PORT/DB the campaigns share that database instead
@@ -67,6 +69,15 @@ for pid in "${pids[@]}"; do
     # 0 clean, 1 found something, 3 nothing checked: the campaign ran; 2 and above 3: it did not.
     if [ "$code" -eq 2 ] || [ "$code" -gt 3 ]; then
         status=2
+    fi
+done
+# Triton's cache holds a folder per compiled variant, its metadata NAME.json beside a
+# __grp__NAME.json listing the folder's files.
+for name in "${names[@]}"; do
+    cache="${TMPDIR:-/tmp}/flashcheck-campaign-$(basename "$out")-$name/triton"
+    if [ -d "$cache" ]; then
+        find "$cache" -name '*.json' ! -name '__grp__*' -printf '%f\n' | sed 's/\.json$//' | sort | uniq -c \
+            | sort -rn > "$out/$name-compiled.txt"
     fi
 done
 exit $status

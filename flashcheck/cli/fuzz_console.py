@@ -73,7 +73,8 @@ def print_fuzz_result(result, impl_name: str, device: str, *, shrunk: bool = Tru
         console.print(pace, highlight=False, soft_wrap=True)
     known = sum(result.known_cases.values())
     if known:
-        console.print(f"known divergences: {known} of {result.checked} cases checked ({100 * result.known_share():.1f}%)",
+        share = 100 * result.known_share()
+        console.print(f"known divergences: {known} of {result.checked} cases checked ({share:.1f}%)",
                       highlight=False, soft_wrap=True)
     table = Table()
     table.add_column("property")

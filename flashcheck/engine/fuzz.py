@@ -128,9 +128,9 @@ def fuzz_in_process(
     declined; ``NotApplicable`` for each chosen property that cannot run on this
     implementation (its features exclude it, the implementation declares it not applicable,
     or no drawn case is one it applies to: it is then dropped, and listed in
-    ``not_applicable``); ``KnownDivergenceSeen`` the first time a property the implementation
-    declares a known divergence fails (a divergence of the whole property drops it from the
-    run); ``Found`` at the first failure, before shrinking; ``Counterexample`` with the
+    ``not_applicable``); ``KnownCase`` after each case that fails as a declared known
+    divergence, and ``KnownDivergenceSeen`` the first time a property does (a divergence of
+    the whole property drops it from the run); ``Found`` at the first failure, before shrinking; ``Counterexample`` with the
     failure the run ends with. A worker process forwards them to its parent as they are, a
     passed case with the times its clock measured added.
 
@@ -349,7 +349,8 @@ class InProcessFuzzer:
             # that it cannot express (e.g. causal with Nq != Nk for SDPA's flash backend).
             # Inside the domain or not is the declined call's: a property's own call on one
             # batch entry's keys may lie outside it where the case lies inside.
-            inside = self.domain is not None and self.domain.outside_because(verdict.declined_case or case) is None
+            declined = verdict.declined_case or case
+            inside = self.domain is not None and self.domain.outside_because(declined) is None
             self.result.decline(prop.name, verdict.reason, inside_domain=key[1] if inside else None)
             self.report(fuzz_events.Declined(prop.name, key[1], verdict.reason, inside_domain=inside))
             return
@@ -372,9 +373,9 @@ class InProcessFuzzer:
         self.report(fuzz_events.Passed(prop.name, key[1], tuple(kinds), unchecked=verdict.unchecked))
 
     def known_divergence_seen(self, prop: Property, verdict: Verdict) -> None:
-        # Declared: reported once per property. A whole-property divergence gives its turns
-        # to the others; one confined to some cases leaves the property in the rotation, where
-        # a failure on a case it does not cover is still a finding.
+        # Declared: every case counted, reported once per property. A whole-property divergence
+        # gives its turns to the others; one confined to some cases leaves the property in the
+        # rotation, where a failure on a case it does not cover is still a finding.
         self.result.known_cases[prop.name] += 1
         self.report(fuzz_events.KnownCase(prop.name))
         if prop.name not in {known.property for known in self.result.known}:

@@ -2,7 +2,7 @@
 
 The in-process engine (:func:`flashcheck.engine.fuzz.fuzz_in_process`) reports what happens
 through one callable, ``on_event(event)``: :class:`Passed`, :class:`Declined`,
-:class:`NotApplicable`, :class:`KnownDivergenceSeen`, :class:`Repeated`, :class:`Found` and
+:class:`NotApplicable`, :class:`KnownDivergenceSeen`, :class:`KnownCase`, :class:`Repeated`, :class:`Found` and
 :class:`Counterexample`. A worker process puts the same events on the queue to its parent,
 as ``(worker index, event)``, with its own beside them (:class:`Started`, :class:`Replayed`,
 :class:`Stale`, :class:`Done`, :class:`SetupFailed`, :class:`FlashcheckFailed`), and the
@@ -161,5 +161,5 @@ class FlashcheckFailed:
 
 
 #: Any of the events above.
-Event = (Passed | Declined | NotApplicable | KnownDivergenceSeen | KnownCase | Repeated | Found | Counterexample | Started
-         | Replayed | Stale | Done | SetupFailed | FlashcheckFailed)
+Event = (Passed | Declined | NotApplicable | KnownDivergenceSeen | KnownCase | Repeated | Found | Counterexample
+         | Started | Replayed | Stale | Done | SetupFailed | FlashcheckFailed)

@@ -354,8 +354,8 @@ class FuzzResult:
         (``{property: reason}``), and ``failures``: a list of ``{"kind", "property", "case",
         "evidence", "replay", "seconds", "shrunk", "signature", "count", "script"}`` (see
         :class:`Failure`; ``seconds``: when it was found; ``count``: how many times the run met
-        its signature; ``script``: its standalone reproduction), one per distinct failure, ``workers``, ``unfinished``, ``known``, ``known_cases``
-        (``{property: cases}``), ``stale``, ``interrupted``,
+        its signature; ``script``: its standalone reproduction), one per distinct failure, ``workers``,
+        ``unfinished``, ``known``, ``known_cases`` (``{property: cases}``), ``stale``, ``interrupted``,
         ``flashcheck_error`` (see :attr:`flashcheck_error`; null unless the run ended on it), and
         ``pace``: ``{"span", "cases_per_span", "case_seconds", "compile_seconds", "phases"}`` (see
         :meth:`timed`; empty lists and zeros where the run did not time its cases)."""

@@ -13,8 +13,9 @@ python3 -c "import torch, triton; print(torch.__version__, triton.__version__)" 
 B=${1:-300}
 ( cd $A/lead && export FLAGGEMS_CACHE_DIR=$A/lead/fg TRITON_CACHE_DIR=$A/lead/triton
   timeout 200 python3 docs/repros/flaggems_sdpa_causal_finite_mask.py > probe.txt 2>&1; echo "exit $?" >> probe.txt
-  timeout 60 python3 $LEAD/lead-flaggems_sdpa_causal_finite_mask.py > lead.txt 2>&1; echo "exit $?" >> lead.txt
-  timeout 200 python3 $LEAD/probe_script.py $LEAD/lead-flaggems_sdpa_causal_finite_mask.py > lead-configs.txt 2>&1
+  gunzip -c $LEAD/lead-flaggems_sdpa_causal_finite_mask.py.gz > lead.py
+  timeout 60 python3 lead.py > lead.txt 2>&1; echo "exit $?" >> lead.txt
+  timeout 200 python3 $LEAD/probe_script.py lead.py > lead-configs.txt 2>&1
   echo "exit $?" >> lead-configs.txt ) &
 PYTHONPATH=$HERE:/tmp/site bash ci/campaigns.sh $A $B "flaggems-sdpa@--workers 4" "arm_scale:impl@--workers 4" \
     "arm_ignored:impl@--workers 4" "arm_special:impl@--workers 4"

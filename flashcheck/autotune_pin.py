@@ -28,6 +28,13 @@ memory, ptxas refusing it) is skipped the same way, for the next one in order, a
 runs is remembered for the variant and its Triton specialisation, so that those refused are not
 compiled again: a pinned call raises only where every candidate does. Each choice is printed to stderr once per process,
 naming the kernel and the configuration, so that a failure's log says what ran.
+
+The environment variable :data:`FORCED` overrides the choice, for triage: ``library`` leaves every
+call to the library's own autotuning (as its users run it), a number N runs the N-th
+configuration of the autotuner's list for every call (refused or not: what it raises is the
+call's), and ``KERNEL=VALUE`` entries, comma-separated, do either for one kernel alone. Run a
+failure's script once per configuration, each in a process of its own, to learn which
+configurations it needs.
 """
 
 import importlib
@@ -42,6 +49,10 @@ _MARK = "_flashcheck_pinned"
 _SEARCHED: set = set()
 #: The choices already printed in this process: (kernel name, digest).
 _ANNOUNCED: set = set()
+#: The environment variable that forces the choice (module docstring).
+FORCED = "FLASHCHECK_AUTOTUNE_CONFIG"
+#: What :data:`FORCED` holds to leave every call to the library's own autotuning.
+LIBRARY = "library"
 
 
 def pin_autotuners(module_name: str, names: tuple) -> int:
@@ -92,6 +103,7 @@ def pin(tuner) -> None:
     configs = list(tuner.configs)
     constexprs = _constexpr_names(tuner)
     kernel = kernel_name(tuner)
+    forced = forced_choice(kernel, len(configs))
     # The configuration each variant ran, by Triton specialisation: ``(digest, specialisation)``
     # -> the configuration, or None where the library's own timing chose. A later call runs it
     # at once: the configurations before it in order refused (a compile-time assertion, too little
@@ -107,6 +119,13 @@ def pin(tuner) -> None:
             tuner.configs = configs
 
     def run(*args, **kwargs):
+        if forced == LIBRARY:
+            _announce(kernel, None, f"the library's own autotuning (forced by {FORCED})")
+            return library_run(*args, **kwargs)
+        if forced is not None:
+            config = configs[forced - 1]
+            _announce(kernel, None, f"configuration {forced} of {len(configs)}: {config} (forced by {FORCED})")
+            return run_with(config, args, kwargs)
         named = {**dict(zip(tuner.arg_names, args)), **kwargs}
         digest = zlib.crc32(repr((kernel, _variant(tuner, named, constexprs))).encode())
         specialised = (digest, _specialisation(named))
@@ -134,6 +153,34 @@ def pin(tuner) -> None:
 
     tuner.run = run
     setattr(tuner, _MARK, True)
+
+
+def forced_entries() -> dict:
+    """:data:`FORCED` read: kernel name (None: every kernel) -> :data:`LIBRARY` or a
+    configuration's 1-based position; empty where the variable is unset. ValueError, one line
+    naming the variable and what it expects, for anything else."""
+    text = os.environ.get(FORCED, "").strip()
+    entries = {}
+    for entry in (part.strip() for part in text.split(",") if part.strip()):
+        name, named, value = (part.strip() for part in entry.rpartition("="))
+        value = LIBRARY if value == LIBRARY else int(value) if value.isdigit() and int(value) >= 1 else None
+        if value is None or (named and not name):
+            raise ValueError(f"{FORCED} must be {LIBRARY!r}, a configuration's number from 1, or comma-separated "
+                             f"KERNEL={LIBRARY}|NUMBER entries; got {text!r}")
+        entries[name if named else None] = value
+    return entries
+
+
+def forced_choice(kernel: str, count: int):
+    """What :data:`FORCED` forces for ``kernel``, an autotuner of ``count`` configurations:
+    :data:`LIBRARY`, a configuration's 1-based position, or None (nothing forced: the pinned
+    choice); an entry naming the kernel before one for every kernel. ValueError, one line naming
+    the variable, for a malformed value (:func:`forced_entries`) or a position past ``count``."""
+    entries = forced_entries()
+    chosen = entries.get(kernel, entries.get(None))
+    if isinstance(chosen, int) and chosen > count:
+        raise ValueError(f"{FORCED} asks configuration {chosen} of {kernel}, which has {count}")
+    return chosen
 
 
 def own_timing_possible() -> bool:
@@ -202,9 +249,11 @@ def kernel_name(tuner) -> str:
     return getattr(list(_fn_chain(tuner))[-1], "__name__", type(tuner).__name__)
 
 
-def _announce(kernel: str, digest: int, what: str) -> None:
-    """Print a choice to stderr the first time this process makes it."""
+def _announce(kernel: str, digest: int | None, what: str) -> None:
+    """Print a choice to stderr the first time this process makes it (``digest``: the variant's,
+    None for a choice :data:`FORCED` makes for every variant)."""
     if (kernel, digest) in _ANNOUNCED:
         return
     _ANNOUNCED.add((kernel, digest))
-    print(f"autotune pin: {kernel} runs {what} (variant {digest:08x})", file=sys.stderr)
+    variant = "" if digest is None else f" (variant {digest:08x})"
+    print(f"autotune pin: {kernel} runs {what}{variant}", file=sys.stderr)

@@ -118,6 +118,53 @@ def test_under_the_interpreter_every_variant_is_pinned(monkeypatch):
     assert {ran(tuner, n) for n in range(100)} == set(BLOCKS) and not tuner.timed
 
 
+# -- the choice forced, for triage (FLASHCHECK_AUTOTUNE_CONFIG) ------------------------------------
+
+
+def test_a_forced_number_runs_that_configuration_for_every_call_and_times_none(monkeypatch):
+    monkeypatch.setenv(autotune_pin.FORCED, "3")
+    tuner = pinned()
+    assert {ran(tuner, n) for n in range(40)} == {BLOCKS[2]} and not tuner.timed
+
+
+def test_forced_library_leaves_every_call_to_the_library_s_own_autotuning(monkeypatch):
+    monkeypatch.setenv(autotune_pin.FORCED, "library")
+    tuner = pinned()
+    assert {ran(tuner, n) for n in range(5)} == {min(BLOCKS)}  # the stand-in timing's winner
+    assert len(tuner.timed) == 5 * len(BLOCKS)  # every new key timed, as the library does
+
+
+def test_an_entry_naming_a_kernel_forces_that_kernel_alone(monkeypatch):
+    monkeypatch.setenv(autotune_pin.FORCED, "another_kernel=1, _write_block=4")
+    assert {ran(pinned(), n) for n in range(20)} == {BLOCKS[3]}
+    monkeypatch.setenv(autotune_pin.FORCED, "another_kernel=1")
+    assert len({ran(pinned(), n) for n in range(40)}) > 1  # pinned as usual
+
+
+@pytest.mark.parametrize("value, message", [
+    ("0", "FLASHCHECK_AUTOTUNE_CONFIG must be 'library', a configuration's number from 1"),
+    ("fastest", "FLASHCHECK_AUTOTUNE_CONFIG must be 'library', a configuration's number from 1"),
+    ("=2", "FLASHCHECK_AUTOTUNE_CONFIG must be 'library', a configuration's number from 1"),
+    ("9", "FLASHCHECK_AUTOTUNE_CONFIG asks configuration 9 of _write_block, which has 4"),
+])
+def test_a_malformed_or_out_of_range_override_is_one_line_naming_the_variable(monkeypatch, value, message):
+    monkeypatch.setenv(autotune_pin.FORCED, value)
+    with pytest.raises(ValueError, match=re.escape(message)):
+        pinned()
+
+
+def test_fuzz_refuses_a_malformed_override_with_exit_2_before_any_work(monkeypatch, capsys):
+    from flashcheck.cli.commands import EXIT_USAGE
+    from tests.support.cli_process import flashcheck
+
+    monkeypatch.setenv(autotune_pin.FORCED, "fastest")
+    status = flashcheck(["fuzz", "--device", "cpu", "--workers", "1", "--budget", "5",
+                         "--impl", "tests.support.autotuned:attention"])
+    assert status == EXIT_USAGE
+    error = capsys.readouterr().err
+    assert "FLASHCHECK_AUTOTUNE_CONFIG must be 'library'" in error and len(error.strip().splitlines()) == 1
+
+
 def _refuses(block: int):
     def hook(nargs):
         raise OutOfResources(300000, 232448, f"shared memory (block {block})")

@@ -57,8 +57,9 @@ def load_implementation(spec: str):
     ``--impl`` checks it before any work: ValueError, one line naming ``--impl`` and the
     module or the feature, when it cannot be loaded (an unknown name, any exception at the
     module's import, a library missing) or declares a feature, a device kind or a property
-    that does not exist."""
-    from flashcheck import peers, protocol
+    that does not exist; one naming ``FLASHCHECK_AUTOTUNE_CONFIG`` where that is malformed
+    (:func:`flashcheck.autotune_pin.forced_entries`)."""
+    from flashcheck import autotune_pin, peers, protocol
     from flashcheck.engine import interruption
 
     try:
@@ -71,6 +72,7 @@ def load_implementation(spec: str):
         protocol.check_declaration(impl)
     except ValueError as error:
         raise ValueError(f"--impl {spec}: {error}") from None
+    autotune_pin.forced_entries()  # a malformed override: one line naming it, before any work
     return impl
 
 

@@ -349,13 +349,12 @@ def implementation(config, name: str):
     protocol does not have is a ``pytest.UsageError`` naming where it came from."""
     state = _active_state(config)
     if name not in state.implementations:
-        from flashcheck import peers
-
-        from flashcheck import protocol
+        from flashcheck import autotune_pin, peers, protocol
 
         try:
             impl = peers.resolve(name)
             protocol.check_declaration(impl)
+            autotune_pin.forced_entries()  # a malformed FLASHCHECK_AUTOTUNE_CONFIG
             protocol.prepare(impl)
         except (ValueError, ImportError) as error:
             raise pytest.UsageError(f"{state.impl_source} {name!r}: {error}") from None

@@ -89,6 +89,44 @@ def test_a_known_divergence_is_reported_once_per_run_however_many_workers_saw_it
         ("backward_deterministic", 3), ("grads_match_reference", 1)]
 
 
+def a_campaign_result() -> FuzzResult:
+    """A result with a little of everything a campaign records."""
+    result = FuzzResult(seconds=130.0, case_domain={"head_dims": [16]}, compile_key=["dtype"])
+    for _ in range(40):
+        result.count("out_matches_reference", ["float16", "causal"])
+    result.decline("lse_matches_reference", "head dim 8 is not supported")
+    result.add_failure(Failure("property", "out_matches_reference", Case(seed=1).spec(), "out differs", "impl"),
+                       campaign=True)
+    result.repeated(result.failures[0].signature)
+    result.add_known(Failure("known", "deterministic", Case(seed=2).spec(), "out moves", "impl"))
+    result.known_cases["deterministic"] += 3
+    result.timed(100.0, 2.0, 1.5, (("inputs", 0.1),))
+    result.pace = [1] * 6 + [2] * 7  # 0.1 cases/s in the first minute, 0.2 after it
+    return result
+
+
+def test_a_result_read_back_from_its_json_says_what_the_run_said():
+    result = a_campaign_result()
+    written = result.to_json(impl_name="impl", device="cpu", budget=120.0)
+    again = FuzzResult.from_json(json.loads(json.dumps(written)))
+    assert again.to_json(impl_name="impl", device="cpu", budget=120.0) == written
+    assert again.rate(60) == result.rate(60) and again.checked == result.checked == 40 + 2 + 3
+
+
+def test_the_campaign_table_row_counts_passed_declined_known_and_failing_cases(tmp_path):
+    from flashcheck.devtools import campaign_table
+
+    path = tmp_path / "impl-2.json"
+    path.write_text(json.dumps(a_campaign_result().to_json(impl_name="impl", device="cpu", budget=120.0)))
+    [_, _, line] = campaign_table.table([path]).splitlines()
+    declined, known = f"1 ({1 / 46:.1%})", f"3 ({3 / 45:.1%})"
+    assert line == f"| `impl-2` | 130 | 40 | 0.10 / 0.20 | 75% | {declined} | {known} | 1 (2) | 0 |"
+    written = json.loads(path.read_text())
+    del written["known_cases"]  # a result written before known cases were counted
+    path.write_text(json.dumps(written))
+    assert "| not counted |" in campaign_table.table([path])
+
+
 # -- campaigns -----------------------------------------------------------------------------------
 
 #: Properties that call the kernel once on the case as drawn: varlen_matches_separate_calls, say,

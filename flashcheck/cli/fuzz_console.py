@@ -133,7 +133,7 @@ def print_fuzz_result(result, impl_name: str, device: str, *, shrunk: bool = Tru
         workers = f" (by {failure.count} worker processes)" if failure.count > 1 else ""
         console.print(f"[bold yellow]known divergence seen{workers} (expected, not a finding):[/]")
         console.print(str(failure), markup=False, highlight=False, soft_wrap=True)
-    distinct = _distinct(result.failures)
+    distinct = result.distinct()
     if len(distinct) > 1:
         console.print(f"[bold red]{len(distinct)} distinct failures[/] (by signature: kind | property | what failed "
                       f"| case class):", highlight=False)
@@ -191,16 +191,3 @@ def _pace(result) -> str:
         span = f"{min(classes)}" if min(classes) == max(classes) else f"{min(classes)}-{max(classes)}"
         parts.append(f"{span} compile classes per worker")
     return "pace: " + ", ".join(parts)
-
-
-def _distinct(failures) -> list[tuple]:
-    """``(failure, count)`` in order of first report: crashes and hangs of the same
-    :meth:`~flashcheck.engine.fuzz_result.Failure.outcome` (kind, property, case and how the
-    worker died or why it was killed, whatever the seconds it took) count as one; ``count``
-    adds up the repeats a campaign counted (:attr:`~flashcheck.engine.fuzz_result.Failure.count`)."""
-    counts: dict = {}
-    for failure in failures:
-        key = (id(failure),) if failure.kind == "property" else failure.outcome()
-        first, count = counts.get(key, (failure, 0))
-        counts[key] = (first, count + failure.count)
-    return list(counts.values())

@@ -344,6 +344,49 @@ class FuzzResult:
                 return
         self.declined_inside_domain.append({"property": prop, "case": inside_domain, "reason": reason, "count": 1})
 
+    @classmethod
+    def from_json(cls, data: dict) -> "FuzzResult":
+        """The result a run wrote with :meth:`to_json` (``--json``), read back: its counts,
+        pace, failures and known divergences, as the summaries print them. What the file does
+        not hold (the workers' pending repeats) starts empty."""
+        impl = data.get("impl", "")
+
+        def failures(entries) -> list[Failure]:
+            return [Failure(entry["kind"], entry["property"], entry["case"], entry["evidence"], impl,
+                            seconds=entry.get("seconds"), shrunk=entry.get("shrunk"), count=entry.get("count", 1),
+                            script=entry.get("script"), shrunk_elsewhere=entry.get("shrunk_elsewhere", False))
+                    for entry in entries]
+
+        pace = data.get("pace", {})
+        return cls(
+            cases=data["cases"], seconds=data["seconds"], declined=data["declined"],
+            by_property=Counter(data.get("by_property", {})), by_kind=Counter(data.get("by_kind", {})),
+            declined_by_property={name: Counter(reasons)
+                                  for name, reasons in data.get("declined_by_property", {}).items()},
+            not_checked={what: Counter(counts) for what, counts in data.get("not_checked", {}).items()},
+            declined_inside_domain=list(data.get("declined_inside_domain", [])), case_domain=data.get("case_domain"),
+            compile_key=data.get("compile_key"), autotuners=data.get("autotuners"),
+            counterexamples=data.get("counterexamples"), not_applicable=dict(data.get("not_applicable", {})),
+            failures=failures(data.get("failures", [])), workers=list(data.get("workers", [])),
+            known=failures(data.get("known", [])), known_cases=Counter(data.get("known_cases", {})),
+            unfinished=list(data.get("unfinished", [])), stale=list(data.get("stale", [])),
+            interrupted=data.get("interrupted", False), flashcheck_error=data.get("flashcheck_error"),
+            case_seconds=pace.get("case_seconds", 0.0), compile_seconds=pace.get("compile_seconds", 0.0),
+            phase_seconds=dict(pace.get("phases", {})), pace=list(pace.get("cases_per_span", [])),
+        )
+
+    def distinct(self) -> list[tuple[Failure, int]]:
+        """``(failure, count)`` per distinct failure, in order of first report: crashes and hangs
+        of the same :meth:`Failure.outcome` (kind, property, case and how the worker died or why it
+        was killed, whatever the seconds it took) count as one; ``count`` adds up the repeats a
+        campaign counted (:attr:`Failure.count`)."""
+        counts: dict = {}
+        for failure in self.failures:
+            key = (id(failure),) if failure.kind == "property" else failure.outcome()
+            first, count = counts.get(key, (failure, 0))
+            counts[key] = (first, count + failure.count)
+        return list(counts.values())
+
     def to_json(self, *, impl_name: str, device: str, budget: float) -> dict:
         """The result as plain data: ``impl``, ``device``, ``budget``, ``seconds``, ``cases``
         (checked and passed), ``declined``, ``found``, ``checked_anything`` (see

@@ -73,6 +73,11 @@ class CaseDomain:
         """Whether the domain excludes any case (False for the default)."""
         return self != CaseDomain()
 
+    @property
+    def restricts_lengths(self) -> bool:
+        """Whether the domain excludes any pair of lengths (:meth:`lengths_outside_because`)."""
+        return any(getattr(self, name) != getattr(_ANY_CASE, name) for name in _LENGTH_FIELDS)
+
     def allows_head_dim(self, head_dim: int, dtype: str | None = None) -> bool:
         """Whether the domain allows ``head_dim``; in ``dtype`` where one is given, in some dtype
         where none is."""
@@ -183,6 +188,12 @@ class CaseDomain:
             else:
                 out[field.name] = sorted(value) if isinstance(value, frozenset) else value
         return out
+
+
+#: The domain that allows every case, and the fields that restrict lengths.
+_ANY_CASE = CaseDomain()
+_LENGTH_FIELDS = ("equal_lengths", "causal_equal_lengths", "length_multiple", "min_seqlen_q", "min_seqlen_k",
+                  "max_seqlen")
 
 
 def parse(declared, attribute: str = "flashcheck_case_domain") -> CaseDomain:

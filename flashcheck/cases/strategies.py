@@ -341,13 +341,13 @@ def _densities():
 
 @st.composite
 def _mask_specs(draw, batch, heads, seqlen_q, seqlen_k, empty_rows, shapes=None, domain=None):
-    padding = key_padding_masks(batch, seqlen_k, seqlen_q=seqlen_q, domain=domain)
     if shapes == ("B11K",):  # a compile class's key-padding masks
-        return draw(padding)
-    kind = draw(_weighted((3, st.just("random")), (2, st.just("blocks")),
-                          (0 if empty_rows or shapes is not None else 1, st.just("key-padding"))))
+        kind = "key-padding"
+    else:
+        kind = draw(_weighted((3, st.just("random")), (2, st.just("blocks")),
+                              (0 if empty_rows or shapes is not None else 1, st.just("key-padding"))))
     if kind == "key-padding":
-        return draw(padding)
+        return draw(key_padding_masks(batch, seqlen_k, seqlen_q=seqlen_q, domain=domain))
     fields = {"kind": kind, "density": draw(_densities())}
     if kind == "blocks":
         sizes = sorted({b for b in (2, 4, 1, 8, 16, max(seqlen_q, seqlen_k, 1)) if b >= 1})
@@ -374,10 +374,10 @@ def key_padding_masks(batch: int, seqlen_k: int, *, seqlen_q: int | None = None,
     _check_int("batch", batch, minimum=1)
     _check_int("seqlen_k", seqlen_k, minimum=0)
     counts = range(seqlen_k + 1)
-    if domain is not None and domain.restricts:
+    if domain is not None and domain.restricts_lengths:
         _check_int("seqlen_q", seqlen_q, minimum=0)
         counts = [n for n in counts if n == 0 or domain.lengths_outside_because(seqlen_q, n) is None]
-    special = sorted({seqlen_k, 0, 1, max(seqlen_k - 1, 0)} & set(counts), key=lambda n: -n)
+    special = sorted((n for n in {seqlen_k, 0, 1, max(seqlen_k - 1, 0)} if n in counts), key=lambda n: -n)
     any_count = st.integers(0, seqlen_k) if isinstance(counts, range) else st.sampled_from(counts)
     length = _weighted((2, st.sampled_from(special)), (1, any_count)) if special else any_count
     return st.lists(length, min_size=batch, max_size=batch).map(

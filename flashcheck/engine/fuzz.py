@@ -130,9 +130,10 @@ def fuzz_in_process(
     or no drawn case is one it applies to: it is then dropped, and listed in
     ``not_applicable``); ``KnownCase`` after each case that fails as a declared known
     divergence, and ``KnownDivergenceSeen`` the first time a property does (a divergence of
-    the whole property drops it from the run); ``Found`` at the first failure, before shrinking; ``Counterexample`` with the
-    failure the run ends with. A worker process forwards them to its parent as they are, a
-    passed case with the times its clock measured added.
+    the whole property drops it from the run); ``Found`` at the first failure, before
+    shrinking; ``Counterexample`` with the failure the run ends with. A worker process
+    forwards them to its parent as they are, a passed case with the times its clock measured
+    added.
 
     Three hooks act inside the engine, at fixed points of each case, and are not events:
     events report what happened and could be handled anywhere, later, in another process;

@@ -9,7 +9,8 @@
 # Writes, per implementation: OUT/IMPL.json (the result, --json), OUT/IMPL.log (the summary),
 # OUT/IMPL-repro/ (a standalone script per distinct failure, --repro-dir) and OUT/IMPL-compiled.txt
 # (the Triton kernel variants the campaign compiled, counted by kernel name: where the time of a
-# compile-bound campaign went). IMPL may carry
+# compile-bound campaign went) and OUT/IMPL-wall.txt (seconds from its start to its exit, the
+# scripts written: how far past its budget it ran). IMPL may carry
 # extra fuzz arguments after an "@" (e.g. "flash@--workers 32"); an implementation named again
 # runs again, on the next GPU, as IMPL-2, IMPL-3, ... (independent seeds). With
 # FLASHCHECK_CAMPAIGN_DATABASE=redis://HOST:PORT/DB the campaigns share that database instead
@@ -54,11 +55,14 @@ for entry in "$@"; do
     database="$scratch/db"
     [ -n "$shared" ] && database=$shared
     # shellcheck disable=SC2086  # $extra is a list of arguments
-    (cd "$scratch" && CUDA_VISIBLE_DEVICES=$gpu TRITON_CACHE_DIR="$scratch/triton" \
+    (cd "$scratch" && started=$(date +%s) && CUDA_VISIBLE_DEVICES=$gpu TRITON_CACHE_DIR="$scratch/triton" \
         FLASH_ATTENTION_CUTE_DSL_CACHE_DIR="$scratch/cute" FLAGGEMS_CACHE_DIR="$scratch/flaggems" \
         python3 -m flashcheck.cli fuzz --impl "$impl" --device cuda --budget "$budget" --keep-going \
         --database "$database" --json "$out/$name.json" --repro-dir "$out/$name-repro" \
-        $extra > "$out/$name.log" 2>&1) &
+        $extra > "$out/$name.log" 2>&1
+     code=$?
+     echo "$(( $(date +%s) - started )) s from start to exit, budget $budget s, exit $code" > "$out/$name-wall.txt"
+     exit $code) &
     pids+=($!)
     index=$((index + 1))
 done

@@ -32,6 +32,7 @@ from flashcheck.cases.case import Case
 from flashcheck.cli import fuzz_console
 from flashcheck.engine import crash_store, fuzz_events, fuzz_workers, interruption, property_cases
 from flashcheck.engine import fuzz as fuzz_engine
+from flashcheck.engine.fuzz_result import OUT_OF_MEMORY
 from flashcheck.engine.verdict import FlashcheckError, Outcome, decide
 from flashcheck.properties import PROPERTIES
 from flashcheck.properties.registry import Property
@@ -590,6 +591,42 @@ def test_an_error_of_flashchecks_own_code_ends_the_run_as_flashchecks_never_as_a
                         on_event=on(fuzz_events.Declined, declined.append))
     assert raised.value.original is error and "Traceback" in str(raised.value)
     assert declined == []
+
+
+def test_running_out_of_memory_in_flashchecks_own_computation_leaves_the_case_unfinished_and_the_run_goes_on(
+        monkeypatch):
+    monkeypatch.setitem(PROPERTIES, "property_with_a_bug",
+                        _property_with_a_bug(torch.OutOfMemoryError("CUDA out of memory (planted)")))
+    short = []
+    result = fuzz_engine.fuzz_in_process(buggy.correct, impl_name="tests.support.buggy:correct", budget=6,
+                                         device="cpu", sizes=case_sizes.choose("interpreter"), seed=1,
+                                         properties=["out_matches_reference", "property_with_a_bug"],
+                                         on_event=on(fuzz_events.OutOfMemory, short.append))
+    assert result.flashcheck_error is None and not result.found
+    assert result.by_property["out_matches_reference"] > 0 and result.by_property["property_with_a_bug"] == 0
+    assert short and len(result.unfinished) == len(short)
+    assert {entry["reason"] for entry in result.unfinished} == {OUT_OF_MEMORY}
+    assert all(entry["property"] == "property_with_a_bug" and entry["case"] for entry in result.unfinished)
+    assert "CUDA out of memory (planted)" in short[0].report
+
+
+@needs_interpreter_numpy
+def test_a_worker_short_of_memory_in_flashchecks_own_computation_leaves_cases_unfinished_shown_and_exits_0(
+        tmp_path):
+    result_file = tmp_path / "result.json"
+    command = [sys.executable, "-m", "flashcheck.cli", "fuzz", "--impl", BUG_IN_FLASHCHECK, "--budget", "8",
+               "--seed", "1", "--device", "cpu", "--workers", "1", "--database", str(tmp_path / "examples"),
+               "--json", str(result_file), "--property", "out_matches_reference",
+               "--property", "property_short_of_memory"]
+    run = subprocess.run(command, cwd=REPO, env={**os.environ, "TRITON_INTERPRET": "1"}, capture_output=True,
+                         text=True, timeout=300)
+    assert run.returncode == EXIT_OK, run.stdout + run.stderr
+    result = json.loads(result_file.read_text())
+    assert result["flashcheck_error"] is None and result["cases"] > 0
+    short = [entry for entry in result["unfinished"] if entry.get("reason") == OUT_OF_MEMORY]
+    assert short and all(entry["property"] == "property_short_of_memory" and entry["worker"] == 0 for entry in short)
+    assert f"{len(short)} case{'s' if len(short) > 1 else ''} unfinished" in run.stdout
+    assert OUT_OF_MEMORY in " ".join(run.stdout.split())
 
 
 @needs_interpreter_numpy

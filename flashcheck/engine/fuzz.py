@@ -365,6 +365,10 @@ class InProcessFuzzer:
             raise verdict.failure
         if verdict.declared_fault:
             self.known_divergence_seen(prop, verdict)
+        if verdict.outcome is Outcome.FLASHCHECK_ERROR and verdict.error.out_of_memory:
+            self.result.out_of_memory(prop.name, key[1], str(verdict.error))
+            self.report(fuzz_events.OutOfMemory(prop.name, key[1], str(verdict.error)))
+            return  # neither passed nor failed; the next case may fit
         if verdict.outcome in (Outcome.FATAL, Outcome.FLASHCHECK_ERROR):
             raise StopRunning(verdict)  # past hypothesis, which would shrink an Exception
         self.passed.add(key)

@@ -2,8 +2,8 @@
 
 The in-process engine (:func:`flashcheck.engine.fuzz.fuzz_in_process`) reports what happens
 through one callable, ``on_event(event)``: :class:`Passed`, :class:`Declined`,
-:class:`NotApplicable`, :class:`KnownDivergenceSeen`, :class:`KnownCase`, :class:`Repeated`, :class:`Found` and
-:class:`Counterexample`. A worker process puts the same events on the queue to its parent,
+:class:`NotApplicable`, :class:`KnownDivergenceSeen`, :class:`KnownCase`, :class:`Repeated`, :class:`Found`,
+:class:`Counterexample` and :class:`OutOfMemory`. A worker process puts the same events on the queue to its parent,
 as ``(worker index, event)``, with its own beside them (:class:`Started`, :class:`Replayed`,
 :class:`Stale`, :class:`Done`, :class:`SetupFailed`, :class:`FlashcheckFailed`), and the
 parent (:mod:`flashcheck.engine.fuzz_workers`) dispatches on the event's type.
@@ -108,6 +108,18 @@ class Counterexample:
     failure: Failure
 
 
+@dataclass(frozen=True)
+class OutOfMemory:
+    """The device ran out of memory in flashcheck's own computation on a case of ``property``
+    (a reference or an allowance, with the device shared by other workers): neither passed nor
+    failed, the case is left unfinished and counted so, and the run goes on. ``report``: the
+    error, its case and replay line (:class:`flashcheck.engine.verdict.FlashcheckError`)."""
+
+    property: str
+    case: str
+    report: str
+
+
 # -- what only a worker process reports -----------------------------------------------------------
 
 
@@ -162,4 +174,4 @@ class FlashcheckFailed:
 
 #: Any of the events above.
 Event = (Passed | Declined | NotApplicable | KnownDivergenceSeen | KnownCase | Repeated | Found | Counterexample
-         | Started | Replayed | Stale | Done | SetupFailed | FlashcheckFailed)
+         | OutOfMemory | Started | Replayed | Stale | Done | SetupFailed | FlashcheckFailed)

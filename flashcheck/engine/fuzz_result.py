@@ -158,6 +158,10 @@ class Failure:
         return "\n".join(lines)
 
 
+#: Why a case is left unfinished where the device ran out of memory in flashcheck's own
+#: computation (:meth:`FuzzResult.out_of_memory`).
+OUT_OF_MEMORY = "the device ran out of memory in flashcheck's own computation"
+
 #: Seconds per entry of :attr:`FuzzResult.pace`.
 PACE_SPAN = 10
 
@@ -209,8 +213,10 @@ class FuzzResult:
     #: How many cases failed as a declared known divergence, by property (every one, where
     #: ``known`` reports each property once).
     known_cases: Counter = field(default_factory=Counter)
-    #: Cases still running when the budget ran out, stopped with their worker: neither
-    #: passed nor failed (``{"property", "case", "running_for", "worker"}``).
+    #: Cases neither passed nor failed: still running when the budget ran out, stopped with
+    #: their worker (``{"property", "case", "running_for", "worker"}``), or left where the device
+    #: ran out of memory in flashcheck's own computation (``{"property", "case", "worker",
+    #: "reason": OUT_OF_MEMORY, "error"}``, :meth:`out_of_memory`).
     unfinished: list[dict] = field(default_factory=list)
     #: Crash-store entries no longer replayable (``{"property", "case", "problem", "store"}``,
     #: see :meth:`flashcheck.engine.crash_store.CrashStore.replayable`): reported, not run, not findings.
@@ -343,6 +349,13 @@ class FuzzResult:
                 entry["count"] += 1
                 return
         self.declined_inside_domain.append({"property": prop, "case": inside_domain, "reason": reason, "count": 1})
+
+    def out_of_memory(self, prop: str, case: str, report: str, *, worker: int | None = None) -> None:
+        """Record a case of property ``prop`` left unfinished because the device ran out of
+        memory in flashcheck's own computation; ``report``: the error's report, whose first
+        line is kept."""
+        self.unfinished.append({"property": prop, "case": case, "worker": worker, "reason": OUT_OF_MEMORY,
+                                "error": report.splitlines()[0] if report else ""})
 
     @classmethod
     def from_json(cls, data: dict) -> "FuzzResult":

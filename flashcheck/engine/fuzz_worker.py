@@ -213,7 +213,8 @@ class Worker:
         cover (a feature it stopped declaring, a case needing one) is reported as stale and
         kept, never run: it would test what the implementation does not claim. In a campaign a
         stored case that fails is reported and the replay goes on. Raises the
-        :class:`~flashcheck.engine.verdict.FlashcheckError` of flashcheck's own failure."""
+        :class:`~flashcheck.engine.verdict.FlashcheckError` of flashcheck's own failure, except
+        the device running out of memory in it: that case is reported unfinished, and stays stored."""
         from flashcheck import protocol
         from flashcheck.cases.case import Case
         from flashcheck.engine.fuzz import case_kinds
@@ -236,6 +237,9 @@ class Worker:
             self.before_case(prop_name, case)
             verdict = decide(prop, self.impl, case, device=options.device, impl_name=options.impl)
             self.after_case(verdict)
+            if verdict.outcome is Outcome.FLASHCHECK_ERROR and verdict.error.out_of_memory:
+                self.report(fuzz_events.OutOfMemory(prop_name, spec, str(verdict.error)))
+                continue  # left in the store, for a run with the memory to check it
             if verdict.outcome is Outcome.FLASHCHECK_ERROR:
                 raise verdict.error
             if verdict.outcome is Outcome.FAILED:

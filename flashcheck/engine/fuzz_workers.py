@@ -255,6 +255,8 @@ class WorkerPoolRun:
                 result.timed(now, event.seconds, event.compiling, event.phases)
                 if self.on_progress is not None:
                     self.on_progress(result)
+            case fuzz_events.OutOfMemory():
+                result.out_of_memory(event.property, event.case, event.report, worker=index)
             case fuzz_events.Found():
                 if self.options.keep_going or not self.finders:
                     self.finders.setdefault(index, dataclasses.replace(event.failure, seconds=now))

@@ -76,8 +76,11 @@ class FlashcheckError(Exception):
         self.property_name, self.case, self.impl_name, self.original = property_name, case, impl_name, error
         self.replay = replay_command(impl_name, property_name, case.spec())
         self.traceback = "".join(traceback.format_exception(error)).rstrip()
-        if isinstance(error, torch.OutOfMemoryError):
-            # Not a bug either: the device ran short in flashcheck's own computation (the reference).
+        #: The device ran short in flashcheck's own computation: not a bug either, and a run of
+        #: cases (``flashcheck fuzz``) leaves the case unfinished and goes on, where workers sharing
+        #: the device hold the memory it lacked.
+        self.out_of_memory = isinstance(error, torch.OutOfMemoryError)
+        if self.out_of_memory:
             what = f"the device ran out of memory in flashcheck's own computation, not a finding about {impl_name}"
         else:
             what = f"a bug in flashcheck, not a finding about {impl_name}"

@@ -86,9 +86,15 @@ def _extremes_by_autograd(case: Case) -> tuple:
     scores.retain_grad()
     probs = torch.softmax(scores, dim=-1) * has_keys
     grad_out = upstream(case, torch.empty(case.out_shape, dtype=case.torch_dtype), None)[0]
-    (probs @ v).backward(grad_out.to(torch.float64).transpose(1, 2))
+    grad_out = grad_out.to(torch.float64).transpose(1, 2)
+    out = probs @ v
+    out.backward(grad_out)
     probs = probs.detach()
-    return float(scores.grad.abs().max()), float(k.grad.abs().max()), float(v.grad.abs().max()), float(probs[probs > 0].min())
+    # ln(|scale·delta| / e^lse) on the rows with keys, delta = dO·O.
+    quotient = (torch.log((case.scale * (grad_out * out.detach()).sum(-1)).abs())
+                - torch.logsumexp(scores.detach(), dim=-1))[has_keys.expand_as(scores)[..., 0]]
+    return (float(scores.grad.abs().max()), float(k.grad.abs().max()), float(v.grad.abs().max()),
+            float(probs[probs > 0].min()), float(quotient.max()))
 
 
 @pytest.mark.parametrize("case", [
@@ -98,11 +104,12 @@ def _extremes_by_autograd(case: Case) -> tuple:
 ], ids=["gqa", "per-head-mask", "window-and-mask"])
 def test_the_extremes_computed_head_by_head_match_autograd_on_all_heads(case):
     extremes = backward_extremes(case)
-    ds, dk, dv, smallest = _extremes_by_autograd(case)
+    ds, dk, dv, smallest, delta_quotient = _extremes_by_autograd(case)
     assert extremes.ds == pytest.approx(ds, rel=1e-9) and extremes.scaled_ds == pytest.approx(case.scale * ds, rel=1e-9)
     assert extremes.per_head_dk == pytest.approx(dk, rel=1e-9)
     assert extremes.per_head_dv == pytest.approx(dv, rel=1e-9)
     assert extremes.smallest_probability == pytest.approx(smallest, rel=1e-9)
+    assert extremes.log_scaled_delta_over_row_sum == pytest.approx(delta_quotient, rel=1e-9)
 
 
 def _scores_on_all_heads(case: Case):

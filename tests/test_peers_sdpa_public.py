@@ -14,6 +14,7 @@ import torch
 
 from flashcheck import protocol
 from flashcheck.cases.case import Case
+from flashcheck.oracle.case_predicates import float16_backward_overflows
 from flashcheck.peers import sdpa, sdpa_public
 from flashcheck.properties import PROPERTIES
 from flashcheck.protocol import features_of
@@ -272,6 +273,25 @@ def test_cudnn_s_nan_dq_is_declared_on_the_gradients_of_cases_with_a_row_sum_bel
     assert known["grads_match_reference"].explains(Case.from_spec(
         "batch=1 seqlen_q=2 seqlen_k=2 heads=1 kv_heads=1 head_dim=16 dtype=float16 causal=False window=-1,-1 "
         "softmax_scale=None layout=contiguous values=offset-values seed=67884968"))
+
+
+#: sdpa-public-cudnn's campaign case: one query over 64 keys with window (0, 0), so one key a row and dS
+#: exactly 0; dQ NaN in the 22 rows of 56 whose |scale·delta| / e^lse passes float16's range.
+CUDNN_SCALED_DELTA_CASE = ("batch=4 seqlen_q=1 seqlen_k=64 heads=14 kv_heads=1 head_dim=64 dtype=float16 causal=False "
+                           "window=0,0 softmax_scale=None layout=heads-first values=normal seed=2116")
+
+
+def test_cudnn_s_nan_dq_is_declared_where_scale_times_delta_over_the_row_sum_passes_the_dtypes_range():
+    known = sdpa_public.cudnn().flashcheck_known_divergences
+    stressed = known["grads_match_reference_where_ds_exceeds_float16"]
+    case = Case.from_spec(CUDNN_SCALED_DELTA_CASE)
+    assert stressed.explains(case)
+    assert not known["grads_match_reference"].explains(case), "the property's own inputs stay in range"
+    # At scale 1/64 no row passes the range (the device: no NaN row); nor in bfloat16.
+    assert not stressed.explains(case.replace(softmax_scale=1 / 64))
+    assert not stressed.explains(case.replace(dtype="bfloat16"))
+    # Not a float16 range divergence of the gradient's own: the case's exact |dS| is 0.
+    assert not float16_backward_overflows(case, "ds_range")
 
 
 def test_cudnn_s_leak_is_declared_where_a_hidden_key_outscores_the_row_by_about_float16s_largest():

@@ -30,8 +30,12 @@ class BackwardExtremes:
     dO of :func:`flashcheck.oracle.backward_inputs.upstream`, no lse gradient), over allowed
     scores only: the largest ``|dS|`` and ``|scale·dS|`` (``dS = P∘(dP - delta)``), the
     largest gradient of one query head's own K and V (what an implementation that repeats
-    KV heads computes before summing each group), the smallest nonzero probability, and the
-    smallest log-sum-exp of a row's allowed scores (rows with keys; ``inf`` where none has)."""
+    KV heads computes before summing each group), the smallest nonzero probability, the
+    smallest log-sum-exp of a row's allowed scores (rows with keys; ``inf`` where none has),
+    and the largest ``ln|scale·delta_i| - lse_i`` over rows with keys (``delta_i = dO_i·O_i``;
+    ``-inf`` where none has), the logarithm of ``|scale·delta_i|`` divided by the row's
+    softmax denominator ``e^lse_i``: a kernel that holds that quotient in the input dtype
+    overflows where it passes the dtype's range, however small the row's exact dS."""
 
     ds: float
     scaled_ds: float
@@ -39,6 +43,7 @@ class BackwardExtremes:
     per_head_dv: float
     smallest_probability: float
     lowest_lse: float = float("inf")
+    log_scaled_delta_over_row_sum: float = float("-inf")
 
 
 #: The inputs a backward runs on, by the property that runs it: ``"plain"``, the case's own
@@ -89,7 +94,7 @@ def _extremes(spec: str, stress: str) -> BackwardExtremes:
     grad_out = grad_out.to(torch.float64).reshape(q.shape)
     group = case.heads // case.kv_heads
     ds_max = dk_max = dv_max = 0.0
-    smallest, lowest_lse = 1.0, float("inf")
+    smallest, lowest_lse, delta_quotient = 1.0, float("inf"), float("-inf")
     for head, scores, mask in _per_head_scores(case, q, k):
         qh, dout, vh = q[:, :, head], grad_out[:, :, head], v[:, :, head // group]  # (B, N, D)
         scores = scores.masked_fill(~mask, float("-inf"))
@@ -105,12 +110,16 @@ def _extremes(spec: str, stress: str) -> BackwardExtremes:
         if nonzero.numel():
             smallest = min(smallest, float(nonzero.min()))
         lse = torch.logsumexp(scores, dim=-1)
-        lse = lse[lse > float("-inf")]  # rows with keys
-        if lse.numel():
-            lowest_lse = min(lowest_lse, float(lse.min()))
+        rows = lse > float("-inf")  # rows with keys
+        if rows.any():
+            lowest_lse = min(lowest_lse, float(lse[rows].min()))
+            # In logarithms: e^-lse overflows float64 on the rows of offset logits (lse -1627).
+            quotient = torch.log((case.scale * delta.squeeze(-1)[rows]).abs()) - lse[rows]
+            delta_quotient = max(delta_quotient, float(quotient.max()))
     # Rounding is monotonic, so the largest |scale·dS| is the largest |dS| scaled, exactly.
     return BackwardExtremes(ds=ds_max, scaled_ds=abs(case.scale) * ds_max, per_head_dk=dk_max, per_head_dv=dv_max,
-                            smallest_probability=smallest, lowest_lse=lowest_lse)
+                            smallest_probability=smallest, lowest_lse=lowest_lse,
+                            log_scaled_delta_over_row_sum=delta_quotient)
 
 
 def hidden_logit_lead(case: Case, q: torch.Tensor, k: torch.Tensor) -> float:

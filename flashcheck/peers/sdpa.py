@@ -89,6 +89,7 @@ from flashcheck.oracle.case_predicates import (
     backward_extremes, either, float16_backward_overflows, float16_subnormal_probabilities, float16_with_offset_values,
     is_float16, sdpa_no_keys_backward_overflows, sdpa_no_keys_forward_overflows, under, with_empty_rows, without_keys,
 )
+from flashcheck.oracle.expectation import overflow_threshold
 from flashcheck.peers import sdpa_call
 from flashcheck.peers.common import HALF, TORCH, Peer, Request, declared_on, gradient_properties
 from flashcheck.protocol import DTYPE_NAMES
@@ -345,6 +346,35 @@ CUDNN_LOW_ROW_SUMS_DQ = KnownDivergence(_CUDNN_LOW_ROW_SUMS, cudnn_row_sum_under
                                          steer=_large_logit_values)
 CUDNN_LOW_ROW_SUMS_DQ_DS_RANGE = KnownDivergence(
     _CUDNN_LOW_ROW_SUMS, under("ds_range", cudnn_row_sum_underflows), steer=_large_logit_values)
+
+#: [2.11 H200] The same backward, through the public API, gives float16 dQ NaN on the rows where
+#: ``|scale·delta_i|·e^-lse_i`` (``delta_i = dO_i·O_i``; ``e^lse_i`` the row's softmax denominator)
+#: reaches float16's overflow, whatever the row's exact dS: by hand
+#: (docs/repros/sdpa_cudnn_float16_scaled_delta.py), rows that attend one key with every logit 0
+#: hold at 65472 and turn NaN at 65536; with random logits the NaN rows are the rows this quotient
+#: predicts in 30 of 30 calls, from 6400 up where a row's lse is -2.7; hidden keys' logits change
+#: nothing; bfloat16 and the math backend stay finite. A campaign's case (one key a row, dS exactly
+#: 0) turned NaN in just the predicted rows at five scales. The low row sums above fit the same
+#: quotient (|scale·delta| of a few units over ``e^lse`` below float16's smallest normal number),
+#: and stay declared as measured. Declared where some row's quotient comes within 1% of the
+#: input dtype's overflow.
+_DELTA_QUOTIENT_MARGIN = 0.01
+
+
+def cudnn_scaled_delta_overflows(case, stress: str = "plain") -> bool:
+    """A float16 or bfloat16 case (on the inputs of ``stress``) with a row whose ``|scale·delta|
+    / e^lse`` comes within :data:`_DELTA_QUOTIENT_MARGIN` of the dtype's overflow."""
+    if case.dtype not in ("float16", "bfloat16"):
+        return False
+    limit = math.log(overflow_threshold(case.torch_dtype)) + math.log1p(-_DELTA_QUOTIENT_MARGIN)
+    return backward_extremes(case, stress).log_scaled_delta_over_row_sum >= limit
+
+
+_CUDNN_SCALED_DELTA = "dQ NaN on rows whose |scale * delta| over their softmax denominator e^lse exceeds the " \
+    "dtype's range, where the exact dS may be 0 and the math backend is finite ([2.11 H200]; " \
+    "docs/repros/sdpa_cudnn_float16_scaled_delta.py)"
+CUDNN_SCALED_DELTA_DQ = KnownDivergence(_CUDNN_SCALED_DELTA, cudnn_scaled_delta_overflows)
+CUDNN_SCALED_DELTA_DQ_DS_RANGE = KnownDivergence(_CUDNN_SCALED_DELTA, under("ds_range", cudnn_scaled_delta_overflows))
 
 #: The property whose backward runs on scaled inputs (flashcheck.oracle.backward_inputs.ds_range_inputs).
 _DS_RANGE_PROPERTY = "grads_match_reference_where_ds_exceeds_float16"

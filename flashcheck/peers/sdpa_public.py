@@ -52,7 +52,8 @@ from flashcheck.oracle.case_predicates import (
 from flashcheck.peers import sdpa_public_call
 from flashcheck.peers.common import HALF, TORCH, Peer, Request
 from flashcheck.peers.sdpa import (
-    CUDNN_LOW_ROW_SUMS_DQ, CUDNN_LOW_ROW_SUMS_DQ_DS_RANGE, FLASH_OFFSET_VALUES_DELTA, on_gradients,
+    CUDNN_LOW_ROW_SUMS_DQ, CUDNN_LOW_ROW_SUMS_DQ_DS_RANGE, CUDNN_SCALED_DELTA_DQ, CUDNN_SCALED_DELTA_DQ_DS_RANGE,
+    FLASH_OFFSET_VALUES_DELTA, on_gradients,
 )
 from flashcheck.peers.sdpa_call import aligned
 from flashcheck.protocol import DTYPE_NAMES
@@ -246,7 +247,8 @@ KNOWN = {
 
 #: Divergences declared on every gradient property, by backend: on the properties' own inputs,
 #: and on the dS-range property's scaled inputs (:func:`flashcheck.peers.sdpa.on_gradients`).
-GRADIENTS = {"cudnn": (CUDNN_LOW_ROW_SUMS_DQ, CUDNN_LOW_ROW_SUMS_DQ_DS_RANGE),
+GRADIENTS = {"cudnn": (combined(CUDNN_LOW_ROW_SUMS_DQ, CUDNN_SCALED_DELTA_DQ),
+                       combined(CUDNN_LOW_ROW_SUMS_DQ_DS_RANGE, CUDNN_SCALED_DELTA_DQ_DS_RANGE)),
              "flash": (FLASH_OFFSET_VALUES_DELTA, FLASH_OFFSET_VALUES_DELTA)}
 #: Divergences declared on every property, by backend.
 EVERY_PROPERTY = {"flash": NEGATIVE_SCALE,

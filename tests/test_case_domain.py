@@ -276,6 +276,21 @@ def test_a_known_divergence_once_seen_is_drawn_rarely():
     assert outcomes[Outcome.KNOWN] <= 0.05 * outcomes[Outcome.PASSED] + len(PRIMARY), outcomes
 
 
+def test_a_property_whose_every_case_is_a_known_divergence_gives_its_turns_away_after_one_all_known_turn():
+    outcomes = collections.Counter()
+
+    def after_case(verdict):
+        outcomes[verdict.outcome] += 1
+
+    result = fuzz_in_process(domain_kernels.lse_off_by_one, impl_name="lse_off_by_one", budget=600, device="cpu",
+                             sizes=CPU, seed=3, properties=PRIMARY, after_case=after_case,
+                             should_stop=lambda: sum(outcomes.values()) >= 90)
+    assert not result.failures and result.known, "the divergence was never seen"
+    assert result.by_property["out_matches_reference"] >= 20 and result.by_property["grads_match_reference"] >= 20
+    # Unthrottled, a third of the turns would be the lse property's, every case of it known.
+    assert result.known_cases["lse_matches_reference"] <= 0.05 * result.cases + 4, result.known_cases
+
+
 # -- compile keys -----------------------------------------------------------------------------
 
 

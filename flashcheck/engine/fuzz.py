@@ -26,7 +26,7 @@ from flashcheck.cases.case import Case
 from flashcheck.engine import crash_store, fuzz_events
 from flashcheck.engine.campaign import CampaignState
 from flashcheck.engine.fuzz_result import case_class
-from flashcheck.engine.property_cases import UNSATISFIABLE, case_strategy, not_applicable_because
+from flashcheck.engine.property_cases import RARE_ODDS, UNSATISFIABLE, case_strategy, not_applicable_because
 from flashcheck.engine.verdict import Outcome, StopRunning, Verdict, decide
 from flashcheck.oracle.compare import PropertyFailure
 from flashcheck.properties import PROPERTIES
@@ -202,6 +202,10 @@ class InProcessFuzzer:
         self.known_divergences = protocol.known_divergences(impl)
         #: Properties whose every case is one to draw rarely: drawn without steering.
         self.unsteered: set[str] = set()
+        #: Cycles of turns each property still sits out (:meth:`sit_out_if_all_known`), by name.
+        self.sitting_out: dict[str, int] = {}
+        #: The current turn's cases that failed as a known divergence, and those decided otherwise.
+        self.turn_known = self.turn_other = 0
         self.chosen = [PROPERTIES[name] for name in properties] if properties else list(PROPERTIES.values())
         self.examples = crash_store.example_database(database, shared_database) if database else None
         self.result = FuzzResult()
@@ -246,7 +250,7 @@ class InProcessFuzzer:
             if not turns:
                 if self.replay_only:
                     break
-                for prop in cycle(self.order, shuffler):
+                for prop in cycle(self.taking_turns(), shuffler):
                     round_seed = None if self.seed is None else round_seeds.getrandbits(64)
                     turns.append((prop, [Phase.generate, Phase.shrink], round_seed))
             prop, phases, round_seed = turns.pop(0)
@@ -259,12 +263,32 @@ class InProcessFuzzer:
         self.result.seconds = time.monotonic() - self.start
         return self.result
 
+    def taking_turns(self) -> list[Property]:
+        """The properties that take a turn in the next cycle: those of :attr:`order` not sitting
+        out (each that does is one cycle nearer its next turn), or all of them where every one
+        sits out."""
+        taking = [prop for prop in self.order if self.sitting_out.get(prop.name, 0) == 0]
+        for name, cycles in self.sitting_out.items():
+            self.sitting_out[name] = max(0, cycles - 1)
+        return taking or list(self.order)
+
+    def sit_out_if_all_known(self, prop: Property) -> None:
+        """After a turn of ``prop`` whose every case decided failed as a known divergence (its
+        cases, in this process's compile classes, lie where the divergence is: steering cannot
+        draw around them, as on a property whose every case has rows without keys), ``prop``
+        sits out the next ``RARE_ODDS - 1`` cycles of turns: its known cases are drawn rarely,
+        as a seen divergence's are, and never excluded."""
+        if self.turn_known and not self.turn_other:
+            self.sitting_out[prop.name] = RARE_ODDS - 1
+
     def take_turn(self, prop: Property, phases, round_seed) -> bool:
         """One hypothesis run of ``prop``; False when the run ends with it (a failure found
         outside a campaign, or a fatal error)."""
         self.first_drawn = Phase.generate in phases
+        self.turn_known = self.turn_other = 0
         try:
             self.hypothesis_test(prop, phases, round_seed)()
+            self.sit_out_if_all_known(prop)
         except unittest.SkipTest:
             pass  # a replay with nothing stored for that property: hypothesis ran nothing
         except StopRunning as stop:
@@ -359,6 +383,7 @@ class InProcessFuzzer:
             self.known_divergence_seen(prop, verdict)
             return
         if verdict.outcome is Outcome.FAILED:
+            self.turn_other += 1
             if self.keep_going and not self.to_shrink(verdict.failure):
                 return
             self.failed(verdict.failure)
@@ -372,6 +397,7 @@ class InProcessFuzzer:
         if verdict.outcome in (Outcome.FATAL, Outcome.FLASHCHECK_ERROR):
             raise StopRunning(verdict)  # past hypothesis, which would shrink an Exception
         self.passed.add(key)
+        self.turn_other += 1
         kinds = case_kinds(case)
         self.result.count(prop.name, kinds, verdict.unchecked)
         self.result.seconds = time.monotonic() - self.start
@@ -382,6 +408,7 @@ class InProcessFuzzer:
         # gives its turns to the others; one confined to some cases leaves the property in the
         # rotation, where a failure on a case it does not cover is still a finding.
         self.result.known_cases[prop.name] += 1
+        self.turn_known += 1
         self.report(fuzz_events.KnownCase(prop.name))
         if prop.name not in {known.property for known in self.result.known}:
             known = Failure.from_verdict(verdict)

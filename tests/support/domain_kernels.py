@@ -7,6 +7,8 @@ plain-torch ``correct`` kernel of :mod:`tests.support.standalone_kernels`.
 - ``wrong_domain``: declines head dim 32 while its declared domain says it runs it;
 - ``nan_on_negative_scale``: returns NaN for every negative softmax_scale and declares that as a
   known divergence of every property it shows in, steering drawing off negative scales;
+- ``lse_off_by_one``: its lse one too large on every case, declared as a known divergence confined to
+  cases (a ``covers`` predicate) that happens to cover every case, with nothing to steer by;
 - ``keyed``: correct, declaring a compile key of dtype and head dim;
 - ``detached_lse``: correct, but returns its lse detached while declaring ``lse_grad``;
 - ``one_key_refused``: correct, declining calls with fewer than two keys and declaring that
@@ -58,6 +60,16 @@ _NEGATIVE = KnownDivergence("NaN for every negative softmax_scale", negative_sof
 nan_on_negative_scale.flashcheck_features = FEATURES
 nan_on_negative_scale.flashcheck_known_divergences = {
     name: _NEGATIVE for name in ("out_matches_reference", "lse_matches_reference", "grads_match_reference")}
+
+
+def lse_off_by_one(q, k, v, **kwargs):
+    out, lse = standalone_kernels.correct(q, k, v, **kwargs)
+    return out, lse + 1.0
+
+
+lse_off_by_one.flashcheck_features = FEATURES
+lse_off_by_one.flashcheck_known_divergences = {
+    "lse_matches_reference": KnownDivergence("lse one too large", lambda case: True)}
 
 
 def keyed(q, k, v, **kwargs):

@@ -38,7 +38,7 @@
 # a further -k expression; $FLASHCHECK_BENCH_REFERENCE, a pytest-benchmark JSON (.json or
 # .json.gz): the reference run to gate against instead of the storage's latest run. Without it,
 # an H100 whose storage holds no saved run is gated against ci/bench-reference-h100.json.gz
-# when that file exists; none is recorded yet, so such a runner's benchmarks are not gated.
+# (the gated part of one run of this job on a fresh H100: docs/kernel-development.md).
 # Measured durations: docs/performance.md ("How long CI takes on a GPU").
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -185,8 +185,7 @@ if [ -z "$reference" ] && [ "$storage" = .benchmarks ] \
     && ! compgen -G "$storage/$machine/[0-9][0-9][0-9][0-9]_*.json" >/dev/null \
     && nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1 | grep -q 'H100' \
     && [ -f ci/bench-reference-h100.json.gz ]; then
-    # A fresh H100 runner: gate against the recorded run of the current kernel, where one is
-    # recorded (none is yet).
+    # A fresh H100 runner: gate against the recorded run of the kernel.
     reference=ci/bench-reference-h100.json.gz
 fi
 if [ -n "$reference" ]; then

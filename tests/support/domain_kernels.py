@@ -9,6 +9,7 @@ plain-torch ``correct`` kernel of :mod:`tests.support.standalone_kernels`.
   known divergence of every property it shows in, steering drawing off negative scales;
 - ``lse_off_by_one``: its lse one too large on every case, declared as a known divergence confined to
   cases (a ``covers`` predicate) that happens to cover every case, with nothing to steer by;
+- ``lse_off_by_one_in_float32``: the same on float32 cases only (about one in three), declared so;
 - ``keyed``: correct, declaring a compile key of dtype and head dim;
 - ``detached_lse``: correct, but returns its lse detached while declaring ``lse_grad``;
 - ``one_key_refused``: correct, declining calls with fewer than two keys and declaring that
@@ -18,6 +19,8 @@ plain-torch ``correct`` kernel of :mod:`tests.support.standalone_kernels`.
 from __future__ import annotations
 
 import math
+
+import torch
 
 from flashcheck.divergences import KnownDivergence
 from flashcheck.oracle.case_predicates import negative_softmax_scale
@@ -70,6 +73,16 @@ def lse_off_by_one(q, k, v, **kwargs):
 lse_off_by_one.flashcheck_features = FEATURES
 lse_off_by_one.flashcheck_known_divergences = {
     "lse_matches_reference": KnownDivergence("lse one too large", lambda case: True)}
+
+
+def lse_off_by_one_in_float32(q, k, v, **kwargs):
+    out, lse = standalone_kernels.correct(q, k, v, **kwargs)
+    return out, lse + 1.0 if q.dtype == torch.float32 else lse
+
+
+lse_off_by_one_in_float32.flashcheck_features = FEATURES
+lse_off_by_one_in_float32.flashcheck_known_divergences = {
+    "lse_matches_reference": KnownDivergence("lse one too large in float32", lambda case: case.dtype == "float32")}
 
 
 def keyed(q, k, v, **kwargs):

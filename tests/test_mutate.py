@@ -127,6 +127,25 @@ def test_the_counterexample_in_the_json_is_the_kill(monkeypatch, tmp_path):
     assert outcome.evidence == "out differs"
 
 
+def test_a_survivor_is_reported_with_what_its_fuzz_run_checked(monkeypatch, tmp_path):
+    result = {"found": False, "cases": 12, "seconds": 40.2, "failures": [],
+              "by_property": {"out_matches_reference": 9, "grads_match_reference": 3},
+              "by_kind": {"float32": 12, "gqa": 5}, "pace": {"case_seconds": 80.0, "compile_seconds": 72.0}}
+    _fake_fuzz(monkeypatch, f"import json, sys; open(sys.argv[1], 'w').write(json.dumps({result!r}))")
+    outcome = mutants.fuzz_one("x", ENTRY, mutants.MutantFuzzSettings(budget=5, device="cpu", database=str(tmp_path)))
+    assert (outcome.verdict, outcome.checked, outcome.kinds) == ("survived", result["by_property"], result["by_kind"])
+    assert outcome.compiling == pytest.approx(0.9)
+    run = mutants.MutationRun("x", mutants.MutantFuzzSettings(budget=5, device="cpu"),
+                              mutants.Outcome("original", verdict="survived"), [outcome])
+    assert run.to_json()["mutants"][0]["checked"] == result["by_property"]
+    console = Console(width=200, record=True)
+    mutation_report.print_run(console, run)
+    assert ("survivors:\n  m (arithmetic): a bug\n"
+            "    checked: out_matches_reference 9, grads_match_reference 3\n"
+            "    case kinds: float32 12, gqa 5\n"
+            "    90% of case time compiling\n") in console.export_text()
+
+
 HANG = {"kind": "hang", "property": "out_matches_reference", "case": "seqlen_q=3",
         "evidence": "the case ran longer than the per-case timeout of 120 s; the worker was killed"}
 

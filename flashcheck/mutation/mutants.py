@@ -125,7 +125,9 @@ class Outcome:
     ``replay`` come from the fuzzer's counterexample; ``signal`` names the signal of a
     crash. ``seconds``: the fuzzer's time to its first counterexample (before
     shrinking) or to the end of the budget, or the wall time of a crash or hang. ``detail``: for an error or
-    a crash, the tail of the subprocess's output.
+    a crash, the tail of the subprocess's output. ``checked`` (cases per property), ``kinds`` (cases per
+    case kind: dtype, band, GQA, ...) and ``compiling`` (the share of case time spent compiling) say what
+    the fuzz run checked, where its JSON result says it: a survivor's record of what it survived.
     """
 
     name: str
@@ -143,6 +145,9 @@ class Outcome:
     evidence: str | None = None
     replay: str | None = None
     detail: str | None = None
+    checked: dict[str, int] | None = None
+    kinds: dict[str, int] | None = None
+    compiling: float | None = None
 
     @classmethod
     def of(cls, entry: Entry, **fields) -> "Outcome":
@@ -406,6 +411,10 @@ def _classify(outcome: Outcome, status: int, result: dict, tail: str) -> Outcome
     """Fill ``outcome`` from the fuzzer's JSON result (schema: FuzzResult.to_json)."""
     outcome.cases = result.get("cases")
     outcome.seconds = float(result.get("seconds", outcome.seconds))
+    outcome.checked, outcome.kinds = result.get("by_property"), result.get("by_kind")
+    pace = result.get("pace") or {}
+    if pace.get("case_seconds"):
+        outcome.compiling = pace.get("compile_seconds", 0.0) / pace["case_seconds"]
     failures = result.get("failures") or []
     if status == _FUZZ_OK and not result.get("found"):
         outcome.verdict = "survived"

@@ -44,6 +44,24 @@ def print_original_flagged(console: Console, outcome: Outcome) -> None:
         _plain(console, f"replay: {outcome.replay}")
 
 
+def what_was_checked(outcome: Outcome) -> list[str]:
+    """Lines saying what a mutant's fuzz run checked (cases per property, most first; cases per
+    kind; the share of case time spent compiling), where its result said it: why a survivor
+    survived is often that its bug's cases were never drawn or never finished compiling."""
+    lines = []
+    if outcome.checked:
+        lines.append("checked: " + ", ".join(f"{name} {count}" for name, count in _most_first(outcome.checked)))
+    if outcome.kinds:
+        lines.append("case kinds: " + ", ".join(f"{kind} {count}" for kind, count in _most_first(outcome.kinds)))
+    if outcome.compiling is not None:
+        lines.append(f"{outcome.compiling:.0%} of case time compiling")
+    return lines
+
+
+def _most_first(counts: dict[str, int]) -> list[tuple[str, int]]:
+    return sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+
+
 def print_run(console: Console, run: MutationRun) -> None:
     """The kill matrix, the score, then survivors, the mutants declared equivalent or beyond
     the suite's standard, and errors."""
@@ -73,6 +91,8 @@ def print_run(console: Console, run: MutationRun) -> None:
         for outcome in run.survivors:
             unexercised = " [no case ran within the budget: raise --budget]" if outcome.cases == 0 else ""
             _plain(console, f"  {outcome.name} ({outcome.operator}): {outcome.bug}{unexercised}")
+            for line in what_was_checked(outcome):
+                _plain(console, f"    {line}")
     if run.unconfirmed:
         _plain(console, "unconfirmed (not killed: the unmutated implementation crashed, hung or failed on the same "
                         "case; a busy machine can make a slow case hang: raise --case-timeout or lower --jobs):")

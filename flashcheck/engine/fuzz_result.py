@@ -23,6 +23,12 @@ PROCESS_KINDS = ("crash", "hang", "fatal")
 _SUBJECT_LENGTH = 160
 
 
+def compile_share(case_seconds: float, compile_seconds: float) -> float | None:
+    """The share of ``case_seconds`` (finished cases' worker time) spent compiling, as a run's
+    summary and ``--json`` (``pace``) give both; None where no case time was counted."""
+    return compile_seconds / case_seconds if case_seconds > 0 else None
+
+
 def case_class(spec: str) -> str:
     """The coarse class of a case (its spec, :meth:`flashcheck.cases.case.Case.spec`) that tells one
     failure's signature from another's: whether it is dense, masked or packed, and its band
@@ -335,7 +341,7 @@ class FuzzResult:
     @property
     def compile_share(self) -> float | None:
         """The share of finished cases' worker time spent compiling (None: not timed)."""
-        return self.compile_seconds / self.case_seconds if self.case_seconds > 0 else None
+        return compile_share(self.case_seconds, self.compile_seconds)
 
     def decline(self, prop: str, reason: str, *, inside_domain: str | None = None) -> None:
         """Record one case of property ``prop`` that the implementation declined with ``reason``;

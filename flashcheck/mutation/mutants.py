@@ -48,6 +48,7 @@ from pathlib import Path
 from typing import Callable, Mapping
 
 from flashcheck import peers
+from flashcheck.engine.fuzz_result import compile_share
 
 #: The name under which a catalogue exposes its unmutated implementation.
 ORIGINAL = "original"
@@ -413,8 +414,7 @@ def _classify(outcome: Outcome, status: int, result: dict, tail: str) -> Outcome
     outcome.seconds = float(result.get("seconds", outcome.seconds))
     outcome.checked, outcome.kinds = result.get("by_property"), result.get("by_kind")
     pace = result.get("pace") or {}
-    if pace.get("case_seconds"):
-        outcome.compiling = pace.get("compile_seconds", 0.0) / pace["case_seconds"]
+    outcome.compiling = compile_share(pace.get("case_seconds", 0.0), pace.get("compile_seconds", 0.0))
     failures = result.get("failures") or []
     if status == _FUZZ_OK and not result.get("found"):
         outcome.verdict = "survived"

@@ -13,13 +13,15 @@ import dataclasses
 
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis.errors import Unsatisfiable
 
 from flashcheck import protocol
 from flashcheck.cases import compile_classes, domain as case_domain, sizes as case_sizes, strategies
 from flashcheck.cases.domain import CaseDomain
 from flashcheck.cli.commands import EXIT_USAGE
 from flashcheck.engine.focus import UNCHECKED_TO_LEAVE, WideningFocus
-from flashcheck.engine.fuzz import RECENT_CASES, fuzz_in_process
+from flashcheck.engine.fuzz import InProcessFuzzer, fuzz_in_process
+from flashcheck.engine.property_cases import RARE_ODDS
 from flashcheck.engine.verdict import Outcome
 from tests.support import declared, domain_kernels
 from tests.support.cli_process import flashcheck
@@ -290,17 +292,59 @@ def test_a_property_whose_every_case_is_a_known_divergence_gives_its_turns_away(
     result = fuzz_primary_until(domain_kernels.lse_off_by_one, "lse_off_by_one", 90, seed=3)
     assert result.by_property["out_matches_reference"] >= 20 and result.by_property["grads_match_reference"] >= 20
     # Unthrottled, a third of the turns would be the lse property's, every case of it known (27 known cases
-    # in a run of 63 with this seed): it sits out once its latest cases are known.
-    assert result.known_cases["lse_matches_reference"] <= RECENT_CASES + 0.05 * result.cases, result.known_cases
+    # in a run of 63 with this seed; 3 in a run of 87 as it is): it sits out once its latest cases are known.
+    assert result.known_cases["lse_matches_reference"] <= 4 + 0.02 * result.cases, result.known_cases
 
 
-def test_a_property_whose_known_divergence_covers_a_minority_of_its_cases_keeps_its_turns():
+def test_a_divergence_steering_cannot_draw_around_is_drawn_rarely_too():
+    # Its steering predicate holds on every case, so every case drawn is one to draw rarely: drawn
+    # unsteered for the rest of the run, as the lse property once was, 12 of 78 cases were known.
+    result = fuzz_primary_until(domain_kernels.lse_off_by_one_steered, "lse_off_by_one_steered", 90, seed=3)
+    assert result.known_cases["lse_matches_reference"] <= 4 + 0.02 * result.cases, result.known_cases
+
+
+def test_a_property_whose_known_divergence_covers_a_minority_of_its_cases_keeps_checking_the_rest():
     result = fuzz_primary_until(domain_kernels.lse_off_by_one_in_float32, "lse_off_by_one_in_float32", 120, seed=3)
-    lse_cases = result.by_property["lse_matches_reference"] + result.known_cases["lse_matches_reference"]
-    # One turn in three (of the three properties every dtype reaches) is the lse property's; its float32
-    # cases known, the others checked.
+    # One turn in three (of the three properties every dtype reaches) is the lse property's, its float32
+    # cases known, the others checked. A property whose known cases are a third of its own sits out a
+    # few cycles after some of them (18 lse cases checked, 9 known, with this seed, against 47 of
+    # out_matches_reference), but not for a whole run: a rule that sent it away after one turn of known
+    # cases checked 4 lse cases in 118.
     assert result.known_cases["lse_matches_reference"] >= 1
-    assert lse_cases >= 0.6 * result.by_property["out_matches_reference"], (lse_cases, result.by_property)
+    assert result.by_property["lse_matches_reference"] >= 0.3 * result.by_property["out_matches_reference"], (
+        result.known_cases, result.by_property)
+
+
+def test_a_steered_turn_that_draws_nothing_sends_the_property_away_then_draws_unsteered_once():
+    fuzzer = InProcessFuzzer(domain_kernels.lse_off_by_one_steered, impl_name="lse_off_by_one_steered", budget=60,
+                             device="cpu", sizes=CPU, seed=0, database=None, properties=PRIMARY, on_event=None,
+                             before_case=None, after_case=None, should_stop=lambda: False, shrink_time=None,
+                             replay_only=False, simplest_run_elsewhere=False)
+    fuzzer.order = list(fuzzer.chosen)
+    lse = next(prop for prop in fuzzer.order if prop.name == "lse_matches_reference")
+    fuzzer.result.known.append(dataclasses.make_dataclass("Seen", ["property"])(lse.name))
+    steered_turns = []
+
+    def every_steered_draw_rejected(prop, phases, round_seed, steered=True):
+        steered_turns.append(steered)
+
+        def test():
+            if steered and fuzzer.rare(prop):
+                raise Unsatisfiable("every case drawn was one to draw rarely")
+        return test
+
+    fuzzer.hypothesis_test = every_steered_draw_rejected
+    assert fuzzer.take_turn(lse, [], None)
+    # The property sits out, and the other properties take the cycles' turns.
+    assert fuzzer.sitting_out[lse.name] == RARE_ODDS - 1
+    cycles_away = 0
+    while lse not in fuzzer.taking_turns():
+        cycles_away += 1
+    assert cycles_away == RARE_ODDS - 1
+    assert fuzzer.take_turn(lse, [], None)  # drawn where the divergence is, once
+    assert fuzzer.take_turn(lse, [], None)  # steered again: nothing drawn, away again
+    assert steered_turns == [True, False, True]
+    assert fuzzer.sitting_out[lse.name] == RARE_ODDS - 1
 
 
 # -- compile keys -----------------------------------------------------------------------------

@@ -49,14 +49,13 @@ ROUND_EXAMPLES = 2
 PRIMARY = ("out_matches_reference", "lse_matches_reference", "grads_match_reference",
            "grads_match_reference_where_ds_exceeds_float16")
 OTHERS_PER_PRIMARY = 2
-#: A property's latest decided cases in a worker that :meth:`InProcessFuzzer.sit_out_if_mostly_known`
-#: weighs, and how many of them known divergences make the property sit out. A turn decides about
-#: one case (:data:`ROUND_EXAMPLES`), so one known case must not decide it: a property whose known
-#: cases are a minority (cuDNN's float16 gradient faults among the gradient comparisons' cases)
-#: still has its other cases to check. With 7 of 8, a property whose cases are known one time in
-#: three sits out after about one turn in 400; one whose every case is, after its eighth.
+#: A property's latest decided cases in a worker, whose known share :meth:`InProcessFuzzer.step_back_after_known`
+#: weighs, and the fewest it takes that share over (one known case among fewer is not evidence).
+#: A turn decides about one case (:data:`ROUND_EXAMPLES`), so one known case must not send a
+#: property away: one whose known cases are a minority (cuDNN's float16 gradient faults among the
+#: gradient comparisons' cases) still has its other cases to check.
 RECENT_CASES = 8
-MOSTLY_KNOWN = 7
+FEWEST_WEIGHED = 3
 
 
 #: The first thing each turn draws, and then throws away. A turn is a fresh hypothesis run
@@ -209,9 +208,10 @@ class InProcessFuzzer:
         self.domain = protocol.declared_case_domain(impl, device)
         self.compile_key = protocol.compile_key_of(impl)
         self.known_divergences = protocol.known_divergences(impl)
-        #: Properties whose every case is one to draw rarely: drawn without steering.
-        self.unsteered: set[str] = set()
-        #: Cycles of turns each property still sits out (:meth:`sit_out_if_mostly_known`), by name.
+        #: Properties whose next turn draws without steering, once (:meth:`sit_out_where_all_rare`).
+        self.unsteered_next: set[str] = set()
+        #: Cycles of turns each property still sits out (:meth:`step_back_after_known`,
+        #: :meth:`sit_out_where_all_rare`), by name.
         self.sitting_out: dict[str, int] = {}
         #: Each property's latest decided cases, by name: True for one that failed as a known
         #: divergence, False for one decided otherwise.
@@ -283,25 +283,48 @@ class InProcessFuzzer:
             self.sitting_out[name] = max(0, cycles - 1)
         return taking or list(self.order)
 
-    def sit_out_if_mostly_known(self, prop: Property) -> None:
-        """After a turn of ``prop``: where at least :data:`MOSTLY_KNOWN` of its latest
-        :data:`RECENT_CASES` decided cases failed as a known divergence (its cases, in this
-        process's compile classes, lie where the divergence is: steering cannot draw around
-        them, as on a property whose every case has rows without keys), ``prop`` sits out the
-        next ``RARE_ODDS - 1`` cycles of turns and its record starts afresh: its known cases are
-        drawn rarely, as a seen divergence's are, and never excluded."""
+    def step_back_after_known(self, prop: Property) -> None:
+        """After a turn of ``prop`` that decided a known divergence's case: ``prop`` sits out
+        ``(RARE_ODDS - 1) * share**3`` cycles of turns (rounded), ``share`` the known share of
+        its latest :data:`RECENT_CASES` decided cases (of at least :data:`FEWEST_WEIGHED`).
+
+        Steering draws a seen divergence's cases rarely where a cheap predicate tells them apart;
+        this is for where it cannot: the property's cases in this worker's compile classes lie
+        where the divergence is (a property whose every case has rows without keys, under a
+        divergence of such rows; the float16 dS comparison inside a float16 class). A property
+        whose latest cases are all known sits out 31 cycles after each known case, so its cases
+        are drawn one cycle in :data:`RARE_ODDS`, as a seen divergence's are, and never excluded.
+        The cube spares a minority. Known cases of the latest 8 and the cycles sat out: 2 or
+        fewer, none; 3, 2; 4, 4; 5, 8; 6, 13; 7, 21; 8, 31. Early in a run, a first, second and third
+        known case in a row: 1, 9 and 31 cycles."""
         recent = self.recent[prop.name]
-        if sum(recent) >= MOSTLY_KNOWN:
-            self.sitting_out[prop.name] = RARE_ODDS - 1
-            recent.clear()
+        share = sum(recent) / max(len(recent), FEWEST_WEIGHED)
+        cycles = round((RARE_ODDS - 1) * share ** 3)
+        if cycles:
+            self.sitting_out[prop.name] = max(self.sitting_out.get(prop.name, 0), cycles)
+
+    def sit_out_where_all_rare(self, prop: Property) -> None:
+        """After a steered turn of ``prop`` that drew no case: every case its strategy drew was one
+        to draw rarely (a seen divergence's, an avoided class's), so where this worker draws now
+        (its compile classes) the property's cases all lie there, as the empty-rows properties'
+        do under a divergence of rows without keys. It sits out the next ``RARE_ODDS - 1`` cycles
+        of turns, and the turn after draws without steering, once: those cases are drawn about one
+        turn in :data:`RARE_ODDS`, as a seen divergence's are, and never excluded. Its turns after
+        that are steered again, since the worker may have widened into classes where it is not."""
+        self.sitting_out[prop.name] = RARE_ODDS - 1
+        self.unsteered_next.add(prop.name)
 
     def take_turn(self, prop: Property, phases, round_seed) -> bool:
         """One hypothesis run of ``prop``; False when the run ends with it (a failure found
         outside a campaign, or a fatal error)."""
         self.first_drawn = Phase.generate in phases
+        steered = prop.name not in self.unsteered_next
+        self.unsteered_next.discard(prop.name)
+        known_before = self.result.known_cases[prop.name]
         try:
-            self.hypothesis_test(prop, phases, round_seed)()
-            self.sit_out_if_mostly_known(prop)
+            self.hypothesis_test(prop, phases, round_seed, steered)()
+            if self.result.known_cases[prop.name] > known_before:
+                self.step_back_after_known(prop)
         except unittest.SkipTest:
             pass  # a replay with nothing stored for that property: hypothesis ran nothing
         except StopRunning as stop:
@@ -313,10 +336,8 @@ class InProcessFuzzer:
         except Unsatisfiable:
             if self.seen:
                 raise
-            if self.rare(prop):
-                # Every case drawn was one to draw rarely (a known divergence's, an avoided
-                # class's): the property's cases all lie there, so it is drawn as before.
-                self.unsteered.add(prop.name)
+            if steered and self.rare(prop):
+                self.sit_out_where_all_rare(prop)
                 return True
             # Every case drawn was one the property does not apply to (its `applies`
             # filter, e.g. cases that hide keys, with no band, mask or packing declared).
@@ -332,9 +353,9 @@ class InProcessFuzzer:
             return self.keep_going
         return True
 
-    def hypothesis_test(self, prop: Property, phases, round_seed):
+    def hypothesis_test(self, prop: Property, phases, round_seed, steered: bool = True):
         """The ``@given`` test of one turn of ``prop``: a fresh hypothesis run of
-        :data:`ROUND_EXAMPLES` examples."""
+        :data:`ROUND_EXAMPLES` examples, drawing what :meth:`rare` names rarely where ``steered``."""
 
         def one_case(turn_and_case):
             self.run_drawn(prop, turn_and_case[1])
@@ -344,7 +365,7 @@ class InProcessFuzzer:
         one_case._hypothesis_internal_add_digest = prop.name.encode()
         turn_sizes = self.sizes() if callable(self.sizes) else self.sizes
         cases = case_strategy(prop, self.features, turn_sizes, domain=self.domain, compile_key=self.compile_key,
-                              rare=self.rare(prop))
+                              rare=self.rare(prop) if steered else ())
         test = given(st.tuples(_TURN_NONCE, cases))(one_case)
         if round_seed is not None:
             test = hypothesis_seed(round_seed)(test)
@@ -452,8 +473,6 @@ class InProcessFuzzer:
         cases of a known divergence of ``prop`` already seen (its ``steer``, a cheap predicate
         covering the cases it explains), so that a declared finding is not found again and again."""
         predicates = []
-        if prop.name in self.unsteered:
-            return ()
         avoided = self.campaign().avoided
         if avoided:
             predicates.append(lambda case: case_class(case.spec()) in avoided)

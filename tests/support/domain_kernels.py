@@ -9,6 +9,8 @@ plain-torch ``correct`` kernel of :mod:`tests.support.standalone_kernels`.
   known divergence of every property it shows in, steering drawing off negative scales;
 - ``lse_off_by_one``: its lse one too large on every case, declared as a known divergence confined to
   cases (a ``covers`` predicate) that happens to cover every case, with nothing to steer by;
+- ``lse_off_by_one_steered``: the same, its steering predicate holding on every case too (no draw
+  can steer around it);
 - ``lse_off_by_one_in_float32``: the same on float32 cases only (about one in three), declared so;
 - ``keyed``: correct, declaring a compile key of dtype and head dim;
 - ``detached_lse``: correct, but returns its lse detached while declaring ``lse_grad``;
@@ -73,6 +75,15 @@ def lse_off_by_one(q, k, v, **kwargs):
 lse_off_by_one.flashcheck_features = FEATURES
 lse_off_by_one.flashcheck_known_divergences = {
     "lse_matches_reference": KnownDivergence("lse one too large", lambda case: True)}
+
+
+def lse_off_by_one_steered(q, k, v, **kwargs):
+    return lse_off_by_one(q, k, v, **kwargs)
+
+
+lse_off_by_one_steered.flashcheck_features = FEATURES
+lse_off_by_one_steered.flashcheck_known_divergences = {
+    "lse_matches_reference": KnownDivergence("lse one too large", lambda case: True, steer=lambda case: True)}
 
 
 def lse_off_by_one_in_float32(q, k, v, **kwargs):

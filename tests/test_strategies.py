@@ -499,15 +499,17 @@ def test_compile_classes_combine_every_pair_of_kernel_variant_choices(seed):
 
 
 @pytest.mark.parametrize("seed", range(8))
-def test_the_first_classes_a_short_run_starts_in_hold_every_dtype_mode_sign_and_grouping(seed):
+def test_the_first_classes_a_short_run_starts_in_hold_every_dtype_mode_sign_grouping_and_stride_mix(seed):
     # Each worker starts in one class and may stay there for a short budget (a mutant's run, say):
-    # three workers reach every dtype, mode and scale sign, and groups over several KV heads, the
-    # only ones that tell h // group from h % kv_heads, as well as MQA.
+    # three workers reach every dtype, mode and scale sign, groups over several KV heads, the
+    # only ones that tell h // group from h % kv_heads, as well as MQA, and the mixed layout with
+    # more than one key, the only class where V read with K's strides reads wrong elements.
     first = compile_classes.compile_classes(dataclasses.replace(GPU, focus_seed=seed), GPU.dtypes, _ALL_MODES,
                                             LAYOUTS)[:3]
     assert {c.dtype for c in first} == set(GPU.dtypes) and {c.mode for c in first} == set(_ALL_MODES)
     assert {c.negative_scale for c in first} == {False, True}
     assert any(c.heads > c.kv_heads >= 2 for c in first) and any(c.heads > c.kv_heads == 1 for c in first)
+    assert any(c.layout == "mixed" and c.seqlen_k != compile_classes.EXACTLY_ONE for c in first)
 
 
 def test_other_focus_seeds_pick_other_classes():

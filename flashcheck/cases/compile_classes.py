@@ -56,6 +56,11 @@ EXACTLY_ONE = -1
 #: Triton's value specialisation of runtime integers: divisible by this (and equal to 1).
 _DIVISOR = 16
 
+#: The classes a run of few workers starts in (each worker starts in one and may stay there for
+#: its budget, :mod:`flashcheck.engine.focus`): the catalogue deals into these what a short run
+#: must reach.
+_FIRST_CLASSES = 3
+
 
 @dataclasses.dataclass(frozen=True)
 class CompileClass:
@@ -176,8 +181,8 @@ def compile_classes(sizes: CaseSizes, dtypes: tuple[str, ...], modes: tuple[str,
     code: dtype, head-dim tile (16 to 256), whether the head dim fills its tile, mode and
     sign of the softmax scale (a pairwise covering array, 15 or 16 classes when everything is
     allowed); each layout is in some class. The first three classes, those a run of three
-    workers starts in, hold every dtype, mode and scale sign, and GQA over several KV heads
-    and over one. The rest of each class (the head dim's residue
+    workers starts in, hold every dtype, mode and scale sign, GQA over several KV heads
+    and over one, and the mixed layout with more than one key. The rest of each class (the head dim's residue
     within its tile, head counts, the lengths' residues, a mask's broadcast shape) is drawn
     from the seed, favouring what :func:`cases` favours: listed head dims, lengths next to
     block sizes and 1, equal lengths; the head counts are dealt so that the classes reach
@@ -237,11 +242,15 @@ def _catalogue(sizes: CaseSizes) -> tuple[CompileClass, ...]:
         "mode": list(_MODES),
         "negative": [False, True],
     }
-    # The first classes are those a run of few workers reaches (each starts in one and may stay
-    # there for its budget: flashcheck.engine.focus): dealt so that they hold every dtype and mode.
+    # The first classes (_FIRST_CLASSES) are dealt so that they hold every dtype and mode.
     rows = _covering_rows(factors, rng, dealt=max(len(factors["dtype"]), len(factors["mode"])))
     order = list(case_module.LAYOUTS)
     rng.shuffle(order)
+    # The mixed layout (q, k and v each laid out its own way) is the only one in which a kernel that
+    # addresses one tensor with another's strides reads wrong elements: dealt into the first classes.
+    mixed = order.index("mixed")
+    if mixed >= _FIRST_CLASSES:
+        order[mixed], order[mixed % _FIRST_CLASSES] = order[mixed % _FIRST_CLASSES], order[mixed]
     listed = [d for d in HEAD_DIMS if d & (d - 1)]  # the listed head dims that leave a partial tile
     max_heads = max(1, min(sizes.max_heads, sizes.max_elements))
     max_ratio = min(max_heads, sizes.max_kv_ratio)
@@ -273,9 +282,14 @@ def _catalogue(sizes: CaseSizes) -> tuple[CompileClass, ...]:
         kv_heads = rng.randint(2, max_heads // ratio) if several and max_heads // ratio >= 2 else 1
         seqlen_q = _residue(rng)
         seqlen_k = seqlen_q if rng.random() < 0.5 else _residue(rng)
+        layout = order[index % len(order)]
+        if layout == "mixed" and index < _FIRST_CLASSES and seqlen_k == EXACTLY_ONE:
+            # One key per sequence is row 0 of K and V alone, where every sequence stride
+            # multiplies 0: strides mixed up between the tensors show only with more keys.
+            seqlen_k = 1
         classes.append(CompileClass(
             dtype=row["dtype"], mode=row["mode"], head_dims=head_dims, negative_scale=row["negative"],
-            layout=order[index % len(order)], heads=ratio * kv_heads, kv_heads=kv_heads,
+            layout=layout, heads=ratio * kv_heads, kv_heads=kv_heads,
             seqlen_q=seqlen_q, seqlen_k=seqlen_k, tokens_q=rng.randrange(_DIVISOR), tokens_k=rng.randrange(_DIVISOR),
             mask_shape=rng.choice(MASK_SHAPES + ("B11K",)), batch_one=rng.random() < 0.5,
         ))

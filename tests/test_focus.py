@@ -5,13 +5,34 @@ from __future__ import annotations
 
 import pytest
 
-from flashcheck.cases.sizes import GPU, INTERPRETER
+import dataclasses
+
+from flashcheck.cases import compile_classes
+from flashcheck.cases.sizes import GPU, INTERPRETER, with_focus_seed
 from flashcheck.engine.focus import COLD_CASES_TO_WIDEN, WideningFocus
 
 
 def test_a_worker_starts_in_one_class():
     focus = WideningFocus(GPU)
     assert focus.classes == 1 and focus.sizes().focus_classes == 1
+
+
+def test_a_worker_names_the_classes_it_draws_in_as_its_sizes_pick_them():
+    focus = WideningFocus(with_focus_seed(GPU, 7, start=2), max_compile_share=0.5, cases_per_widening=1)
+    whole = compile_classes.compile_classes(dataclasses.replace(GPU, focus_seed=7), GPU.dtypes,
+                                            ("dense", "mask", "varlen"), ("contiguous", "heads-first", "padded", "mixed"))
+    first = focus.labels()
+    assert first == (compile_classes.classes_in_use(focus.sizes())[0].label(),)
+    # The class a worker starts in, as the strategies draw it before a property's request narrows it.
+    start = whole[2]
+    assert first[0].startswith(f"{start.dtype} {start.mode}, ") and f"{start.heads}:{start.kv_heads} heads" in first[0]
+    focus.record(100.0, 0.0)
+    assert focus.classes == 2 and len(focus.labels()) == 2 and focus.labels()[0] == first[0]
+
+
+def test_without_focus_or_with_a_compile_key_no_class_is_named():
+    assert WideningFocus(INTERPRETER).labels() is None
+    assert WideningFocus(with_focus_seed(GPU, 7), keyed=True).labels() is None
 
 
 def test_it_widens_once_compiling_has_paid_off_and_the_classes_in_use_are_warm():

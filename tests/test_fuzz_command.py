@@ -79,6 +79,19 @@ def test_a_correct_implementation_is_never_flagged_and_the_run_keeps_to_its_budg
     assert budget * 0.9 <= result["seconds"] <= budget + 2.5
 
 
+def test_each_worker_names_the_compile_classes_it_drew_in(tmp_path, monkeypatch):
+    # The GPU's sizes draw in compile classes; two workers start in classes of their own, named as
+    # each worker starts (GPU-sized cases may take the CPU longer than the budget).
+    status, result = fuzz(tmp_path, "tests.support.standalone_kernels:correct", "--workers", "2", "--size", "gpu",
+                          budget=6)
+    assert status == EXIT_OK
+    labels = [worker["classes"] for worker in result["workers"]]
+    assert all(labels) and labels[0][0] != labels[1][0], labels
+    assert all(label.split()[0] in ("float16", "bfloat16", "float32") for worker in labels for label in worker)
+    printed = printed_summary(fuzz_engine.FuzzResult(**{"workers": result["workers"]}), monkeypatch, width=300)
+    assert f"  in compile class: {labels[1][0]}" in printed.splitlines()
+
+
 def test_by_default_one_worker_runs_per_core_up_to_sixteen_per_gpu(tmp_path, monkeypatch):
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(3)), raising=False)
     assert fuzz_workers.default_workers("cpu") == 3

@@ -130,7 +130,9 @@ def test_the_counterexample_in_the_json_is_the_kill(monkeypatch, tmp_path):
 def test_a_survivor_is_reported_with_what_its_fuzz_run_checked(monkeypatch, tmp_path):
     result = {"found": False, "cases": 12, "seconds": 40.2, "failures": [],
               "by_property": {"out_matches_reference": 9, "grads_match_reference": 3},
-              "by_kind": {"float32": 12, "gqa": 5}, "pace": {"case_seconds": 80.0, "compile_seconds": 72.0}}
+              "by_kind": {"float32": 12, "gqa": 5}, "pace": {"case_seconds": 80.0, "compile_seconds": 72.0},
+              "workers": [{"worker": 0, "classes": ["float32 varlen, head dims 40, mixed, 4:2 heads"]},
+                          {"worker": 1, "classes": None}]}
     _fake_fuzz(monkeypatch, f"import json, sys; open(sys.argv[1], 'w').write(json.dumps({result!r}))")
     outcome = mutants.fuzz_one("x", ENTRY, mutants.MutantFuzzSettings(budget=5, device="cpu", database=str(tmp_path)))
     assert (outcome.verdict, outcome.checked, outcome.kinds) == ("survived", result["by_property"], result["by_kind"])
@@ -143,7 +145,8 @@ def test_a_survivor_is_reported_with_what_its_fuzz_run_checked(monkeypatch, tmp_
     assert ("survivors:\n  m (arithmetic): a bug\n"
             "    checked: out_matches_reference 9, grads_match_reference 3\n"
             "    case kinds: float32 12, gqa 5\n"
-            "    90% of case time compiling\n") in console.export_text()
+            "    90% of case time compiling\n"
+            "    worker 0 in compile class: float32 varlen, head dims 40, mixed, 4:2 heads\n") in console.export_text()
 
 
 HANG = {"kind": "hang", "property": "out_matches_reference", "case": "seqlen_q=3",

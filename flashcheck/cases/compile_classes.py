@@ -99,6 +99,17 @@ class CompileClass:
     mask_shape: str | None = None
     batch_one: bool | None = None
 
+    def label(self) -> str:
+        """The class in a few words, as a run's summary names it (the class as the catalogue
+        draws it, before a property's request fits it)."""
+        dims = ",".join(str(d) for d in self.head_dims[:3]) + (",..." if len(self.head_dims) > 3 else "")
+        parts = [self.dtype, self.mode, f"head dims {dims}", self.layout, f"{self.heads}:{self.kv_heads} heads",
+                 f"Nq {_length_label(self.seqlen_q)}, Nk {_length_label(self.seqlen_k)}",
+                 "negative scale" if self.negative_scale else "positive scale"]
+        if self.mode == "mask" and self.mask_shape is not None:
+            parts.append(f"mask {self.mask_shape}")
+        return " ".join(parts[:2]) + ", " + ", ".join(parts[2:])
+
 
 def _head_dim_buckets(max_head_dim: int) -> list[tuple[int, bool, int, int]]:
     """``(tile, full, low, high)``: the head dims ``low..high`` whose padded tile (the next
@@ -296,6 +307,24 @@ def _catalogue(sizes: CaseSizes) -> tuple[CompileClass, ...]:
     return tuple(classes)
 
 
+def _length_label(residue: int) -> str:
+    return "1" if residue == EXACTLY_ONE else f"{residue} mod 16"
+
+
+def classes_in_use(sizes: CaseSizes) -> tuple[CompileClass, ...]:
+    """The classes of the catalogue of ``sizes.focus_seed`` that drawing with ``sizes`` (with
+    ``focus``) keeps to: ``sizes.focus_classes`` of them from ``sizes.focus_start`` on, as the
+    catalogue draws them (:func:`compile_classes` fits each to a property's request)."""
+    return focus_window(_catalogue(dataclasses.replace(sizes, focus_classes=None, focus_start=0)), sizes)
+
+
+def focus_window(whole: tuple, sizes: CaseSizes) -> tuple:
+    """The classes of the whole catalogue ``whole`` that ``sizes`` keeps the draws to:
+    ``sizes.focus_classes`` (None: all) from ``sizes.focus_start`` on, wrapping round."""
+    count = len(whole) if sizes.focus_classes is None else min(sizes.focus_classes, len(whole))
+    return tuple(whole[(sizes.focus_start + i) % len(whole)] for i in range(count))
+
+
 def snap(n: int, residue: int, low: int, high: int) -> int | None:
     """The length of ``residue``'s class (``EXACTLY_ONE``, or ``residue`` mod 16 and not 1)
     in ``[low, high]`` nearest to ``n``, the larger first; None where there is none."""
@@ -444,6 +473,10 @@ class KeyedClass:
     lengths it would leave without keys, where rows must keep keys, is drawn instead)."""
 
     pins: tuple[tuple[str, object], ...]
+
+    def label(self) -> str:
+        """The class in a few words: its pinned attributes and values."""
+        return ", ".join(f"{name} {value}" for name, value in self.pins)
 
     def get(self, name: str, default=None):
         return dict(self.pins).get(name, default)

@@ -51,7 +51,7 @@ from flashcheck.cases import sizes as case_sizes
 from flashcheck.cases.case import Case
 from flashcheck.cases.compile_classes import (
     FOCUS_ESCAPE, GQA_RATIOS, HEAD_DIMS, MASK_SHAPES, ROW_MASK_SHAPES, CompileClass, KeyedClass,
-    band_kind, compile_classes, keyed_classes, pin_lengths, pin_packed, snap,
+    band_kind, compile_classes, focus_window, keyed_classes, pin_lengths, pin_packed, snap,
 )
 from flashcheck.cases.domain import CaseDomain
 from flashcheck.cases.maskspec import MaskSpec
@@ -593,8 +593,7 @@ def cases(
             bands = ("none",) + (("causal",) if allow_causal else ()) + (("window",) if allow_window else ())
             whole = keyed_classes(tuple(compile_key), whole_sizes, dtypes, tuple(modes), layouts, bands, allow_gqa,
                                   gqa, domain)
-        count = len(whole) if sizes.focus_classes is None else min(sizes.focus_classes, len(whole))
-        catalogue = tuple(whole[(sizes.focus_start + i) % len(whole)] for i in range(count))
+        catalogue = focus_window(whole, sizes)
     return _cases(sizes, dtypes, allow_causal, allow_window, allow_gqa, layouts, values, empty_rows, tuple(modes),
                   key_padding, catalogue, bool(gqa), domain, domain.head_dims_up_to(sizes.max_head_dim))
 

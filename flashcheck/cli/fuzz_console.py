@@ -120,6 +120,8 @@ def print_fuzz_result(result, impl_name: str, device: str, *, shrunk: bool = Tru
             console.print(f"worker {worker['worker']}: {worker['cases']} cases on {worker['device']}"
                           f" ({worker['processes']} process{'es' if worker['processes'] > 1 else ''}){note}",
                           highlight=False)
+            for label in worker.get("classes") or ():
+                console.print(f"  in compile class: {label}", markup=False, highlight=False, soft_wrap=True)
     if result.by_kind:
         kinds = ", ".join(f"{kind} {count}" for kind, count in sorted(result.by_kind.items()))
         console.print(f"case kinds: {kinds}", highlight=False)

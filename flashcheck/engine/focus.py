@@ -46,6 +46,8 @@ from __future__ import annotations
 import collections
 import dataclasses
 
+from flashcheck.cases import compile_classes
+
 #: The most of a worker's case time that compiling may take before it stops adding classes.
 MAX_COMPILE_SHARE = 0.5
 #: Cases finished in the classes in use before another class is added.
@@ -87,6 +89,21 @@ class WideningFocus:
         self._unchecked_in_a_row = 0
         #: ``(seconds, compile_seconds)`` of the latest cases.
         self._recent = collections.deque(maxlen=RECENT_CASES)
+        #: :meth:`labels` of the classes last asked for, and which those were.
+        self._labels: tuple[str, ...] = ()
+        self._labelled: tuple | None = None
+
+    def labels(self) -> tuple[str, ...] | None:
+        """The compile classes drawn in now, each in a few words
+        (:meth:`flashcheck.cases.compile_classes.CompileClass.label`); None without compile-aware
+        drawing, or with a compile key, whose classes each property's request shapes."""
+        sizes = self.sizes()
+        if not sizes.focus or self._keyed:
+            return None
+        if self._labelled != (sizes.focus_start, sizes.focus_classes):
+            self._labels = tuple(c.label() for c in compile_classes.classes_in_use(sizes))
+            self._labelled = (sizes.focus_start, sizes.focus_classes)
+        return self._labels
 
     def sizes(self):
         """The sizes to draw the next turn's cases with."""

@@ -30,7 +30,8 @@ class Passed:
     exercises (:func:`flashcheck.engine.fuzz.case_kinds`). A worker adds the times its clock
     measured (:mod:`flashcheck.engine.compile_clock`): ``seconds`` of the case, ``compiling`` of
     them compiling (:mod:`flashcheck.engine.compile_clock`), ``compile_classes``, how many compile
-    classes it draws in (:mod:`flashcheck.engine.focus`; None without compile-aware drawing), and
+    classes it draws in (:mod:`flashcheck.engine.focus`; None without compile-aware drawing),
+    ``classes``, those classes in a few words (:meth:`flashcheck.engine.focus.WideningFocus.labels`), and
     ``phases``, the seconds of each of :data:`flashcheck.cases.phases.PHASES`; all None in process."""
 
     property: str
@@ -39,6 +40,7 @@ class Passed:
     seconds: float | None = None
     compiling: float | None = None
     compile_classes: int | None = None
+    classes: tuple[str, ...] | None = None
     phases: tuple[tuple[str, float], ...] | None = None
     #: What the property could not check on the case (:attr:`flashcheck.engine.verdict.Verdict.unchecked`).
     unchecked: tuple[str, ...] = ()
@@ -127,10 +129,12 @@ class OutOfMemory:
 class Started:
     """The worker loaded the implementation and runs on ``device``
     (:func:`flashcheck.engine.placement.describe_device`), a GPU of compute ``capability``
-    (:func:`~flashcheck.engine.placement.compute_capability`; None on the CPU)."""
+    (:func:`~flashcheck.engine.placement.compute_capability`; None on the CPU), drawing first in
+    the compile ``classes`` named (as :class:`Passed` names them; None where none is named)."""
 
     device: str
     capability: str | None = None
+    classes: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)

@@ -208,10 +208,11 @@ class FuzzResult:
     not_applicable: dict[str, str] = field(default_factory=dict)
     failures: list[Failure] = field(default_factory=list)
     #: Per worker process position (isolated runs): ``{"worker", "gpu", "device", "capability",
-    #: "cases", "processes", "compile_classes"}``, where ``device`` is what the worker reported it
-    #: runs on, ``capability`` its GPU's compute capability ("9.0"; None on the CPU) and
+    #: "cases", "processes", "compile_classes", "classes"}``, where ``device`` is what the worker
+    #: reported it runs on, ``capability`` its GPU's compute capability ("9.0"; None on the CPU),
     #: ``compile_classes`` how many compile classes it drew in at its latest case
-    #: (:mod:`flashcheck.engine.focus`; None without compile-aware drawing).
+    #: (:mod:`flashcheck.engine.focus`; None without compile-aware drawing) and ``classes`` those
+    #: classes in a few words (None where that count is, or with a compile key).
     workers: list[dict] = field(default_factory=list)
     #: Failures of properties the implementation declares known divergences
     #: (``flashcheck_known_divergences``): expected, reported, not findings.

@@ -146,7 +146,7 @@ def worker_main(task: WorkerTask, messages, stop) -> None:
             f"worker {task.index} could not load {options.impl!r}: {error}")))
         return
     messages.put((task.index, fuzz_events.Started(placement.describe_device(options.device),
-                                                  placement.compute_capability(options.device))))
+                                                  placement.compute_capability(options.device), focus.labels())))
     worker = Worker(task, impl, focus, messages)
     try:
         if worker.replay(stop):
@@ -296,7 +296,8 @@ class Worker:
             self.focus.record(*self.clock.last)
             seconds, compiling = self.clock.last
             event = dataclasses.replace(event, seconds=seconds, compiling=compiling, phases=self.phases,
-                                        compile_classes=self.focus.classes if self.focus.sizes().focus else None)
+                                        compile_classes=self.focus.classes if self.focus.sizes().focus else None,
+                                        classes=self.focus.labels())
         self.messages.put((self.task.index, event))
 
 

@@ -162,7 +162,7 @@ class WorkerPoolRun:
         for number, entry in enumerate(counterexamples or ()):  # dealt round, so each worker has a share
             self.slots[number % len(self.slots)].replay.append(tuple(entry))
         self.result.workers = [{"worker": slot.index, "gpu": slot.gpu, "device": None, "capability": None, "cases": 0,
-                                "processes": 0, "compile_classes": None}
+                                "processes": 0, "compile_classes": None, "classes": None}
                                for slot in self.slots]
         # One catalogue of compile classes for the whole run, each worker starting at a class
         # of its own (flashcheck.engine.focus): what one worker compiled, the others load
@@ -247,10 +247,14 @@ class WorkerPoolRun:
         match event:
             case fuzz_events.Started():
                 result.workers[index].update(device=event.device, capability=event.capability)
+                if event.classes is not None:
+                    result.workers[index]["classes"] = list(event.classes)
             case fuzz_events.Passed():
                 result.count(event.property, event.kinds, event.unchecked)
                 result.workers[index]["cases"] += 1
                 result.workers[index]["compile_classes"] = event.compile_classes
+                if event.classes is not None:
+                    result.workers[index]["classes"] = list(event.classes)
                 result.seconds = now
                 result.timed(now, event.seconds, event.compiling, event.phases)
                 if self.on_progress is not None:

@@ -127,8 +127,9 @@ class Outcome:
     crash. ``seconds``: the fuzzer's time to its first counterexample (before
     shrinking) or to the end of the budget, or the wall time of a crash or hang. ``detail``: for an error or
     a crash, the tail of the subprocess's output. ``checked`` (cases per property), ``kinds`` (cases per
-    case kind: dtype, band, GQA, ...) and ``compiling`` (the share of case time spent compiling) say what
-    the fuzz run checked, where its JSON result says it: a survivor's record of what it survived.
+    case kind: dtype, band, GQA, ...), ``compiling`` (the share of case time spent compiling) and
+    ``classes`` (the compile classes each worker drew in, in a few words, by worker) say what the fuzz
+    run checked, where its JSON result says it: a survivor's record of what it survived.
     """
 
     name: str
@@ -149,6 +150,7 @@ class Outcome:
     checked: dict[str, int] | None = None
     kinds: dict[str, int] | None = None
     compiling: float | None = None
+    classes: list[list[str]] | None = None
 
     @classmethod
     def of(cls, entry: Entry, **fields) -> "Outcome":
@@ -415,6 +417,8 @@ def _classify(outcome: Outcome, status: int, result: dict, tail: str) -> Outcome
     outcome.checked, outcome.kinds = result.get("by_property"), result.get("by_kind")
     pace = result.get("pace") or {}
     outcome.compiling = compile_share(pace.get("case_seconds", 0.0), pace.get("compile_seconds", 0.0))
+    labelled = [worker.get("classes") for worker in result.get("workers") or ()]
+    outcome.classes = labelled if any(labelled) else None
     failures = result.get("failures") or []
     if status == _FUZZ_OK and not result.get("found"):
         outcome.verdict = "survived"

@@ -46,8 +46,9 @@ def print_original_flagged(console: Console, outcome: Outcome) -> None:
 
 def what_was_checked(outcome: Outcome) -> list[str]:
     """Lines saying what a mutant's fuzz run checked (cases per property, most first; cases per
-    kind; the share of case time spent compiling), where its result said it: why a survivor
-    survived is often that its bug's cases were never drawn or never finished compiling."""
+    kind; the share of case time spent compiling; the compile classes each worker drew in), where
+    its result said it: why a survivor survived is often that its bug's cases were never drawn or
+    never finished compiling."""
     lines = []
     if outcome.checked:
         lines.append("checked: " + ", ".join(f"{name} {count}" for name, count in _most_first(outcome.checked)))
@@ -55,6 +56,8 @@ def what_was_checked(outcome: Outcome) -> list[str]:
         lines.append("case kinds: " + ", ".join(f"{kind} {count}" for kind, count in _most_first(outcome.kinds)))
     if outcome.compiling is not None:
         lines.append(f"{outcome.compiling:.0%} of case time compiling")
+    for worker, labels in enumerate(outcome.classes or ()):
+        lines.extend(f"worker {worker} in compile class: {label}" for label in labels or ())
     return lines
 
 

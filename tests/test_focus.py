@@ -8,6 +8,7 @@ import pytest
 import dataclasses
 
 from flashcheck.cases import compile_classes
+from flashcheck.cases.case import LAYOUTS
 from flashcheck.cases.sizes import GPU, INTERPRETER, with_focus_seed
 from flashcheck.engine.focus import COLD_CASES_TO_WIDEN, WideningFocus
 
@@ -20,7 +21,7 @@ def test_a_worker_starts_in_one_class():
 def test_a_worker_names_the_classes_it_draws_in_as_its_sizes_pick_them():
     focus = WideningFocus(with_focus_seed(GPU, 7, start=2), max_compile_share=0.5, cases_per_widening=1)
     whole = compile_classes.compile_classes(dataclasses.replace(GPU, focus_seed=7), GPU.dtypes,
-                                            ("dense", "mask", "varlen"), ("contiguous", "heads-first", "padded", "mixed"))
+                                            ("dense", "mask", "varlen"), LAYOUTS)
     first = focus.labels()
     assert first == (compile_classes.classes_in_use(focus.sizes())[0].label(),)
     # The class a worker starts in, as the strategies draw it before a property's request narrows it.

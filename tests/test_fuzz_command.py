@@ -92,6 +92,15 @@ def test_each_worker_names_the_compile_classes_it_drew_in(tmp_path, monkeypatch)
     assert f"  in compile class: {labels[1][0]}" in printed.splitlines()
 
 
+@pytest.mark.parametrize("counts, said", [([1, 1], "1 compile class per worker"),
+                                          ([1, 3], "1-3 compile classes per worker")])
+def test_the_pace_line_says_how_many_compile_classes_the_workers_drew_in(counts, said):
+    result = fuzz_engine.FuzzResult(seconds=100.0)
+    result.timed(30.0, 1.0, 0.5)
+    result.workers = [{"worker": index, "compile_classes": count} for index, count in enumerate(counts)]
+    assert fuzz_console._pace(result).endswith(said)
+
+
 def test_by_default_one_worker_runs_per_core_up_to_sixteen_per_gpu(tmp_path, monkeypatch):
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(3)), raising=False)
     assert fuzz_workers.default_workers("cpu") == 3

@@ -202,5 +202,5 @@ def _pace(result) -> str:
     classes = [w["compile_classes"] for w in result.workers if w.get("compile_classes") is not None]
     if classes:
         span = f"{min(classes)}" if min(classes) == max(classes) else f"{min(classes)}-{max(classes)}"
-        parts.append(f"{span} compile classes per worker")
+        parts.append(f"{span} compile class{'es' if max(classes) > 1 else ''} per worker")
     return "pace: " + ", ".join(parts)

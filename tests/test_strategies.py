@@ -573,6 +573,33 @@ def test_without_focus_no_compile_class_is_drawn():
         dataclasses.replace(GPU, focus_seed="1")
 
 
+@pytest.mark.parametrize("start", [0, 1, 2])  # the first three classes: every mode among them
+def test_every_property_draws_its_cases_inside_the_class_its_worker_is_in(start):
+    # A case outside the class compiles a kernel variant of its own. A property whose filter
+    # rejected every case of the class (a band without a mask, asked of a masked class) drew
+    # only the one case in FOCUS_ESCAPE that lies outside, and compiled for each.
+    from flashcheck import protocol
+    from flashcheck.engine import property_cases
+    from flashcheck.kernels.interface import flash_attention
+    from flashcheck.properties import PROPERTIES
+
+    sizes = dataclasses.replace(GPU, focus_seed=5, focus_classes=1, focus_start=start)
+    head_dims = compile_classes.classes_in_use(sizes)[0].head_dims
+    features = protocol.features_of(flash_attention, "cuda")
+    for prop in PROPERTIES.values():
+        if not property_cases.drawable(prop, features):
+            continue
+        inside = collections.Counter()
+
+        @settings(COUNTING, max_examples=16, suppress_health_check=list(HealthCheck))
+        @given(property_cases.case_strategy(prop, features, sizes))
+        def draw(case):
+            inside[case.head_dim in head_dims] += 1
+
+        draw()
+        assert inside[True] >= 0.75 * sum(inside.values()), (prop.name, inside)
+
+
 def test_focus_classes_keep_the_draws_to_the_first_classes_of_the_catalogue():
     classes = compile_classes.compile_classes(GPU, GPU.dtypes, _ALL_MODES, LAYOUTS)
     narrow = dataclasses.replace(GPU, focus_classes=1)

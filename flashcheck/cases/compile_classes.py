@@ -103,12 +103,12 @@ class CompileClass:
         """The class in a few words, as a run's summary names it (the class as the catalogue
         draws it, before a property's request fits it)."""
         dims = ",".join(str(d) for d in self.head_dims[:3]) + (",..." if len(self.head_dims) > 3 else "")
-        parts = [self.dtype, self.mode, f"head dims {dims}", self.layout, f"{self.heads}:{self.kv_heads} heads",
-                 f"Nq {_length_label(self.seqlen_q)}, Nk {_length_label(self.seqlen_k)}",
-                 "negative scale" if self.negative_scale else "positive scale"]
+        details = [f"head dims {dims}", self.layout, f"{self.heads}:{self.kv_heads} heads",
+                   f"Nq {_length_label(self.seqlen_q)}, Nk {_length_label(self.seqlen_k)}",
+                   "negative scale" if self.negative_scale else "positive scale"]
         if self.mode == "mask" and self.mask_shape is not None:
-            parts.append(f"mask {self.mask_shape}")
-        return " ".join(parts[:2]) + ", " + ", ".join(parts[2:])
+            details.append(f"mask {self.mask_shape}")
+        return f"{self.dtype} {self.mode}, " + ", ".join(details)
 
 
 def _head_dim_buckets(max_head_dim: int) -> list[tuple[int, bool, int, int]]:
@@ -473,10 +473,6 @@ class KeyedClass:
     lengths it would leave without keys, where rows must keep keys, is drawn instead)."""
 
     pins: tuple[tuple[str, object], ...]
-
-    def label(self) -> str:
-        """The class in a few words: its pinned attributes and values."""
-        return ", ".join(f"{name} {value}" for name, value in self.pins)
 
     def get(self, name: str, default=None):
         return dict(self.pins).get(name, default)

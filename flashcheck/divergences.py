@@ -60,6 +60,11 @@ class KnownDivergence:
         for divergences declared together, the first of them that does; None where none does."""
         return self if self.explains(case, raised=raised, message=message) else None
 
+    def components(self) -> tuple[KnownDivergence, ...]:
+        """The single divergences this one is made of, each with its own cause (its reason) and
+        steering: itself, or for divergences declared together, each of them."""
+        return (self,)
+
     @property
     def scoped(self) -> bool:
         """True when the divergence is confined to some cases (a ``covers`` predicate)."""
@@ -86,6 +91,9 @@ class _Either(KnownDivergence):
 
     def explaining(self, case: Case, *, raised: bool = False, message: str = "") -> KnownDivergence | None:
         return next((part for part in self.parts if part.explains(case, raised=raised, message=message)), None)
+
+    def components(self) -> tuple[KnownDivergence, ...]:
+        return self.parts
 
 
 def combined(*divergences: KnownDivergence) -> KnownDivergence:

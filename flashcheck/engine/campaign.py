@@ -5,9 +5,9 @@ A campaign (``flashcheck fuzz --keep-going``) reports each distinct failure once
 signature (:attr:`flashcheck.engine.fuzz_result.Failure.signature`): a worker that meets a
 failure whose signature another worker has already reported counts it as a repeat instead of
 shrinking it again, and a case class whose cases keep crashing workers is drawn rarely from
-then on. Any run's workers draw the cases of a known divergence rarely once any of them has
-seen it (:attr:`CampaignState.known`). The parent process is the one writer: it publishes what it has heard on a
-:class:`Board`, one small JSON file in the run's folder, replaced atomically; the workers read
+then on. Any run's workers draw the cases of a known divergence rarely, in every property that
+declares it, once any of them has seen it in any property (:attr:`CampaignState.causes`). The
+parent process is the one writer: it publishes what it has heard on a :class:`Board`, one small JSON file in the run's folder, replaced atomically; the workers read
 it before each turn and each failure, and read the file again only when it has changed.
 
 Imports neither torch nor hypothesis.
@@ -26,11 +26,14 @@ class CampaignState:
     """``reported``: signatures of the failures reported so far; ``avoided``: case classes
     (:func:`flashcheck.engine.fuzz_result.case_class`) drawn rarely from now on; ``known``: the
     properties whose declared known divergence some worker has seen, whose cases of it every
-    worker draws rarely from now on (:attr:`flashcheck.divergences.KnownDivergence.steer`)."""
+    worker draws rarely from now on (:attr:`flashcheck.divergences.KnownDivergence.steer`); ``causes``:
+    the reasons of the single known divergences some worker has seen (of those declared together,
+    each one by itself), whose cases every worker draws rarely in every property declaring them."""
 
     reported: frozenset = frozenset()
     avoided: frozenset = frozenset()
     known: frozenset = frozenset()
+    causes: frozenset = frozenset()
 
 
 class Board:
@@ -47,7 +50,7 @@ class Board:
     def publish(self, state: CampaignState) -> None:
         temporary = self.path.with_suffix(".tmp")
         temporary.write_text(json.dumps({"reported": sorted(state.reported), "avoided": sorted(state.avoided),
-                                         "known": sorted(state.known)}))
+                                         "known": sorted(state.known), "causes": sorted(state.causes)}))
         os.replace(temporary, self.path)
 
     def read(self) -> CampaignState:
@@ -60,7 +63,7 @@ class Board:
             try:
                 data = json.loads(self.path.read_text())
                 self._state = CampaignState(frozenset(data["reported"]), frozenset(data["avoided"]),
-                                            frozenset(data.get("known", ())))
+                                            frozenset(data.get("known", ())), frozenset(data.get("causes", ())))
                 self._stamp = stamp
             except (OSError, ValueError, KeyError, TypeError):
                 pass  # being replaced: the next read sees the new file

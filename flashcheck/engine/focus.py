@@ -38,7 +38,11 @@ left as they are.
 
 A class whose cases the implementation only declines, or fails only as a known divergence,
 checks nothing: after :data:`UNCHECKED_TO_LEAVE` such cases in a row the worker leaves the
-classes it is in for the next ones of the catalogue, starting again from one.
+classes it is in for the next ones of the catalogue, starting again from one. So does a class
+whose cases are mostly a seen known divergence's, which steering keeps a turn from drawing: once
+at least :data:`RARE_PROPERTIES_TO_LEAVE` properties, and more than half of those whose steered
+turns ended there, found most of their draws such (the few cases the others still draw would
+otherwise keep the worker there, checking a handful of properties).
 """
 
 from __future__ import annotations
@@ -55,6 +59,10 @@ CASES_PER_WIDENING = 8
 #: Cases in a row that checked nothing (declined, or a known divergence) before a worker
 #: leaves its classes.
 UNCHECKED_TO_LEAVE = 6
+#: Properties whose steered turns drew mostly a seen divergence's cases in the classes in use,
+#: at the least, before a worker leaves them: several, since some properties' cases lie all in
+#: such a divergence wherever they are drawn (rows without keys, under a divergence of those rows).
+RARE_PROPERTIES_TO_LEAVE = 6
 #: Cases since the last widening after which classes still compiling more than
 #: :data:`MAX_COMPILE_SHARE` of the time of the latest :data:`RECENT_CASES` count as not
 #: warming, and another is added.
@@ -87,6 +95,9 @@ class WideningFocus:
         #: Classes of the catalogue left behind, past the worker's own start.
         self.left = 0
         self._unchecked_in_a_row = 0
+        #: Whether each property's latest steered turn in the classes in use drew mostly rare
+        #: cases, by name.
+        self._mostly_rare: dict[str, bool] = {}
         #: ``(seconds, compile_seconds)`` of the latest cases.
         self._recent = collections.deque(maxlen=RECENT_CASES)
         #: :meth:`labels` of the classes last asked for, and which those were.
@@ -116,9 +127,26 @@ class WideningFocus:
         """Count a case's outcome: ``checked`` False for one declined or explained by a known
         divergence; leave the classes in use after :data:`UNCHECKED_TO_LEAVE` of those in a row."""
         self._unchecked_in_a_row = 0 if checked else self._unchecked_in_a_row + 1
-        if self._unchecked_in_a_row >= UNCHECKED_TO_LEAVE and self._sizes.focus:
+        if self._unchecked_in_a_row >= UNCHECKED_TO_LEAVE:
+            self._leave()
+
+    def steered_turn(self, prop: str, *, mostly_rare: bool) -> None:
+        """Count the end of a steered turn of property ``prop``: ``mostly_rare``, most of what it
+        drew was a seen known divergence's (:class:`flashcheck.engine.fuzz_events.SteeredTurn`);
+        leave the classes in use once at least :data:`RARE_PROPERTIES_TO_LEAVE` properties, and
+        more than half of those heard of there, drew so at their latest turn."""
+        self._mostly_rare[prop] = mostly_rare
+        rare = sum(self._mostly_rare.values())
+        if rare >= RARE_PROPERTIES_TO_LEAVE and rare > len(self._mostly_rare) / 2:
+            self._leave()
+
+    def _leave(self) -> None:
+        """Draw from the next class of the catalogue past those in use, one class at first."""
+        if self._sizes.focus:
             self.left += self.classes
-            self.classes, self._since_widening, self._unchecked_in_a_row = 1, 0, 0
+            self.classes, self._since_widening = 1, 0
+            self._mostly_rare = {}
+        self._unchecked_in_a_row = 0
 
     def record(self, seconds: float, compile_seconds: float) -> None:
         """Count a finished case (``seconds`` in all, ``compile_seconds`` of them compiling),
@@ -134,3 +162,4 @@ class WideningFocus:
         if paid_off or not_warming:
             self.classes += 1
             self._since_widening = 0
+            self._mostly_rare = {}

@@ -27,7 +27,7 @@ from flashcheck.cases.case import Case
 from flashcheck.engine import crash_store, fuzz_events
 from flashcheck.engine.campaign import CampaignState
 from flashcheck.engine.fuzz_result import case_class
-from flashcheck.engine.property_cases import RARE_ODDS, UNSATISFIABLE, case_strategy, not_applicable_because
+from flashcheck.engine.property_cases import UNSATISFIABLE, case_strategy, not_applicable_because
 from flashcheck.engine.verdict import Outcome, StopRunning, Verdict, decide
 from flashcheck.oracle.compare import PropertyFailure
 from flashcheck.properties import PROPERTIES
@@ -56,6 +56,58 @@ OTHERS_PER_PRIMARY = 2
 #: gradient comparisons' cases) still has its other cases to check.
 RECENT_CASES = 8
 FEWEST_WEIGHED = 3
+#: One turn in this many is drawn unsteered: the cases of a known divergence already seen, of
+#: a campaign's crashing case classes, are drawn in it alone, rarely and never excluded. The odds
+#: are the turn's, not a draw's: a steered turn draws none of them, where a case drawn as one
+#: and kept one time in 32 got every retry hypothesis makes of a rejected example, so that in a
+#: class where most cases are such, most cases kept were.
+RARE_ODDS = 32
+#: A steered turn whose steering looked at :data:`FEWEST_STEERED` cases or more and found at least
+#: this share of them rare drew mostly where nothing new is checked (:class:`SteeringTally`).
+MOSTLY_RARE = 0.9
+FEWEST_STEERED = 8
+#: A steered turn gives up once its steering has looked at this many cases and found all of them
+#: rare but one at most: hypothesis would otherwise go on drawing hundreds of cases before it
+#: calls the turn unsatisfiable (a second or more of drawing, where a compiled kernel decides a
+#: case in milliseconds). Where fewer are rare, the turn draws on: what is left is what checks
+#: something new.
+GIVE_UP_AFTER = 64
+
+
+class SteeringTally:
+    """The steering of one turn, called on each case the turn draws (the ``avoid`` predicate of
+    :func:`flashcheck.engine.property_cases.case_strategy`): true for one to draw rarely, which the
+    turn does not draw, by the predicates ``rare()`` gives, asked afresh at each case so that a
+    known divergence the turn's first case met steers its second. ``rare`` None: an unsteered turn,
+    which draws every case. Counts how many cases it looked at (with something to steer off)
+    and how many it found rare, and
+    ``gave_up`` after :data:`GIVE_UP_AFTER` of them nearly all rare: from then on it lets every
+    case through, for the turn to end without running it."""
+
+    def __init__(self, rare: Callable[[], tuple[Callable[[Case], bool], ...]] | None):
+        self.rare = rare
+        self.looked = self.found = 0
+        self.gave_up = False
+
+    @property
+    def steered(self) -> bool:
+        return self.rare is not None
+
+    def __call__(self, case: Case) -> bool:
+        predicates = self.rare()
+        if self.gave_up or not predicates:
+            return False
+        found = any(predicate(case) for predicate in predicates)
+        self.looked += 1
+        self.found += found
+        self.gave_up = self.looked >= GIVE_UP_AFTER and self.found >= self.looked - 1
+        return found
+
+    def mostly_rare(self) -> bool:
+        """Whether the turn drew mostly rare cases (:data:`MOSTLY_RARE` of at least
+        :data:`FEWEST_STEERED`): hypothesis retries a rejected draw, so a turn that kept its cases
+        may still have found most draws rare."""
+        return self.looked >= FEWEST_STEERED and self.found >= MOSTLY_RARE * self.looked
 
 
 #: The first thing each turn draws, and then throws away. A turn is a fresh hypothesis run
@@ -208,11 +260,17 @@ class InProcessFuzzer:
         self.domain = protocol.declared_case_domain(impl, device)
         self.compile_key = protocol.compile_key_of(impl)
         self.known_divergences = protocol.known_divergences(impl)
-        #: Properties whose next turn draws without steering, once (:meth:`sit_out_where_all_rare`).
-        self.unsteered_next: set[str] = set()
+        #: The reasons of the single known divergences this process has seen, in any property
+        #: (:meth:`rare`).
+        self.causes: set[str] = set()
+        #: Which turns are drawn unsteered, one in :data:`RARE_ODDS`: a stream of the run's seed.
+        self.steering_odds = random.Random(f"flashcheck fuzz steering {seed}" if seed is not None else None)
         #: Cycles of turns each property still sits out (:meth:`step_back_after_known`,
         #: :meth:`sit_out_where_all_rare`), by name.
         self.sitting_out: dict[str, int] = {}
+        #: The classes drawn in (:meth:`classes_drawn`) when each property was sent away by
+        #: :meth:`sit_out_where_all_rare`, by name.
+        self.sent_away_in: dict[str, tuple] = {}
         #: Each property's latest decided cases, by name: True for one that failed as a known
         #: divergence, False for one decided otherwise.
         self.recent: dict[str, collections.deque[bool]] = collections.defaultdict(
@@ -276,8 +334,13 @@ class InProcessFuzzer:
 
     def taking_turns(self) -> list[Property]:
         """The properties that take a turn in the next cycle: those of :attr:`order` not sitting
-        out (each that does is one cycle nearer its next turn), or all of them where every one
-        sits out."""
+        out (each that does is one cycle nearer its next turn; one sent away where all its cases
+        were rare comes back if the classes drawn in have changed since), or all of them where
+        every one sits out."""
+        classes = self.classes_drawn()
+        for name in [name for name, where in self.sent_away_in.items() if where != classes]:
+            del self.sent_away_in[name]
+            self.sitting_out.pop(name, None)
         taking = [prop for prop in self.order if self.sitting_out.get(prop.name, 0) == 0]
         for name, cycles in self.sitting_out.items():
             self.sitting_out[name] = max(0, cycles - 1)
@@ -304,25 +367,36 @@ class InProcessFuzzer:
             self.sitting_out[prop.name] = max(self.sitting_out.get(prop.name, 0), cycles)
 
     def sit_out_where_all_rare(self, prop: Property) -> None:
-        """After a steered turn of ``prop`` that drew no case: every case its strategy drew was one
-        to draw rarely (a seen divergence's, an avoided class's), so where this worker draws now
-        (its compile classes) the property's cases all lie there, as the empty-rows properties'
-        do under a divergence of rows without keys. It sits out the next ``RARE_ODDS - 1`` cycles
-        of turns, and the turn after draws without steering, once: those cases are drawn about one
-        turn in :data:`RARE_ODDS`, as a seen divergence's are, and never excluded. Its turns after
-        that are steered again, since the worker may have widened into classes where it is not."""
+        """After a steered turn of ``prop`` that drew no case, or gave up (:class:`SteeringTally`):
+        every case its strategy drew, or nearly, was one to draw rarely (a seen divergence's, an
+        avoided class's), so where this worker draws now (its compile classes) the property's
+        cases lie there, as the empty-rows properties' do under a divergence of rows without keys.
+        It sits out the next ``RARE_ODDS - 1`` cycles of turns: its turns, mostly steered, would
+        otherwise be spent drawing what steering rejects. Its unsteered turns (one in
+        :data:`RARE_ODDS`) still draw those cases, so they are never excluded. Where the worker's
+        classes change first (it widened, or left them), it comes back at once: the classes may
+        have been the cause."""
         self.sitting_out[prop.name] = RARE_ODDS - 1
-        self.unsteered_next.add(prop.name)
+        self.sent_away_in[prop.name] = self.classes_drawn()
+
+    def classes_drawn(self):
+        """Which compile classes the next turn draws in, as the sizes say (their focus)."""
+        sizes = self.sizes() if callable(self.sizes) else self.sizes
+        return sizes.focus_start, sizes.focus_classes
 
     def take_turn(self, prop: Property, phases, round_seed) -> bool:
         """One hypothesis run of ``prop``; False when the run ends with it (a failure found
         outside a campaign, or a fatal error)."""
         self.first_drawn = Phase.generate in phases
-        steered = prop.name not in self.unsteered_next
-        self.unsteered_next.discard(prop.name)
+        steered = self.steering_odds.randrange(RARE_ODDS) != 0
         known_before = self.result.known_cases[prop.name]
+        tally = SteeringTally((lambda: self.rare(prop)) if steered else None)
         try:
-            self.hypothesis_test(prop, phases, round_seed, steered)()
+            self.hypothesis_test(prop, phases, round_seed, tally)()
+            if tally.looked:
+                self.report(fuzz_events.SteeredTurn(prop.name, tally.mostly_rare()))
+            if tally.gave_up:
+                self.sit_out_where_all_rare(prop)
             if self.result.known_cases[prop.name] > known_before:
                 self.step_back_after_known(prop)
         except unittest.SkipTest:
@@ -336,7 +410,8 @@ class InProcessFuzzer:
         except Unsatisfiable:
             if self.seen:
                 raise
-            if steered and self.rare(prop):
+            if tally.found:  # steering rejected what was drawn
+                self.report(fuzz_events.SteeredTurn(prop.name, mostly_rare=True))
                 self.sit_out_where_all_rare(prop)
                 return True
             # Every case drawn was one the property does not apply to (its `applies`
@@ -353,19 +428,23 @@ class InProcessFuzzer:
             return self.keep_going
         return True
 
-    def hypothesis_test(self, prop: Property, phases, round_seed, steered: bool = True):
+    def hypothesis_test(self, prop: Property, phases, round_seed, tally: SteeringTally | None = None):
         """The ``@given`` test of one turn of ``prop``: a fresh hypothesis run of
-        :data:`ROUND_EXAMPLES` examples, drawing what :meth:`rare` names rarely where ``steered``."""
+        :data:`ROUND_EXAMPLES` examples, drawing none of the cases ``tally`` finds rare (None:
+        those :meth:`rare` names now)."""
+        if tally is None:
+            tally = SteeringTally(lambda: self.rare(prop))
 
         def one_case(turn_and_case):
-            self.run_drawn(prop, turn_and_case[1])
+            if not tally.gave_up:  # else the turn is over: what it draws now ends it, unrun
+                self.run_drawn(prop, turn_and_case[1])
 
         # One example-database key per property (hypothesis's own hook for telling apart
         # runs of one function, as its pytest plugin does for parametrized tests).
         one_case._hypothesis_internal_add_digest = prop.name.encode()
         turn_sizes = self.sizes() if callable(self.sizes) else self.sizes
         cases = case_strategy(prop, self.features, turn_sizes, domain=self.domain, compile_key=self.compile_key,
-                              rare=self.rare(prop) if steered else ())
+                              avoid=(tally,) if tally.steered else ())
         test = given(st.tuples(_TURN_NONCE, cases))(one_case)
         if round_seed is not None:
             test = hypothesis_seed(round_seed)(test)
@@ -443,7 +522,9 @@ class InProcessFuzzer:
         # rotation, where a failure on a case it does not cover is still a finding.
         self.result.known_cases[prop.name] += 1
         self.recent[prop.name].append(True)
-        self.report(fuzz_events.KnownCase(prop.name))
+        if verdict.reason:
+            self.causes.add(verdict.reason)
+        self.report(fuzz_events.KnownCase(prop.name, verdict.reason or ""))
         if prop.name not in {known.property for known in self.result.known}:
             known = Failure.from_verdict(verdict)
             self.result.known.append(known)
@@ -454,13 +535,18 @@ class InProcessFuzzer:
             self.passed.add((prop.name, verdict.case.spec()))
 
     def drop_known_elsewhere(self) -> None:
-        """Give away the turns of each property whose whole-property divergence another process
-        of the run has seen, as :meth:`known_divergence_seen` does for one seen here: its every
+        """Give away the turns of each property whose whole-property divergence has been seen by
+        another process of the run, or in another property (one cause declared on the whole of
+        several: a backward that is wrong on every call fails every gradient property), as
+        :meth:`known_divergence_seen` does for one seen here in the property itself: its every
         case is expected to fail, and a fresh process would otherwise meet it again (a declared
         fault, again and again)."""
-        known = self.campaign().known
-        for prop in [prop for prop in self.order if prop.name in known and self.divergent_throughout(prop)]:
-            self.order.remove(prop)
+        campaign = self.campaign()
+        seen = self.causes | campaign.causes
+        for prop in [prop for prop in self.order if self.divergent_throughout(prop)]:
+            whole = [part for part in self.known_divergences[prop.name].components() if part.covers is None]
+            if prop.name in campaign.known or any(str(part) in seen for part in whole):
+                self.order.remove(prop)
 
     def divergent_throughout(self, prop: Property) -> bool:
         """Whether ``prop`` has a known divergence of the whole property (not confined to some
@@ -469,18 +555,26 @@ class InProcessFuzzer:
         return divergence is not None and not divergence.scoped
 
     def rare(self, prop: Property) -> tuple:
-        """What ``prop``'s cases draw rarely now: the campaign's avoided case classes, and the
-        cases of a known divergence of ``prop`` already seen (its ``steer``, a cheap predicate
-        covering the cases it explains), so that a declared finding is not found again and again."""
+        """What ``prop``'s steered turns do not draw, and so draw rarely (one turn in
+        :data:`RARE_ODDS` is unsteered): the campaign's avoided case classes, and the cases of
+        each known divergence ``prop`` declares that the run has already seen (its
+        ``steer``, a cheap predicate covering the cases it explains), so that a declared finding
+        is not found again and again.
+
+        A divergence counts as seen once any property of any worker has met it: one cause
+        declared on many properties (a misread stride fails every property that computes
+        attention) is found once, not once per property, and of several declared together only
+        those seen steer, each by its own predicate."""
         predicates = []
-        avoided = self.campaign().avoided
+        campaign = self.campaign()
+        avoided = campaign.avoided
         if avoided:
             predicates.append(lambda case: case_class(case.spec()) in avoided)
-        # Seen here, or by another worker of the run.
-        seen = prop.name in {known.property for known in self.result.known} or prop.name in self.campaign().known
         divergence = self.known_divergences.get(prop.name)
-        if seen and divergence is not None and divergence.steer is not None:
-            predicates.append(divergence.steer)
+        if divergence is not None:
+            seen = self.causes | campaign.causes  # here, or by another worker of the run
+            predicates.extend(part.steer for part in divergence.components()
+                              if part.steer is not None and str(part) in seen)
         return tuple(predicates)
 
     def to_shrink(self, failure: PropertyFailure) -> bool:

@@ -3,7 +3,8 @@
 The in-process engine (:func:`flashcheck.engine.fuzz.fuzz_in_process`) reports what happens
 through one callable, ``on_event(event)``: :class:`Passed`, :class:`Declined`,
 :class:`NotApplicable`, :class:`KnownDivergenceSeen`, :class:`KnownCase`, :class:`Repeated`, :class:`Found`,
-:class:`Counterexample` and :class:`OutOfMemory`. A worker process puts the same events on the queue to its parent,
+:class:`Counterexample`, :class:`OutOfMemory` and :class:`SteeredTurn`. A worker process puts the same events
+on the queue to its parent (but :class:`SteeredTurn`, which its compile focus takes),
 as ``(worker index, event)``, with its own beside them (:class:`Started`, :class:`Replayed`,
 :class:`Stale`, :class:`Done`, :class:`SetupFailed`, :class:`FlashcheckFailed`), and the
 parent (:mod:`flashcheck.engine.fuzz_workers`) dispatches on the event's type.
@@ -78,9 +79,12 @@ class KnownDivergenceSeen:
 @dataclass(frozen=True)
 class KnownCase:
     """A case of ``property`` failed as the implementation's declared known divergence (each
-    such case, the first included): counted, so that the run's share of them is known."""
+    such case, the first included): counted, so that the run's share of them is known.
+    ``cause``: the reason of the single divergence that explained it (of several declared
+    together, the one whose cases it is), which every worker then steers off, in every property."""
 
     property: str
+    cause: str = ""
 
 
 @dataclass(frozen=True)
@@ -120,6 +124,19 @@ class OutOfMemory:
     property: str
     case: str
     report: str
+
+
+@dataclass(frozen=True)
+class SteeredTurn:
+    """A turn of ``property`` steered off the cases to draw rarely (a seen known divergence's, an
+    avoided class's) ended; ``mostly_rare``: most of the cases it drew were such, or it drew none
+    other, so that where the worker draws now the property's cases lie mostly where nothing new
+    is checked. The worker's compile focus weighs it
+    (:meth:`flashcheck.engine.focus.WideningFocus.steered_turn`): classes where every property's
+    turns are such are left; where one property's alone are, not."""
+
+    property: str
+    mostly_rare: bool
 
 
 # -- what only a worker process reports -----------------------------------------------------------

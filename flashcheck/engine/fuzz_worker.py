@@ -253,7 +253,7 @@ class Worker:
             if verdict.outcome is Outcome.DECLINED:
                 self.report(fuzz_events.Declined(prop_name, spec, verdict.reason))
             elif verdict.outcome is Outcome.KNOWN:
-                self.report(fuzz_events.KnownCase(prop_name))
+                self.report(fuzz_events.KnownCase(prop_name, verdict.reason or ""))
                 self.report(fuzz_events.KnownDivergenceSeen(Failure.from_verdict(verdict)))
             else:
                 self.report(fuzz_events.Passed(prop_name, spec, tuple(case_kinds(case)), unchecked=verdict.unchecked))
@@ -282,7 +282,7 @@ class Worker:
                 # property's turns away, then replaces this process without a finding.
                 from flashcheck.engine.fuzz_result import Failure
 
-                self.report(fuzz_events.KnownCase(verdict.property))
+                self.report(fuzz_events.KnownCase(verdict.property, verdict.reason or ""))
                 self.report(fuzz_events.KnownDivergenceSeen(Failure.from_verdict(verdict)))
             # What was said reaches the parent before the process goes.
             self.messages.close()
@@ -291,7 +291,11 @@ class Worker:
         self.clock.finish()  # the case is over, whatever its verdict
 
     def report(self, event) -> None:
-        """Send ``event`` to the parent; a passed case with the times its clock measured."""
+        """Send ``event`` to the parent, a passed case with the times its clock measured; give
+        the compile focus what is its own."""
+        if isinstance(event, fuzz_events.SteeredTurn):
+            self.focus.steered_turn(event.property, mostly_rare=event.mostly_rare)
+            return
         if isinstance(event, fuzz_events.Passed):
             self.focus.record(*self.clock.last)
             seconds, compiling = self.clock.last

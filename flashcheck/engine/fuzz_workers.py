@@ -173,6 +173,7 @@ class WorkerPoolRun:
         self.crashes = 0  # crashes and hangs so far
         self.board: Board | None = None  # in run_dir (run): what the workers are told
         self.avoided: set[str] = set()  # case classes a campaign draws rarely
+        self.causes: set[str] = set()  # known divergences seen, each by itself (its reason)
         self.stopping = False  # the workers were told to stop
         #: The workers shrinking a property failure, by slot index, with that failure as first
         #: found: the run's first one only, unless it is a campaign.
@@ -288,6 +289,9 @@ class WorkerPoolRun:
                     self.publish()  # every worker steers off it now
             case fuzz_events.KnownCase():
                 result.known_cases[event.property] += 1
+                if event.cause and event.cause not in self.causes:
+                    self.causes.add(event.cause)
+                    self.publish()  # every worker steers off its cases now, in every property
             case fuzz_events.Declined():
                 result.decline(event.property, event.reason, inside_domain=event.case if event.inside_domain else None)
             case fuzz_events.NotApplicable():
@@ -454,7 +458,8 @@ class WorkerPoolRun:
         if self.board is None:
             return
         self.board.publish(CampaignState(frozenset(f.signature for f in self.result.failures) | set(self.shrunk_elsewhere),
-                                         frozenset(self.avoided), frozenset(k.property for k in self.result.known)))
+                                         frozenset(self.avoided), frozenset(k.property for k in self.result.known),
+                                         frozenset(self.causes)))
 
     def stop_all(self) -> None:
         """Tell every worker but the finders to stop."""

@@ -28,41 +28,33 @@ _DRAW_ARGUMENTS = ("empty_rows", "mask", "varlen", "key_padding", "gqa", "dtypes
 HIDING_FEATURES = frozenset({"causal", "window", "mask", "varlen"})
 
 
-#: A case that a rare predicate (:func:`case_strategy`) holds for is kept once in this many draws.
-RARE_ODDS = 32
-
-
 def case_strategy(prop: Property, features, sizes, *, domain: CaseDomain | None = None,
-                  compile_key: tuple[str, ...] | None = None, rare: tuple[Callable[[Case], bool], ...] = ()):
+                  compile_key: tuple[str, ...] | None = None, avoid: tuple[Callable[[Case], bool], ...] = ()):
     """Cases for ``prop`` inside ``features``, drawn as the property asks (``prop.draw``):
     ``empty_rows``, ``mask``, ``varlen``, ``key_padding``, ``gqa``, ``dtypes``, ``values`` as in
     :func:`flashcheck.cases.strategies.cases`; ``unmasked``: no band, mask or packing. ``domain`` and
     ``compile_key``: the implementation's, as :func:`flashcheck.cases.strategies.cases` takes them.
 
-    ``rare``: predicates of cases to draw rarely, one draw in :data:`RARE_ODDS` of those any of
-    them holds for kept: a campaign's case classes whose cases keep crashing workers, the cases
-    of a known divergence already seen. Drawn rarely, never excluded: where every case is one
-    of them, the property still runs."""
+    ``avoid``: predicates of cases not to draw, none of them holding for a case drawn: a fuzz
+    turn steered off a known divergence already seen or a campaign's crashing case classes. The
+    fuzzer leaves one turn in :data:`flashcheck.engine.fuzz.RARE_ODDS` unsteered, so that those
+    cases are drawn rarely, never excluded; where every case is one of them, hypothesis finds none
+    (``Unsatisfiable``), which the fuzzer acts on."""
     kwargs = {"sizes": sizes, "features": features, "domain": domain, "compile_key": compile_key}
     kwargs.update({key: prop.draw[key] for key in _DRAW_ARGUMENTS if key in prop.draw})
     if prop.draw.get("unmasked"):
         kwargs["features"] = frozenset(features) - HIDING_FEATURES
     cases = strategies.cases(**kwargs).filter(prop.applies)
-    if not rare:
+    if not avoid:
         return cases
-    # The odds are a drawn number, not a random call: hypothesis replays and shrinks them too.
-    # The kept value is the last, not 0: hypothesis draws its simplest value, 0, about one
-    # time in three.
-    return st.tuples(st.integers(0, RARE_ODDS - 1), cases).filter(
-        lambda drawn: drawn[0] == RARE_ODDS - 1 or not any(predicate(drawn[1]) for predicate in rare)).map(
-        lambda drawn: drawn[1])
+    return cases.filter(lambda case: not any(predicate(case) for predicate in avoid))
 
 
-def cases_for(prop: Property, impl, device, sizes, *, rare: tuple[Callable[[Case], bool], ...] = ()):
+def cases_for(prop: Property, impl, device, sizes, *, avoid: tuple[Callable[[Case], bool], ...] = ()):
     """:func:`case_strategy` for ``impl`` on ``device``: its features, case domain and compile key."""
     return case_strategy(prop, protocol.features_of(impl, device), sizes,
                          domain=protocol.case_domain_of(impl, device), compile_key=protocol.compile_key_of(impl),
-                         rare=rare)
+                         avoid=avoid)
 
 
 def drawable(prop: Property, features, device=None, domain: CaseDomain | None = None) -> bool:

@@ -103,7 +103,7 @@ FLASH_STRIDES = KnownDivergence(
 
 FLASH_STRIDES_RELAID = KnownDivergence(
     FLASH_STRIDES.reason + "; layout_invariance compares a case with such storage too",
-    or_relaid(flash_strides_misread))
+    or_relaid(flash_strides_misread), steer=or_relaid(flash_strides_misread))
 
 
 #: The queries of one block of FlagGems' flash forward: every configuration it keeps has

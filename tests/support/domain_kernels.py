@@ -12,6 +12,10 @@ plain-torch ``correct`` kernel of :mod:`tests.support.standalone_kernels`.
 - ``lse_off_by_one_steered``: the same, its steering predicate holding on every case too (no draw
   can steer around it);
 - ``lse_off_by_one_in_float32``: the same on float32 cases only (about one in three), declared so;
+- ``nan_past_one_query``: NaN on every case with more than one query (nearly all), declared on every
+  property it shows in with that steering: a class of cases almost wholly a known divergence's;
+- ``wrong_backward``: gradients one too large on every case, declared on the whole of both gradient
+  comparisons, as one cause;
 - ``keyed``: correct, declaring a compile key of dtype and head dim;
 - ``detached_lse``: correct, but returns its lse detached while declaring ``lse_grad``;
 - ``one_key_refused``: correct, declining calls with fewer than two keys and declaring that
@@ -61,10 +65,10 @@ def nan_on_negative_scale(q, k, v, *, softmax_scale=None, **kwargs):
     return out, lse
 
 
-_NEGATIVE = KnownDivergence("NaN for every negative softmax_scale", negative_softmax_scale, steer=negative_softmax_scale)
+NEGATIVE = KnownDivergence("NaN for every negative softmax_scale", negative_softmax_scale, steer=negative_softmax_scale)
 nan_on_negative_scale.flashcheck_features = FEATURES
 nan_on_negative_scale.flashcheck_known_divergences = {
-    name: _NEGATIVE for name in ("out_matches_reference", "lse_matches_reference", "grads_match_reference")}
+    name: NEGATIVE for name in ("out_matches_reference", "lse_matches_reference", "grads_match_reference")}
 
 
 def lse_off_by_one(q, k, v, **kwargs):
@@ -94,6 +98,44 @@ def lse_off_by_one_in_float32(q, k, v, **kwargs):
 lse_off_by_one_in_float32.flashcheck_features = FEATURES
 lse_off_by_one_in_float32.flashcheck_known_divergences = {
     "lse_matches_reference": KnownDivergence("lse one too large in float32", lambda case: case.dtype == "float32")}
+
+
+def _more_than_one_query(case) -> bool:
+    return case.seqlen_q > 1
+
+
+def nan_past_one_query(q, k, v, **kwargs):
+    out, lse = standalone_kernels.correct(q, k, v, **kwargs)
+    if q.shape[1] > 1:
+        return out * math.nan, lse * math.nan if lse is not None else None
+    return out, lse
+
+
+nan_past_one_query.flashcheck_features = FEATURES - {"varlen"}
+nan_past_one_query.flashcheck_known_divergences = {
+    name: KnownDivergence("NaN with more than one query", _more_than_one_query, steer=_more_than_one_query)
+    for name in ("out_matches_reference", "lse_matches_reference", "grads_match_reference")}
+
+
+class _GradientsOneTooLarge(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, tensor):
+        return tensor.view_as(tensor)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad + 1.0
+
+
+def wrong_backward(q, k, v, **kwargs):
+    q, k, v = (_GradientsOneTooLarge.apply(t) for t in (q, k, v))
+    return standalone_kernels.correct(q, k, v, **kwargs)
+
+
+_WRONG_BACKWARD = KnownDivergence("gradients one too large on every call")
+wrong_backward.flashcheck_features = FEATURES
+wrong_backward.flashcheck_known_divergences = {
+    "grads_match_reference": _WRONG_BACKWARD, "gqa_grads_match_repeated_kv": _WRONG_BACKWARD}
 
 
 def keyed(q, k, v, **kwargs):

@@ -7,7 +7,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from flashcheck.engine.fuzz_result import OUT_OF_MEMORY
+from flashcheck.engine.fuzz_result import OUT_OF_MEMORY, OUT_OF_MEMORY_IN_THE_CALL
 
 console = Console()
 
@@ -130,18 +130,19 @@ def print_fuzz_result(result, impl_name: str, device: str, *, shrunk: bool = Tru
                       f"({entry['problem']})", markup=False, highlight=False, soft_wrap=True)
     when = ("by the interrupt" if result.interrupted else "when flashcheck's own code failed"
             if result.flashcheck_error else "at the end of the budget")
-    short_of_memory = [case for case in result.unfinished if case.get("reason") == OUT_OF_MEMORY]
     for case in result.unfinished:
         if case.get("reason") is None:
             console.print(f"stopped {when} after {case['running_for']} s, unfinished "
                           f"(neither passed nor failed): {case['property']} on {case['case']}", highlight=False)
-    if short_of_memory:
-        first = short_of_memory[0]
-        console.print(f"[bold yellow]{len(short_of_memory)} case{'s' if len(short_of_memory) > 1 else ''} "
-                      f"unfinished[/] (neither passed nor failed): {OUT_OF_MEMORY}, where other workers share "
-                      f"the device; the first: {escape(first['property'])} on {escape(first['case'])} "
-                      f"({escape(first['error'])})",
-                      highlight=False, soft_wrap=True)
+    for reason in (OUT_OF_MEMORY, OUT_OF_MEMORY_IN_THE_CALL):
+        short_of_memory = [case for case in result.unfinished if case.get("reason") == reason]
+        if short_of_memory:
+            first = short_of_memory[0]
+            console.print(f"[bold yellow]{len(short_of_memory)} case{'s' if len(short_of_memory) > 1 else ''} "
+                          f"unfinished[/] (neither passed nor failed): {reason}, where other workers share "
+                          f"the device; the first: {escape(first['property'])} on {escape(first['case'])} "
+                          f"({escape(first['error'])})",
+                          highlight=False, soft_wrap=True)
     for failure in result.known:
         workers = f" (by {failure.count} worker processes)" if failure.count > 1 else ""
         console.print(f"[bold yellow]known divergence seen{workers} (expected, not a finding):[/]")

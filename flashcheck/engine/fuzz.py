@@ -26,7 +26,7 @@ from flashcheck import protocol
 from flashcheck.cases.case import Case
 from flashcheck.engine import crash_store, fuzz_events
 from flashcheck.engine.campaign import CampaignState
-from flashcheck.engine.fuzz_result import case_class
+from flashcheck.engine.fuzz_result import RAISED, case_class
 from flashcheck.engine.property_cases import UNSATISFIABLE, case_strategy, not_applicable_because
 from flashcheck.engine.verdict import Outcome, StopRunning, Verdict, decide
 from flashcheck.oracle.compare import PropertyFailure
@@ -119,6 +119,16 @@ class SteeringTally:
 #: depends on, and the case after it is drawn from its strategy's own distribution.
 _TURN_NONCE = st.integers(min_value=0, max_value=2**32 - 1)
 
+def out_of_memory_in_the_call(verdict: Verdict) -> bool:
+    """Whether ``verdict`` is a failure for the implementation's own call raising the device's
+    out-of-memory error (torch's, or a CUDA error saying so, as Triton's launcher raises it):
+    where other processes share the device, its memory may be theirs (a run's fuzz workers)."""
+    if verdict.outcome is not Outcome.FAILED:
+        return False
+    first = verdict.failure.evidence.splitlines()[0] if verdict.failure.evidence else ""
+    return first.startswith(RAISED) and "out of memory" in first.lower()
+
+
 def case_kinds(case) -> list[str]:
     """Labels that say which regions of the case space a case exercises."""
     kinds = [case.dtype, case.layout, case.values]
@@ -163,6 +173,7 @@ def fuzz_in_process(
     simplest_run_elsewhere: bool = False,
     keep_going: bool = False,
     campaign: Callable[[], CampaignState] | None = None,
+    device_shared: bool = False,
 ) -> FuzzResult:
     """Fuzz ``impl`` in this process for ``budget`` seconds; stop at the first failure,
     shrunk to a minimal case, or at the first fatal error, unshrunk.
@@ -215,6 +226,10 @@ def fuzz_in_process(
     simplest case (every fuzz run's first drawn example), so this one leaves it out (it is
     neither run nor counted, and a shrink here takes it as passing: where it fails, the
     other process finds it) and spends that time on cases of its own.
+    ``device_shared``: other processes use the device too (a run's workers on one GPU), whose
+    memory may be theirs when the implementation's call runs out of it: such a case is decided
+    once more, and where it runs out again it is left unfinished (an ``OutOfMemory`` event,
+    counted and shown with its replay line), not reported as a finding.
 
     Raises :class:`flashcheck.engine.verdict.FlashcheckError` when flashcheck's own code fails
     on a case (a bug in flashcheck, not a finding), and ValueError when no chosen property
@@ -225,6 +240,7 @@ def fuzz_in_process(
         shared_database=shared_database, properties=properties, on_event=on_event, before_case=before_case, after_case=after_case,
         should_stop=should_stop, shrink_time=shrink_time, replay_only=replay_only,
         simplest_run_elsewhere=simplest_run_elsewhere, keep_going=keep_going, campaign=campaign,
+        device_shared=device_shared,
     ).run()
 
 
@@ -240,13 +256,14 @@ class InProcessFuzzer:
                  before_case: Callable[[str, Case], None] | None, after_case: Callable[[Verdict], None] | None,
                  should_stop: Callable[[], bool], shrink_time: float | None, replay_only: bool,
                  simplest_run_elsewhere: bool, keep_going: bool = False,
-                 campaign: Callable[[], CampaignState] | None = None):
+                 campaign: Callable[[], CampaignState] | None = None, device_shared: bool = False):
         self.impl, self.impl_name, self.device, self.sizes = impl, impl_name, device, sizes
         self.budget, self.seed, self.shrink_time = budget, seed, shrink_time
         self.replay_only, self.simplest_run_elsewhere = replay_only, simplest_run_elsewhere
         self.on_event, self.before_case, self.after_case, self.should_stop = (
             on_event, before_case, after_case, should_stop)
         self.keep_going = keep_going
+        self.device_shared = device_shared
         self.campaign = campaign if campaign is not None else CampaignState
         #: In a campaign: the signature of the failure being shrunk now, the signatures this
         #: process reported, and failures of other signatures met while shrinking, as drawn.
@@ -477,11 +494,16 @@ class InProcessFuzzer:
             return
         if key in self.passed:
             return
-        if self.before_case is not None:
-            self.before_case(prop.name, case)
-        verdict = decide(prop, self.impl, case, device=self.device, impl_name=self.impl_name)
-        if self.after_case is not None:
-            self.after_case(verdict)
+        verdict = self.decided(prop, case)
+        if self.device_shared and out_of_memory_in_the_call(verdict):
+            # Other processes hold the device's memory: once more, this process's cache given
+            # back (decide does), before the case says anything about the implementation.
+            verdict = self.decided(prop, case)
+            if out_of_memory_in_the_call(verdict):
+                report = f"{verdict.failure.evidence}\nreproduce: {verdict.replay}"
+                self.result.out_of_memory(prop.name, key[1], report, in_the_call=True)
+                self.report(fuzz_events.OutOfMemory(prop.name, key[1], report, in_the_call=True))
+                return  # neither passed nor failed; the next case may fit
         if verdict.outcome is Outcome.DECLINED:
             # The adapter's documented way to decline a case inside its declared features
             # that it cannot express (e.g. causal with Nq != Nk for SDPA's flash backend).
@@ -515,6 +537,15 @@ class InProcessFuzzer:
         self.result.count(prop.name, kinds, verdict.unchecked)
         self.result.seconds = time.monotonic() - self.start
         self.report(fuzz_events.Passed(prop.name, key[1], tuple(kinds), unchecked=verdict.unchecked))
+
+    def decided(self, prop: Property, case: Case) -> Verdict:
+        """The verdict of ``prop`` on ``case``, between the ``before_case`` and ``after_case`` hooks."""
+        if self.before_case is not None:
+            self.before_case(prop.name, case)
+        verdict = decide(prop, self.impl, case, device=self.device, impl_name=self.impl_name)
+        if self.after_case is not None:
+            self.after_case(verdict)
+        return verdict
 
     def known_divergence_seen(self, prop: Property, verdict: Verdict) -> None:
         # Declared: every case counted, reported once per property. A whole-property divergence

@@ -117,13 +117,16 @@ class Counterexample:
 @dataclass(frozen=True)
 class OutOfMemory:
     """The device ran out of memory in flashcheck's own computation on a case of ``property``
-    (a reference or an allowance, with the device shared by other workers): neither passed nor
+    (a reference or an allowance, with the device shared by other workers), or (``in_the_call``)
+    twice in the implementation's own call on a device other workers share: neither passed nor
     failed, the case is left unfinished and counted so, and the run goes on. ``report``: the
-    error, its case and replay line (:class:`flashcheck.engine.verdict.FlashcheckError`)."""
+    error, its case and replay line (:class:`flashcheck.engine.verdict.FlashcheckError`, or the
+    implementation's error)."""
 
     property: str
     case: str
     report: str
+    in_the_call: bool = False
 
 
 @dataclass(frozen=True)
@@ -195,4 +198,4 @@ class FlashcheckFailed:
 
 #: Any of the events above.
 Event = (Passed | Declined | NotApplicable | KnownDivergenceSeen | KnownCase | Repeated | Found | Counterexample
-         | OutOfMemory | Started | Replayed | Stale | Done | SetupFailed | FlashcheckFailed)
+         | OutOfMemory | SteeredTurn | Started | Replayed | Stale | Done | SetupFailed | FlashcheckFailed)

@@ -167,6 +167,9 @@ class Failure:
 #: Why a case is left unfinished where the device ran out of memory in flashcheck's own
 #: computation (:meth:`FuzzResult.out_of_memory`).
 OUT_OF_MEMORY = "the device ran out of memory in flashcheck's own computation"
+#: Why one is left unfinished where it ran out in the implementation's own call, twice, on a
+#: device other workers share, whose memory may be theirs (:meth:`FuzzResult.out_of_memory`).
+OUT_OF_MEMORY_IN_THE_CALL = "the device ran out of memory in the implementation's own call, twice"
 
 #: Seconds per entry of :attr:`FuzzResult.pace`.
 PACE_SPAN = 10
@@ -222,8 +225,9 @@ class FuzzResult:
     known_cases: Counter = field(default_factory=Counter)
     #: Cases neither passed nor failed: still running when the budget ran out, stopped with
     #: their worker (``{"property", "case", "running_for", "worker"}``), or left where the device
-    #: ran out of memory in flashcheck's own computation (``{"property", "case", "worker",
-    #: "reason": OUT_OF_MEMORY, "error"}``, :meth:`out_of_memory`).
+    #: ran out of memory in flashcheck's own computation or, twice, in the implementation's call
+    #: on a shared device (``{"property", "case", "worker", "reason": OUT_OF_MEMORY or
+    #: OUT_OF_MEMORY_IN_THE_CALL, "error"}``, :meth:`out_of_memory`).
     unfinished: list[dict] = field(default_factory=list)
     #: Crash-store entries no longer replayable (``{"property", "case", "problem", "store"}``,
     #: see :meth:`flashcheck.engine.crash_store.CrashStore.replayable`): reported, not run, not findings.
@@ -357,11 +361,14 @@ class FuzzResult:
                 return
         self.declined_inside_domain.append({"property": prop, "case": inside_domain, "reason": reason, "count": 1})
 
-    def out_of_memory(self, prop: str, case: str, report: str, *, worker: int | None = None) -> None:
+    def out_of_memory(self, prop: str, case: str, report: str, *, worker: int | None = None,
+                      in_the_call: bool = False) -> None:
         """Record a case of property ``prop`` left unfinished because the device ran out of
-        memory in flashcheck's own computation; ``report``: the error's report, whose first
-        line is kept."""
-        self.unfinished.append({"property": prop, "case": case, "worker": worker, "reason": OUT_OF_MEMORY,
+        memory in flashcheck's own computation, or (``in_the_call``) twice in the
+        implementation's own call on a device other workers share; ``report``: the error's
+        report, whose first line is kept."""
+        reason = OUT_OF_MEMORY_IN_THE_CALL if in_the_call else OUT_OF_MEMORY
+        self.unfinished.append({"property": prop, "case": case, "worker": worker, "reason": reason,
                                 "error": report.splitlines()[0] if report else ""})
 
     @classmethod

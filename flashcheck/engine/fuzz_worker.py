@@ -82,7 +82,8 @@ class WorkerTask:
     entry, :func:`flashcheck.engine.placement.worker_pins`; None on the CPU), after replaying
     ``replay`` (``(property, case spec)`` pairs); its case file and log file are at
     ``case_file`` and ``log_file``; in a campaign, the parent publishes what it has heard on the
-    board ``board_file`` (:mod:`flashcheck.engine.campaign`; None where there is none)."""
+    board ``board_file`` (:mod:`flashcheck.engine.campaign`; None where there is none);
+    ``shares_device``: other workers are pinned to its GPU."""
 
     options: FuzzOptions
     index: int
@@ -94,6 +95,8 @@ class WorkerTask:
     case_file: str
     log_file: str
     board_file: str | None = None
+    #: Other workers of the run are pinned to the same GPU: its memory is shared.
+    shares_device: bool = False
 
 
 #: Triton's switch for caching autotuning results on disk (``triton.knobs.autotuning.cache``).
@@ -200,6 +203,7 @@ class Worker:
             # Every worker's first turns would start from the same simplest cases: worker 0 runs them.
             simplest_run_elsewhere=self.task.index > 0,
             keep_going=options.keep_going, campaign=self.board.read if self.board is not None else None,
+            device_shared=self.task.shares_device,
         )
 
     def replay(self, stop) -> bool:

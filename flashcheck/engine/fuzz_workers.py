@@ -236,7 +236,8 @@ class WorkerPoolRun:
         slot.finished = False
         task = WorkerTask(options, slot.index, seed, self.focus_seed, self.wall_deadline, slot.gpu,
                           tuple(slot.replay), str(slot.case_file), str(slot.log_file),
-                          str(self.board.path) if self.board is not None else None)
+                          str(self.board.path) if self.board is not None else None,
+                          shares_device=slot.gpu is not None and sum(other.gpu == slot.gpu for other in self.slots) > 1)
         slot.process = self.context.Process(target=worker_main, name=f"flashcheck-worker-{slot.index}",
                                             args=(task, self.messages, slot.stop), daemon=True)
         with _interruptions_held():  # inherited: the worker ignores Ctrl-C from its first instruction on
@@ -261,7 +262,8 @@ class WorkerPoolRun:
                 if self.on_progress is not None:
                     self.on_progress(result)
             case fuzz_events.OutOfMemory():
-                result.out_of_memory(event.property, event.case, event.report, worker=index)
+                result.out_of_memory(event.property, event.case, event.report, worker=index,
+                                     in_the_call=event.in_the_call)
             case fuzz_events.Found():
                 if self.options.keep_going or not self.finders:
                     self.finders.setdefault(index, dataclasses.replace(event.failure, seconds=now))

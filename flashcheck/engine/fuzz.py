@@ -79,10 +79,9 @@ class SteeringTally:
     :func:`flashcheck.engine.property_cases.case_strategy`): true for one to draw rarely, which the
     turn does not draw, by the predicates ``rare()`` gives, asked afresh at each case so that a
     known divergence the turn's first case met steers its second. ``rare`` None: an unsteered turn,
-    which draws every case. Counts how many cases it looked at (with something to steer off)
-    and how many it found rare, and
-    ``gave_up`` after :data:`GIVE_UP_AFTER` of them nearly all rare: from then on it lets every
-    case through, for the turn to end without running it."""
+    which draws every case. Counts how many cases it looked at (with something to steer off) and
+    how many it found rare, and ``gave_up`` after :data:`GIVE_UP_AFTER` of them nearly all rare:
+    from then on it lets every case through, for the turn to end without running it."""
 
     def __init__(self, rare: Callable[[], tuple[Callable[[Case], bool], ...]] | None):
         self.rare = rare
@@ -94,8 +93,10 @@ class SteeringTally:
         return self.rare is not None
 
     def __call__(self, case: Case) -> bool:
+        if self.gave_up:
+            return False
         predicates = self.rare()
-        if self.gave_up or not predicates:
+        if not predicates:
             return False
         found = any(predicate(case) for predicate in predicates)
         self.looked += 1
@@ -118,6 +119,7 @@ class SteeringTally:
 #: ever have the first dtype, float16: so the first choice is this number, which no case
 #: depends on, and the case after it is drawn from its strategy's own distribution.
 _TURN_NONCE = st.integers(min_value=0, max_value=2**32 - 1)
+
 
 def out_of_memory_in_the_call(verdict: Verdict) -> bool:
     """Whether ``verdict`` is a failure for the implementation's own call raising the device's
@@ -396,9 +398,13 @@ class InProcessFuzzer:
         self.sitting_out[prop.name] = RARE_ODDS - 1
         self.sent_away_in[prop.name] = self.classes_drawn()
 
+    def turn_sizes(self):
+        """The sizes the next turn draws with."""
+        return self.sizes() if callable(self.sizes) else self.sizes
+
     def classes_drawn(self):
         """Which compile classes the next turn draws in, as the sizes say (their focus)."""
-        sizes = self.sizes() if callable(self.sizes) else self.sizes
+        sizes = self.turn_sizes()
         return sizes.focus_start, sizes.focus_classes
 
     def take_turn(self, prop: Property, phases, round_seed) -> bool:
@@ -445,12 +451,9 @@ class InProcessFuzzer:
             return self.keep_going
         return True
 
-    def hypothesis_test(self, prop: Property, phases, round_seed, tally: SteeringTally | None = None):
+    def hypothesis_test(self, prop: Property, phases, round_seed, tally: SteeringTally):
         """The ``@given`` test of one turn of ``prop``: a fresh hypothesis run of
-        :data:`ROUND_EXAMPLES` examples, drawing none of the cases ``tally`` finds rare (None:
-        those :meth:`rare` names now)."""
-        if tally is None:
-            tally = SteeringTally(lambda: self.rare(prop))
+        :data:`ROUND_EXAMPLES` examples, drawing none of the cases ``tally`` finds rare."""
 
         def one_case(turn_and_case):
             if not tally.gave_up:  # else the turn is over: what it draws now ends it, unrun
@@ -459,8 +462,7 @@ class InProcessFuzzer:
         # One example-database key per property (hypothesis's own hook for telling apart
         # runs of one function, as its pytest plugin does for parametrized tests).
         one_case._hypothesis_internal_add_digest = prop.name.encode()
-        turn_sizes = self.sizes() if callable(self.sizes) else self.sizes
-        cases = case_strategy(prop, self.features, turn_sizes, domain=self.domain, compile_key=self.compile_key,
+        cases = case_strategy(prop, self.features, self.turn_sizes(), domain=self.domain, compile_key=self.compile_key,
                               avoid=(tally,) if tally.steered else ())
         test = given(st.tuples(_TURN_NONCE, cases))(one_case)
         if round_seed is not None:
@@ -500,10 +502,9 @@ class InProcessFuzzer:
             # back (decide does), before the case says anything about the implementation.
             verdict = self.decided(prop, case)
             if out_of_memory_in_the_call(verdict):
-                report = f"{verdict.failure.evidence}\nreproduce: {verdict.replay}"
-                self.result.out_of_memory(prop.name, key[1], report, in_the_call=True)
-                self.report(fuzz_events.OutOfMemory(prop.name, key[1], report, in_the_call=True))
-                return  # neither passed nor failed; the next case may fit
+                self.short_of_memory(prop, key[1], f"{verdict.failure.evidence}\nreproduce: {verdict.replay}",
+                                     in_the_call=True)
+                return
         if verdict.outcome is Outcome.DECLINED:
             # The adapter's documented way to decline a case inside its declared features
             # that it cannot express (e.g. causal with Nq != Nk for SDPA's flash backend).
@@ -526,9 +527,8 @@ class InProcessFuzzer:
         if verdict.declared_fault:
             self.known_divergence_seen(prop, verdict)
         if verdict.outcome is Outcome.FLASHCHECK_ERROR and verdict.error.out_of_memory:
-            self.result.out_of_memory(prop.name, key[1], str(verdict.error))
-            self.report(fuzz_events.OutOfMemory(prop.name, key[1], str(verdict.error)))
-            return  # neither passed nor failed; the next case may fit
+            self.short_of_memory(prop, key[1], str(verdict.error))
+            return
         if verdict.outcome in (Outcome.FATAL, Outcome.FLASHCHECK_ERROR):
             raise StopRunning(verdict)  # past hypothesis, which would shrink an Exception
         self.passed.add(key)
@@ -537,6 +537,13 @@ class InProcessFuzzer:
         self.result.count(prop.name, kinds, verdict.unchecked)
         self.result.seconds = time.monotonic() - self.start
         self.report(fuzz_events.Passed(prop.name, key[1], tuple(kinds), unchecked=verdict.unchecked))
+
+    def short_of_memory(self, prop: Property, spec: str, report: str, *, in_the_call: bool = False) -> None:
+        """Leave the case ``spec`` of ``prop`` unfinished, neither passed nor failed, where the
+        device ran out of memory (:meth:`flashcheck.engine.fuzz_result.FuzzResult.out_of_memory`):
+        counted and reported, and the run goes on, since the next case may fit."""
+        self.result.out_of_memory(prop.name, spec, report, in_the_call=in_the_call)
+        self.report(fuzz_events.OutOfMemory(prop.name, spec, report, in_the_call=in_the_call))
 
     def decided(self, prop: Property, case: Case) -> Verdict:
         """The verdict of ``prop`` on ``case``, between the ``before_case`` and ``after_case`` hooks."""

@@ -12,7 +12,7 @@ import torch
 from flashcheck.cases import sizes as case_sizes
 from flashcheck.engine import fuzz, fuzz_events
 from flashcheck.engine.fuzz_result import OUT_OF_MEMORY_IN_THE_CALL, Failure
-from tests.support import buggy, standalone_kernels
+from tests.support import buggy, misbehaving, standalone_kernels
 
 FAILURE = Failure("property", "out_matches_reference", "batch=1 seqlen_q=2", "out differs", "tests.support.buggy:correct")
 
@@ -62,15 +62,15 @@ def test_the_in_process_engine_reports_what_happens_as_events_in_order():
     assert all(event.seconds is None for event in passed), "times are a worker's to add"
 
 
-def _out_of_memory_in_its_call(calls_that_run_out):
+def _out_of_memory_in_its_call(calls_that_run_out, error=misbehaving.OUT_OF_MEMORY_ERRORS[0]):
     """A correct kernel whose first ``calls_that_run_out`` calls raise the device's out-of-memory
-    error, as a call does when other processes hold the device's memory."""
+    ``error``, as a call does when other processes hold the device's memory."""
     calls = []
 
     def attention(q, k, v, **kwargs):
         calls.append(None)
         if len(calls) <= calls_that_run_out:
-            raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
+            raise error
         return standalone_kernels.correct(q, k, v, **kwargs)
 
     attention.flashcheck_features = standalone_kernels.FEATURES
@@ -93,11 +93,12 @@ def test_a_call_out_of_memory_on_a_shared_device_is_decided_again_and_then_is_no
     assert sum(isinstance(event, fuzz_events.Passed) for event in events) >= 5
 
 
-def test_a_call_out_of_memory_twice_on_a_shared_device_leaves_the_case_unfinished():
-    result, events = _fuzz_out_of_memory(_out_of_memory_in_its_call(2), device_shared=True)
+@pytest.mark.parametrize("error", misbehaving.OUT_OF_MEMORY_ERRORS, ids=["allocator", "cuda-error"])
+def test_a_call_out_of_memory_twice_on_a_shared_device_leaves_the_case_unfinished(error):
+    result, events = _fuzz_out_of_memory(_out_of_memory_in_its_call(2, error), device_shared=True)
     assert not result.failures
     [unfinished] = result.unfinished
-    assert unfinished["reason"] == OUT_OF_MEMORY_IN_THE_CALL and "OutOfMemoryError" in unfinished["error"]
+    assert unfinished["reason"] == OUT_OF_MEMORY_IN_THE_CALL and type(error).__name__ in unfinished["error"]
     assert any(isinstance(event, fuzz_events.OutOfMemory) and event.in_the_call for event in events)
 
 

@@ -79,7 +79,7 @@ class FlashcheckError(Exception):
         #: The device ran short in flashcheck's own computation: not a bug either, and a run of
         #: cases (``flashcheck fuzz``) leaves the case unfinished and goes on, where workers sharing
         #: the device hold the memory it lacked.
-        self.out_of_memory = isinstance(error, torch.OutOfMemoryError)
+        self.out_of_memory = is_out_of_memory(error)
         if self.out_of_memory:
             what = f"the device ran out of memory in flashcheck's own computation, not a finding about {impl_name}"
         else:
@@ -231,10 +231,23 @@ def raised_text(error: BaseException) -> str:
     return f"{type(error).__name__}: {error}"
 
 
+def is_out_of_memory(error: BaseException) -> bool:
+    """Whether ``error`` is the device running out of memory: torch's ``OutOfMemoryError``
+    from its allocator, or CUDA's own out-of-memory error (``cudaErrorMemoryAllocation``,
+    "CUDA error: out of memory"), which a call outside the allocator returns, a kernel
+    launch that cannot get its local memory among them."""
+    if isinstance(error, torch.OutOfMemoryError):
+        return True
+    return isinstance(error, RuntimeError) and "CUDA error: out of memory" in str(error)
+
+
 def is_fatal(error: BaseException) -> bool:
     """Whether ``error`` leaves the process unable to run further cases: a CUDA error
     (an illegal address, a launch failure, a device-side assert) poisons the CUDA context
-    for good."""
+    for good. The device running out of memory does not (:func:`is_out_of_memory`): CUDA
+    keeps the context, and the next case may fit."""
+    if is_out_of_memory(error):
+        return False
     fatal_type = getattr(torch, "AcceleratorError", None)
     if fatal_type is not None and isinstance(error, fatal_type):
         return True

@@ -11,6 +11,8 @@ import ctypes
 import os
 import time
 
+import torch
+
 from tests.support import buggy
 
 FEATURES = frozenset({"lse", "float32"})
@@ -163,3 +165,9 @@ def crashes_once(q, k, v, **kwargs):
 
 
 crashes_once.flashcheck_features = FEATURES
+
+
+#: The two ways the device's running out of memory reaches Python: torch's allocator, and CUDA's
+#: own error from a call outside it (a copy, a kernel launch), which leaves the CUDA context alive.
+OUT_OF_MEMORY_ERRORS = (torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB"),
+                        torch.AcceleratorError("CUDA error: out of memory"))

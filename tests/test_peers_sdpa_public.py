@@ -305,6 +305,18 @@ def test_cudnn_s_leak_is_declared_where_a_hidden_key_outscores_the_row_by_about_
     assert not known["future_keys_cannot_change_output"].explains(fresh.replace(softmax_scale=1.0)), "leads / 4"
 
 
+def test_cudnn_s_leak_is_declared_on_the_band_passed_as_a_mask_where_the_case_itself_is_plain_causal():
+    known = sdpa_public.cudnn().flashcheck_known_divergences["mask_equal_to_band_matches_flag"]
+    # A campaign's case on the H100: is_causal on the first call, the band as a mask on the second;
+    # one hidden key leads row 31 of head 0 by 66320.
+    case = Case.from_spec("batch=1 seqlen_q=576 seqlen_k=576 heads=2 kv_heads=1 head_dim=32 dtype=float16 "
+                          "causal=True window=-1,-1 softmax_scale=1.0 layout=contiguous values=outliers seed=1")
+    assert not sdpa_public.passes_attn_mask(case)
+    assert known.explains(case)
+    assert not known.explains(case.replace(softmax_scale=0.5)), "leads / 2"
+    assert not known.explains(case.replace(values="normal"))
+
+
 def test_cudnn_s_leak_of_huge_hidden_keys_and_its_last_bit_nondeterminism_are_declared_where_they_showed():
     known = sdpa_public.cudnn().flashcheck_known_divergences
     padded = Case.from_spec("batch=1 seqlen_q=1 seqlen_k=31 heads=1 kv_heads=1 head_dim=16 dtype=float16 seed=0 "

@@ -199,11 +199,30 @@ def cudnn_mask_outscored_by_fresh_keys(case) -> bool:
     return _past_the_bias(hidden_logit_lead(case, *changed[:2]))
 
 
+def cudnn_band_as_mask_outscored(case) -> bool:
+    """:func:`cudnn_mask_outscored` for mask_equal_to_band_matches_flag's own call, which hands
+    the case's band to the backend as a boolean mask whatever the case's translation does
+    (plain causal with equal lengths, :func:`passes_attn_mask` false, among its cases)."""
+    return _past_the_bias(case_hidden_logit_lead(case))
+
+
+def _outliers(case) -> bool:
+    """Outlier values: the family whose hidden keys lead that far (a description alone)."""
+    return case.values == "outliers"
+
+
 _MASK_OUTSCORED = _CUDNN_HUGE_HIDDEN_LOGITS.reason + "; from a hidden key about 65504 above the row's best visible " \
     "one, as if the mask were a finite bias (docs/findings.md)"
 _CUDNN_MASK_OUTSCORED = KnownDivergence(_MASK_OUTSCORED, cudnn_mask_outscored, steer=_outliers_behind_a_mask)
 _CUDNN_MASK_OUTSCORED_BY_FRESH_KEYS = KnownDivergence(_MASK_OUTSCORED, cudnn_mask_outscored_by_fresh_keys,
                                                       steer=_outliers_behind_a_mask)
+#: [2.11 H100] The same leak through the property's mask call: a campaign's plain causal case
+#: (is_causal on the first call) whose one hidden key led its row's best visible one by 66320 gave
+#: that row exactly the hidden key's value with the mask, float64's row with is_causal
+#: (docs/findings.md, "Campaigns alone on one H100").
+_CUDNN_BAND_AS_MASK_OUTSCORED = KnownDivergence(
+    _MASK_OUTSCORED + "; here in the property's call with the band as a boolean mask", cudnn_band_as_mask_outscored,
+    steer=_outliers)
 #: What the flash backend's documented constraints exclude entirely. It declares causal but no
 #: window and no mask, so a row without an allowed key arises only from the protocol's
 #: bottom-right causal with Nq > Nk, which the adapter passes as a boolean attn_mask (is_causal
@@ -237,6 +256,7 @@ KNOWN = {
                   "layout_invariance": _UNALIGNED_VIEWS_RELAID},
     "cudnn": {"masked_keys_with_huge_logits_change_nothing": _CUDNN_HUGE_HIDDEN_LOGITS,
               "future_keys_cannot_change_output": _CUDNN_MASK_OUTSCORED_BY_FRESH_KEYS,
+              "mask_equal_to_band_matches_flag": _CUDNN_BAND_AS_MASK_OUTSCORED,
               "padded_batch_matches_unpadded": _CUDNN_HUGE_HIDDEN_LOGITS,
               "backward_deterministic": _CUDNN_NONDETERMINISTIC_DQ,
               "grads_match_reference": _FLOAT16_RANGE,

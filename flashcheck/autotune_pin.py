@@ -24,10 +24,18 @@ choice) and the values of the kernel's ``tl.constexpr`` arguments. So
 
 The candidates are the configurations the autotuner's ``early_config_prune`` keeps for the call.
 A configuration the autotuner would skip while timing (a compile-time assertion, too little shared
-memory, ptxas refusing it) is skipped the same way, for the next one in order, and the one that
-runs is remembered for the variant and its Triton specialisation, so that those refused are not
-compiled again: a pinned call raises only where every candidate does. Each choice is printed to stderr once per process,
-naming the kernel and the configuration, so that a failure's log says what ran.
+memory, ptxas refusing it) is skipped the same way, for the next one in order: a pinned call raises
+only where every candidate does. The configuration that runs is the variant's, whatever Triton's
+specialisation of the call (its arguments' alignment), as the library's own autotuner keeps one
+choice per key: two calls of one variant in different layouts run the same configuration, so that
+comparing their results bit for bit compares the kernel, not two configurations. Where a
+specialisation refuses the variant's configuration (an aligned call pipelines its loads and needs
+more shared memory than an unaligned one), the variant *moves* to the next configuration in order
+that runs, for every later call of it; :func:`moves` counts such moves, so that a check whose
+calls straddled one can be decided again (:func:`flashcheck.engine.verdict.decide`). Refusals are
+remembered per specialisation and not compiled again. Each choice and each move is printed to
+stderr once per process, naming the kernel and the configuration, so that a failure's log says
+what ran.
 
 The environment variable :data:`FORCED` overrides the choice, for triage: ``library`` leaves every
 call to the library's own autotuning (as its users run it), a number N runs the N-th
@@ -47,8 +55,10 @@ import zlib
 _MARK = "_flashcheck_pinned"
 #: The modules whose autotuners were already pinned in this process.
 _SEARCHED: set = set()
-#: The choices already printed in this process: (kernel name, digest).
+#: The choices already printed in this process: (kernel name, digest, what).
 _ANNOUNCED: set = set()
+#: How many times in this process a variant's configuration moved after running (:func:`moves`).
+_MOVES = [0]
 #: The environment variable that forces the choice (module docstring).
 FORCED = "FLASHCHECK_AUTOTUNE_CONFIG"
 #: What :data:`FORCED` holds to leave every call to the library's own autotuning.
@@ -104,12 +114,13 @@ def pin(tuner) -> None:
     constexprs = _constexpr_names(tuner)
     kernel = kernel_name(tuner)
     forced = forced_choice(kernel, len(configs))
-    # The configuration each variant ran, by Triton specialisation: ``(digest, specialisation)``
-    # -> the configuration, or None where the library's own timing chose. A later call runs it
-    # at once: the configurations before it in order refused (a compile-time assertion, too little
-    # shared memory, ptxas) and are not compiled again, and the candidates are not pruned again
-    # (the autotuner itself prunes once per key).
+    # The configuration each variant runs: digest -> (its order of candidates, the position in it
+    # of the configuration chosen), or None where the library's own timing chooses. The
+    # candidates are pruned once per variant (the autotuner itself prunes once per key).
     chosen = {}
+    # What each specialisation of a variant refused: (digest, specialisation) -> positions in the
+    # variant's order, so that a refused configuration is not compiled again there.
+    refused = {}
 
     def run_with(config, args, kwargs):
         tuner.configs = [config]
@@ -128,31 +139,53 @@ def pin(tuner) -> None:
             return run_with(config, args, kwargs)
         named = {**dict(zip(tuner.arg_names, args)), **kwargs}
         digest = zlib.crc32(repr((kernel, _variant(tuner, named, constexprs))).encode())
-        specialised = (digest, _specialisation(named))
-        if specialised in chosen:
-            config = chosen[specialised]
-            return library_run(*args, **kwargs) if config is None else run_with(config, args, kwargs)
-        candidates = _candidates(tuner, configs, args, kwargs)
-        start = digest % (len(candidates) + (1 if own_timing_possible() else 0))
-        if len(configs) <= 1 or start == len(candidates):
-            chosen[specialised] = None
+        if digest not in chosen:
+            candidates = _candidates(tuner, configs, args, kwargs)
+            start = digest % (len(candidates) + (1 if own_timing_possible() else 0))
+            if len(configs) <= 1 or start == len(candidates):
+                chosen[digest] = None
+            else:
+                chosen[digest] = (candidates[start:] + candidates[:start], None)
+        if chosen[digest] is None:
             _announce(kernel, digest, "the library's own autotuning")
             return library_run(*args, **kwargs)
-        order = candidates[start:] + candidates[:start]
-        for attempt, config in enumerate(order):
+        order, ran = chosen[digest]
+        skip = refused.setdefault((digest, _specialisation(named)), set())
+        # From the variant's configuration on, round the order (a configuration before it that
+        # another specialisation refused may run in this one); where this specialisation refused
+        # them all before, the first is run again, and what it raises is the call's.
+        positions = [((ran or 0) + step) % len(order) for step in range(len(order))]
+        untried = [position for position in positions if position not in skip] or positions[:1]
+        for position in untried:
             try:
-                result = run_with(config, args, kwargs)
+                result = run_with(order[position], args, kwargs)
             except skipped_by_the_autotuner:
-                if attempt == len(order) - 1:
+                skip.add(position)
+                if position == untried[-1]:
                     raise
                 continue
-            chosen[specialised] = config
-            _announce(kernel, digest, f"configuration {configs.index(config) + 1} of {len(configs)}: {config}")
+            moved = ran is not None and position != ran
+            _MOVES[0] += moved
+            _announce(kernel, digest, f"configuration {_label(configs, order[position])}" + (
+                f", moved from {_label(configs, order[ran])}, which a call of another alignment refused"
+                if moved else ""))
+            chosen[digest] = (order, position)
             return result
-        raise AssertionError("unreachable: an empty order")
+        raise AssertionError("unreachable: the last untried position raises or returns")
 
     tuner.run = run
     setattr(tuner, _MARK, True)
+
+
+def moves() -> int:
+    """How many times in this process a pinned variant moved to another configuration after one of
+    its calls ran (a specialisation refused the variant's configuration): a check whose calls
+    straddle a move ran two configurations (module docstring)."""
+    return _MOVES[0]
+
+
+def _label(configs: list, config) -> str:
+    return f"{configs.index(config) + 1} of {len(configs)}: {config}"
 
 
 def forced_entries() -> dict:
@@ -252,8 +285,8 @@ def kernel_name(tuner) -> str:
 def _announce(kernel: str, digest: int | None, what: str) -> None:
     """Print a choice to stderr the first time this process makes it (``digest``: the variant's,
     None for a choice :data:`FORCED` makes for every variant)."""
-    if (kernel, digest) in _ANNOUNCED:
+    if (kernel, digest, what) in _ANNOUNCED:
         return
-    _ANNOUNCED.add((kernel, digest))
+    _ANNOUNCED.add((kernel, digest, what))
     variant = "" if digest is None else f" (variant {digest:08x})"
     print(f"autotune pin: {kernel} runs {what}{variant}", file=sys.stderr)

@@ -249,6 +249,46 @@ def test_a_refused_configuration_is_not_tried_again_for_the_same_variant():
     assert tried_first > 0 and len(attempts) == tried_first  # the refusals remembered, not compiled again
 
 
+def _out(aligned: bool) -> torch.Tensor:
+    """A one-element output whose storage is 16-byte aligned or not (Triton specialises on it)."""
+    return torch.zeros(1, device=DEVICE) if aligned else torch.zeros(2, device=DEVICE)[1:]
+
+
+def _ran_in(tuner, n: int, aligned: bool) -> float:
+    out = _out(aligned)
+    tuner[(1,)](out, n, SHIFT=0)
+    return out.item()
+
+
+def _refused_where_aligned(block):
+    """Refuses block 128 where the output is aligned, as a pipelined (aligned) load of a large
+    tile asks more shared memory than the device has while the unaligned one does not."""
+    def hook(nargs):
+        if block == 128 and nargs["out"].data_ptr() % 16 == 0:
+            raise OutOfResources(300000, 232448, "shared memory (aligned, pipelined)")
+    return hook
+
+
+def test_calls_of_one_variant_in_two_alignments_run_one_configuration_once_a_refusal_moved_it():
+    configs = [triton.Config({"B": block}, pre_hook=_refused_where_aligned(block)) for block in BLOCKS]
+    tuner = pinned(configs=configs)
+    moved = [n for n in range(200) if _ran_in(tuner, n, aligned=False) == 128]
+    assert moved, "some variant starts at the block the aligned calls refuse"
+    before = autotune_pin.moves()
+    for n in moved:
+        assert _ran_in(tuner, n, aligned=True) != 128  # refused there: the variant moves on
+    assert autotune_pin.moves() - before == len(moved)
+    for n in moved:  # every later call of the variant, in either alignment, runs where it moved
+        assert _ran_in(tuner, n, aligned=False) == _ran_in(tuner, n, aligned=True) != 128
+    assert autotune_pin.moves() - before == len(moved)
+
+
+def test_calls_of_one_variant_in_two_alignments_that_both_take_its_configuration_run_it_alike():
+    tuner = pinned()
+    for n in range(60):
+        assert _ran_in(tuner, n, aligned=False) == _ran_in(tuner, n, aligned=True)
+
+
 # -- autotuners an implementation declares (flashcheck_autotuners) ------------------------------
 
 

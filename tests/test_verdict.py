@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from flashcheck import peers
+from flashcheck import autotune_pin, peers
 from flashcheck.cases.case import Case
 from flashcheck.engine import attribution, verdict
 from flashcheck.engine.verdict import FlashcheckError, Outcome, decide
@@ -448,3 +448,28 @@ def test_a_decline_that_names_the_cuda_error_it_avoids_is_a_decline_not_a_fatal_
     declines_naming_a_fault.flashcheck_features = frozenset({"float32"})
     verdict = decide(OUT, declines_naming_a_fault, CASE, device="cpu", impl_name="t:declines")
     assert verdict.outcome is Outcome.DECLINED, verdict
+
+
+def _wrong_once_while_a_pinned_autotuner_moves(moves: bool):
+    """A correct kernel whose first call returns a wrong output, as a call that ran another
+    configuration than the variant moved to (``moves``: the pin counts a move meanwhile)."""
+    calls = []
+
+    def attention(q, k, v, **kwargs):
+        calls.append(None)
+        out, lse = buggy.correct(q, k, v, **kwargs)
+        if len(calls) == 1:
+            if moves:
+                autotune_pin._MOVES[0] += 1
+            return out + 1, lse
+        return out, lse
+
+    attention.flashcheck_features = buggy.correct.flashcheck_features
+    return attention
+
+
+def test_a_failure_during_which_a_pinned_autotuner_moved_is_decided_again_on_the_configuration_it_moved_to():
+    verdict = decide(OUT, _wrong_once_while_a_pinned_autotuner_moves(True), CASE, device="cpu", impl_name="t:moved")
+    assert verdict.outcome is Outcome.PASSED, verdict
+    verdict = decide(OUT, _wrong_once_while_a_pinned_autotuner_moves(False), CASE, device="cpu", impl_name="t:still")
+    assert verdict.outcome is Outcome.FAILED, "no move: the failure stands"

@@ -46,7 +46,7 @@ from dataclasses import dataclass
 
 import torch
 
-from flashcheck import protocol
+from flashcheck import autotune_pin, protocol
 from flashcheck.cases.case import Case
 from flashcheck.engine import attribution
 from flashcheck.engine.fuzz_result import RAISED
@@ -167,9 +167,24 @@ def decide(prop, impl, case: Case, *, device, impl_name: str) -> Verdict:
     afterwards (:func:`flashcheck.protocol.release_cached_memory`), except after a fatal
     error, when the dead context can release nothing. Only ``KeyboardInterrupt`` and
     other ``BaseException`` that are not ``Exception`` propagate.
+
+    A failure during which a pinned autotuner moved to another configuration
+    (:func:`flashcheck.autotune_pin.moves`) is decided once more: the check's calls may have
+    run two configurations of one kernel, which flashcheck's pin chose, not the library, and a
+    comparison of their results bit for bit would be about that choice. The second decision,
+    its calls on the configuration the variant moved to, is the verdict.
     """
     if not impl_name:
         raise ValueError("impl_name: expected the implementation's name, as its replay line gives it")
+    moves = autotune_pin.moves()
+    verdict = _decided_once(prop, impl, case, device=device, impl_name=impl_name)
+    if verdict.outcome is Outcome.FAILED and autotune_pin.moves() != moves:
+        verdict = _decided_once(prop, impl, case, device=device, impl_name=impl_name)
+    return verdict
+
+
+def _decided_once(prop, impl, case: Case, *, device, impl_name: str) -> Verdict:
+    """:func:`decide`'s verdict from one run of the check."""
     unchecked.take()  # notes of an earlier case that ended before its verdict
     made = functools.partial(Verdict, property=prop.name, case=case, impl_name=impl_name)
     failure = functools.partial(PropertyFailure, property_name=prop.name, case=case, impl_name=impl_name)

@@ -62,15 +62,16 @@ def test_the_in_process_engine_reports_what_happens_as_events_in_order():
     assert all(event.seconds is None for event in passed), "times are a worker's to add"
 
 
-def _out_of_memory_in_its_call(calls_that_run_out, error=misbehaving.OUT_OF_MEMORY_ERRORS[0]):
+def _out_of_memory_in_its_call(calls_that_run_out, kind="allocator"):
     """A correct kernel whose first ``calls_that_run_out`` calls raise the device's out-of-memory
-    ``error``, as a call does when other processes hold the device's memory."""
+    error of ``kind`` (:data:`tests.support.misbehaving.OUT_OF_MEMORY_KINDS`), as a call does when
+    other processes hold the device's memory."""
     calls = []
 
     def attention(q, k, v, **kwargs):
         calls.append(None)
         if len(calls) <= calls_that_run_out:
-            raise error
+            raise misbehaving.out_of_memory_error(kind)
         return standalone_kernels.correct(q, k, v, **kwargs)
 
     attention.flashcheck_features = standalone_kernels.FEATURES
@@ -93,12 +94,13 @@ def test_a_call_out_of_memory_on_a_shared_device_is_decided_again_and_then_is_no
     assert sum(isinstance(event, fuzz_events.Passed) for event in events) >= 5
 
 
-@pytest.mark.parametrize("error", misbehaving.OUT_OF_MEMORY_ERRORS, ids=["allocator", "cuda-error"])
-def test_a_call_out_of_memory_twice_on_a_shared_device_leaves_the_case_unfinished(error):
-    result, events = _fuzz_out_of_memory(_out_of_memory_in_its_call(2, error), device_shared=True)
+@pytest.mark.parametrize("kind", misbehaving.OUT_OF_MEMORY_KINDS)
+def test_a_call_out_of_memory_twice_on_a_shared_device_leaves_the_case_unfinished(kind):
+    result, events = _fuzz_out_of_memory(_out_of_memory_in_its_call(2, kind), device_shared=True)
     assert not result.failures
     [unfinished] = result.unfinished
-    assert unfinished["reason"] == OUT_OF_MEMORY_IN_THE_CALL and type(error).__name__ in unfinished["error"]
+    error = type(misbehaving.out_of_memory_error(kind)).__name__
+    assert unfinished["reason"] == OUT_OF_MEMORY_IN_THE_CALL and error in unfinished["error"]
     assert any(isinstance(event, fuzz_events.OutOfMemory) and event.in_the_call for event in events)
 
 

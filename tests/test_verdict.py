@@ -148,9 +148,9 @@ def test_an_error_of_flashchecks_own_code_is_flashchecks_never_a_decline_or_a_fi
     assert verdict.replay in report
 
 
-@pytest.mark.parametrize("error", misbehaving.OUT_OF_MEMORY_ERRORS, ids=["allocator", "cuda-error"])
-def test_running_out_of_memory_in_flashchecks_own_computation_is_not_called_a_finding_nor_a_bug(error):
-    verdict = decide(flashcheck_property(error), buggy.correct, CASE,
+@pytest.mark.parametrize("kind", misbehaving.OUT_OF_MEMORY_KINDS)
+def test_running_out_of_memory_in_flashchecks_own_computation_is_not_called_a_finding_nor_a_bug(kind):
+    verdict = decide(flashcheck_property(misbehaving.out_of_memory_error(kind)), buggy.correct, CASE,
                      device="cpu", impl_name="tests.support.buggy:correct")
     assert verdict.outcome is Outcome.FLASHCHECK_ERROR and verdict.error.out_of_memory
     assert "the device ran out of memory in flashcheck's own computation, not a finding about tests.support.buggy:correct" \

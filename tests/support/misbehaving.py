@@ -167,7 +167,15 @@ def crashes_once(q, k, v, **kwargs):
 crashes_once.flashcheck_features = FEATURES
 
 
-#: The two ways the device's running out of memory reaches Python: torch's allocator, and CUDA's
-#: own error from a call outside it (a copy, a kernel launch), which leaves the CUDA context alive.
-OUT_OF_MEMORY_ERRORS = (torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB"),
-                        torch.AcceleratorError("CUDA error: out of memory"))
+#: The two ways the device's running out of memory reaches Python, by name: torch's allocator, and
+#: CUDA's own error from a call outside it (a copy, a kernel launch), which leaves the CUDA context
+#: alive.
+OUT_OF_MEMORY_KINDS = ("allocator", "cuda-error")
+
+
+def out_of_memory_error(kind: str) -> RuntimeError:
+    """A fresh error of ``kind`` (:data:`OUT_OF_MEMORY_KINDS`): fresh, since an exception raised
+    again keeps the frames it was raised through before, which say who raised it."""
+    if kind == "allocator":
+        return torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
+    return torch.AcceleratorError("CUDA error: out of memory")

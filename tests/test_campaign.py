@@ -555,6 +555,34 @@ def test_a_memory_script_fails_on_a_kernel_that_keeps_its_outputs_and_holds_on_t
         assert status == scripts[script], output
 
 
+def test_a_script_checks_once_more_where_a_pinned_autotuner_moved_during_a_failed_check(monkeypatch, capsys):
+    from flashcheck.repro import standalone
+    from tests.support import standalone_kernels
+
+    case = Case.from_spec("batch=1 seqlen_q=4 seqlen_k=4 heads=1 head_dim=8")
+    how = repro.scripted("out_matches_reference")
+    data = repro.payload(standalone_kernels.correct, case, "cpu", how, title="a pinned kernel")
+    text = base64.b85encode(data).decode("ascii")
+    moved = [0]
+    monkeypatch.setattr(standalone, "moves", lambda: moved[0], raising=False)  # as a script pinning carries it
+
+    def wrong_once(move):
+        calls = []
+
+        def attention(q, k, v, **kwargs):
+            calls.append(None)
+            out, lse = standalone_kernels.correct(q, k, v, **kwargs)
+            if len(calls) == 1:
+                moved[0] += move
+                return out + 1, lse
+            return out, lse
+        return attention
+
+    assert standalone.main(wrong_once(1), text, []) == 0
+    assert "checked once more" in capsys.readouterr().out
+    assert standalone.main(wrong_once(0), text, []) == 1, "no move: the failure stands"
+
+
 def test_a_memory_script_says_it_cannot_check_where_torch_counts_no_memory():
     from flashcheck.repro import standalone
     from tests.support import standalone_kernels

@@ -93,6 +93,11 @@ class CaseSizes:
         if not self.dtypes or any(d not in _DTYPE_NAMES for d in self.dtypes):
             raise ValueError(f"dtypes: expected a non-empty subset of {_DTYPE_NAMES}, got {self.dtypes!r}")
 
+    def classes_in_focus(self) -> tuple[int, int | None]:
+        """Which compile classes of the catalogue cases are drawn in: ``(focus_start,
+        focus_classes)``, the same pair for the same classes (under one focus seed)."""
+        return self.focus_start, self.focus_classes
+
 
 #: Triton's CPU interpreter: the kernel runs 32 x 16 blocks, so lengths up to 80 span
 #: three query and five key blocks; 2^16 scores keep one case well under a second.

@@ -111,9 +111,9 @@ class WideningFocus:
         sizes = self.sizes()
         if not sizes.focus or self._keyed:
             return None
-        if self._labelled != (sizes.focus_start, sizes.focus_classes):
+        if self._labelled != sizes.classes_in_focus():
             self._labels = tuple(c.label() for c in compile_classes.classes_in_use(sizes))
-            self._labelled = (sizes.focus_start, sizes.focus_classes)
+            self._labelled = sizes.classes_in_focus()
         return self._labels
 
     def sizes(self):

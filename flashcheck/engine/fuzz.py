@@ -404,8 +404,7 @@ class InProcessFuzzer:
 
     def classes_drawn(self):
         """Which compile classes the next turn draws in, as the sizes say (their focus)."""
-        sizes = self.turn_sizes()
-        return sizes.focus_start, sizes.focus_classes
+        return self.turn_sizes().classes_in_focus()
 
     def take_turn(self, prop: Property, phases, round_seed) -> bool:
         """One hypothesis run of ``prop``; False when the run ends with it (a failure found

@@ -225,6 +225,20 @@ def test_the_sdpa_backward_is_declared_on_every_case_of_the_gradient_properties_
     assert not known["grads_match_reference"].explains(plain, raised=True, message="CUDA out of memory")
 
 
+def test_the_sdpa_backward_s_shared_memory_refusal_is_declared_in_float32_at_head_dim_256_alone():
+    from flashcheck.cases.case import Case
+
+    known = flaggems.sdpa().flashcheck_known_divergences
+    # A campaign's case on the H100 (empty_rows_get_zero_dq, its backward raised).
+    wide = Case.from_spec("batch=1 seqlen_q=1 seqlen_k=254 heads=16 kv_heads=4 head_dim=256 dtype=float32 "
+                          "causal=False window=-1,2 layout=mixed values=small seed=65929049")
+    refusal = "OutOfResources: out of resource: shared memory, Required: 591360, Hardware limit: 232448."
+    assert all(known[name].explains(wide, raised=True, message=refusal) for name in gradient_properties())
+    assert not known["grads_match_reference"].explains(wide.replace(head_dim=128), raised=True, message=refusal)
+    assert not known["grads_match_reference"].explains(wide.replace(dtype="bfloat16"), raised=True, message=refusal)
+    assert not known["out_matches_reference"].explains(wide, raised=True, message=refusal), "the forward runs it"
+
+
 def test_the_flash_kernel_s_misread_strides_are_declared_where_they_were_measured():
     from flashcheck.cases.case import Case
 

@@ -297,6 +297,28 @@ SDPA_BACKWARD = KnownDivergence(
     raises=True, raising="CUDA error: an illegal ")
 
 
+def sdpa_backward_tiles_beyond_shared_memory(case) -> bool:
+    """A case whose SDPA backward's key and value tiles alone outgrow a GPU's shared memory:
+    float32 at head dim 256 (:data:`SDPA_BACKWARD_SHARED_MEMORY`)."""
+    return case.dtype == "float32" and case.head_dim >= 256
+
+
+#: [5.0.2, 2.11 H100] Every configuration FlagGems ships for ``_attn_bwd``
+#: (src/flag_gems/runtime/backend/_nvidia/tune_configs.yaml, ``attention_bwd``: three block
+#: shapes, each with BLOCK_N1 = 128, times 4 or 8 warps and 2 to 4 stages) holds a 128-key tile
+#: of K and of V: in float32 at head dim 256 those two alone are 256 KiB, past the 227 KiB of an
+#: H100 or H200. A campaign on the H100 met it (`OutOfResources ... Required: 591360, Hardware
+#: limit: 232448`) where the pin had tried every candidate configuration in turn, each refused,
+#: as the library's own autotuner would find them (docs/findings.md, "Campaigns alone on one
+#: H100"). The error alone, on those cases.
+SDPA_BACKWARD_SHARED_MEMORY = KnownDivergence(
+    "scaled_dot_product_attention's backward raises OutOfResources in float32 at head dim 256: each of its "
+    "configurations holds 128-key tiles of K and V, 256 KiB together, past a Hopper GPU's shared memory "
+    "([5.0.2, 2.11 H100], campaign; src/flag_gems/runtime/backend/_nvidia/tune_configs.yaml)",
+    sdpa_backward_tiles_beyond_shared_memory, steer=sdpa_backward_tiles_beyond_shared_memory,
+    raises=True, raising="OutOfResources", wrong_results=False)
+
+
 def varlen_head_dim_below_16(case) -> bool:
     """[5.0.2, 2.11 H200] flash_attn_varlen_func accepts head dim 8 (``mha_varlan_fwd`` asks a
     multiple of 8), then its kernel fails to compile (``tl.make_block_ptr`` of the values: a
@@ -499,7 +521,8 @@ def sdpa() -> Peer:
     """``flaggems-sdpa``: flag_gems.ops.scaled_dot_product_attention, forward and backward."""
     features = frozenset({"causal", "window", "gqa", "mask", "backward"}) | DTYPE_NAMES
     return Peer("flaggems-sdpa", LIBRARY, {"cuda": features}, _run_sdpa, check=_check_sdpa,
-                known_divergences=declared_on(gradient_properties(), SDPA_BACKWARD,
+                known_divergences=declared_on(gradient_properties(),
+                                              combined(SDPA_BACKWARD, SDPA_BACKWARD_SHARED_MEMORY),
                                               {"mask_equal_to_band_matches_flag": SDPA_BAND_AS_MASK_INVERTED,
                                                "masked_keys_with_huge_logits_change_nothing":
                                                    SDPA_CAUSAL_FINITE_MASK}),

@@ -26,7 +26,7 @@ from flashcheck import protocol
 from flashcheck.cases.case import Case
 from flashcheck.engine import crash_store, fuzz_events
 from flashcheck.engine.campaign import CampaignState
-from flashcheck.engine.fuzz_result import RAISED, case_class
+from flashcheck.engine.fuzz_result import case_class
 from flashcheck.engine.property_cases import UNSATISFIABLE, case_strategy, not_applicable_because
 from flashcheck.engine.verdict import Outcome, StopRunning, Verdict, decide
 from flashcheck.oracle.compare import PropertyFailure
@@ -119,16 +119,6 @@ class SteeringTally:
 #: ever have the first dtype, float16: so the first choice is this number, which no case
 #: depends on, and the case after it is drawn from its strategy's own distribution.
 _TURN_NONCE = st.integers(min_value=0, max_value=2**32 - 1)
-
-
-def out_of_memory_in_the_call(verdict: Verdict) -> bool:
-    """Whether ``verdict`` is a failure for the implementation's own call raising the device's
-    out-of-memory error (torch's, or a CUDA error saying so, as Triton's launcher raises it):
-    where other processes share the device, its memory may be theirs (a run's fuzz workers)."""
-    if verdict.outcome is not Outcome.FAILED:
-        return False
-    first = verdict.failure.evidence.splitlines()[0] if verdict.failure.evidence else ""
-    return first.startswith(RAISED) and "out of memory" in first.lower()
 
 
 def case_kinds(case) -> list[str]:
@@ -496,11 +486,11 @@ class InProcessFuzzer:
         if key in self.passed:
             return
         verdict = self.decided(prop, case)
-        if self.device_shared and out_of_memory_in_the_call(verdict):
+        if self.device_shared and verdict.out_of_memory_in_the_call:
             # Other processes hold the device's memory: once more, this process's cache given
             # back (decide does), before the case says anything about the implementation.
             verdict = self.decided(prop, case)
-            if out_of_memory_in_the_call(verdict):
+            if verdict.out_of_memory_in_the_call:
                 self.short_of_memory(prop, key[1], f"{verdict.failure.evidence}\nreproduce: {verdict.replay}",
                                      in_the_call=True)
                 return

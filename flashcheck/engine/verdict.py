@@ -98,8 +98,9 @@ class Verdict:
     ``KNOWN`` and ``FATAL`` (None otherwise). ``reason``: for ``DECLINED``, the message the
     implementation declined with; for ``KNOWN``, the declared divergence; for ``FATAL``, the
     declared divergence that explains the fault (None: a finding). ``error``: the
-    exception as raised, for ``FATAL`` (the implementation's or a library's) and
-    ``FLASHCHECK_ERROR`` (a :class:`FlashcheckError`).
+    exception as raised, for ``FATAL`` (the implementation's or a library's),
+    ``FLASHCHECK_ERROR`` (a :class:`FlashcheckError`), and ``FAILED`` and ``KNOWN`` where the
+    implementation raised it.
     """
 
     outcome: Outcome
@@ -139,6 +140,13 @@ class Verdict:
         if self.reason is not None:
             text += f"\n(a known divergence of {self.impl_name}: {self.reason})"
         return text
+
+    @property
+    def out_of_memory_in_the_call(self) -> bool:
+        """Whether this is a failure for the implementation's own call running out of the
+        device's memory (:func:`is_out_of_memory`): where other processes share the device, the
+        memory may be theirs (a run's fuzz workers)."""
+        return self.outcome is Outcome.FAILED and self.error is not None and is_out_of_memory(self.error)
 
     @property
     def declared_fault(self) -> bool:
@@ -220,11 +228,12 @@ def _decided_once(prop, impl, case: Case, *, device, impl_name: str) -> Verdict:
         else:
             return made(Outcome.FLASHCHECK_ERROR, error=FlashcheckError(
                 error, property_name=prop.name, case=case, impl_name=impl_name))
-        declared = declared_divergence(impl, prop.name, case, raised=raiser is attribution.Raiser.IMPLEMENTATION,
-                                       message=raised_text(error))
+        by_implementation = raiser is attribution.Raiser.IMPLEMENTATION
+        declared = declared_divergence(impl, prop.name, case, raised=by_implementation, message=raised_text(error))
+        raised_error = error if by_implementation else None
         if declared is not None:
-            return made(Outcome.KNOWN, failure=found, reason=str(declared))
-        return made(Outcome.FAILED, failure=found)
+            return made(Outcome.KNOWN, failure=found, reason=str(declared), error=raised_error)
+        return made(Outcome.FAILED, failure=found, error=raised_error)
     except Exception as raised:  # noqa: BLE001 - deciding failed: flashcheck's own bug
         return made(Outcome.FLASHCHECK_ERROR, error=FlashcheckError(
             raised, property_name=prop.name, case=case, impl_name=impl_name))
@@ -246,14 +255,19 @@ def raised_text(error: BaseException) -> str:
     return f"{type(error).__name__}: {error}"
 
 
+#: How CUDA's own out-of-memory error (``cudaErrorMemoryAllocation``) reads, as torch raises it
+#: and as Triton's launcher does.
+_CUDA_OUT_OF_MEMORY = ("CUDA error: out of memory", "Triton Error [CUDA]: out of memory")
+
+
 def is_out_of_memory(error: BaseException) -> bool:
     """Whether ``error`` is the device running out of memory: torch's ``OutOfMemoryError``
-    from its allocator, or CUDA's own out-of-memory error (``cudaErrorMemoryAllocation``,
-    "CUDA error: out of memory"), which a call outside the allocator returns, a kernel
-    launch that cannot get its local memory among them."""
+    from its allocator, or CUDA's own out-of-memory error (:data:`_CUDA_OUT_OF_MEMORY`), which a
+    call outside the allocator returns, a kernel launch that cannot get its local memory among
+    them."""
     if isinstance(error, torch.OutOfMemoryError):
         return True
-    return isinstance(error, RuntimeError) and "CUDA error: out of memory" in str(error)
+    return isinstance(error, RuntimeError) and any(text in str(error) for text in _CUDA_OUT_OF_MEMORY)
 
 
 def is_fatal(error: BaseException) -> bool:

@@ -167,10 +167,10 @@ def crashes_once(q, k, v, **kwargs):
 crashes_once.flashcheck_features = FEATURES
 
 
-#: The two ways the device's running out of memory reaches Python, by name: torch's allocator, and
-#: CUDA's own error from a call outside it (a copy, a kernel launch), which leaves the CUDA context
-#: alive.
-OUT_OF_MEMORY_KINDS = ("allocator", "cuda-error")
+#: The ways the device's running out of memory reaches Python, by name: torch's allocator, and
+#: CUDA's own error from a call outside it (a copy, a kernel launch), as torch and as Triton's
+#: launcher raise it, which leaves the CUDA context alive.
+OUT_OF_MEMORY_KINDS = ("allocator", "cuda-error", "triton-launcher")
 
 
 def out_of_memory_error(kind: str) -> RuntimeError:
@@ -178,4 +178,6 @@ def out_of_memory_error(kind: str) -> RuntimeError:
     again keeps the frames it was raised through before, which say who raised it."""
     if kind == "allocator":
         return torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
+    if kind == "triton-launcher":
+        return RuntimeError("Triton Error [CUDA]: out of memory")
     return torch.AcceleratorError("CUDA error: out of memory")

@@ -183,7 +183,7 @@ def _past_the_bias(lead: float) -> bool:
 def cudnn_mask_outscored(case) -> bool:
     """A case passed a boolean mask (:func:`passes_attn_mask`) with a key hidden from a row that
     outscores the row's best visible key by about :data:`_MASK_BIAS` or more, on its own inputs."""
-    return passes_attn_mask(case) and _past_the_bias(case_hidden_logit_lead(case))
+    return passes_attn_mask(case) and cudnn_band_as_mask_outscored(case)
 
 
 def cudnn_mask_outscored_by_fresh_keys(case) -> bool:

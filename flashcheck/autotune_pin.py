@@ -32,7 +32,9 @@ comparing their results bit for bit compares the kernel, not two configurations.
 specialisation refuses the variant's configuration (an aligned call pipelines its loads and needs
 more shared memory than an unaligned one), the variant *moves* to the next configuration in order
 that runs, for every later call of it; :func:`moves` counts such moves, so that a check whose
-calls straddled one can be decided again (:func:`flashcheck.engine.verdict.decide`). Refusals are
+calls straddled one can be decided again (:func:`flashcheck.engine.verdict.decide`); a wrapper
+that remembers which compiled kernel each specialisation ran (FlagGems' ``LibEntry``) forgets it at
+a move, so that the move reaches every later call (:data:`WRAPPER_KERNEL_CACHES`). Refusals are
 remembered per specialisation and not compiled again. Each choice and each move is printed to
 stderr once per process, naming the kernel and the configuration, so that a failure's log says
 what ran.
@@ -81,12 +83,13 @@ def pin_autotuners(module_name: str, names: tuple) -> int:
         return 0
     pinned = 0
     for name in names:
-        tuner = autotuner_in(getattr(module, name, None))
+        value = getattr(module, name, None)
+        tuner = autotuner_in(value)
         if tuner is None:
             print(f"autotune pin: {module_name}.{name} holds no Triton autotuner; it runs as the library tunes it",
                   file=sys.stderr)
         elif not getattr(tuner, _MARK, False):
-            pin(tuner)
+            pin(value)
             pinned += 1
     return pinned
 
@@ -99,12 +102,21 @@ def autotuner_in(value):
     return next((inner for inner in _fn_chain(value) if isinstance(inner, Autotuner)), None)
 
 
-def pin(tuner) -> None:
-    """Pin one autotuner (a ``triton.runtime.Autotuner``, FlagGems' ``LibTuner`` included): its
-    ``run`` replaced on the instance by one that narrows ``configs`` to the chosen configuration
-    for the call (an autotuner given one configuration runs it without timing) and restores them."""
+def pin(value) -> None:
+    """Pin one autotuner (a ``triton.runtime.Autotuner``, FlagGems' ``LibTuner`` included), given
+    itself or a wrapper that holds it through ``.fn`` (:func:`autotuner_in`): its ``run`` replaced
+    on the instance by one that narrows ``configs`` to the chosen configuration for the call (an
+    autotuner given one configuration runs it without timing) and restores them. Where a variant
+    moves, the wrappers between ``value`` and the autotuner forget the compiled kernels they
+    remember (:data:`WRAPPER_KERNEL_CACHES`), so that every later call reaches the autotuner.
+    ValueError where ``value`` holds no autotuner."""
+    tuner = autotuner_in(value)
+    if tuner is None:
+        raise ValueError(f"{value!r:.80} holds no Triton autotuner")
     if getattr(tuner, _MARK, False):
         return
+    chain = list(_fn_chain(value))
+    wrappers = chain[:next(index for index, held in enumerate(chain) if held is tuner)]
     from triton.compiler.errors import CompileTimeAssertionFailure
     from triton.runtime.errors import OutOfResources, PTXASError
 
@@ -165,7 +177,9 @@ def pin(tuner) -> None:
                     raise
                 continue
             moved = ran is not None and position != ran
-            _MOVES[0] += moved
+            if moved:
+                _MOVES[0] += 1
+                _forget_compiled(wrappers)
             _announce(kernel, digest, f"configuration {_label(configs, order[position])}" + (
                 f", moved from {_label(configs, order[ran])}, which a call of another alignment refused"
                 if moved else ""))
@@ -175,6 +189,24 @@ def pin(tuner) -> None:
 
     tuner.run = run
     setattr(tuner, _MARK, True)
+
+
+#: Where a wrapper above an autotuner remembers the compiled kernel each call ran, keyed on the
+#: call's specialisation, so that a later call of that specialisation skips the autotuner:
+#: FlagGems' ``LibEntry.kernel_cache``, a dict per device. A variant's move must reach those calls
+#: too, or a specialisation that ran before the move would go on running the old configuration.
+WRAPPER_KERNEL_CACHES = ("kernel_cache",)
+
+
+def _forget_compiled(wrappers) -> None:
+    """Empty the compiled-kernel caches (:data:`WRAPPER_KERNEL_CACHES`) of ``wrappers``: each
+    later call goes through the autotuner again, which finds its kernel compiled already."""
+    for wrapper in wrappers:
+        for name in WRAPPER_KERNEL_CACHES:
+            cache = getattr(wrapper, name, None)
+            for per_device in cache if isinstance(cache, (tuple, list)) else (cache,):
+                if isinstance(per_device, dict):
+                    per_device.clear()
 
 
 def moves() -> int:

@@ -218,8 +218,9 @@ def prepare(impl) -> None:
         if not callable(hook):
             raise ValueError(f"flashcheck_prepare must be callable, got {type(hook).__name__}")
         hook()
-    for tuner in autotuners_of(impl):
-        autotune_pin.pin(tuner)
+    if autotuners_of(impl):  # each entry pinned through what holds it (autotune_pin.pin)
+        for entry in impl.flashcheck_autotuners:
+            autotune_pin.pin(entry)
 
 
 def not_applicable(impl) -> dict[str, str]:

@@ -283,6 +283,42 @@ def test_calls_of_one_variant_in_two_alignments_run_one_configuration_once_a_ref
     assert autotune_pin.moves() - before == len(moved)
 
 
+class _RemembersCompiled:
+    """A wrapper above an autotuner that remembers, per specialisation of the call, the
+    configuration its first call ran and launches that again without the autotuner, as
+    FlagGems' ``LibEntry`` keeps each compiled kernel in ``kernel_cache`` (a dict per device)."""
+
+    def __init__(self, tuner):
+        self.fn = tuner
+        self.kernel_cache = ({},)
+
+    def ran_in(self, n: int, aligned: bool) -> float:
+        out = _out(aligned)
+        remembered = self.kernel_cache[0].get((n, aligned))
+        if remembered is None:
+            self.fn[(1,)](out, n, SHIFT=0)
+            self.kernel_cache[0][(n, aligned)] = self.fn.best_config.kwargs["B"]
+        else:
+            self.fn.fn[(1,)](out, n, B=remembered, SHIFT=0)
+        return out.item()
+
+
+def test_a_move_reaches_the_calls_a_wrapper_above_the_autotuner_would_launch_without_it():
+    configs = [triton.Config({"B": block}, pre_hook=_refused_where_aligned(block)) for block in BLOCKS]
+    wrapper = _RemembersCompiled(tuned(configs=configs))
+    autotune_pin.pin(wrapper)
+    moved = [n for n in range(200) if wrapper.ran_in(n, aligned=False) == 128]
+    assert moved, "some variant starts at the block the aligned calls refuse"
+    for n in moved:
+        assert wrapper.ran_in(n, aligned=True) != 128
+        assert wrapper.ran_in(n, aligned=False) == wrapper.ran_in(n, aligned=True)  # not the remembered 128
+
+
+def test_pinning_what_holds_no_autotuner_is_an_error_naming_it():
+    with pytest.raises(ValueError, match="holds no Triton autotuner"):
+        autotune_pin.pin(types.SimpleNamespace(fn=None))
+
+
 def test_calls_of_one_variant_in_two_alignments_that_both_take_its_configuration_run_it_alike():
     tuner = pinned()
     for n in range(60):
@@ -346,7 +382,7 @@ def test_a_script_pins_the_declared_autotuners_as_flashcheck_does(tmp_path, monk
     from tests.support import autotuned
 
     section = calls.call_section("tests.support.autotuned:attention").source
-    assert "pin(autotuner_in(_declared))" in section
+    assert "pin(_declared)" in section
     script = tmp_path / "section.py"
     script.write_text(section + "\n\nimport torch\nfrom tests.support import autotuned\n"
                       "q = torch.randn(1, 7, 2, 16)\nattention(q, q, q)\nprint(autotuned.RAN)\n")

@@ -195,7 +195,7 @@ def call_section(impl_name: str) -> Call:
                 "",
                 "",
                 "for _declared in attention.flashcheck_autotuners:",
-                "    pin(autotuner_in(_declared))",
+                "    pin(_declared)",
             ]
         return Call("\n".join(lines), f"{module_name} (the implementation)")
     if impl_name == "flash":

@@ -314,6 +314,34 @@ def test_a_move_reaches_the_calls_a_wrapper_above_the_autotuner_would_launch_wit
         assert wrapper.ran_in(n, aligned=False) == wrapper.ran_in(n, aligned=True)  # not the remembered 128
 
 
+def test_a_kernel_behind_such_a_wrapper_holds_layout_invariance_where_an_alignment_moves_its_variant():
+    """End to end, as FlagGems' SDPA met it: the padded call runs the variant's configuration, the
+    contiguous one refuses it and moves the variant, the comparison of two configurations fails,
+    and the decision again runs both calls where the variant moved."""
+    from flashcheck.cases.case import Case
+    from flashcheck.engine.verdict import Outcome, decide
+    from flashcheck.properties import PROPERTIES
+    from tests.support import buggy
+
+    configs = [triton.Config({"B": block}, pre_hook=_refused_where_aligned(block)) for block in BLOCKS]
+    probe = pinned(configs=configs)
+    n = next(n for n in range(200) if _ran_in(probe, n, aligned=False) == 128)
+    wrapper = _RemembersCompiled(tuned(configs=configs))
+    autotune_pin.pin(wrapper)
+
+    def attention(q, k, v, **kwargs):
+        out, lse = buggy.correct(q, k, v, **kwargs)
+        block = wrapper.ran_in(n, aligned=q.is_contiguous())  # the padded layout's views are not
+        return out + block * 1e-3, lse  # each configuration its own rounding, as a summation order is
+
+    attention.flashcheck_features = buggy.correct.flashcheck_features
+    layout_invariance = PROPERTIES["layout_invariance"]
+    case = Case.from_spec("batch=1 seqlen_q=5 seqlen_k=5 heads=1 kv_heads=1 head_dim=16 dtype=float32 causal=False "
+                          "window=-1,-1 softmax_scale=None layout=padded values=normal seed=0")
+    verdict = decide(layout_invariance, attention, case, device=DEVICE, impl_name="t:behind_a_wrapper")
+    assert verdict.outcome is Outcome.PASSED, verdict
+
+
 def test_pinning_what_holds_no_autotuner_is_an_error_naming_it():
     with pytest.raises(ValueError, match="holds no Triton autotuner"):
         autotune_pin.pin(types.SimpleNamespace(fn=None))

@@ -7,7 +7,9 @@ Standalone (torch and flag_gems only). Run on an H100 or H200:
 
 Each case runs flag_gems.ops.scaled_dot_product_attention (causal, 128 queries and keys, 2 heads,
 (B, H, N, D) contiguous) forward and backward in a process of its own, under FlagGems' own
-autotuning, and prints what the forward and the backward did: "ran", or the error raised.
+autotuning, and prints what the forward and the backward did: "ran", or the error raised. Each
+case takes minutes from a cold tuning cache: FlagGems compiles and times its autotuners'
+configurations one after another before the first call returns.
 
 What the source says (flag_gems 5.0.2): every configuration of ``_attn_bwd``
 (runtime/backend/_nvidia/tune_configs.yaml, ``attention_bwd``) has BLOCK_N1 = 128, and the kernel

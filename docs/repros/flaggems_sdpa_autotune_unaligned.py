@@ -79,8 +79,8 @@ if __name__ == "__main__":
     import flag_gems
     print(f"flag_gems {getattr(flag_gems, '__version__', '?')}, torch {torch.__version__}, "
           f"{torch.cuda.get_device_name()}", flush=True)
-    for n, d, dtype in ((7090, 256, "bfloat16"), (1024, 256, "bfloat16"), (1024, 256, "float16"),
-                        (1024, 128, "float16")):
+    # Each scenario tunes afresh: minutes, FlagGems compiling its 45 configurations one after another.
+    for n, d, dtype in ((7090, 256, "bfloat16"), (1024, 256, "float16")):
         for order in (["aligned", "aligned"], ["unaligned", "aligned"]):
             with tempfile.TemporaryDirectory() as fresh:
                 subprocess.run([sys.executable, __file__, str(n), str(d), dtype, *order], check=False,

@@ -106,9 +106,10 @@ def pin(value) -> None:
     """Pin one autotuner (a ``triton.runtime.Autotuner``, FlagGems' ``LibTuner`` included), given
     itself or a wrapper that holds it through ``.fn`` (:func:`autotuner_in`): its ``run`` replaced
     on the instance by one that narrows ``configs`` to the chosen configuration for the call (an
-    autotuner given one configuration runs it without timing) and restores them. Where a variant
-    moves, the wrappers between ``value`` and the autotuner forget the compiled kernels they
-    remember (:data:`WRAPPER_KERNEL_CACHES`), so that every later call reaches the autotuner.
+    autotuner given one configuration runs it without timing) and restores them. The wrappers
+    between ``value`` and the autotuner forget the compiled kernels they remember
+    (:data:`WRAPPER_KERNEL_CACHES`) when it is pinned and whenever a variant moves, so that every
+    later call reaches the autotuner.
     ValueError where ``value`` holds no autotuner."""
     tuner = autotuner_in(value)
     if tuner is None:
@@ -117,6 +118,7 @@ def pin(value) -> None:
         return
     chain = list(_fn_chain(value))
     wrappers = chain[:next(index for index, held in enumerate(chain) if held is tuner)]
+    _forget_compiled(wrappers)  # calls made before the pin would go on running what the library chose
     from triton.compiler.errors import CompileTimeAssertionFailure
     from triton.runtime.errors import OutOfResources, PTXASError
 

@@ -314,6 +314,15 @@ def test_a_move_reaches_the_calls_a_wrapper_above_the_autotuner_would_launch_wit
         assert wrapper.ran_in(n, aligned=False) == wrapper.ran_in(n, aligned=True)  # not the remembered 128
 
 
+def test_calls_such_a_wrapper_remembers_from_before_the_pin_run_pinned_after_it():
+    probe = pinned()
+    n = next(n for n in range(200) if ran(probe, n) != 16)  # the library's timing here picks 16
+    wrapper = _RemembersCompiled(tuned())
+    assert wrapper.ran_in(n, aligned=True) == 16  # the library's own choice, remembered
+    autotune_pin.pin(wrapper)
+    assert wrapper.ran_in(n, aligned=True) == ran(probe, n)
+
+
 def test_a_kernel_behind_such_a_wrapper_holds_layout_invariance_where_an_alignment_moves_its_variant():
     """End to end, as FlagGems' SDPA met it: the padded call runs the variant's configuration, the
     contiguous one refuses it and moves the variant, the comparison of two configurations fails,

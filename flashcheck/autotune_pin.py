@@ -33,8 +33,9 @@ specialisation refuses the variant's configuration (an aligned call pipelines it
 more shared memory than an unaligned one), the variant *moves* to the next configuration in order
 that runs, for every later call of it; :func:`moves` counts such moves, so that a check whose
 calls straddled one can be decided again (:func:`flashcheck.engine.verdict.decide`); a wrapper
-that remembers which compiled kernel each specialisation ran (FlagGems' ``LibEntry``) forgets it at
-a move, so that the move reaches every later call (:data:`WRAPPER_KERNEL_CACHES`). Refusals are
+that remembers which compiled kernel each specialisation ran (FlagGems' ``LibEntry``) forgets it
+when pinned and at a move, so that the pin and its moves reach every later call
+(:data:`WRAPPER_KERNEL_CACHES`). Refusals are
 remembered per specialisation and not compiled again. Each choice and each move is printed to
 stderr once per process, naming the kernel and the configuration, so that a failure's log says
 what ran.

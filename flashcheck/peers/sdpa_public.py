@@ -169,10 +169,15 @@ _MASK_BIAS = 65504.0
 _LEAD_SLACK = 1024.0
 
 
+def _outliers(case) -> bool:
+    """Outlier values: the value family whose hidden keys lead that far (a description alone:
+    the drawing steers off it once the leak is seen)."""
+    return case.values == "outliers"
+
+
 def _outliers_behind_a_mask(case) -> bool:
-    """Outlier values behind a boolean mask: the value family whose hidden keys lead that far
-    (a description alone: the drawing steers off it once the leak is seen)."""
-    return case.values == "outliers" and passes_attn_mask(case)
+    """:func:`_outliers` behind a boolean mask (:func:`passes_attn_mask`)."""
+    return _outliers(case) and passes_attn_mask(case)
 
 
 def _past_the_bias(lead: float) -> bool:
@@ -204,11 +209,6 @@ def cudnn_band_as_mask_outscored(case) -> bool:
     the case's band to the backend as a boolean mask whatever the case's translation does
     (plain causal with equal lengths, :func:`passes_attn_mask` false, among its cases)."""
     return _past_the_bias(case_hidden_logit_lead(case))
-
-
-def _outliers(case) -> bool:
-    """Outlier values: the family whose hidden keys lead that far (a description alone)."""
-    return case.values == "outliers"
 
 
 _MASK_OUTSCORED = _CUDNN_HUGE_HIDDEN_LOGITS.reason + "; from a hidden key about 65504 above the row's best visible " \

@@ -395,12 +395,13 @@ def test_the_flash_kernel_s_reused_autotuning_is_declared_as_out_of_resources_at
     known = flaggems.flash().flashcheck_known_divergences["out_matches_reference"]
     spec = "batch=1 seqlen_q=2 seqlen_k=2 heads=1 kv_heads=1 dtype=bfloat16 layout=heads-first seed=0"
     error = "OutOfResources: out of resource: shared memory, Required: 589824, Hardware limit: 232448."
-    for d in (128, 192, 256):
+    for d in (96, 128, 192, 256):  # 96: its tiles are padded to 128 columns, asking what 128 asks
         case = Case.from_spec(f"{spec} head_dim={d}")
         assert known.explains(case, raised=True, message=error)
         assert not known.explains(case), "the error alone: a wrong result at these head dims is another finding"
         assert not known.explains(case, raised=True, message="CUDA out of memory")
-    assert not known.explains(Case.from_spec(f"{spec} head_dim=96"), raised=True, message=error)
+    for d in (32, 64):
+        assert not known.explains(Case.from_spec(f"{spec} head_dim={d}"), raised=True, message=error)
 
 
 def test_the_varlen_kernel_s_query_group_swap_is_declared_where_it_was_measured():

@@ -68,6 +68,7 @@ if __name__ == "__main__":
     import flag_gems
     print(f"flag_gems {getattr(flag_gems, '__version__', '?')}, torch {torch.__version__}, "
           f"{torch.cuda.get_device_name()}", flush=True)
-    for d, dtype in ((192, "bfloat16"), (256, "bfloat16"), (256, "float16"), (128, "float16"), (64, "float16")):
+    for d, dtype in ((192, "bfloat16"), (256, "bfloat16"), (256, "float16"), (128, "float16"), (96, "bfloat16"),
+                     (64, "float16")):
         for order in (["aligned", "aligned"], ["unaligned", "aligned"]):
             subprocess.run([sys.executable, __file__, str(d), dtype, *order], check=False)

@@ -429,10 +429,11 @@ FLASH_VALUE_STRIDES = KnownDivergence(
 
 def flash_tiles_of_128_or_more(case) -> bool:
     """A head dim whose key and value tiles flash_fwd_kernel pads to 128 columns or more (``BLOCK_K``
-    is the head dim's next power of two), where a 128 x 128 configuration it keeps asks more shared
-    memory than an H100 or H200 has once its key loop is pipelined: 294912 bytes at 128 with 4
-    stages (a query tile and four of keys and values, 32 KiB each), 327680-589824 above it."""
-    return case.head_dim >= 128
+    is the head dim's next power of two: 96 pads to 128), where a 128 x 128 configuration it keeps
+    asks more shared memory than an H100 or H200 has once its key loop is pipelined: 294912 bytes
+    at 96 and 128 with 4 stages (a query tile and four of keys and values, 32 KiB each),
+    327680-589824 above them."""
+    return case.head_dim > 64
 
 
 #: [5.0.2, 2.11 H200] flash_fwd_kernel's autotuner is keyed on the head dim, dropout and the
@@ -443,8 +444,10 @@ def flash_tiles_of_128_or_more(case) -> bool:
 #: 232448 there). Which configuration wins is timing: at head dim 256 it happened in every process
 #: tried, at 192 in 3 of 4, at 128 in none of 6 (docs/repros/flaggems_flash_autotune_unaligned.py),
 #: yet a campaign's worker raised at 128 on an aligned bfloat16 call asking 294912 bytes
-#: (docs/measurements/campaign/h200-2026-11-29-keys/). A case alone cannot show it: the error is
-#: declared, at the head dims it can happen, and nothing else.
+#: (docs/measurements/campaign/h200-2026-11-29-keys/), and the pytest path's workers at 96, whose
+#: tiles are padded to 128, asking the same (docs/measurements/campaign/h100-2026-12-06-888da79/).
+#: A case alone cannot show it: the error is declared, at the head dims it can happen, and
+#: nothing else.
 FLASH_AUTOTUNE_REUSED = KnownDivergence(
     "flash_attention_forward's autotuner reuses a configuration tuned on unaligned views for aligned ones of the "
     "same head dim, which then raise OutOfResources ([5.0.2, 2.11 H200]; "

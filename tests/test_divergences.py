@@ -12,7 +12,8 @@ from flashcheck.cases.case import Case
 from flashcheck.divergences import KnownDivergence, combined
 from flashcheck.oracle.case_predicates import (
     backward_extremes, case_hidden_logit_lead, float16_backward_overflows, float16_subnormal_probabilities,
-    sdpa_no_keys_backward_overflows, sdpa_no_keys_forward_overflows, under,
+    sdpa_no_keys_backward_overflows, sdpa_no_keys_forward_overflows, sdpa_no_keys_forward_overflows_in_either_call,
+    under,
 )
 
 #: sdpa-cudnn's dQ was NaN where -9147.75 is exact: |dS| reaches 1.0e5.
@@ -262,8 +263,25 @@ def test_the_backward_cause_holds_exactly_where_sdpa_maths_dq_is_nan(case, nan):
     assert not sdpa_no_keys_forward_overflows(case)
 
 
-@pytest.mark.parametrize("case", [SDPA_NO_KEYS, NO_KEYS_LARGE_DO, SDPA_NO_KEYS.replace(values="normal")],
-                         ids=["found", "large-upstream-gradient", "normal-values"])
+#: A case without keys whose own q sums within float16's range while the fresh q that
+#: batch_head_independence's second call puts around its kept group sums beyond it.
+NO_KEYS_OTHER_CALL_OVERFLOWS = SDPA_NO_KEYS.replace(seed=4)
+
+
+def test_the_empty_key_cause_of_batch_head_independence_looks_at_both_calls():
+    from flashcheck.properties.metamorphic import one_group_kept
+
+    inputs, other, *_ = one_group_kept(NO_KEYS_OTHER_CALL_OVERFLOWS, "cpu")
+    assert not sdpa_no_keys_forward_overflows(NO_KEYS_OTHER_CALL_OVERFLOWS)
+    assert sdpa_no_keys_forward_overflows_in_either_call(NO_KEYS_OTHER_CALL_OVERFLOWS)
+    assert sdpa_no_keys_forward_overflows_in_either_call(SDPA_NO_KEYS)
+    assert not sdpa_no_keys_forward_overflows_in_either_call(SDPA_NO_KEYS.replace(values="normal"))
+    assert not sdpa_no_keys_forward_overflows_in_either_call(Case(seqlen_q=6, seqlen_k=3, values="offset-logits"))
+
+
+@pytest.mark.parametrize("case", [SDPA_NO_KEYS, NO_KEYS_LARGE_DO, SDPA_NO_KEYS.replace(values="normal"),
+                                  NO_KEYS_OTHER_CALL_OVERFLOWS],
+                         ids=["found", "large-upstream-gradient", "normal-values", "other-call-overflows"])
 def test_sdpa_math_without_keys_fails_only_as_declared(case):
     """Every property on a case without keys either holds for sdpa-math or fails as a
     declared divergence that covers the case."""

@@ -278,6 +278,20 @@ def sdpa_no_keys_forward_overflows(case: Case) -> bool:
     return _sum_may_overflow(case.materialize("cpu").q)
 
 
+def sdpa_no_keys_forward_overflows_in_either_call(case: Case) -> bool:
+    """:func:`sdpa_no_keys_forward_overflows` for ``batch_head_independence``, whose second call
+    keeps one batch entry's KV-head group and replaces the rest with fresh values
+    (:func:`flashcheck.properties.metamorphic.one_group_kept`, the one place that builds them):
+    the frontend's ``q.sum()`` mixes every entry and head, so where either call's q sums beyond
+    the range, the kept group is NaN in that call and 0 in the other."""
+    if case.seqlen_k != 0:
+        return False
+    from flashcheck.properties.metamorphic import one_group_kept  # the properties import this module
+
+    inputs, other, *_ = one_group_kept(case, "cpu")
+    return _sum_may_overflow(inputs.q) or _sum_may_overflow(other.q)
+
+
 def sdpa_no_keys_backward_overflows(case: Case, stress: str = "plain") -> bool:
     """A case without any key whose upstream gradient dO (that of the gradient properties'
     backward on the inputs of ``stress``, see :data:`STRESSES`) sums beyond its dtype's

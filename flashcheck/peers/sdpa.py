@@ -87,7 +87,8 @@ import torch
 from flashcheck.divergences import NEGATIVE_SCALE, KnownDivergence
 from flashcheck.oracle.case_predicates import (
     backward_extremes, either, float16_backward_overflows, float16_subnormal_probabilities, float16_with_offset_values,
-    is_float16, sdpa_no_keys_backward_overflows, sdpa_no_keys_forward_overflows, under, with_empty_rows, without_keys,
+    is_float16, sdpa_no_keys_backward_overflows, sdpa_no_keys_forward_overflows,
+    sdpa_no_keys_forward_overflows_in_either_call, under, with_empty_rows, without_keys,
 )
 from flashcheck.oracle.expectation import overflow_threshold
 from flashcheck.peers import sdpa_call
@@ -201,6 +202,10 @@ _EMPTY_KEYS_FORWARD = KnownDivergence(
     "[2.13 CPU])",
     sdpa_no_keys_forward_overflows, steer=without_keys,
 )
+_EMPTY_KEYS_EITHER_CALL = KnownDivergence(
+    _EMPTY_KEYS_FORWARD.reason + ", in either of batch_head_independence's calls",
+    sdpa_no_keys_forward_overflows_in_either_call, steer=without_keys,
+)
 _EMPTY_KEYS_BACKWARD = KnownDivergence(
     "on an empty key axis SDPA's frontend backward gives dQ = dO.sum()·0 in the input dtype, NaN where "
     "the upstream gradient sums beyond the range (flashcheck.oracle.case_predicates.sdpa_no_keys_backward_overflows; "
@@ -226,6 +231,7 @@ def sdpa_math() -> Peer:
     return Peer("sdpa-math", TORCH, {"cpu": features, "cuda": features}, _run_sdpa_math, compile_key=(),
                 packed_as_dense=True, known_divergences={"layout_invariance": _STRIDE_DEPENDENT_MATMUL,
                                       **{name: _EMPTY_KEYS_FORWARD for name in forward},
+                                      "batch_head_independence": _EMPTY_KEYS_EITHER_CALL,
                                       "grads_match_reference": _EMPTY_KEYS_BACKWARD,
                                       "empty_rows_get_zero_dq": _EMPTY_KEYS_BACKWARD,
                                       "grads_match_reference_where_ds_exceeds_float16": _EMPTY_KEYS_STRESSED,

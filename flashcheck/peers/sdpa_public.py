@@ -47,7 +47,8 @@ from flashcheck.divergences import NEGATIVE_SCALE, KnownDivergence, combined
 from flashcheck.oracle.case_predicates import (
     case_hidden_logit_lead, either, float16_backward_overflows, float16_subnormal_probabilities,
     hidden_logit_lead, is_float16, or_relaid, sdpa_no_keys_backward_overflows,
-    sdpa_no_keys_forward_overflows, under, with_empty_rows, with_unaligned_views, without_keys,
+    sdpa_no_keys_forward_overflows, sdpa_no_keys_forward_overflows_in_either_call, under, with_empty_rows,
+    with_unaligned_views, without_keys,
 )
 from flashcheck.peers import sdpa_public_call
 from flashcheck.peers.common import HALF, TORCH, Peer, Request
@@ -106,9 +107,12 @@ _EMPTY_KEYS_BACKWARD = KnownDivergence(
     "as sdpa-math, [2.13 CPU])", sdpa_no_keys_backward_overflows, steer=without_keys)
 _EMPTY_KEYS_STRESSED = KnownDivergence(_EMPTY_KEYS_BACKWARD.reason + ", on the property's scaled inputs",
                                        under("ds_range", sdpa_no_keys_backward_overflows), steer=without_keys)
+_EMPTY_KEYS_EITHER_CALL = KnownDivergence(_EMPTY_KEYS_FORWARD.reason + ", in either of batch_head_independence's calls",
+                                           sdpa_no_keys_forward_overflows_in_either_call, steer=without_keys)
 _EMPTY_KEYS = {
     **{name: _EMPTY_KEYS_FORWARD for name in ("out_matches_reference", "outputs_finite", "empty_rows_exact",
                                               "key_shift_invariance", "value_linearity")},
+    "batch_head_independence": _EMPTY_KEYS_EITHER_CALL,
     "grads_match_reference": _EMPTY_KEYS_BACKWARD, "empty_rows_get_zero_dq": _EMPTY_KEYS_BACKWARD,
     "grads_match_reference_where_ds_exceeds_float16": _EMPTY_KEYS_STRESSED,
 }

@@ -318,6 +318,14 @@ def test_the_flash_kernel_s_causal_rows_cut_short_are_declared_where_the_queries
     assert not flaggems.FLASH_CAUSAL_KEYS_CUT.explains(case(250, 250))
     # A window is another finding's (FLASH_WINDOWS), not this one's.
     assert not flaggems.FLASH_CAUSAL_KEYS_CUT.explains(case(307, 307, window="4,-1"))
+    # mha_fwd drops a side as long as the keys and runs a band of (-1, 0) as plain causal, whatever
+    # the causal flag: those cases are this finding's, and not FLASH_WINDOWS'.
+    for plain_causal in (case(300, 300, window="300,-1"), case(300, 300, causal=False, window="-1,0"),
+                         case(300, 300, causal=False, window="400,0")):
+        assert flaggems.FLASH_CAUSAL_KEYS_CUT.explains(plain_causal) and known.explains(plain_causal), plain_causal.spec()
+        assert not flaggems.FLASH_WINDOWS.explains(plain_causal), plain_causal.spec()
+    for right in (case(256, 256, window="256,-1"), case(256, 256, causal=False, window="-1,0")):
+        assert not known.explains(right), right.spec()
 
 
 def test_the_sdpa_kernel_s_negative_scale_is_declared_where_the_keys_leave_a_key_block_part_filled():

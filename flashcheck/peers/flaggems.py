@@ -134,6 +134,14 @@ def flash_keys_cut(nq: int, nk: int, right: int) -> bool:
     return False
 
 
+def flash_band_kept(case) -> tuple[int, int]:
+    """The case's band as ``mha_fwd`` (src/flag_gems/ops/flash_api.py) keeps it: a side at least
+    the key length long dropped (-1), as FlashAttention-2 does. What it then runs: a kept band of
+    (-1, 0) as plain causal (``is_causal = left < 0 and right == 0``, whatever the causal flag),
+    one with both sides bounded as a local window (``is_local``), anything else without a band."""
+    return tuple(-1 if side >= case.seqlen_k else side for side in case.band)
+
+
 def flash_window_misapplied(case) -> bool:
     """A case whose sliding window flash_attention_forward gets wrong. [5.0.2, 2.11 H200]
     ``mha_fwd`` (src/flag_gems/ops/flash_api.py) drops a side at least the key length long (makes
@@ -152,8 +160,11 @@ def flash_window_misapplied(case) -> bool:
     left, right = case.band
     if left < 0 and right < 0:
         return False
-    if not 0 <= left < case.seqlen_k:  # not local: plain causal, or no band at all
-        return not case.causal and 0 <= right < case.seqlen_q - 1
+    kept_left, kept_right = flash_band_kept(case)
+    if kept_left < 0:  # not local
+        if kept_right == 0:  # run as plain causal: flash_causal_keys_cut
+            return False
+        return not case.causal and 0 <= right < case.seqlen_q - 1  # a right side alone, ignored
     return not 0 <= right < case.seqlen_k or flash_keys_cut(case.seqlen_q, case.seqlen_k, right)
 
 
@@ -165,13 +176,15 @@ FLASH_WINDOWS = KnownDivergence(
 
 
 def flash_causal_keys_cut(case) -> bool:
-    """A plain causal case whose keys flash_fwd_kernel cuts short (:func:`flash_keys_cut`).
+    """A case ``mha_fwd`` runs as plain causal (:func:`flash_band_kept`: the causal flag, or a
+    right side of 0 alone, with any left side at least the key length long) whose keys
+    flash_fwd_kernel cuts short (:func:`flash_keys_cut`).
     [5.0.2, 2.11 H200] Measured with both dtypes and head dims 64 to 256: 307, 300 and 129
     queries wrong (16-57% of the output), 128, 256, 1024, and 100 queries with 307 keys right;
     every 128 x 32 configuration alike (docs/repros/flaggems_flash_causal_blocks.py). FlagGems
     runs calls of less than a wave of tasks on its split-KV kernel instead, which is right:
     declared whatever the dispatch, which depends on the device's count of SMs."""
-    if case.varlen or not case.causal or case.band[0] >= 0:  # windows: FLASH_WINDOWS
+    if case.varlen or flash_band_kept(case) != (-1, 0):  # windows mha_fwd keeps: FLASH_WINDOWS
         return False
     return flash_keys_cut(case.seqlen_q, case.seqlen_k, 0)
 

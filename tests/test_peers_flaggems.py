@@ -242,15 +242,22 @@ def test_the_sdpa_backward_s_shared_memory_refusal_is_declared_in_float32_at_hea
 def test_the_flash_kernel_s_misread_strides_are_declared_where_they_were_measured():
     from flashcheck.cases.case import Case
 
-    def case(nq, nk, heads, layout):
-        return Case.from_spec(f"batch=1 seqlen_q={nq} seqlen_k={nk} heads={heads} kv_heads=1 head_dim=32 "
-                              f"dtype=float16 layout={layout} seed=0")
+    def case(nq, nk, heads, layout, kv_heads=1, head_dim=32, causal=False):
+        return Case.from_spec(f"batch=1 seqlen_q={nq} seqlen_k={nk} heads={heads} kv_heads={kv_heads} "
+                              f"head_dim={head_dim} dtype=float16 layout={layout} causal={causal} seed=0")
 
     known = flaggems.flash().flashcheck_known_divergences["out_matches_reference"]
-    for wrong in (case(64, 129, 7, "contiguous"), case(1, 129, 7, "heads-first"), case(1, 1, 1, "padded"),
-                  case(2, 2, 1, "mixed")):
+    for wrong in (case(64, 129, 7, "contiguous"), case(1, 129, 7, "heads-first", kv_heads=7), case(1, 1, 1, "padded"),
+                  case(2, 2, 1, "mixed"), case(1, 129, 7, "contiguous", kv_heads=7, head_dim=64),
+                  case(1, 128, 7, "contiguous", kv_heads=7, head_dim=128)):
         assert known.explains(wrong), wrong.spec()
-    for right in (case(64, 129, 7, "heads-first"), case(256, 256, 1, "contiguous"), case(1, 64, 7, "contiguous")):
+    # A band keeps mha_fwd from swapping: not measured, so declared as every other one query.
+    assert known.explains(case(1, 129, 7, "contiguous", causal=True))
+    # One query: 128 keys right at head dims 32 and 64 (one split-KV split); GQA without a band swaps
+    # the query groups into the sequence axis, right at 129 keys in both storages.
+    for right in (case(64, 129, 7, "heads-first"), case(256, 256, 1, "contiguous"), case(1, 64, 7, "contiguous"),
+                  case(1, 128, 7, "heads-first", kv_heads=7), case(1, 128, 7, "contiguous", kv_heads=7, head_dim=64),
+                  case(1, 129, 7, "heads-first"), case(1, 129, 7, "contiguous", head_dim=128)):
         assert not known.explains(right), right.spec()
 
 

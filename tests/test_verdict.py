@@ -301,6 +301,21 @@ def test_a_declared_error_is_recognised_by_its_type_name_as_its_evidence_shows_i
     assert "raised OutOfResources: out of resource" in raised.failure.evidence
 
 
+def test_a_declared_error_outside_its_declared_cases_stays_a_failure_that_names_the_declaration():
+    name = "tests.support.declared:out_of_resources_everywhere"
+    inside = decide(OUT, declared.out_of_resources_everywhere, CASE.replace(causal=True), device="cpu", impl_name=name)
+    assert inside.outcome is Outcome.KNOWN and "note:" not in inside.failure.evidence
+    outside = decide(OUT, declared.out_of_resources_everywhere, CASE, device="cpu", impl_name=name)
+    assert outside.outcome is Outcome.FAILED
+    first, *rest = outside.failure.evidence.splitlines()
+    assert "raised OutOfResources: out of resource" in first  # the signature's line is the error's own
+    assert any("the error a known divergence declares, raised outside the cases it covers" in line
+               and str(declared.BY_TYPE_NAME) in line for line in rest)
+    other_error = decide(OUT, declared.raises_when_causal, CASE.replace(causal=True), device="cpu",
+                         impl_name="tests.support.declared:raises_when_causal")
+    assert other_error.outcome is Outcome.FAILED and "note:" not in other_error.failure.evidence
+
+
 def test_a_fatal_error_a_divergence_declares_is_an_expected_fault_and_ends_the_process_all_the_same():
     causal = CASE.replace(causal=True)
     fault = decide(OUT, declared.faults_when_causal, causal, device="cpu",

@@ -99,7 +99,7 @@ def triage(impl, failures: list[dict], capability: tuple[int, int] | None = None
 
 def _triaged(impl, failure: dict) -> Triaged:
     from flashcheck.cases.case import Case
-    from flashcheck.engine.verdict import declared_divergence
+    from flashcheck.engine.verdict import declared_divergence, outside_its_cases, resembled_declaration
     from flashcheck.properties import PROPERTIES
 
     kind, name, spec = failure["kind"], failure.get("property"), failure.get("case")
@@ -115,5 +115,7 @@ def _triaged(impl, failure: dict) -> Triaged:
     raised = kind == "fatal" or evidence.startswith(RAISED)
     declared = declared_divergence(impl, name, case, raised=raised, message=evidence)
     if declared is None:
-        return Triaged(failure, None, "no declaration covers it")
+        resembled = resembled_declaration(impl, name, case, message=evidence) if raised else None
+        return Triaged(failure, None, "no declaration covers it" if resembled is None else
+                       f"no declaration covers it; {outside_its_cases(resembled)}")
     return Triaged(failure, str(declared))

@@ -233,6 +233,9 @@ def _decided_once(prop, impl, case: Case, *, device, impl_name: str) -> Verdict:
         raised_error = error if by_implementation else None
         if declared is not None:
             return made(Outcome.KNOWN, failure=found, reason=str(declared), error=raised_error)
+        resembled = resembled_declaration(impl, prop.name, case, message=raised_text(error)) if by_implementation else None
+        if resembled is not None:
+            found = failure(f"{found.evidence}\n{outside_its_cases(resembled)}")
         return made(Outcome.FAILED, failure=found, error=raised_error)
     except Exception as raised:  # noqa: BLE001 - deciding failed: flashcheck's own bug
         return made(Outcome.FLASHCHECK_ERROR, error=FlashcheckError(
@@ -246,6 +249,27 @@ def declared_divergence(impl, property_name: str, case: Case, *, raised: bool, m
     for a verdict as it is decided and for a failure recorded earlier (:mod:`flashcheck.engine.triage`)."""
     known = protocol.known_divergences(impl).get(property_name)
     return None if known is None else known.explaining(case, raised=raised, message=message)
+
+
+def resembled_declaration(impl, property_name: str, case: Case, *, message: str):
+    """A divergence ``impl`` declares on ``property_name`` that names the error ``message`` reads
+    as (declared to raise, its ``raising`` text in the message) and does not cover ``case``; None
+    where none does. Such a failure is the declared error outside the declared cases: either the
+    declaration is narrower than its bug, or the error has another cause there. Which, a person
+    decides (:func:`outside_its_cases` says so beside the failure); the verdict stays a failure."""
+    known = protocol.known_divergences(impl).get(property_name)
+    if known is None:
+        return None
+    return next((part for part in known.components()
+                 if part.raises and part.raising and part.raising in message
+                 and not part.explains(case, raised=True, message=message)), None)
+
+
+def outside_its_cases(divergence) -> str:
+    """The note a failure carries where it raised the error ``divergence`` declares, outside the
+    cases it covers (:func:`resembled_declaration`)."""
+    return (f"note: this is the error a known divergence declares, raised outside the cases it covers: "
+            f"{divergence}. Either that declaration is narrower than its bug, or the error has another cause here")
 
 
 def raised_text(error: BaseException) -> str:

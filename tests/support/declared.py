@@ -95,3 +95,13 @@ def out_of_resources_when_causal(q, k, v, **kwargs):
 
 out_of_resources_when_causal.flashcheck_features = FEATURES
 out_of_resources_when_causal.flashcheck_known_divergences = {"out_matches_reference": BY_TYPE_NAME}
+
+
+def out_of_resources_everywhere(q, k, v, **kwargs):
+    """Raises :class:`OutOfResources` on every case, and declares it on causal cases alone: a
+    declaration narrower than its bug."""
+    raise OutOfResources("out of resource: shared memory, Required: 294912, Hardware limit: 232448.")
+
+
+out_of_resources_everywhere.flashcheck_features = FEATURES
+out_of_resources_everywhere.flashcheck_known_divergences = {"out_matches_reference": BY_TYPE_NAME}

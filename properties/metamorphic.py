@@ -13,7 +13,7 @@ from __future__ import annotations
 import torch
 
 from flashcheck import protocol
-from flashcheck.cases.case import other_layout, seeded_generator
+from flashcheck.cases.case import one_group_replaced, other_layout, seeded_generator
 from flashcheck.oracle import compare
 from flashcheck.properties.common import batched, call_checked, expect, laid_out_like, materialize
 from flashcheck.properties.registry import prop
@@ -171,10 +171,9 @@ def gqa_matches_repeated_kv(impl, case, *, device=None):
 def one_group_kept(case, device):
     """batch_head_independence's calls: ``(inputs, other, b, g, heads)``, ``other`` fresh values
     but for batch entry ``b``'s KV head ``g`` and its query heads ``heads`` (a slice), kept."""
+    fresh, b, g = one_group_replaced(case)
     inputs = materialize(case, device)
-    other = materialize(case.replace(seed=(case.seed + 7919) % 2**32), device)
-    b = case.seed % case.batch
-    g = (case.seed // max(case.batch, 1)) % case.kv_heads
+    other = materialize(fresh, device)
     group = case.heads // case.kv_heads
     heads = slice(g * group, (g + 1) * group)
     with torch.no_grad():  # through batch-of-one views when packed: they write the packed tensors

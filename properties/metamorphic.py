@@ -171,11 +171,9 @@ def gqa_matches_repeated_kv(impl, case, *, device=None):
 def one_group_kept(case, device):
     """batch_head_independence's calls: ``(inputs, other, b, g, heads)``, ``other`` fresh values
     but for batch entry ``b``'s KV head ``g`` and its query heads ``heads`` (a slice), kept."""
-    fresh, b, g = one_group_replaced(case)
+    fresh, b, g, heads = one_group_replaced(case)
     inputs = materialize(case, device)
     other = materialize(fresh, device)
-    group = case.heads // case.kv_heads
-    heads = slice(g * group, (g + 1) * group)
     with torch.no_grad():  # through batch-of-one views when packed: they write the packed tensors
         batched(case, other.q)[b, :, heads] = batched(case, inputs.q)[b, :, heads]
         batched(case, other.k)[b, :, g] = batched(case, inputs.k)[b, :, g]

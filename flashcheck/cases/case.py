@@ -327,15 +327,16 @@ def one_sequence(case: Case, nq: int, nk: int) -> Case:
     return case.replace(seqlens=None, batch=1, seqlen_q=nq, seqlen_k=nk)
 
 
-def one_group_replaced(case: Case) -> tuple[Case, int, int]:
-    """What ``batch_head_independence`` keeps and what it replaces: ``(fresh, b, g)``, ``fresh``
-    the case with other values (another seed) for everything but batch entry ``b``'s KV head ``g``
-    and its query heads, which keep ``case``'s. The one place that chooses them, for the property
-    and for the predicates that read its second call's inputs."""
+def one_group_replaced(case: Case) -> tuple[Case, int, int, slice]:
+    """What ``batch_head_independence`` keeps and what it replaces: ``(fresh, b, g, heads)``,
+    ``fresh`` the case with other values (another seed) for everything but batch entry ``b``'s KV
+    head ``g`` and its query heads ``heads`` (a slice), which keep ``case``'s. The one place that
+    chooses them, for the property and for the predicates that read its second call's inputs."""
     fresh = case.replace(seed=(case.seed + 7919) % 2**32)
     b = case.seed % case.batch
     g = (case.seed // max(case.batch, 1)) % case.kv_heads
-    return fresh, b, g
+    group = case.heads // case.kv_heads
+    return fresh, b, g, slice(g * group, (g + 1) * group)
 
 
 def _lay_out(layout: str, tensor: torch.Tensor, device) -> torch.Tensor:

@@ -229,11 +229,12 @@ def _decided_once(prop, impl, case: Case, *, device, impl_name: str) -> Verdict:
             return made(Outcome.FLASHCHECK_ERROR, error=FlashcheckError(
                 error, property_name=prop.name, case=case, impl_name=impl_name))
         by_implementation = raiser is attribution.Raiser.IMPLEMENTATION
-        declared = declared_divergence(impl, prop.name, case, raised=by_implementation, message=raised_text(error))
+        message = raised_text(error)
+        declared = declared_divergence(impl, prop.name, case, raised=by_implementation, message=message)
         raised_error = error if by_implementation else None
         if declared is not None:
             return made(Outcome.KNOWN, failure=found, reason=str(declared), error=raised_error)
-        resembled = resembled_declaration(impl, prop.name, case, message=raised_text(error)) if by_implementation else None
+        resembled = resembled_declaration(impl, prop.name, case, message=message) if by_implementation else None
         if resembled is not None:
             found = failure(f"{found.evidence}\n{outside_its_cases(resembled)}")
         return made(Outcome.FAILED, failure=found, error=raised_error)

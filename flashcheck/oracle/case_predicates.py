@@ -286,11 +286,10 @@ def sdpa_no_keys_forward_overflows_in_either_call(case: Case) -> bool:
     that call and 0 in the other."""
     if case.seqlen_k != 0:
         return False
-    fresh, b, g = one_group_replaced(case)
+    fresh, b, _, heads = one_group_replaced(case)
     q, other = case.materialize("cpu").q, fresh.materialize("cpu").q
-    group = case.heads // case.kv_heads
     dense = (lambda t: t.unsqueeze(0)) if case.varlen else (lambda t: t)  # packed: one batch of every token
-    dense(other)[b, :, g * group:(g + 1) * group] = dense(q)[b, :, g * group:(g + 1) * group]
+    dense(other)[b, :, heads] = dense(q)[b, :, heads]
     return _sum_may_overflow(q) or _sum_may_overflow(other)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy
 import torch
 from hypothesis import given
 
@@ -91,6 +92,42 @@ def test_an_error_inside_the_worst_case_but_uniformly_large_is_flagged():
     degraded = (exp.ref.out + 0.9 * exp.out.model).float()
     with pytest.raises(Violation, match="uniformly less accurate"):
         exp.check_out(degraded)
+
+
+def _lse_summed_in_chains(q, k, chains):
+    """A correct flash-style lse of dense, unmasked, MQA ``q, k`` (one KV head): float32
+    logits and probabilities, each row's denominator summed in ``chains`` float32 chains of
+    interleaved keys (a thread's share of every key block), the chains then added."""
+    logits = torch.einsum("bqhd,bkd->bhqk", q.float(), k[:, :, 0].float()) * q.shape[-1] ** -0.5
+    row_max = logits.amax(-1, keepdim=True)
+    weights = torch.exp(logits - row_max).numpy()
+    total = 0
+    for chain in range(chains):
+        total = total + numpy.add.accumulate(weights[..., chain::chains], axis=-1, dtype=numpy.float32)[..., -1]
+    return row_max.squeeze(-1) + torch.log(torch.from_numpy(total))
+
+
+def test_an_lse_summed_in_per_thread_float32_chains_meets_the_aggregate_rule():
+    """A flash kernel's denominator is a float32 sum in registers, one chain per thread across
+    key blocks; on long rows of near-equal probabilities its roundings add up to several ulps
+    of the lse where the plain attention's one reduction is off by about one. torch's flash
+    backend was flagged by the aggregate rule on this case (H100), every element inside its
+    bound; four chains (its quad of threads a row) are as far off here as it was."""
+    case = Case.from_spec("batch=2 seqlen_q=3329 seqlen_k=3329 heads=2 kv_heads=1 head_dim=1 dtype=float16 "
+                          "causal=False window=-1,-1 softmax_scale=None layout=contiguous values=small seed=0")
+    q, k, v = case.materialize()
+    exp = expectation.expect(q, k, v)
+    chained = _lse_summed_in_chains(q, k, chains=4)
+    assert float((chained.double() - exp.ref.lse).abs().max()) > 6e-6  # what the kernel showed
+    exp.check_lse(chained)
+
+
+def test_an_lse_error_inside_the_worst_case_but_uniformly_large_is_flagged():
+    case = Case(seqlen_q=256, seqlen_k=256, head_dim=64, dtype="float32")
+    q, k, v = case.materialize()
+    exp = expectation.expect(q, k, v)
+    with pytest.raises(Violation, match="uniformly less accurate"):
+        exp.check_lse((exp.ref.lse + 0.9 * exp.lse.model).float())
 
 
 def test_empty_rows_allow_nothing_but_the_exact_values():

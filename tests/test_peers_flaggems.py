@@ -206,6 +206,21 @@ def test_the_survey_s_findings_are_declared_confined_to_the_cases_they_cover():
         assert not divergence.explains(Case.from_spec(f"seqlen_q=21 seqlen_k=21 {base} layout=padded"))
 
 
+def test_the_sdpa_values_read_with_the_keys_strides_are_declared_where_the_offsets_differ():
+    from flashcheck.cases.case import Case
+
+    known = flaggems.SDPA_VALUE_STRIDES
+
+    def mixed(batch, heads, kv_heads, layout="mixed"):
+        return Case.from_spec(f"batch={batch} seqlen_q=64 seqlen_k=64 heads={heads} kv_heads={kv_heads} "
+                              f"head_dim=64 dtype=float16 layout={layout} seed=0")
+
+    assert known.explains(mixed(2, 2, 1)) and known.explains(mixed(1, 4, 2))
+    # One batch entry and one KV head: the misread offsets are 0 (measured right on an H100).
+    assert not known.explains(mixed(1, 2, 1))
+    assert not known.explains(mixed(2, 4, 2, layout="padded")), "k and v share their strides"
+
+
 def test_the_sdpa_backward_is_declared_on_every_case_of_the_gradient_properties_and_only_there():
     from flashcheck.cases.case import Case
 
@@ -298,6 +313,13 @@ def test_the_flash_kernel_s_windows_are_declared_wrong_where_they_were_measured_
     for right in (case(31, 31, "4,4"), case(31, 31, "4,0"), case(20, 50, "4,4"), case(31, 31, "4,-1", True),
                   case(31, 31, "30,30"), case(200, 200, "-1,-1", True), case(200, 200, "-1,-1")):
         assert not known.explains(right), right.spec()
+    # A one-sided window runs without a band: wrong exactly where its side hides a key. (30, -1) with 31
+    # queries and keys hides none (measured right on an H100); (29, -1) hides key 0 from the last row.
+    assert not known.explains(case(31, 31, "30,-1")) and known.explains(case(31, 31, "29,-1"))
+    assert not known.explains(case(20, 31, "-1,19")) and known.explains(case(20, 31, "-1,18"))
+    # One query: mha_fwd drops the causal flag first (it hides nothing there), so a left side with it is
+    # one-sided too.
+    assert known.explains(case(1, 31, "4,-1", True)) and not known.explains(case(1, 31, "30,-1", True))
     # docs/repros/flaggems_flash_window_blocks.py: bounded windows past the first block are wrong only
     # where the queries leave a 128-query block part filled.
     for nq, nk in ((129, 129), (300, 300), (200, 384)):

@@ -95,7 +95,9 @@ def flash_strides_misread(case) -> bool:
     if with_unaligned_views(case):  # the padded views
         return True
     if case.seqlen_q == 1:
-        if case.heads > case.kv_heads and flash_band_kept(case) == (-1, -1):
+        # Swapped: right. mha_fwd drops the causal flag of one query first and swaps such calls
+        # too, by its source; not measured, so they stay declared.
+        if case.heads > case.kv_heads and not case.causal and flash_band_kept(case) == (-1, -1):
             return False
         return case.heads > 1 and case.seqlen_k > (128 if case.head_dim <= 64 else 64)
     return case.heads > 1 and case.seqlen_k > 64 and case.layout == "contiguous"
@@ -142,43 +144,45 @@ def flash_keys_cut(nq: int, nk: int, right: int) -> bool:
 
 
 def flash_band_kept(case) -> tuple[int, int]:
-    """The case's band as ``mha_fwd`` (src/flag_gems/ops/flash_api.py) keeps it: a side at least
-    the key length long dropped (-1), as FlashAttention-2 does. What it then runs: a kept band of
-    (-1, 0) as plain causal (``is_causal = left < 0 and right == 0``, whatever the causal flag),
-    one with both sides bounded as a local window (``is_local``), anything else without a band."""
-    return tuple(-1 if side >= case.seqlen_k else side for side in case.band)
+    """The case's band as ``mha_fwd`` (src/flag_gems/ops/flash_api.py) keeps it: the causal flag
+    dropped for one query (bottom-right causal hides nothing there) before it is folded in as a
+    right side of 0, and a side at least the key length long dropped (-1), as FlashAttention-2
+    does. What it then runs: a kept band of (-1, 0) as plain causal (``is_causal = left < 0 and
+    right == 0``, whatever the causal flag), one with both sides bounded as a local window
+    (``is_local = left >= 0 and right >= 0``), anything else without a band."""
+    band = case.window if case.seqlen_q == 1 else case.band
+    return tuple(-1 if side >= case.seqlen_k else side for side in band)
 
 
 def flash_window_misapplied(case) -> bool:
-    """A case whose sliding window flash_attention_forward gets wrong. [5.0.2, 2.11 H200]
-    ``mha_fwd`` (src/flag_gems/ops/flash_api.py) drops a side at least the key length long (makes
-    it -1), as FlashAttention-2 does, though with more queries than keys a right side shorter
-    than the queries still hides keys; and it calls the window local only where its left side is
-    bounded, so that a right side alone is ignored and the unbounded right side of a local window
-    is used as the bound -1. A local window bounded on both sides (causal with a left side among
-    them) is right up to 50 queries and wrong with 200, beyond the first block of queries: the
+    """A case whose sliding window flash_attention_forward gets wrong. [5.0.2, 2.11 H200, H100]
+    ``mha_fwd`` (src/flag_gems/ops/flash_api.py) keeps the band as :func:`flash_band_kept` says
+    and runs a window local only where both its sides are bounded, so a window with one side
+    unbounded runs without any band: wrong where the side it ignores hides a key (a left side
+    shorter than Nk - 1, a right side shorter than Nq - 1; a side at least the key length long is
+    dropped, though with more queries than keys a right side that long still hides keys). A local
+    window is right up to 50 queries and wrong with 200, beyond the first block of queries: the
     block bound of :func:`flash_keys_cut` (a window always runs flash_fwd_kernel), right at 256,
     384 and 512 queries and wrong at 129, 200 and 300 (docs/repros/flaggems_flash_window_blocks.py).
     Each of the 100 calls of docs/repros/flaggems_flash_windows.py is wrong exactly where this
-    says. Plain causal is right there, on the split-KV kernel those calls reach; on
-    flash_fwd_kernel it is another finding (:func:`flash_causal_keys_cut`)."""
+    says, and (30, -1) with 31 queries and keys, whose left side hides nothing, is right (H100).
+    Plain causal is right there, on the split-KV kernel those calls reach; on flash_fwd_kernel
+    it is another finding (:func:`flash_causal_keys_cut`)."""
     if case.varlen:
         return False
-    left, right = case.band
-    if left < 0 and right < 0:
+    kept = flash_band_kept(case)
+    if kept == (-1, 0):  # run as plain causal: flash_causal_keys_cut
         return False
-    kept_left, kept_right = flash_band_kept(case)
-    if kept_left < 0:  # not local
-        if kept_right == 0:  # run as plain causal: flash_causal_keys_cut
-            return False
-        return not case.causal and 0 <= right < case.seqlen_q - 1  # a right side alone, ignored
-    return not 0 <= right < case.seqlen_k or flash_keys_cut(case.seqlen_q, case.seqlen_k, right)
+    if min(kept) >= 0:  # local
+        return flash_keys_cut(case.seqlen_q, case.seqlen_k, kept[1])
+    left, right = case.band
+    return 0 <= left < case.seqlen_k - 1 or 0 <= right < case.seqlen_q - 1  # run without a band
 
 
 FLASH_WINDOWS = KnownDivergence(
-    "flash_attention_forward gets sliding windows wrong: one unbounded side at any length (a right side alone is "
-    "ignored, an unbounded right side read as -1), and any window where the queries leave a 128-query block "
-    "part filled ([5.0.2, 2.11 H200]; docs/repros/flaggems_flash_windows.py, flaggems_flash_window_blocks.py)",
+    "flash_attention_forward gets sliding windows wrong: a window with one unbounded side runs without a band, "
+    "at any length, and any window where the queries leave a 128-query block part filled ([5.0.2, 2.11 H200]; "
+    "docs/repros/flaggems_flash_windows.py, flaggems_flash_window_blocks.py)",
     flash_window_misapplied, steer=flash_window_misapplied)
 
 
@@ -277,11 +281,19 @@ SDPA_CAUSAL_FINITE_MASK = KnownDivergence(
 
 
 def values_strided_unlike_keys(case) -> bool:
-    """A case whose values the SDPA forward gets with other batch or head strides than its keys:
-    the ``mixed`` layout (its k and v are padded by different amounts); in every other layout k
-    and v, of equal shapes, share their strides. (With gradients the translation hands the
-    kernel row-major copies, which do share them.)"""
+    """A case whose values are stored with other strides than its keys: the ``mixed`` layout
+    (its k and v are padded by different amounts); in every other layout k and v, of equal
+    shapes, share their strides. (With gradients the translation hands the kernel row-major
+    copies, which do share them.)"""
     return case.layout == "mixed"
+
+
+def sdpa_value_offsets_misread(case) -> bool:
+    """A case whose values the SDPA forward reads from the wrong rows: values strided unlike
+    their keys (:func:`values_strided_unlike_keys`) with more than one batch entry or KV head,
+    which ``_attn_fwd`` offsets by the keys' batch and head strides. With one of each the offsets
+    are 0 whichever strides scale them (measured right, 2 query heads on one KV head, H100)."""
+    return values_strided_unlike_keys(case) and (case.batch > 1 or case.kv_heads > 1)
 
 
 #: [5.0.2, 2.11 H200] scaled_dot_product_attention's forward (``_attn_fwd``) offsets the values
@@ -291,7 +303,7 @@ def values_strided_unlike_keys(case) -> bool:
 SDPA_VALUE_STRIDES = KnownDivergence(
     "scaled_dot_product_attention addresses the values with the keys' batch and head strides: values strided "
     "otherwise are read from the wrong rows (NaN where those are padding; [5.0.2, 2.11 H200]; docs/findings.md)",
-    values_strided_unlike_keys, steer=values_strided_unlike_keys)
+    sdpa_value_offsets_misread, steer=sdpa_value_offsets_misread)
 
 #: [5.0.2, 2.11 H200] scaled_dot_product_attention's backward (``_attn_bwd``) is the causal
 #: fused backward of Triton's tutorial, run for every call: it gets neither ``is_causal`` nor the

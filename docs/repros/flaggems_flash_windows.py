@@ -14,10 +14,11 @@ What it shows ([5.0.2, torch 2.11, one H200]; the output is flaggems_flash_windo
 
 1. A window with one unbounded side is wrong at every length: (4, -1) and (-1, 4), and a side
    at least Nk long, which mha_fwd turns into -1 ((12, 31) with 31 keys; (30, 30) with 20).
-   The source (src/flag_gems/ops/flash_api.py, mha_fwd) marks a call local only where the
-   left side is bounded (``is_local = window_size_left >= 0``), so (-1, 4) runs unbounded,
-   and passes an unbounded right side on as the bound -1 (flash_kernel.py adds it to the last
-   column), where FlashAttention-2 makes both sides of a local window finite first.
+   The source (src/flag_gems/ops/flash_api.py, mha_fwd) marks a call local only where both
+   sides are bounded (``is_local = window_size_left >= 0 and window_size_right >= 0``), so a
+   window with one unbounded side runs with no band at all, where FlashAttention-2 makes both
+   sides of a local window finite first. It is wrong wherever the side it ignores hides a key:
+   (30, -1) with 31 queries and keys hides none and was right on an H100 (2026-12-06).
 2. A window bounded on both sides is right up to 50 queries and wrong with 200 (where the
    queries leave a 128-query block part filled: flaggems_flash_window_blocks.py): (4, 4),
    (4, 0), (0, 0), causal with left 4, (30, 30). Every configuration FlagGems keeps for this

@@ -266,7 +266,8 @@ def test_the_flash_kernel_s_misread_strides_are_declared_where_they_were_measure
                   case(2, 2, 1, "mixed"), case(1, 129, 7, "contiguous", kv_heads=7, head_dim=64),
                   case(1, 128, 7, "contiguous", kv_heads=7, head_dim=128)):
         assert known.explains(wrong), wrong.spec()
-    # A band keeps mha_fwd from swapping: not measured, so declared as every other one query.
+    # Causal with one query: mha_fwd drops the flag and swaps by its source, but that is not measured,
+    # so it stays declared as every other one query.
     assert known.explains(case(1, 129, 7, "contiguous", causal=True))
     # One query: 128 keys right at head dims 32 and 64 (one split-KV split); GQA without a band swaps
     # the query groups into the sequence axis, right at 129 keys in both storages.

@@ -59,10 +59,11 @@ rule of flash-attention's tests with k = 2:
 * in aggregate, the largest error over the whole output must not exceed ``2 ×`` the plain
   implementation's largest error plus an ulp-scale floor (the roundings at the scale of the
   logits and of the output itself, which no reduction amplifies, and for the lse its
-  denominator's float32 sum at typical size; see :func:`aggregate_limit`). Worst-case bounds
-  sit 10-100x above the error of a correct kernel; this rule is what notices a kernel that is uniformly less
-  accurate than its precision promises (a float32 path multiplying in TF32, probabilities
-  rounded to bfloat16 for float16 inputs) while still inside the worst case.
+  denominator's float32 sum at typical size; see :func:`aggregate_limit`). Worst-case
+  bounds sit 10-100x above the error of a correct kernel; this rule is what notices a kernel
+  that is uniformly less accurate than its precision promises (a float32 path multiplying in
+  TF32, probabilities rounded to bfloat16 for float16 inputs) while still inside the worst
+  case.
 
 The test suite asserts that the model bounds the plain implementation's error on every case
 it draws, so the model is shown sound against real rounding; every failure report names

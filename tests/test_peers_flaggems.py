@@ -266,9 +266,10 @@ def test_the_flash_kernel_s_misread_strides_are_declared_where_they_were_measure
                   case(2, 2, 1, "mixed"), case(1, 129, 7, "contiguous", kv_heads=7, head_dim=64),
                   case(1, 128, 7, "contiguous", kv_heads=7, head_dim=128)):
         assert known.explains(wrong), wrong.spec()
-    # Causal with one query: mha_fwd drops the flag and swaps by its source, but that is not measured,
-    # so it stays declared as every other one query.
+    # Causal with one query reaches mha_fwd with a right side of 0, which it does not swap: wrong as
+    # any other one query (measured in heads-first storage on an H100).
     assert known.explains(case(1, 129, 7, "contiguous", causal=True))
+    assert known.explains(case(1, 129, 7, "heads-first", causal=True))
     # One query: 128 keys right at head dims 32 and 64 (one split-KV split); GQA without a band swaps
     # the query groups into the sequence axis, right at 129 keys in both storages.
     for right in (case(64, 129, 7, "heads-first"), case(256, 256, 1, "contiguous"), case(1, 64, 7, "contiguous"),
@@ -318,9 +319,10 @@ def test_the_flash_kernel_s_windows_are_declared_wrong_where_they_were_measured_
     # queries and keys hides none (measured right on an H100); (29, -1) hides key 0 from the last row.
     assert not known.explains(case(31, 31, "30,-1")) and known.explains(case(31, 31, "29,-1"))
     assert not known.explains(case(20, 31, "-1,19")) and known.explains(case(20, 31, "-1,18"))
-    # One query: mha_fwd drops the causal flag first (it hides nothing there), so a left side with it is
-    # one-sided too.
-    assert known.explains(case(1, 31, "4,-1", True)) and not known.explains(case(1, 31, "30,-1", True))
+    # One query: the adapter passes causal folded in as a right side of 0, so a left side with it is a
+    # bounded local window, whatever mha_fwd does with the causal flag (measured right on an H100).
+    assert not known.explains(case(1, 31, "4,-1", True)) and not known.explains(case(1, 31, "30,-1", True))
+    assert known.explains(case(1, 31, "4,-1"))
     # docs/repros/flaggems_flash_window_blocks.py: bounded windows past the first block are wrong only
     # where the queries leave a 128-query block part filled.
     for nq, nk in ((129, 129), (300, 300), (200, 384)):

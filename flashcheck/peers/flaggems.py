@@ -95,9 +95,10 @@ def flash_strides_misread(case) -> bool:
     if with_unaligned_views(case):  # the padded views
         return True
     if case.seqlen_q == 1:
-        # Swapped: right. mha_fwd drops the causal flag of one query first and swaps such calls
-        # too, by its source; not measured, so they stay declared.
-        if case.heads > case.kv_heads and not case.causal and flash_band_kept(case) == (-1, -1):
+        # Swapped: right. A causal call arrives with a right side of 0 (the adapter folds causal
+        # into the band), which mha_fwd does not swap: wrong as any other one query (measured:
+        # 7:1 heads, 129 keys, head dim 32, heads-first, on an H100).
+        if case.heads > case.kv_heads and flash_band_kept(case) == (-1, -1):
             return False
         return case.heads > 1 and case.seqlen_k > (128 if case.head_dim <= 64 else 64)
     return case.heads > 1 and case.seqlen_k > 64 and case.layout == "contiguous"
@@ -144,14 +145,15 @@ def flash_keys_cut(nq: int, nk: int, right: int) -> bool:
 
 
 def flash_band_kept(case) -> tuple[int, int]:
-    """The case's band as ``mha_fwd`` (src/flag_gems/ops/flash_api.py) keeps it: the causal flag
-    dropped for one query (bottom-right causal hides nothing there) before it is folded in as a
-    right side of 0, and a side at least the key length long dropped (-1), as FlashAttention-2
-    does. What it then runs: a kept band of (-1, 0) as plain causal (``is_causal = left < 0 and
-    right == 0``, whatever the causal flag), one with both sides bounded as a local window
-    (``is_local = left >= 0 and right >= 0``), anything else without a band."""
-    band = case.window if case.seqlen_q == 1 else case.band
-    return tuple(-1 if side >= case.seqlen_k else side for side in band)
+    """The case's band as ``mha_fwd`` (src/flag_gems/ops/flash_api.py) keeps it: a side at least
+    the key length long dropped (-1), as FlashAttention-2 does. The adapter passes the band with
+    causal already folded in as a right side of 0 (``Request.right``), so ``mha_fwd``'s dropping
+    of the causal flag for one query changes nothing: one query, 31 keys, causal with a left
+    side of 4 was right on an H100. What it then runs: a kept band of (-1, 0) as plain causal
+    (``is_causal = left < 0 and right == 0``, whatever the causal flag), one with both sides
+    bounded as a local window (``is_local = left >= 0 and right >= 0``), anything else without
+    a band."""
+    return tuple(-1 if side >= case.seqlen_k else side for side in case.band)
 
 
 def flash_window_misapplied(case) -> bool:

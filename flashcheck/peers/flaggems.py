@@ -348,7 +348,8 @@ def sdpa_backward_tiles_beyond_shared_memory(case) -> bool:
 SDPA_BACKWARD_SHARED_MEMORY = KnownDivergence(
     "scaled_dot_product_attention's backward raises OutOfResources in float32 at head dim 256: each of its "
     "configurations holds 128-key tiles of K and V, 256 KiB together, past a Hopper GPU's shared memory "
-    "([5.0.2, 2.11 H100], campaign; src/flag_gems/runtime/backend/_nvidia/tune_configs.yaml)",
+    "([5.0.2, 2.11 H100], campaign; all 18 shipped configurations refused: "
+    "docs/repros/flaggems_sdpa_backward_head_dim_256.py)",
     sdpa_backward_tiles_beyond_shared_memory, steer=sdpa_backward_tiles_beyond_shared_memory,
     raises=True, raising="OutOfResources", wrong_results=False)
 

@@ -74,6 +74,16 @@ def features_of(impl, device=None) -> frozenset:
     return declared if declared & DTYPE_NAMES else declared | DTYPE_NAMES
 
 
+def device_kinds_of(impl) -> frozenset | None:
+    """The device kinds (``"cuda"``, ``"cpu"``) ``impl`` declares it runs on, through
+    ``flashcheck_features_by_device``: those with a non-empty feature set. None where it
+    declares no device kinds (it is held to run anywhere)."""
+    by_device = getattr(impl, "flashcheck_features_by_device", None)
+    if by_device is None:
+        return None
+    return frozenset(kind for kind, features in by_device.items() if features)
+
+
 def check_declaration(impl) -> None:
     """Raise ValueError, one line naming the offending feature or property (the caller names
     the implementation), unless every feature ``impl`` declares (``flashcheck_features``, each

@@ -583,6 +583,41 @@ def test_a_script_checks_once_more_where_a_pinned_autotuner_moved_during_a_faile
     assert standalone.main(wrong_once(0), text, []) == 1, "no move: the failure stands"
 
 
+def test_a_script_says_it_cannot_check_on_a_device_its_kernel_does_not_run_on_before_calling_it(capsys):
+    from flashcheck.repro import standalone
+    from tests.support import standalone_kernels
+
+    calls = []
+
+    def cuda_only(q, k, v, **kwargs):
+        calls.append(None)
+        return standalone_kernels.correct(q, k, v, **kwargs)
+
+    cuda_only.flashcheck_features_by_device = {"cuda": frozenset({"causal", "lse"}), "cpu": frozenset()}
+    case = Case.from_spec("batch=1 seqlen_q=4 seqlen_k=4 heads=1 head_dim=8")
+    data = repro.payload(cuda_only, case, "cpu", repro.scripted("out_matches_reference"), title="a CUDA kernel")
+    text = base64.b85encode(data).decode("ascii")
+    assert standalone.main(cuda_only, text, ["--device", "cpu"]) == 2
+    assert "CANNOT CHECK: the kernel runs on cuda only, not on cpu" in capsys.readouterr().out
+    assert standalone.main(cuda_only, text, ["--device", "gpu0"]) == 2
+    assert "--device 'gpu0' is not a torch device" in capsys.readouterr().out
+    assert calls == [], "nothing is called where the check cannot be made"
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine without CUDA")
+def test_a_script_says_it_cannot_check_on_cuda_where_the_machine_has_none(capsys):
+    from flashcheck.repro import standalone
+    from tests.support import standalone_kernels
+
+    case = Case.from_spec("batch=1 seqlen_q=4 seqlen_k=4 heads=1 head_dim=8")
+    data = repro.payload(standalone_kernels.correct, case, "cpu", repro.scripted("out_matches_reference"),
+                         title="a kernel")
+    text = base64.b85encode(data).decode("ascii")
+    assert standalone.main(standalone_kernels.correct, text, ["--device", "cuda"]) == 2
+    assert "CANNOT CHECK: no CUDA device here" in capsys.readouterr().out
+    assert standalone.main(standalone_kernels.correct, text, ["--device", "cpu"]) == 0
+
+
 def test_a_memory_script_says_it_cannot_check_where_torch_counts_no_memory():
     from flashcheck.repro import standalone
     from tests.support import standalone_kernels

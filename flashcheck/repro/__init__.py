@@ -445,6 +445,7 @@ def payload(impl, case: Case, device: str, how: Scripted, *, title: str, kind: s
             grad_out, grad_lse = _upstream(impl, case, device)
     data = {
         "title": title, "device": str(device), "check": how.check, "kind": kind, "outputs": list(how.outputs),
+        "device_kinds": sorted(kinds) if (kinds := protocol.device_kinds_of(impl)) is not None else None,
         **_call(case, inputs, device),
         "grad_out": _entry(grad_out), "grad_lse": _entry(grad_lse), "allowed": {}, "limits": {},
     }

@@ -489,7 +489,24 @@ def written_in_bounds(attention, q, k, v, kwargs, pads):
 
 
 class CannotCheck(Exception):
-    """The check cannot be made here (memory on a device without an allocated-memory count)."""
+    """The check cannot be made here: a device this machine lacks or the kernel does not run on,
+    or memory on a device without an allocated-memory count."""
+
+
+def usable_device(data, device: str) -> torch.device:
+    """``device`` as a torch.device, where this machine has it and the kernel runs on its kind
+    (the payload's ``device_kinds``, None: any); CannotCheck otherwise, before any work."""
+    try:
+        chosen = torch.device(device)
+    except (RuntimeError, TypeError) as error:
+        raise CannotCheck(f"--device {device!r} is not a torch device ({error})") from None
+    kinds = data.get("device_kinds")
+    if kinds is not None and chosen.type not in kinds:
+        raise CannotCheck(f"the kernel runs on {', '.join(kinds) or 'no device'} only, not on {chosen.type}: "
+                          f"run with --device {kinds[0] if kinds else 'cuda'}")
+    if chosen.type == "cuda" and not torch.cuda.is_available():
+        raise CannotCheck("no CUDA device here: run on a machine with one")
+    return chosen
 
 
 def memory_grew(readings, slack):
@@ -642,6 +659,7 @@ def main(attention, payload, argv=None):
     device = parser.parse_args(argv).device
     print(data["title"])
     try:
+        usable_device(data, device)
         moves = _pinned_moves()
         held = run_check(attention, data, device)
         if not held and _pinned_moves() != moves:

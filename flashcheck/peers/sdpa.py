@@ -434,8 +434,9 @@ def sdpa_efficient() -> Peer:
 
 
 #: Found by tests/test_determinism_at_scale.py, not documented by torch.
-_CUDNN_DQ = ("its backward is not bitwise reproducible at scale: [2.11 H100] dQ differed in 1 of 33.5M "
-             "elements between two identical backward passes (B=4, H=32, N=2048, D=128, bfloat16)")
+_CUDNN_DQ = ("its backward is not bitwise reproducible at scale: [2.11 H100] dQ differed in 1 to 2896 of 33.5M "
+             "elements between two identical backward passes (B=4, H=32, N=2048, D=128, bfloat16; "
+             "docs/repros/sdpa_cudnn_backward_nondeterministic.py)")
 
 
 def sdpa_cudnn() -> Peer:

@@ -652,7 +652,8 @@ def _pinned_moves() -> int:
 
 
 def main(attention, payload, argv=None):
-    """Run the script's check: 1 where the property fails (or the kernel raises), 0 where it holds."""
+    """Run the script's check: 1 where the property fails (or the kernel raises), 0 where it holds,
+    2 where it cannot be checked on the device chosen (:class:`CannotCheck`)."""
     data = unpack(payload)
     parser = argparse.ArgumentParser(description=data["title"])
     parser.add_argument("--device", default=data["device"], help=f"where to run (default {data['device']})")

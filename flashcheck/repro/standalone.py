@@ -493,9 +493,9 @@ class CannotCheck(Exception):
     or memory on a device without an allocated-memory count."""
 
 
-def usable_device(data, device: str) -> torch.device:
-    """``device`` as a torch.device, where this machine has it and the kernel runs on its kind
-    (the payload's ``device_kinds``, None: any); CannotCheck otherwise, before any work."""
+def check_usable_device(data, device: str) -> None:
+    """CannotCheck, before any work, unless ``device`` names a torch device this machine has,
+    of a kind the kernel runs on (the payload's ``device_kinds``, None: any)."""
     try:
         chosen = torch.device(device)
     except (RuntimeError, TypeError) as error:
@@ -506,7 +506,6 @@ def usable_device(data, device: str) -> torch.device:
                           f"run with --device {kinds[0] if kinds else 'cuda'}")
     if chosen.type == "cuda" and not torch.cuda.is_available():
         raise CannotCheck("no CUDA device here: run on a machine with one")
-    return chosen
 
 
 def memory_grew(readings, slack):
@@ -660,7 +659,7 @@ def main(attention, payload, argv=None):
     device = parser.parse_args(argv).device
     print(data["title"])
     try:
-        usable_device(data, device)
+        check_usable_device(data, device)
         moves = _pinned_moves()
         held = run_check(attention, data, device)
         if not held and _pinned_moves() != moves:

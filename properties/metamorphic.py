@@ -13,7 +13,7 @@ from __future__ import annotations
 import torch
 
 from flashcheck import protocol
-from flashcheck.cases.case import one_group_replaced, other_layout, seeded_generator
+from flashcheck.cases.case import one_group_kept, other_layout, seeded_generator
 from flashcheck.oracle import compare
 from flashcheck.properties.common import batched, call_checked, expect, laid_out_like, materialize
 from flashcheck.properties.registry import prop
@@ -168,24 +168,11 @@ def gqa_matches_repeated_kv(impl, case, *, device=None):
         compare.check_close("lse", lse, lse_r, 2 * exp.allowed("lse"), what="the lse with K/V repeated per head")
 
 
-def one_group_kept(case, device):
-    """batch_head_independence's calls: ``(inputs, other, b, g, heads)``, ``other`` fresh values
-    but for batch entry ``b``'s KV head ``g`` and its query heads ``heads`` (a slice), kept."""
-    fresh, b, g, heads = one_group_replaced(case)
-    inputs = materialize(case, device)
-    other = materialize(fresh, device)
-    with torch.no_grad():  # through batch-of-one views when packed: they write the packed tensors
-        batched(case, other.q)[b, :, heads] = batched(case, inputs.q)[b, :, heads]
-        batched(case, other.k)[b, :, g] = batched(case, inputs.k)[b, :, g]
-        batched(case, other.v)[b, :, g] = batched(case, inputs.v)[b, :, g]
-    return inputs, other, b, g, heads
-
-
 @prop(applies=lambda case: case.batch * case.kv_heads > 1)
 def batch_head_independence(impl, case, *, device=None):
     """The result for one batch entry and KV-head group does not depend on any other:
     replacing every other batch entry and head with fresh values leaves it exactly equal."""
-    inputs, other, b, g, heads = one_group_kept(case, device)
+    inputs, other, b, g, heads = one_group_kept(case, device or protocol.default_device())
     out, lse = call_checked(impl, case, inputs)
     out_o, lse_o = call_checked(impl, case, other)
     what = f"the output when only batch {b}, KV head {g} is kept and all else is replaced"

@@ -269,7 +269,7 @@ NO_KEYS_OTHER_CALL_OVERFLOWS = SDPA_NO_KEYS.replace(seed=4)
 
 
 def test_the_empty_key_cause_of_batch_head_independence_looks_at_both_calls():
-    from flashcheck.properties.metamorphic import one_group_kept
+    from flashcheck.cases.case import one_group_kept
 
     inputs, other, *_ = one_group_kept(NO_KEYS_OTHER_CALL_OVERFLOWS, "cpu")
     assert float(inputs.q.sum()) != float("inf") and float(other.q.sum()) == float("inf")  # as SDPA sums them

@@ -327,16 +327,23 @@ def one_sequence(case: Case, nq: int, nk: int) -> Case:
     return case.replace(seqlens=None, batch=1, seqlen_q=nq, seqlen_k=nk)
 
 
-def one_group_replaced(case: Case) -> tuple[Case, int, int, slice]:
-    """What ``batch_head_independence`` keeps and what it replaces: ``(fresh, b, g, heads)``,
-    ``fresh`` the case with other values (another seed) for everything but batch entry ``b``'s KV
-    head ``g`` and its query heads ``heads`` (a slice), which keep ``case``'s. The one place that
-    chooses them, for the property and for the predicates that read its second call's inputs."""
-    fresh = case.replace(seed=(case.seed + 7919) % 2**32)
+def one_group_kept(case: Case, device) -> tuple:
+    """``batch_head_independence``'s two calls' inputs: ``(inputs, other, b, g, heads)``,
+    ``inputs`` the case's, ``other`` fresh values (another seed) but for batch entry ``b``'s KV
+    head ``g`` and its query heads ``heads`` (a slice), kept from ``inputs``. The one place that
+    makes them, for the property and for the predicates that read its second call's inputs."""
+    inputs = case.materialize(device)
+    other = case.replace(seed=(case.seed + 7919) % 2**32).materialize(device)
     b = case.seed % case.batch
     g = (case.seed // max(case.batch, 1)) % case.kv_heads
     group = case.heads // case.kv_heads
-    return fresh, b, g, slice(g * group, (g + 1) * group)
+    heads = slice(g * group, (g + 1) * group)
+    dense = (lambda t: t.unsqueeze(0)) if case.varlen else (lambda t: t)  # packed: a batch of one (a view)
+    with torch.no_grad():  # through the views, writing the packed tensors
+        dense(other.q)[b, :, heads] = dense(inputs.q)[b, :, heads]
+        dense(other.k)[b, :, g] = dense(inputs.k)[b, :, g]
+        dense(other.v)[b, :, g] = dense(inputs.v)[b, :, g]
+    return inputs, other, b, g, heads
 
 
 def _lay_out(layout: str, tensor: torch.Tensor, device) -> torch.Tensor:

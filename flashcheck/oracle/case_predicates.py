@@ -15,7 +15,7 @@ from typing import Callable
 
 import torch
 
-from flashcheck.cases.case import Case, one_group_replaced, one_sequence, other_layout
+from flashcheck.cases.case import Case, one_group_kept, one_sequence, other_layout
 from flashcheck.oracle.backward_inputs import ds_range_inputs, upstream
 from flashcheck.oracle.expectation import overflow_threshold
 
@@ -281,16 +281,13 @@ def sdpa_no_keys_forward_overflows(case: Case) -> bool:
 def sdpa_no_keys_forward_overflows_in_either_call(case: Case) -> bool:
     """:func:`sdpa_no_keys_forward_overflows` for ``batch_head_independence``, whose second call
     keeps one batch entry's KV-head group and replaces the rest with fresh values
-    (:func:`flashcheck.cases.case.one_group_replaced`): the frontend's ``q.sum()`` mixes every
+    (:func:`flashcheck.cases.case.one_group_kept`): the frontend's ``q.sum()`` mixes every
     entry and head, so where either call's q sums beyond the range, the kept group is NaN in
     that call and 0 in the other."""
     if case.seqlen_k != 0:
         return False
-    fresh, b, _, heads = one_group_replaced(case)
-    q, other = case.materialize("cpu").q, fresh.materialize("cpu").q
-    dense = (lambda t: t.unsqueeze(0)) if case.varlen else (lambda t: t)  # packed: one batch of every token
-    dense(other)[b, :, heads] = dense(q)[b, :, heads]
-    return _sum_may_overflow(q) or _sum_may_overflow(other)
+    inputs, other, *_ = one_group_kept(case, "cpu")
+    return _sum_may_overflow(inputs.q) or _sum_may_overflow(other.q)
 
 
 def sdpa_no_keys_backward_overflows(case: Case, stress: str = "plain") -> bool:

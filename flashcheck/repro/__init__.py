@@ -40,7 +40,7 @@ from pathlib import Path
 import torch
 
 from flashcheck import protocol
-from flashcheck.cases.case import Case
+from flashcheck.cases.case import Case, one_group_kept
 from flashcheck.engine.fuzz_result import PROCESS_KINDS
 from flashcheck.oracle import expectation
 from flashcheck.oracle.backward_inputs import ds_range_inputs, upstream
@@ -139,7 +139,7 @@ def _layout_relations(impl, case, device):
 
 
 def _independence_relations(impl, case, device):
-    inputs, other, b, g, heads = metamorphic.one_group_kept(case, device)
+    inputs, other, b, g, heads = one_group_kept(case, device)
     out_kept = torch.zeros(case.out_shape, dtype=torch.bool)
     lse_kept = torch.zeros(case.lse_shape, dtype=torch.bool)
     batched(case, out_kept)[b, :, heads] = True
